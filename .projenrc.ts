@@ -1,0 +1,204 @@
+import { DependencyType, javascript, typescript, JsonFile, TextFile } from 'projen';
+
+/**
+ * The single source of the project configuration. Run `npx projen` after editing.
+ * projen's own defaults (caret ranges, typescript ^6, jest ^30, eslint ^9, GitHub workflows, release, mergify)
+ * are switched off or pinned here: every tool is an exact version that installs with `npm ci` on Node 20.
+ */
+const PEERS: Record<string, string> = {
+  'cdk8s': '2.70.106',
+  'cdk8s-plus-28': '2.5.6',
+  'constructs': '10.8.1',
+  '@pulumi/pulumi': '3.248.0',
+  '@pulumi/kubernetes': '4.34.2',
+};
+
+const project = new typescript.TypeScriptProject({
+  name: 'tunnelwright',
+  description: 'Typed constructs for VPN egress gateways, egress steering, kill switches and host WireGuard overlays on self-hosted Kubernetes (cdk8s and Pulumi).',
+  defaultReleaseBranch: 'main',
+  packageManager: javascript.NodePackageManager.NPM,
+  license: 'Apache-2.0',
+  authorName: 'tunnelwright developers',
+  projenrcTs: true,
+  projenVersion: '0.103.25',
+  typescriptVersion: '5.9.3',
+  minNodeVersion: '20.0.0',
+  sampleCode: false,
+  github: false,
+  release: false,
+  buildWorkflow: false,
+  depsUpgrade: false,
+  pullRequestTemplate: false,
+  autoApproveUpgrades: false,
+  eslint: false, // our own flat config below (eslint 9 + typescript-eslint + eslint-plugin-jest), pinned
+  prettier: false,
+  docgen: false,
+  jest: true,
+  jestOptions: {
+    jestVersion: '29.7.0',
+    updateSnapshot: javascript.UpdateSnapshot.NEVER,
+    jestConfig: {
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/system/'],
+      testEnvironment: 'node',
+      collectCoverage: false,
+    },
+    junitReporting: false,
+    passWithNoTests: false,
+  },
+  tsconfig: {
+    compilerOptions: {
+      lib: ['es2022'],
+      target: 'ES2022',
+      module: 'commonjs',
+      moduleResolution: javascript.TypeScriptModuleResolution.NODE,
+      skipLibCheck: true,
+      isolatedModules: true,
+      esModuleInterop: true,
+      noUnusedLocals: true,
+      noUnusedParameters: true,
+      noImplicitReturns: true,
+      strict: true,
+    },
+  },
+  deps: ['zod@4.6.7', 'yaml@2.9.1', 'ajv@8.17.1', 'ajv-formats@3.0.1', 'ajv-draft-04@1.0.0', 'kubernetes-models@4.5.1', '@kubernetes-models/prometheus-operator@4.4.4'],
+  peerDeps: Object.entries(PEERS).map(([n, v]) => `${n}@${v}`),
+  devDeps: [
+    '@types/jest@29.5.14',
+    '@types/node@20.19.43',
+    'ts-jest@29.4.15',
+    'ts-node@10.9.2',
+    'fast-check@4.11.0',
+    'typedoc@0.28.20',
+    'typedoc-plugin-markdown@4.14.1',
+    'cdk8s-cli@2.207.60',
+    'eslint@9.39.5',
+    'typescript-eslint@8.74.0',
+    'eslint-plugin-jest@28.14.0',
+    ...Object.entries(PEERS).map(([n, v]) => `${n}@${v}`),
+  ],
+  peerDependencyOptions: { pinnedDevDependency: false },
+  gitignore: ['/dist/', '/.tools/', '/examples/*/dist/', '/examples/*/node_modules/', '/.bench/'],
+
+});
+
+// projen derives @types/jest and ts-jest from jestVersion; pin the versions measured to work.
+project.deps.addDependency('@types/jest@29.5.14', DependencyType.BUILD);
+project.deps.addDependency('ts-jest@29.4.15', DependencyType.BUILD);
+
+// Exact pins everywhere: no caret ranges.
+for (const dep of project.deps.all) {
+  if (dep.version && dep.version.startsWith('^')) {
+    project.deps.addDependency(`${dep.name}@${dep.version.slice(1)}`, dep.type);
+  }
+}
+
+for (const p of ['/examples/', '/scripts/', '/.ci/', '/.tools/', '/bench/', '/test/']) project.npmignore?.exclude(p);
+project.package.addField('main', 'lib/index.js');
+project.package.addField('types', 'lib/index.d.ts');
+project.package.addField('exports', {
+  '.': { types: './lib/index.d.ts', default: './lib/index.js' },
+  './cdk8s': { types: './lib/cdk8s/index.d.ts', default: './lib/cdk8s/index.js' },
+  './pulumi': { types: './lib/pulumi/index.d.ts', default: './lib/pulumi/index.js' },
+  './testing': { types: './lib/testing/index.d.ts', default: './lib/testing/index.js' },
+  './package.json': './package.json',
+});
+project.package.addField('typesVersions', {
+  '*': {
+    'cdk8s': ['lib/cdk8s/index.d.ts'],
+    'pulumi': ['lib/pulumi/index.d.ts'],
+    'testing': ['lib/testing/index.d.ts'],
+  },
+});
+project.package.addField('peerDependenciesMeta', Object.fromEntries(Object.keys(PEERS).map((n) => [n, { optional: true }])));
+
+// Tasks. `npm test` needs nothing but npm; system tests need the Debian tools (scripts/install-system-tools.sh).
+project.testTask.reset('jest --passWithNoTests=false');
+project.addTask('test:system', {
+  description: 'Real-tool checks and network-namespace tests (root; run scripts/install-system-tools.sh first)',
+  exec: 'jest -c jest.system.config.json --runInBand',
+});
+project.addTask('lint', {
+  description: 'eslint and a type check of sources, tests and examples',
+  steps: [{ exec: 'eslint --max-warnings 0 .' }, { exec: 'tsc -p tsconfig.dev.json' }],
+});
+project.addTask('synth', {
+  description: 'Build every example into dist/<example>/',
+  exec: 'ts-node --transpile-only scripts/synth-examples.ts',
+});
+project.addTask('docs', {
+  description: 'Generate API.md (typedoc + typedoc-plugin-markdown) for all entry points',
+  exec: 'typedoc',
+});
+project.addTask('bench', {
+  description: 'SPEC §7 benchmarks: one JSON line per case',
+  exec: 'node --expose-gc -r ts-node/register/transpile-only bench/run.ts',
+});
+project.postCompileTask.reset();
+
+// Type-checks everything TypeScript in the repository (sources, tests, examples, bench, scripts).
+new JsonFile(project, 'tsconfig.dev.json', {
+  obj: {
+    extends: './tsconfig.json',
+    compilerOptions: { noEmit: true, rootDir: '.' },
+    include: ['src/**/*.ts', 'test/**/*.ts', 'examples/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', '.projenrc.ts'],
+    exclude: ['node_modules', 'examples/*/node_modules'],
+  },
+});
+
+new JsonFile(project, 'jest.system.config.json', {
+  obj: {
+    preset: 'ts-jest',
+    testEnvironment: 'node',
+    testMatch: ['<rootDir>/test/system/**/*.test.ts'],
+    testTimeout: 120000,
+    transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'test/tsconfig.json' }] },
+  },
+});
+
+new JsonFile(project, 'typedoc.json', {
+  obj: {
+    entryPoints: ['src/index.ts', 'src/cdk8s/index.ts', 'src/pulumi/index.ts', 'src/testing/index.ts'],
+    plugin: ['typedoc-plugin-markdown'],
+    out: '.typedoc-out',
+    outputFileStrategy: 'modules',
+    mergeReadme: false,
+    readme: 'none',
+    router: 'module',
+    hidePageHeader: true,
+    hideBreadcrumbs: true,
+    disableSources: true,
+    excludePrivate: true,
+    excludeInternal: true,
+    tsconfig: 'tsconfig.json',
+  },
+});
+
+
+new TextFile(project, 'eslint.config.mjs', {
+  lines: [
+    '// ~~ Generated by projen. To modify, edit .projenrc.ts and run "npx projen".',
+    "import tseslint from 'typescript-eslint';",
+    "import jest from 'eslint-plugin-jest';",
+    '',
+    'export default tseslint.config(',
+    "  { ignores: ['lib/**', 'dist/**', 'node_modules/**', '.tools/**', '.typedoc-out/**', 'coverage/**', 'examples/*/dist/**', '**/*.js', '**/*.mjs'] },",
+    '  ...tseslint.configs.recommended,',
+    '  {',
+    "    rules: {",
+    "      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],",
+    "      'no-restricted-imports': ['error', { patterns: [{ group: ['cdk8s', 'cdk8s-plus-28', 'constructs', '@pulumi/*'], message: 'the core imports no framework' }] }],",
+    '    },',
+    "    files: ['src/model/**/*.ts', 'src/render/**/*.ts', 'src/host/**/*.ts', 'src/*.ts'],",
+    '  },',
+    '  {',
+    "    files: ['test/**/*.ts'],",
+    "    ...jest.configs['flat/recommended'],",
+    "    rules: { ...jest.configs['flat/recommended'].rules, 'jest/valid-expect': 'error', 'jest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*'] }], '@typescript-eslint/no-require-imports': 'off' },",
+    '  },',
+    ');',
+  ],
+});
+
+project.synth();
