@@ -1,0 +1,73 @@
+import { ApiObject, Chart, JsonPatch } from 'cdk8s';
+import { Construct, IConstruct } from 'constructs';
+import { formatProblems, Problem } from '../errors';
+import { renderHostArtefacts } from '../host/artefacts';
+import { DEFAULT_IGNITION_VERSION, IgnitionConfig, IgnitionVersion } from '../host/ignition';
+import { Claim } from '../invariants';
+import { CLUSTER_SCOPED_KINDS, HostPlan, KubeObject, Plan } from '../types';
+
+const MARK = Symbol.for('tunnelwright.cdk8s.construct');
+
+/** What the App needs from every tunnelwright construct. */
+export interface ITunnelwrightConstruct extends IConstruct {
+  /** Warnings of this construct's props (they never stop synth). */
+  readonly warnings: readonly Problem[];
+  /** @internal */
+  readonly _claims: readonly Claim[];
+  /** @internal */
+  readonly _hosts: readonly { plan: HostPlan; ignitionVersion: IgnitionVersion }[];
+}
+
+export function isTunnelwrightConstruct(x: unknown): x is ITunnelwrightConstruct {
+  return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[MARK] === true;
+}
+
+/** Host artefacts of one node, as a construct exposes them. */
+export interface NodeArtefacts {
+  /** `#cloud-config` user-data of this construct's part. */
+  readonly cloudConfig: string;
+  /** Ignition config of this construct's part. */
+  readonly ignition: IgnitionConfig;
+}
+
+/** Base of the cdk8s constructs: emits a core Plan into the Chart and registers it for the App's checks. */
+export abstract class TunnelwrightConstruct extends Construct implements ITunnelwrightConstruct {
+  public readonly warnings: readonly Problem[];
+  /** @internal */
+  public readonly _claims: readonly Claim[];
+  /** @internal */
+  public readonly _hosts: readonly { plan: HostPlan; ignitionVersion: IgnitionVersion }[];
+  /** The ApiObjects emitted, in plan order. */
+  public readonly apiObjects: readonly ApiObject[];
+
+  protected constructor(scope: Construct, id: string, plan: Plan, claims: readonly Claim[], ignitionVersion: IgnitionVersion = DEFAULT_IGNITION_VERSION) {
+    super(scope, id);
+    Object.defineProperty(this, MARK, { value: true });
+    this.warnings = plan.warnings;
+    this._claims = claims;
+    this._hosts = plan.hosts.map((p) => ({ plan: p, ignitionVersion }));
+    this.apiObjects = plan.objects.map((o) => emitObject(this, o));
+    for (const w of plan.warnings) this.node.addMetadata('tunnelwright:warning', `${w.path}: ${w.message}`);
+    if (plan.warnings.length > 0) process.stderr.write(`warning: ${this.node.path}:\n${formatProblems(plan.warnings).replace(/^/gm, '  ')}\n`);
+  }
+
+  /** Artefacts of one host plan of this construct. */
+  protected artefactsOf(plan: HostPlan, ignitionVersion: IgnitionVersion): NodeArtefacts {
+    const a = renderHostArtefacts(plan, ignitionVersion);
+    return { cloudConfig: a.cloudConfig, ignition: a.ignition };
+  }
+}
+
+/** The construct id of an object: unique per kind, namespace and name. */
+export function objectId(o: KubeObject): string {
+  return [o.kind, o.metadata.namespace, o.metadata.name].filter(Boolean).join('-');
+}
+
+/** Adds one planned object to the chart as an ApiObject. Cluster-scoped kinds never get the chart's namespace. */
+export function emitObject(scope: Construct, o: KubeObject): ApiObject {
+  const obj = new ApiObject(scope, objectId(o), o);
+  if (CLUSTER_SCOPED_KINDS.has(o.kind) && Chart.of(scope).namespace !== undefined) {
+    obj.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+  }
+  return obj;
+}

@@ -1,0 +1,28 @@
+import { Construct } from 'constructs';
+import { IgnitionConfig } from '../host/ignition';
+import { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
+import { planWireguardOverlayNode } from '../render/wireguard-overlay-node';
+import { Plan } from '../types';
+import { TunnelwrightConstruct } from './base';
+
+/**
+ * One node's host WireGuard interfaces, rendered into cloud-init and Ignition. Add it to an `App` (from
+ * `tunnelwright/cdk8s`) to get `<outdir>/hosts/<node>/user-data` and `ignition.json` at synth.
+ */
+export class WireguardOverlayNode extends TunnelwrightConstruct {
+  /** This construct's part of the node's `#cloud-config`. */
+  public readonly cloudConfig: string;
+  /** This construct's part of the node's Ignition config. */
+  public readonly ignition: IgnitionConfig;
+  /** The core plan (host plan, node IP values, warnings). */
+  public readonly plan: Plan;
+
+  public constructor(scope: Construct, id: string, props: WireguardOverlayNodeProps) {
+    const plan = planWireguardOverlayNode(props);
+    super(scope, id, plan, [], props.ignitionVersion);
+    this.plan = plan;
+    const a = this.artefactsOf(plan.hosts[0], props.ignitionVersion ?? '3.4.0');
+    this.cloudConfig = a.cloudConfig;
+    this.ignition = a.ignition;
+  }
+}

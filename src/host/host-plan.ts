@@ -1,0 +1,71 @@
+import { Problem } from '../errors';
+import { HostPlan } from '../types';
+
+/** True when any file in the plan embeds a secret value. */
+export function hostPlanHasSecret(plan: HostPlan): boolean {
+  return plan.files.some((f) => f.secret === true);
+}
+
+/**
+ * Merges the plans of one node (one machine takes one user-data). The same path, unit or drop-in written twice with
+ * different content is a problem; written twice the same, it is kept once. `sources` names where each plan came from,
+ * for the problem paths.
+ */
+export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly string[] = []): { plans: HostPlan[]; problems: Problem[] } {
+  const byNode = new Map<string, { plan: HostPlan; fileAt: Map<string, { content: string; mode: number; owner: string; src: string }>; unitAt: Map<string, { content?: string; src: string }>; dropinAt: Map<string, { content: string; src: string }> }>();
+  const problems: Problem[] = [];
+  plans.forEach((p, i) => {
+    const src = sources[i] ?? `hosts[${i}]`;
+    let acc = byNode.get(p.node);
+    if (!acc) {
+      acc = { plan: { node: p.node, files: [], units: [], dropins: [], commands: [], packages: [] }, fileAt: new Map(), unitAt: new Map(), dropinAt: new Map() };
+      byNode.set(p.node, acc);
+    }
+    const { plan, fileAt, unitAt, dropinAt } = acc;
+    for (const f of p.files) {
+      const seen = fileAt.get(f.path);
+      if (!seen) {
+        fileAt.set(f.path, { content: f.content, mode: f.mode, owner: f.owner, src });
+        plan.files.push(f);
+      } else if (seen.content !== f.content || seen.mode !== f.mode || seen.owner !== f.owner) {
+        problems.push({ path: `${src}:${f.path}`, code: 'host-file-conflict', message: `node "${p.node}": ${f.path} is also written by ${seen.src} with different content; one machine takes one version of a file` });
+      }
+    }
+    for (const u of p.units) {
+      const seen = unitAt.get(u.name);
+      if (!seen) {
+        unitAt.set(u.name, { content: u.content, src });
+        plan.units.push(u);
+      } else if (u.content !== undefined && seen.content !== undefined && seen.content !== u.content) {
+        problems.push({ path: `${src}:${u.name}`, code: 'host-file-conflict', message: `node "${p.node}": unit ${u.name} is also written by ${seen.src} with different content` });
+      } else {
+        const idx = plan.units.findIndex((x) => x.name === u.name);
+        const prev = plan.units[idx];
+        plan.units[idx] = { name: u.name, content: prev.content ?? u.content, enabled: (prev.enabled ?? false) || (u.enabled ?? false) || undefined };
+        unitAt.set(u.name, { content: prev.content ?? u.content, src: seen.src });
+      }
+    }
+    for (const d of p.dropins) {
+      const key = `${d.unit}/${d.name}`;
+      const seen = dropinAt.get(key);
+      if (!seen) {
+        dropinAt.set(key, { content: d.content, src });
+        plan.dropins.push(d);
+      } else if (seen.content !== d.content) {
+        problems.push({ path: `${src}:${key}`, code: 'host-file-conflict', message: `node "${p.node}": drop-in ${key} is also written by ${seen.src} with different content` });
+      }
+    }
+    for (const c of p.commands) if (!plan.commands.includes(c)) plan.commands.push(c);
+    for (const pkg of p.packages) if (!plan.packages.includes(pkg)) plan.packages.push(pkg);
+  });
+  return { plans: [...byNode.values()].map((a) => a.plan), problems };
+}
+
+/** Systemd's path for a unit or drop-in file. */
+export function unitPath(name: string): string {
+  return `/etc/systemd/system/${name}`;
+}
+
+export function dropinPath(unit: string, name: string): string {
+  return `/etc/systemd/system/${unit}.d/${name}`;
+}

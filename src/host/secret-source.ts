@@ -1,0 +1,89 @@
+import { durationSeconds, SecretSource } from '../model/common';
+import { HostFile, HostPlan, HostUnit } from '../types';
+
+/** Where the resolver script lives: writable on Flatcar and Fedora CoreOS too (their /usr is read-only). */
+export const RESOLVE_SECRET_PATH = '/opt/tunnelwright/bin/resolve-secret';
+/** The root-only directory resolved secrets land in (tmpfs: never written to disk). */
+export const SECRETS_DIR = '/run/tunnelwright/secrets';
+/** How long a URL source is retried when `waitFor` is not given. */
+export const DEFAULT_URL_WAIT_SECONDS = 300;
+
+/** The script every secret unit runs: copies or fetches the source into a 0600 file; never prints the value. */
+export const RESOLVE_SECRET_SCRIPT = `#!/bin/sh
+# tunnelwright: resolve a secret source into a root-only file. Never prints the value.
+# usage: resolve-secret file|url SOURCE DEST WAIT_SECONDS
+set -eu
+kind=$1 source=$2 dest=$3 wait=$4
+umask 077
+mkdir -p "$(dirname "$dest")"
+tmp="$dest.partial"
+deadline=$(( $(date +%s) + wait ))
+while :; do
+  case "$kind" in
+    file) if [ -s "$source" ] && cp "$source" "$tmp"; then break; fi ;;
+    url) if curl --fail --silent --location --proto =https --max-time 30 --output "$tmp" "$source" 2>/dev/null; then break; fi ;;
+    *) echo "resolve-secret: unknown source kind: $kind" >&2; exit 2 ;;
+  esac
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    rm -f "$tmp"
+    echo "resolve-secret: $dest: source not available after \${wait}s" >&2
+    exit 1
+  fi
+  sleep 2
+done
+chmod 0600 "$tmp"
+mv -f "$tmp" "$dest"
+`;
+
+export const RESOLVE_SECRET_FILE: HostFile = { path: RESOLVE_SECRET_PATH, mode: 0o755, owner: 'root:root', content: RESOLVE_SECRET_SCRIPT };
+
+/** Escapes a word for a systemd ExecStart line (`%` specifiers; the schema forbids quotes, `$` and spaces). */
+function systemdWord(text: string): string {
+  return text.replace(/%/g, '%%');
+}
+
+export interface ResolvedSecret {
+  /** The root-only file the secret lands in. */
+  readonly path: string;
+  /** The unit that resolves it; consumers are ordered After= and Requires= it. */
+  readonly unit: string;
+  readonly files: HostFile[];
+  readonly units: HostUnit[];
+}
+
+/**
+ * Plans the boot unit that resolves `source` into `/run/tunnelwright/secrets/<id>` before `consumer` starts.
+ * `id` is a unit-name-safe identifier such as `wg0-private-key`.
+ */
+export function planSecretSource(id: string, source: SecretSource, consumer: string): ResolvedSecret {
+  const path = `${SECRETS_DIR}/${id}`;
+  const unit = `tunnelwright-secret-${id}.service`;
+  const isUrl = 'url' in source;
+  const wait = source.waitFor !== undefined ? durationSeconds(source.waitFor)! : isUrl ? DEFAULT_URL_WAIT_SECONDS : 0;
+  const kindArg = isUrl ? 'url' : 'file';
+  const src = isUrl ? source.url : source.file;
+  const content = [
+    '[Unit]',
+    `Description=tunnelwright: resolve secret ${id} for ${consumer}`,
+    `Before=${consumer}`,
+    ...(isUrl ? ['Wants=network-online.target', 'After=network-online.target'] : []),
+    '',
+    '[Service]',
+    'Type=oneshot',
+    'RemainAfterExit=yes',
+    `TimeoutStartSec=${wait + 60}`,
+    'StandardOutput=null',
+    `ExecStart=${RESOLVE_SECRET_PATH} ${kindArg} ${systemdWord(src)} ${path} ${wait}`,
+    '',
+    '[Install]',
+    'WantedBy=multi-user.target',
+    '',
+  ].join('\n');
+  return { path, unit, files: [RESOLVE_SECRET_FILE], units: [{ name: unit, content, enabled: true }] };
+}
+
+/** Adds resolved secrets' files and units to a plan being built. */
+export function addResolvedSecret(plan: HostPlan, secret: ResolvedSecret): void {
+  for (const f of secret.files) if (!plan.files.some((x) => x.path === f.path)) plan.files.push(f);
+  plan.units.push(...secret.units);
+}

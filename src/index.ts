@@ -1,0 +1,19 @@
+/**
+ * tunnelwright: the pure core. Props, validation, planning and host renderers; imports no framework.
+ * The cdk8s constructs are in `tunnelwright/cdk8s`, the Pulumi components in `tunnelwright/pulumi`.
+ */
+export { formatProblems, joinPath, type Problem, ValidationError } from './errors';
+export { CLUSTER_SCOPED_KINDS, type HostDropin, type HostFile, type HostPlan, type HostUnit, type KubeObject, type Plan } from './types';
+export { type Cidr, type Duration, durationSeconds, type SecretKeyRef, type SecretSource } from './model/common';
+export { type Claim, type ClaimSet, checkClaims } from './invariants';
+export { generateKeyPair, isWireguardKey, publicKeyFromPrivate } from './keys';
+export { mergeHostPlans } from './host/host-plan';
+export { renderCloudConfig, USER_DATA_WARN_BYTES } from './host/cloud-init';
+export {
+  DEFAULT_IGNITION_VERSION, type IgnitionConfig, type IgnitionFile, type IgnitionUnit, type IgnitionVersion, IGNITION_VERSIONS, renderIgnition, renderIgnitionJson,
+} from './host/ignition';
+export { type HostArtefacts, renderHostArtefacts } from './host/artefacts';
+export { type Distribution, type NodeRole, type WireguardInterface, type WireguardOverlayNodeProps, type WireguardPeer } from './model/wireguard-overlay-node';
+export { type WireguardMeshNode, type WireguardMeshProps } from './model/wireguard-mesh';
+export { distributionUnit, planWireguardOverlayNode, validateWireguardOverlayNode } from './render/wireguard-overlay-node';
+export { type MeshNodePlan, type MeshPlan, planWireguardMesh, validateWireguardMesh } from './render/wireguard-mesh';

@@ -1,0 +1,175 @@
+import { z } from 'zod';
+import { joinPath, Problem } from '../errors';
+import { parseCidr, parseIp } from './net';
+
+/** A CIDR block such as `10.42.0.0/16` (or, where an interface address is meant, `10.10.0.1/24`). */
+export type Cidr = string;
+/** A duration such as `30s`, `10m`, `1h` or `1h30m`. */
+export type Duration = string;
+
+/** A key of a Kubernetes Secret in the construct's namespace. */
+export interface SecretKeyRef {
+  /** Name of the Secret. */
+  readonly name: string;
+  /** Key inside the Secret. @default - depends on the prop (documented there) */
+  readonly key?: string;
+}
+
+/**
+ * Where a host reads a secret at boot. A boot unit resolves it into a root-only file (0600) before its consumer
+ * starts, and never logs the value.
+ * - `{ file }`: an absolute path on the host, put there by something else (an agent, a mounted volume);
+ *   with `waitFor`, the unit waits that long for it to appear.
+ * - `{ url }`: an `https://` URL fetched at boot, retried until `waitFor`.
+ */
+export type SecretSource =
+  | { readonly file: string; readonly waitFor?: Duration }
+  | { readonly url: string; readonly waitFor?: Duration };
+
+/** Longest `waitFor` accepted: one hour. */
+export const MAX_WAIT_SECONDS = 3600;
+
+const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+
+/** Seconds in a duration such as `1h30m`, or undefined when it is not one. */
+export function durationSeconds(text: string): number | undefined {
+  const m = DURATION.exec(text);
+  if (!m || text === '') return undefined;
+  return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
+}
+
+/** Quotes a received value for a message. */
+export function received(value: unknown): string {
+  return `received ${JSON.stringify(value) ?? String(value)}`;
+}
+
+function custom(ctx: z.RefinementCtx, code: string, message: string): void {
+  ctx.addIssue({ code: 'custom', message, params: { code } });
+}
+
+export const cidrSchema = z.string().superRefine((v, ctx) => {
+  if (!parseCidr(v)) custom(ctx, 'cidr', `expected a CIDR such as 10.0.0.0/24, ${received(v)}`);
+});
+
+export const ipSchema = z.string().superRefine((v, ctx) => {
+  if (!parseIp(v)) custom(ctx, 'ip', `expected an IP address such as 203.0.113.7, ${received(v)}`);
+});
+
+export const durationSchema = z.string().superRefine((v, ctx) => {
+  if (durationSeconds(v) === undefined) custom(ctx, 'duration', `expected a duration such as 30s, 10m or 1h, ${received(v)}`);
+});
+
+export function intInRange(min: number, max: number, what: string) {
+  return z.number().superRefine((v, ctx) => {
+    if (!Number.isInteger(v) || v < min || v > max) custom(ctx, 'range', `expected ${what}: an integer from ${min} to ${max}, ${received(v)}`);
+  });
+}
+
+export const portSchema = intInRange(1, 65535, 'a port');
+
+/** The cluster a construct belongs to; invariants such as unique VXLAN ids hold per cluster. */
+export const clusterSchema = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: 'expected a DNS label such as "prod"' });
+
+export const secretKeyRefSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { message: 'expected the name of a Secret (a DNS subdomain)' }),
+  key: z.string().regex(/^[-._a-zA-Z0-9]+$/, { message: 'expected a Secret key ([-._a-zA-Z0-9]+)' }).optional(),
+});
+
+export const secretSourceSchema = z
+  .strictObject({
+    file: z.string().optional(),
+    url: z.string().optional(),
+    waitFor: durationSchema.optional(),
+  })
+  .superRefine((v, ctx) => {
+    const hasFile = v.file !== undefined;
+    const hasUrl = v.url !== undefined;
+    if (hasFile === hasUrl) {
+      custom(ctx, 'secret-source', 'expected exactly one of `file` (an absolute path) or `url` (an https:// URL)');
+      return;
+    }
+    if (hasFile && !/^\/[^\0\s'"\\$`]*$/.test(v.file!)) {
+      ctx.addIssue({ code: 'custom', path: ['file'], message: `expected an absolute path without spaces or quotes, ${received(v.file)}`, params: { code: 'path' } });
+    }
+    if (hasUrl && !/^https:\/\/[^\s'"\\$`]+$/.test(v.url!)) {
+      // The URL may carry a token: say what is wrong without echoing it.
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'expected an https:// URL without spaces or quotes', params: { code: 'url' } });
+    }
+    if (v.waitFor !== undefined) {
+      const s = durationSeconds(v.waitFor);
+      if (s !== undefined && (s < 1 || s > MAX_WAIT_SECONDS)) {
+        ctx.addIssue({ code: 'custom', path: ['waitFor'], message: `expected a duration from 1s to 1h, ${received(v.waitFor)}`, params: { code: 'range' } });
+      }
+    }
+  });
+
+/** Prop names whose values are secret: never echoed in a message. */
+const SECRET_PROPS = /(privateKey|presharedKey|password|apiKey|apikey)$/;
+
+/** zod issues as Problems, with paths into the props as written (secret values redacted). */
+export function zodProblems(error: z.ZodError): Problem[] {
+  const out: Problem[] = [];
+  for (const issue of error.issues) {
+    const path = joinPath(issue.path);
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) out.push({ path: joinPath([...issue.path, k]), code: 'unknown-prop', message: `unknown prop "${k}"` });
+      continue;
+    }
+    const input = (issue as { input?: unknown }).input;
+    const secret = SECRET_PROPS.test(String(issue.path[issue.path.length - 1] ?? ''));
+    let code: string;
+    let message = issue.message.replace(/^Invalid input: /, '').replace(/^Invalid option: /, '');
+    if (issue.code === 'custom') code = String((issue as { params?: { code?: string } }).params?.code ?? 'invalid');
+    else if (issue.code === 'invalid_type' && input === undefined) {
+      code = 'required';
+      message = `required: ${message.replace(/, received undefined$/, '')}`;
+    } else {
+      code = issue.code === 'invalid_type' ? 'type' : issue.code === 'invalid_value' ? 'enum' : issue.code === 'invalid_format' ? 'format' : issue.code;
+      if (!message.includes('received')) message = `${message}, ${secret ? 'received a value that is not one (not shown: it is secret)' : received(input)}`;
+      else if (secret) message = message.replace(/, received .*$/, ', received a value of the wrong type (not shown: it is secret)');
+    }
+    out.push({ path, code, message });
+  }
+  return out;
+}
+
+/** Parses with a zod schema: the value, or the problems. */
+export function parseWith<T>(schema: z.ZodType, input: unknown): { ok: true; value: T } | { ok: false; problems: Problem[] } {
+  const r = schema.safeParse(input, { reportInput: true });
+  return r.success ? { ok: true, value: r.data as T } : { ok: false, problems: zodProblems(r.error) };
+}
+
+/** Runs semantic checks only over values that are well-formed (the schema reports the rest). */
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function asArray(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+/** Problems in the order of the props (stable across runs). */
+export function sortProblems(problems: Problem[]): Problem[] {
+  const seen = new Set<string>();
+  const unique = problems.filter((p) => {
+    const k = `${p.path}\0${p.code}\0${p.message}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  return unique.sort((a, b) => comparePaths(a.path, b.path));
+}
+
+function comparePaths(a: string, b: string): number {
+  const split = (s: string) => s.split(/[.[\]]+/).filter(Boolean);
+  const x = split(a);
+  const y = split(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] === y[i]) continue;
+    const nx = Number(x[i]);
+    const ny = Number(y[i]);
+    if (Number.isInteger(nx) && Number.isInteger(ny)) return nx - ny;
+    return x[i] < y[i] ? -1 : 1;
+  }
+  return x.length - y.length;
+}

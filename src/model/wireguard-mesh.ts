@@ -1,0 +1,162 @@
+import { z } from 'zod';
+import { Problem } from '../errors';
+import { isWireguardKey } from '../keys';
+import {
+  asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
+} from './common';
+import { cidrContainsIp, findDuplicates, formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
+import { Distribution, HOSTNAME, INTERFACE_NAME, NodeRole, parseEndpoint } from './wireguard-overlay-node';
+
+/** One node of a mesh. */
+export interface WireguardMeshNode {
+  /** The node's hostname, unique in the mesh. */
+  readonly node: string;
+  /** Overlay address inside `network`: `10.10.0.1`, or with the network's prefix `10.10.0.1/24`. */
+  readonly address: string;
+  /** The node's public key (see `publicKeyFromPrivate` / `generateKeyPair`). */
+  readonly publicKey: string;
+  /** Where the node reads its private key at boot (never inline in a mesh). */
+  readonly privateKeyFrom: SecretSource;
+  /** `host` or `host:port` other nodes dial; omitted for nodes behind NAT (they dial out, with keepalive). @default - not dialable */
+  readonly endpoint?: string;
+  /** UDP port this node listens on. @default - the mesh's `listenPort` */
+  readonly listenPort?: number;
+  /** @default 'worker' */
+  readonly role?: NodeRole;
+}
+
+export interface WireguardMeshProps {
+  /** The cluster this mesh belongs to. @default 'default' */
+  readonly cluster?: string;
+  /** The overlay network, e.g. `10.10.0.0/24`: every node address is inside it. */
+  readonly network: Cidr;
+  /** `'full'`: every node peers with every other; `{ hub }`: spokes peer with the hub only, which forwards between them. @default 'full' */
+  readonly topology?: 'full' | { readonly hub: string };
+  /** Interface name on every node. @default 'wg0' */
+  readonly interfaceName?: string;
+  /** UDP port of every node that a peer dials (a node's own `listenPort` wins). @default - required when any node has an endpoint */
+  readonly listenPort?: number;
+  /** Interface MTU, 576–65535 (1280 at least with IPv6). @default 1420 */
+  readonly mtu?: number;
+  /** Keepalive, in seconds, on every peer link where one side has no endpoint. @default 25 */
+  readonly persistentKeepalive?: number;
+  /** @default 'k0s' */
+  readonly distribution?: Distribution;
+  /** Ignition spec version of each node's `ignition`. @default '3.4.0' */
+  readonly ignitionVersion?: '3.3.0' | '3.4.0' | '3.5.0';
+  readonly nodes: WireguardMeshNode[];
+}
+
+export const DEFAULT_KEEPALIVE = 25;
+
+const nodeSchema = z.strictObject({
+  node: z.string().regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }),
+  address: z.string(),
+  publicKey: z.string(),
+  privateKeyFrom: secretSourceSchema,
+  endpoint: z.string().optional(),
+  listenPort: portSchema.optional(),
+  role: z.enum(['controller', 'worker', 'controller+worker']).optional(),
+});
+
+export const wireguardMeshSchema = z.strictObject({
+  cluster: clusterSchema.optional(),
+  network: cidrSchema,
+  topology: z.union([z.literal('full'), z.strictObject({ hub: z.string() })]).optional(),
+  interfaceName: z.string().optional(),
+  listenPort: portSchema.optional(),
+  mtu: intInRange(576, 65535, 'an MTU').optional(),
+  persistentKeepalive: intInRange(1, 65535, 'a keepalive interval in seconds').optional(),
+  distribution: z.enum(['k0s', 'k3s', 'kubeadm']).optional(),
+  ignitionVersion: z.enum(['3.3.0', '3.4.0', '3.5.0']).optional(),
+  nodes: z.array(nodeSchema),
+});
+
+/** A node's address as an interface CIDR in the network, or a problem. */
+export function meshNodeAddress(address: string, network: ParsedCidr): { cidr?: string; problem?: Omit<Problem, 'path'> } {
+  const asCidr = parseCidr(address);
+  const ip = asCidr ? { family: asCidr.family, value: asCidr.address } : parseIp(address);
+  if (!ip) return { problem: { code: 'ip', message: `expected an address inside the network such as 10.10.0.1, ${received(address)}` } };
+  if (asCidr && asCidr.prefix !== network.prefix) return { problem: { code: 'prefix', message: `expected the network's prefix /${network.prefix} (or a bare address), ${received(address)}` } };
+  if (!cidrContainsIp(network, ip)) return { problem: { code: 'outside-network', message: `expected an address inside the network ${network.prefix}-bit block, ${received(address)}` } };
+  const bits = network.family === 4 ? 32 : 128;
+  if (network.prefix < bits - 1 && (ip.value === network.start || (network.family === 4 && ip.value === network.end))) {
+    return { problem: { code: 'host-address', message: `expected a host address, ${received(address)}, which is the network's ${ip.value === network.start ? 'network' : 'broadcast'} address` } };
+  }
+  return { cidr: asCidr ? address : `${address}/${network.prefix}` };
+}
+
+/** Validates WireguardMesh props over the overlay as a whole, in O(n log n). */
+export function checkWireguardMesh(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: WireguardMeshProps } {
+  const parsed = parseWith<WireguardMeshProps>(wireguardMeshSchema, input);
+  const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
+  const warnings: Problem[] = [];
+  if (!isRecord(input)) return { problems, warnings };
+  const network = typeof input.network === 'string' ? parseCidr(input.network) : undefined;
+  if (typeof input.interfaceName === 'string' && (!INTERFACE_NAME.test(input.interfaceName) || input.interfaceName.length > 15)) {
+    problems.push({ path: 'interfaceName', code: 'interface-name', message: `expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, ${received(input.interfaceName)}` });
+  }
+  if (network && typeof input.mtu === 'number' && network.family === 6 && input.mtu < 1280) {
+    problems.push({ path: 'mtu', code: 'mtu-ipv6', message: `expected an MTU of at least 1280 on an IPv6 overlay, ${received(input.mtu)}` });
+  }
+  const nodes = asArray(input.nodes);
+  const names: Located<string>[] = [];
+  const keys: Located<string>[] = [];
+  const addrs: Located<string>[] = [];
+  const undialable: string[] = [];
+  nodes.forEach((n, i) => {
+    if (!isRecord(n)) return;
+    const p = `nodes[${i}]`;
+    if (typeof n.node === 'string') names.push({ value: n.node, at: `${p}.node` });
+    if (typeof n.publicKey === 'string') {
+      if (!isWireguardKey(n.publicKey)) problems.push({ path: `${p}.publicKey`, code: 'key', message: `expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), ${received(n.publicKey)}` });
+      else keys.push({ value: n.publicKey, at: `${p}.publicKey` });
+    }
+    if (typeof n.address === 'string' && network) {
+      const a = meshNodeAddress(n.address, network);
+      if (a.problem) problems.push({ path: `${p}.address`, ...a.problem, message: a.problem.code === 'outside-network' ? `expected an address inside ${input.network}, ${received(n.address)}` : a.problem.message });
+      else addrs.push({ value: String(parseCidr(a.cidr!)!.address), at: `${p}.address` });
+    }
+    if (typeof n.endpoint === 'string') {
+      const e = parseEndpoint(n.endpoint, true);
+      if (!e) problems.push({ path: `${p}.endpoint`, code: 'endpoint', message: `expected host or host:port (an IPv6 host in brackets), ${received(n.endpoint)}` });
+      else {
+        if (e.isHostname) warnings.push({ path: `${p}.endpoint`, code: 'hostname-endpoint', message: `endpoint ${JSON.stringify(n.endpoint)} is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP` });
+        if (n.listenPort === undefined && input.listenPort === undefined) {
+          problems.push({ path: `${p}.listenPort`, code: 'listen-port-required', message: `peers dial this node at ${n.endpoint}, so it needs a fixed listen port: set nodes[${i}].listenPort or the mesh's listenPort` });
+        }
+      }
+    } else if (n.endpoint === undefined) {
+      undialable.push(p);
+    }
+  });
+  for (const d of findDuplicates(names, (v) => v)) problems.push({ path: d.again.at, code: 'duplicate-node', message: `node ${JSON.stringify(d.again.value)} is already ${d.first.at.replace(/\.node$/, '')}` });
+  for (const d of findDuplicates(keys, (v) => v)) problems.push({ path: d.again.at, code: 'duplicate-key', message: `public key ${d.again.value} is already the key of ${d.first.at.replace(/\.publicKey$/, '')}: one key per node` });
+  for (const d of findDuplicates(addrs, (v) => v)) problems.push({ path: d.again.at, code: 'duplicate-address', message: `address ${JSON.stringify(nodeAt(nodes, d.again.at).address)} is already the address of ${d.first.at.replace(/\.address$/, '')}: the two would overlap in every peer's allowedIPs` });
+  const topology = input.topology;
+  if (isRecord(topology) && typeof topology.hub === 'string') {
+    const hubIndex = nodes.findIndex((n) => isRecord(n) && n.node === topology.hub);
+    if (hubIndex < 0) problems.push({ path: 'topology.hub', code: 'unknown-node', message: `expected the name of one of the nodes, ${received(topology.hub)}` });
+    else if (!isRecord(nodes[hubIndex]) || (nodes[hubIndex] as Record<string, unknown>).endpoint === undefined) {
+      problems.push({ path: `nodes[${hubIndex}].endpoint`, code: 'hub-endpoint', message: `the hub ${JSON.stringify(topology.hub)} needs an endpoint: every spoke dials it` });
+    }
+  } else if (undialable.length > 1) {
+    // In a full mesh, two nodes without an endpoint can never reach each other: report each against the first (O(n)).
+    for (const p of undialable.slice(1)) {
+      problems.push({ path: `${p}.endpoint`, code: 'unreachable-pair', message: `neither this node nor ${undialable[0]} has an endpoint: in a full mesh neither can dial the other; give one an endpoint or use topology { hub }` });
+    }
+  }
+  if (network && typeof input.network === 'string') {
+    const net = parseCidr(input.network)!;
+    if (net.address !== net.start) problems.push({ path: 'network', code: 'network', message: `expected a network address such as ${formatNetwork(net)}, ${received(input.network)}` });
+  }
+  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+}
+
+function formatNetwork(c: ParsedCidr): string {
+  return `${formatIp(c.family, c.start)}/${c.prefix}`;
+}
+
+function nodeAt(nodes: unknown[], at: string): Record<string, unknown> {
+  return nodes[Number(/^nodes\[(\d+)\]/.exec(at)![1])] as Record<string, unknown>;
+}

@@ -1,0 +1,267 @@
+import { z } from 'zod';
+import { Problem } from '../errors';
+import { isWireguardKey } from '../keys';
+import {
+  asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
+} from './common';
+import { cidrContainsIp, findDuplicates, findOverlaps, formatIp, hasHostBits, Located, parseCidr, ParsedCidr, parseIp } from './net';
+
+/** Kubernetes distributions whose units and node-IP settings tunnelwright knows. */
+export type Distribution = 'k0s' | 'k3s' | 'kubeadm';
+/** A node's role in the cluster. */
+export type NodeRole = 'controller' | 'worker' | 'controller+worker';
+
+/** A WireGuard peer, as in a `[Peer]` section of wg-quick's config. */
+export interface WireguardPeer {
+  /** The peer's public key (base64 of 32 bytes). */
+  readonly publicKey: string;
+  /** `host:port` the interface dials; an IP is preferred (a hostname may need the overlay to resolve). @default - the peer dials us */
+  readonly endpoint?: string;
+  /** Addresses routed to this peer; must not overlap another peer's on the same interface. */
+  readonly allowedIPs: Cidr[];
+  /** Seconds between keepalive packets, 1–65535 (for peers behind NAT). @default - none */
+  readonly persistentKeepalive?: number;
+  /** An inline preshared key: for labs only (a warning); prefer `presharedKeyFrom`. */
+  readonly presharedKey?: string;
+  /** Where the host reads the preshared key at boot. */
+  readonly presharedKeyFrom?: SecretSource;
+}
+
+/** One WireGuard interface of a node, rendered to `/etc/wireguard/<name>.conf` and `wg-quick@<name>.service`. */
+export interface WireguardInterface {
+  /** Interface name: `^[a-z0-9][-a-z0-9]*$`, at most 15 characters, unique on the node. */
+  readonly name: string;
+  /** The interface address with its prefix, e.g. `10.10.0.1/24` (a host address, not a network). */
+  readonly address: Cidr;
+  /** UDP port to listen on; required when any peer dials this node. @default - a random port (the node only dials) */
+  readonly listenPort?: number;
+  /** Register this interface's address as the Kubernetes node IP (at most one interface per node). @default false */
+  readonly nodeAddress?: boolean;
+  /** Interface MTU, 576–65535 (at least 1280 with an IPv6 address). @default 1420 */
+  readonly mtu?: number;
+  /** An inline private key: for labs only (a warning); exactly one of `privateKey` / `privateKeyFrom`. */
+  readonly privateKey?: string;
+  /** Where the host reads its private key at boot; exactly one of `privateKey` / `privateKeyFrom`. */
+  readonly privateKeyFrom?: SecretSource;
+  readonly peers: WireguardPeer[];
+}
+
+export interface WireguardOverlayNodeProps {
+  /** The cluster this node belongs to. @default 'default' */
+  readonly cluster?: string;
+  /** The node's hostname. */
+  readonly node: string;
+  /** @default 'worker' */
+  readonly role?: NodeRole;
+  /** @default 'k0s' */
+  readonly distribution?: Distribution;
+  /** The Kubernetes API endpoint the node joins (`10.10.0.1:6443` or `https://10.10.0.1:6443`), to check it crosses the overlay. @default - not checked */
+  readonly clusterEndpoint?: string;
+  /** Ignition spec version of `ignition`. @default '3.4.0' */
+  readonly ignitionVersion?: '3.3.0' | '3.4.0' | '3.5.0';
+  readonly wireguard: WireguardInterface[];
+}
+
+export const DEFAULT_WIREGUARD_MTU = 1420;
+export const INTERFACE_NAME = /^[a-z0-9][-a-z0-9]*$/;
+export const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+const keyString = z.string();
+
+const peerSchema = z.strictObject({
+  publicKey: keyString,
+  endpoint: z.string().optional(),
+  allowedIPs: z.array(cidrSchema),
+  persistentKeepalive: intInRange(1, 65535, 'a keepalive interval in seconds').optional(),
+  presharedKey: keyString.optional(),
+  presharedKeyFrom: secretSourceSchema.optional(),
+});
+
+const interfaceSchema = z.strictObject({
+  name: z.string(),
+  address: z.string(),
+  listenPort: portSchema.optional(),
+  nodeAddress: z.boolean().optional(),
+  mtu: z.number().optional(),
+  privateKey: keyString.optional(),
+  privateKeyFrom: secretSourceSchema.optional(),
+  peers: z.array(peerSchema),
+});
+
+export const wireguardOverlayNodeSchema = z.strictObject({
+  cluster: clusterSchema.optional(),
+  node: z.string().regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }),
+  role: z.enum(['controller', 'worker', 'controller+worker']).optional(),
+  distribution: z.enum(['k0s', 'k3s', 'kubeadm']).optional(),
+  clusterEndpoint: z.string().optional(),
+  ignitionVersion: z.enum(['3.3.0', '3.4.0', '3.5.0']).optional(),
+  wireguard: z.array(interfaceSchema),
+});
+
+/** An endpoint `host:port`: IPv4, `[IPv6]` or a hostname. */
+export interface ParsedEndpoint {
+  readonly host: string;
+  readonly port?: number;
+  readonly isHostname: boolean;
+}
+
+/** Parses `host:port` (or `host` when `portOptional`). */
+export function parseEndpoint(text: string, portOptional = false): ParsedEndpoint | undefined {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+))(?::(\d{1,5}))?$/.exec(text);
+  if (!m) return undefined;
+  const host = m[1] ?? m[2];
+  const port = m[3] === undefined ? undefined : Number(m[3]);
+  if (port === undefined && !portOptional) return undefined;
+  if (port !== undefined && (port < 1 || port > 65535)) return undefined;
+  if (m[1] !== undefined) return parseIp(host)?.family === 6 ? { host, port, isHostname: false } : undefined;
+  if (parseIp(host)) return { host, port, isHostname: false };
+  return HOSTNAME.test(host) && host.length <= 253 ? { host, port, isHostname: true } : undefined;
+}
+
+/** `host:port` with IPv6 hosts in brackets. */
+export function formatEndpoint(host: string, port: number): string {
+  return parseIp(host)?.family === 6 ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The API endpoint's host, from `host:port` or `https://host:port`. */
+export function clusterEndpointHost(text: string): string | undefined {
+  const stripped = text.replace(/^https:\/\//, '').replace(/\/$/, '');
+  return parseEndpoint(stripped, true)?.host;
+}
+
+/** Checks that only look at one interface address. */
+export function checkInterfaceAddress(address: unknown, path: string, problems: Problem[]): ParsedCidr | undefined {
+  if (typeof address !== 'string') return undefined;
+  const c = parseCidr(address);
+  if (!c) {
+    const bare = parseIp(address);
+    problems.push({ path, code: 'cidr', message: bare ? `expected an interface address with its prefix such as ${address}/24, received a bare IP ${JSON.stringify(address)}` : `expected an interface address such as 10.10.0.1/24, ${received(address)}` });
+    return undefined;
+  }
+  const bits = c.family === 4 ? 32 : 128;
+  if (c.prefix < bits - 1 && (!hasHostBits(c) || (c.family === 4 && c.address === c.end))) {
+    problems.push({ path, code: 'host-address', message: `expected a host address inside the network, ${received(address)}, which is the network${c.address === c.end && hasHostBits(c) ? "'s broadcast" : ''} address` });
+    return undefined;
+  }
+  return c;
+}
+
+function keyProblem(path: string, what: string, secret: boolean): Problem {
+  return { path, code: 'key', message: `expected a WireGuard ${what}: base64 of 32 bytes (44 characters ending in "=")${secret ? ', received a value that is not one (not shown: it is secret)' : ''}` };
+}
+
+/** Semantic checks of one node's props: everything the schema cannot see. Tolerates malformed parts (the schema reports them). */
+function checkNode(input: Record<string, unknown>, problems: Problem[], warnings: Problem[]): void {
+  const ifaces = asArray(input.wireguard);
+  const names: Located<string>[] = [];
+  const nodeAddressAt: string[] = [];
+  const networks: ParsedCidr[] = [];
+  ifaces.forEach((raw, i) => {
+    if (!isRecord(raw)) return;
+    const p = `wireguard[${i}]`;
+    if (typeof raw.name === 'string') {
+      if (!INTERFACE_NAME.test(raw.name) || raw.name.length > 15) {
+        problems.push({ path: `${p}.name`, code: 'interface-name', message: `expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, ${received(raw.name)}` });
+      } else names.push({ value: raw.name, at: `${p}.name` });
+    }
+    const addr = checkInterfaceAddress(raw.address, `${p}.address`, problems);
+    if (addr) networks.push(addr);
+    if (typeof raw.mtu === 'number') {
+      if (!Number.isInteger(raw.mtu) || raw.mtu < 576 || raw.mtu > 65535) {
+        problems.push({ path: `${p}.mtu`, code: 'range', message: `expected an MTU: an integer from 576 to 65535, ${received(raw.mtu)}` });
+      } else if (addr?.family === 6 && raw.mtu < 1280) {
+        problems.push({ path: `${p}.mtu`, code: 'mtu-ipv6', message: `expected an MTU of at least 1280 on an interface with an IPv6 address, ${received(raw.mtu)}` });
+      }
+    }
+    const hasKey = raw.privateKey !== undefined;
+    const hasFrom = raw.privateKeyFrom !== undefined;
+    if (hasKey === hasFrom) {
+      problems.push({ path: p, code: 'private-key', message: `expected exactly one of privateKey or privateKeyFrom, received ${hasKey ? 'both' : 'neither'}` });
+    }
+    if (typeof raw.privateKey === 'string') {
+      if (!isWireguardKey(raw.privateKey)) problems.push(keyProblem(`${p}.privateKey`, 'private key', true));
+      else warnings.push({ path: `${p}.privateKey`, code: 'inline-secret', message: 'an inline private key ends up in the host artefacts (0600, secret outputs); use privateKeyFrom outside labs' });
+    }
+    if (raw.nodeAddress === true) nodeAddressAt.push(`${p}.nodeAddress`);
+    checkPeers(raw, p, problems, warnings);
+  });
+  for (const d of findDuplicates(names, (v) => v)) {
+    problems.push({ path: d.again.at, code: 'duplicate', message: `interface name ${JSON.stringify(d.again.value)} is already used by ${d.first.at.replace(/\.name$/, '')}` });
+  }
+  for (const at of nodeAddressAt.slice(1)) {
+    problems.push({ path: at, code: 'node-address', message: `at most one interface per node registers the node address; ${nodeAddressAt[0].replace(/\.nodeAddress$/, '')} already does` });
+  }
+  if (nodeAddressAt.length === 0 && typeof input.clusterEndpoint === 'string') {
+    const host = clusterEndpointHost(input.clusterEndpoint);
+    const ip = host ? parseIp(host) : undefined;
+    if (ip && networks.some((n) => cidrContainsIp(n, ip))) {
+      warnings.push({ path: 'wireguard', code: 'no-node-address', message: `the node joins the cluster over the overlay (${input.clusterEndpoint}) but no interface sets nodeAddress: the kubelet will register another interface's address` });
+    }
+  }
+  if (typeof input.clusterEndpoint === 'string' && !clusterEndpointHost(input.clusterEndpoint)) {
+    problems.push({ path: 'clusterEndpoint', code: 'endpoint', message: `expected host:port or https://host:port, ${received(input.clusterEndpoint)}` });
+  }
+}
+
+function checkPeers(raw: Record<string, unknown>, p: string, problems: Problem[], warnings: Problem[]): void {
+  const keys: Located<string>[] = [];
+  const allowed: Located<ParsedCidr>[] = [];
+  const peerOf = new Map<string, number>();
+  asArray(raw.peers).forEach((peer, j) => {
+    if (!isRecord(peer)) return;
+    const pp = `${p}.peers[${j}]`;
+    if (typeof peer.publicKey === 'string') {
+      if (!isWireguardKey(peer.publicKey)) problems.push({ ...keyProblem(`${pp}.publicKey`, 'public key', false), message: `expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), ${received(peer.publicKey)}` });
+      else keys.push({ value: peer.publicKey, at: `${pp}.publicKey` });
+    }
+    if (typeof peer.endpoint === 'string') {
+      const e = parseEndpoint(peer.endpoint);
+      if (!e) problems.push({ path: `${pp}.endpoint`, code: 'endpoint', message: `expected host:port (an IPv6 host in brackets), ${received(peer.endpoint)}` });
+      else if (e.isHostname) warnings.push({ path: `${pp}.endpoint`, code: 'hostname-endpoint', message: `endpoint ${JSON.stringify(peer.endpoint)} is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP` });
+    }
+    if (Array.isArray(peer.allowedIPs)) {
+      if (peer.allowedIPs.length === 0) problems.push({ path: `${pp}.allowedIPs`, code: 'required', message: 'expected at least one CIDR: a peer without allowedIPs receives nothing' });
+      peer.allowedIPs.forEach((c, k) => {
+        const parsed = typeof c === 'string' ? parseCidr(c) : undefined;
+        if (parsed) {
+          const at = `${pp}.allowedIPs[${k}]`;
+          allowed.push({ value: parsed, at });
+          peerOf.set(at, j);
+        }
+      });
+    }
+    if (peer.presharedKey !== undefined && peer.presharedKeyFrom !== undefined) {
+      problems.push({ path: pp, code: 'preshared-key', message: 'expected at most one of presharedKey or presharedKeyFrom, received both' });
+    }
+    if (typeof peer.presharedKey === 'string') {
+      if (!isWireguardKey(peer.presharedKey)) problems.push(keyProblem(`${pp}.presharedKey`, 'preshared key', true));
+      else warnings.push({ path: `${pp}.presharedKey`, code: 'inline-secret', message: 'an inline preshared key ends up in the host artefacts (0600, secret outputs); use presharedKeyFrom outside labs' });
+    }
+  });
+  for (const d of findDuplicates(keys, (v) => v)) {
+    problems.push({ path: d.again.at, code: 'duplicate-key', message: `public key ${d.again.value} is already the key of ${d.first.at.replace(/\.publicKey$/, '')}: one peer per key` });
+  }
+  for (const o of findOverlaps(allowed)) {
+    if (peerOf.get(o.a.at) === peerOf.get(o.b.at)) continue;
+    problems.push({ path: o.b.at, code: 'overlap', message: `allowed IP ${cidrText(o.b.value)} overlaps ${cidrText(o.a.value)} of ${o.a.at}: WireGuard gives an address to one peer only, the other silently loses it` });
+  }
+}
+
+function cidrText(c: ParsedCidr): string {
+  // Report the CIDR in network form (what WireGuard keeps).
+  return `${formatAddr(c)}/${c.prefix}`;
+}
+
+function formatAddr(c: ParsedCidr): string {
+  return formatIp(c.family, c.address);
+}
+
+/** Validates WireguardOverlayNode props: all problems at once, and the warnings. */
+export function checkWireguardOverlayNode(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: WireguardOverlayNodeProps } {
+  const parsed = parseWith<WireguardOverlayNodeProps>(wireguardOverlayNodeSchema, input);
+  const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
+  const warnings: Problem[] = [];
+  if (isRecord(input)) checkNode(input, problems, warnings);
+  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+}
+

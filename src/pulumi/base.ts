@@ -1,0 +1,40 @@
+import * as k8s from '@pulumi/kubernetes';
+import * as pulumi from '@pulumi/pulumi';
+import { formatProblems } from '../errors';
+import { renderHostArtefacts } from '../host/artefacts';
+import { DEFAULT_IGNITION_VERSION, IgnitionVersion } from '../host/ignition';
+import { Claim } from '../invariants';
+import { HostPlan, KubeObject, Plan } from '../types';
+import { registerComponent } from './registry';
+
+/** Host artefacts as Pulumi outputs, ready for a server's `userData`; secret exactly when they embed a secret. */
+export interface NodeOutputs {
+  /** `#cloud-config` user-data. */
+  readonly cloudConfig: pulumi.Output<string>;
+  /** Ignition config as JSON text. */
+  readonly ignition: pulumi.Output<string>;
+}
+
+/** The child resource name of a planned object: `<component>-<kind>-<namespace>-<name>`, lowercase. */
+export function childName(component: string, o: KubeObject): string {
+  return [component, o.kind.toLowerCase(), o.metadata.namespace, o.metadata.name].filter(Boolean).join('-');
+}
+
+/** Host outputs of one host plan. */
+export function nodeOutputs(plan: HostPlan, version: IgnitionVersion): NodeOutputs {
+  const a = renderHostArtefacts(plan, version);
+  const wrap = (text: string) => (a.secret ? pulumi.secret(text) : pulumi.output(text));
+  return { cloudConfig: wrap(a.cloudConfig), ignition: wrap(a.ignitionJson) };
+}
+
+/**
+ * Registers a core Plan under a component: checks the program-wide registry first (nothing is registered on a
+ * clash), logs warnings with `pulumi.log.warn`, then creates one Kubernetes resource per object, parented to the
+ * component and with the component's `provider`.
+ */
+export function emitPlan(component: pulumi.ComponentResource, name: string, plan: Plan, claims: readonly Claim[], opts: pulumi.ComponentResourceOptions | undefined, ignitionVersion: IgnitionVersion = DEFAULT_IGNITION_VERSION): pulumi.CustomResource[] {
+  registerComponent({ construct: name, claims, hosts: plan.hosts.map((p) => ({ plan: p, ignitionVersion })) });
+  if (plan.warnings.length > 0) void pulumi.log.warn(formatProblems(plan.warnings), component);
+  const provider = opts?.provider;
+  return plan.objects.map((o) => new k8s.apiextensions.CustomResource(childName(name, o), o as k8s.apiextensions.CustomResourceArgs, { parent: component, ...(provider ? { provider } : {}) }));
+}

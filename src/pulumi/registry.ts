@@ -1,0 +1,53 @@
+import { Problem, throwIfProblems } from '../errors';
+import { mergeHostPlans } from '../host/host-plan';
+import { IgnitionVersion } from '../host/ignition';
+import { checkClaims, ClaimSet } from '../invariants';
+import { HostPlan } from '../types';
+
+/**
+ * The module-level registry of one Pulumi program: each component adds its claims and host plans here and is
+ * refused (before it registers any child) when they clash with an earlier component's.
+ */
+interface Entry extends ClaimSet {
+  readonly hosts: readonly { plan: HostPlan; ignitionVersion: IgnitionVersion }[];
+}
+
+const entries: Entry[] = [];
+
+/** Checks a component against every earlier one and records it; throws ValidationError on a clash. */
+export function registerComponent(entry: Entry): void {
+  const problems: Problem[] = checkClaims([...entries, entry]).filter((p) => p.path.startsWith(`${entry.construct}:`));
+  if (entries.some((e) => e.construct === entry.construct)) {
+    problems.push({ path: entry.construct, code: 'duplicate-name', message: `a tunnelwright component named "${entry.construct}" already exists in this program` });
+  }
+  const nodes = new Set(entry.hosts.map((h) => h.plan.node));
+  const earlier = entries.flatMap((e) => e.hosts.filter((h) => nodes.has(h.plan.node)).map((h) => ({ ...h, construct: e.construct })));
+  if (earlier.length > 0) {
+    const all = [...earlier, ...entry.hosts.map((h) => ({ ...h, construct: entry.construct }))];
+    problems.push(...mergeHostPlans(all.map((h) => h.plan), all.map((h) => h.construct)).problems);
+    for (const h of entry.hosts) {
+      const other = earlier.find((e) => e.plan.node === h.plan.node && e.ignitionVersion !== h.ignitionVersion);
+      if (other) problems.push({ path: `${entry.construct}:ignitionVersion`, code: 'ignition-version', message: `node "${h.plan.node}" gets Ignition ${h.ignitionVersion} here but ${other.ignitionVersion} from ${other.construct}: one machine takes one config` });
+    }
+  }
+  throwIfProblems(problems, 'Pulumi program');
+  entries.push(entry);
+}
+
+/** Forgets every registered component (for tests that run several programs in one process). */
+export function resetRegistry(): void {
+  entries.length = 0;
+}
+
+/** Each node's host plans merged over every component registered so far. */
+export function registeredHosts(): { node: string; plans: HostPlan[]; ignitionVersion: IgnitionVersion }[] {
+  const byNode = new Map<string, { node: string; plans: HostPlan[]; ignitionVersion: IgnitionVersion }>();
+  for (const e of entries) {
+    for (const h of e.hosts) {
+      const n = byNode.get(h.plan.node) ?? { node: h.plan.node, plans: [], ignitionVersion: h.ignitionVersion };
+      n.plans.push(h.plan);
+      byNode.set(h.plan.node, n);
+    }
+  }
+  return [...byNode.values()];
+}

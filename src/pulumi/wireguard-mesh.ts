@@ -1,0 +1,23 @@
+import * as pulumi from '@pulumi/pulumi';
+import { WireguardMeshProps } from '../model/wireguard-mesh';
+import { planWireguardMesh } from '../render/wireguard-mesh';
+import { emitPlan, nodeOutputs, NodeOutputs } from './base';
+
+/** Arguments of the WireguardMesh component (plain values). */
+export type WireguardMeshArgs = WireguardMeshProps;
+
+/** Every node of a WireGuard overlay, generated and checked as a whole: `mesh.nodes[name].cloudConfig` / `.ignition`. */
+export class WireguardMesh extends pulumi.ComponentResource {
+  /** Each node's outputs, by node name. */
+  public readonly nodes: Readonly<Record<string, NodeOutputs>>;
+
+  public constructor(name: string, args: WireguardMeshArgs, opts?: pulumi.ComponentResourceOptions) {
+    const plan = planWireguardMesh(args);
+    super('tunnelwright:index:WireguardMesh', name, {}, opts);
+    emitPlan(this, name, plan, [], opts, args.ignitionVersion);
+    const nodes: Record<string, NodeOutputs> = {};
+    for (const [node, p] of Object.entries(plan.nodes)) nodes[node] = nodeOutputs(p.host, args.ignitionVersion ?? '3.4.0');
+    this.nodes = nodes;
+    this.registerOutputs({ nodes });
+  }
+}

@@ -1,0 +1,25 @@
+import * as pulumi from '@pulumi/pulumi';
+import { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
+import { planWireguardOverlayNode } from '../render/wireguard-overlay-node';
+import { emitPlan, nodeOutputs } from './base';
+
+/** Arguments of the WireguardOverlayNode component: the core props, as plain values (validated before anything is registered). */
+export type WireguardOverlayNodeArgs = WireguardOverlayNodeProps;
+
+/** One node's host WireGuard interfaces: `cloudConfig` and `ignition` outputs to pass as a server's user data. */
+export class WireguardOverlayNode extends pulumi.ComponentResource {
+  /** `#cloud-config` user-data (secret when it embeds an inline key). */
+  public readonly cloudConfig: pulumi.Output<string>;
+  /** Ignition config JSON (secret when it embeds an inline key). */
+  public readonly ignition: pulumi.Output<string>;
+
+  public constructor(name: string, args: WireguardOverlayNodeArgs, opts?: pulumi.ComponentResourceOptions) {
+    const plan = planWireguardOverlayNode(args);
+    super('tunnelwright:index:WireguardOverlayNode', name, {}, opts);
+    emitPlan(this, name, plan, [], opts, args.ignitionVersion);
+    const out = nodeOutputs(plan.hosts[0], args.ignitionVersion ?? '3.4.0');
+    this.cloudConfig = out.cloudConfig;
+    this.ignition = out.ignition;
+    this.registerOutputs({ cloudConfig: this.cloudConfig, ignition: this.ignition });
+  }
+}

@@ -1,0 +1,89 @@
+import { Problem, throwIfProblems } from '../errors';
+import { renderHostArtefacts, userDataSizeWarnings } from '../host/artefacts';
+import { checkWireguardMesh, DEFAULT_KEEPALIVE, meshNodeAddress, WireguardMeshProps } from '../model/wireguard-mesh';
+import { formatIp, parseCidr } from '../model/net';
+import { formatEndpoint, parseEndpoint } from '../model/wireguard-overlay-node';
+import { HostPlan, Plan } from '../types';
+import { RenderInterface, RenderPeer, renderOverlayHost } from './wireguard-overlay-node';
+
+/** Returns the problems of WireguardMesh props without throwing. */
+export function validateWireguardMesh(props: unknown): Problem[] {
+  return checkWireguardMesh(props).problems;
+}
+
+/** One node's part of a mesh plan. */
+export interface MeshNodePlan {
+  readonly node: string;
+  readonly host: HostPlan;
+  /** The interface generated for the node (peers included). */
+  readonly wireguard: RenderInterface;
+  readonly values: Record<string, unknown>;
+}
+
+/** A mesh plan: the usual Plan (one HostPlan per node, in `nodes` order) and each node's part by name. */
+export interface MeshPlan extends Plan {
+  readonly nodes: Record<string, MeshNodePlan>;
+}
+
+/** Generates every node's interface and peers (full mesh or hub-and-spoke) and plans each node's host files. */
+export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
+  const checked = checkWireguardMesh(props);
+  throwIfProblems(checked.problems, 'WireguardMesh props');
+  const mesh = checked.value!;
+  const network = parseCidr(mesh.network)!;
+  const hostBits = network.family === 4 ? 32 : 128;
+  const keepalive = mesh.persistentKeepalive ?? DEFAULT_KEEPALIVE;
+  const name = mesh.interfaceName ?? 'wg0';
+  const hub = typeof mesh.topology === 'object' ? mesh.topology.hub : undefined;
+
+  // Each node as others see it: computed once, so a full mesh of n nodes costs O(n) here and O(n²) only in output.
+  const seen = mesh.nodes.map((n) => {
+    const cidr = meshNodeAddress(n.address, network).cidr!;
+    const ip = parseCidr(cidr)!;
+    const listenPort = n.listenPort ?? mesh.listenPort;
+    const e = n.endpoint !== undefined ? parseEndpoint(n.endpoint, true)! : undefined;
+    const endpoint = e ? formatEndpoint(e.host, e.port ?? listenPort!) : undefined;
+    const base = { comment: n.node, publicKey: n.publicKey, allowedIPs: [`${formatIp(ip.family, ip.address)}/${hostBits}`] };
+    const withEndpoint: RenderPeer = endpoint ? { ...base, endpoint } : base;
+    return { node: n, cidr, listenPort, endpoint, asPeer: withEndpoint, asPeerKeepalive: { ...withEndpoint, persistentKeepalive: keepalive } as RenderPeer };
+  });
+  const peerFor = (self: (typeof seen)[number], other: (typeof seen)[number]): RenderPeer =>
+    self.endpoint === undefined || other.endpoint === undefined ? other.asPeerKeepalive : other.asPeer;
+
+  const nodes: Record<string, MeshNodePlan> = {};
+  const warnings: Problem[] = [...checked.warnings];
+  const hosts: HostPlan[] = [];
+  const hubEntry = hub !== undefined ? seen.find((s) => s.node.node === hub)! : undefined;
+  for (const self of seen) {
+    let peers: RenderPeer[];
+    let postUp: string[] | undefined;
+    if (!hubEntry) {
+      peers = [];
+      for (const other of seen) if (other !== self) peers.push(peerFor(self, other));
+    } else if (self === hubEntry) {
+      peers = seen.filter((s) => s !== self).map((other) => peerFor(self, other));
+      postUp = [network.family === 4 ? 'sysctl -q -w net.ipv4.ip_forward=1' : 'sysctl -q -w net.ipv6.conf.all.forwarding=1'];
+    } else {
+      // A spoke reaches every other node through the hub.
+      const viaHub = peerFor(self, hubEntry);
+      peers = [{ ...viaHub, allowedIPs: [`${formatIp(network.family, network.start)}/${network.prefix}`] }];
+    }
+    const wireguard: RenderInterface = {
+      name,
+      address: self.cidr,
+      ...(self.listenPort !== undefined ? { listenPort: self.listenPort } : {}),
+      nodeAddress: true,
+      mtu: mesh.mtu,
+      privateKeyFrom: self.node.privateKeyFrom,
+      peers,
+      ...(postUp ? { postUp } : {}),
+    };
+    const { host, values } = renderOverlayHost({ node: self.node.node, role: self.node.role ?? 'worker', distribution: mesh.distribution ?? 'k0s', wireguard: [wireguard] });
+    nodes[self.node.node] = { node: self.node.node, host, wireguard, values };
+    hosts.push(host);
+    warnings.push(...userDataSizeWarnings(renderHostArtefacts(host, mesh.ignitionVersion), `nodes[${seen.indexOf(self)}]`));
+  }
+  return { objects: [], hosts, values: {}, warnings, nodes };
+}
+
+

@@ -1,0 +1,89 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Ajv from 'ajv';
+import AjvDraft04 from 'ajv-draft-04';
+import addFormats from 'ajv-formats';
+import { parse as parseYaml } from 'yaml';
+
+type Json = Record<string, unknown>;
+
+/** The schema directory: the argument, else `$TUNNELWRIGHT_SCHEMAS`; a clear error when neither exists. */
+export function resolveSchemaDir(dir?: string): string {
+  const chosen = dir ?? process.env.TUNNELWRIGHT_SCHEMAS;
+  if (!chosen) throw new Error('tunnelwright/testing: no schema directory: pass one or set TUNNELWRIGHT_SCHEMAS to a folder with the upstream schemas (cloud-config, Ignition, Cilium, Kyverno, PrometheusRule)');
+  if (!fs.existsSync(chosen) || !fs.statSync(chosen).isDirectory()) throw new Error(`tunnelwright/testing: schema directory ${chosen} does not exist`);
+  return chosen;
+}
+
+function isObj(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Imposes `additionalProperties: false` on every object schema that lists properties and says nothing about extra
+ * ones, so an unknown (misspelt) field fails. Schemas that are one part of an `allOf` (directly or through `$ref`)
+ * describe part of an object and are left open: the object they compose is closed at its own level.
+ */
+export function closeSchema<T>(schema: T): T {
+  const copy = JSON.parse(JSON.stringify(schema)) as Json;
+  const partialRefs = new Set<string>();
+  const collect = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(collect);
+    if (!isObj(node)) return;
+    if (Array.isArray(node.allOf)) for (const b of node.allOf) if (isObj(b) && typeof b.$ref === 'string') partialRefs.add(b.$ref);
+    Object.values(node).forEach(collect);
+  };
+  collect(copy);
+  const close = (node: unknown, partial: boolean, pointer: string): void => {
+    if (Array.isArray(node)) return node.forEach((n, i) => close(n, false, `${pointer}/${i}`));
+    if (!isObj(node)) return;
+    const isPartial = partial || partialRefs.has(`#${pointer}`);
+    if (!isPartial && isObj(node.properties) && node.additionalProperties === undefined && node.patternProperties === undefined && !node['x-kubernetes-preserve-unknown-fields']) {
+      node.additionalProperties = false;
+    }
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'allOf' && Array.isArray(v)) v.forEach((b, i) => close(b, true, `${pointer}/allOf/${i}`));
+      else if (k === 'properties' && isObj(v)) for (const [pk, pv] of Object.entries(v)) close(pv, false, `${pointer}/properties/${pk}`);
+      else close(v, false, `${pointer}/${k}`);
+    }
+  };
+  close(copy, false, '');
+  return copy as T;
+}
+
+/** Reads a schema file (JSON, or a CRD in YAML whose first version's openAPIV3Schema is taken). */
+export function readSchema(file: string): Json {
+  const text = fs.readFileSync(file, 'utf8');
+  if (file.endsWith('.json')) return JSON.parse(text) as Json;
+  const crd = parseYaml(text) as Json;
+  const versions = ((crd.spec as Json).versions as Json[]) ?? [];
+  return ((versions[0].schema as Json).openAPIV3Schema as Json);
+}
+
+export type Validate = (value: unknown) => string[];
+
+const compiled = new Map<string, Validate>();
+
+/** A strict validator for one schema file in the directory (cached). Errors as `path: message` lines. */
+export function schemaValidator(schemaDir: string, file: string): Validate {
+  const full = path.resolve(schemaDir, file);
+  const hit = compiled.get(full);
+  if (hit) return hit;
+  if (!fs.existsSync(full)) throw new Error(`tunnelwright/testing: schema ${file} is missing from ${schemaDir}`);
+  const schema = closeSchema(readSchema(full));
+  const draft04 = String(schema.$schema ?? '').includes('draft-04');
+  const options = { strict: false, allErrors: true, logger: false as const, validateFormats: true };
+  const ajv = draft04 ? new AjvDraft04(options) : new Ajv(options);
+  addFormats(ajv as unknown as Ajv);
+  for (const f of ['int32', 'int64', 'byte', 'int-or-string', 'quantity']) ajv.addFormat(f, true);
+  const check = ajv.compile(schema);
+  const validate: Validate = (value) => {
+    if (check(value)) return [];
+    return (check.errors ?? []).map((e) => {
+      const extra = e.keyword === 'additionalProperties' ? ` (${(e.params as { additionalProperty: string }).additionalProperty})` : '';
+      return `${e.instancePath || '/'}: ${e.message ?? e.keyword}${extra}`;
+    });
+  };
+  compiled.set(full, validate);
+  return validate;
+}

@@ -1,0 +1,111 @@
+import { Problem, validateWireguardOverlayNode, planWireguardOverlayNode, ValidationError, WireguardOverlayNodeProps } from '../../src';
+import { KEYS, siteA } from '../helpers/fixtures';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] extends object ? Mutable<T[K]> : T[K] };
+type Props = Mutable<WireguardOverlayNodeProps>;
+
+function mutate(fn: (p: Props) => void): Props {
+  const p = structuredClone(siteA()) as Props;
+  fn(p);
+  return p;
+}
+
+describe('WireguardOverlayNode validation', () => {
+  it('accepts the three-site controller', () => {
+    expect(validateWireguardOverlayNode(siteA())).toEqual([]);
+  });
+
+  it('is silent for an empty wireguard list', () => {
+    expect(validateWireguardOverlayNode({ node: 'n1', wireguard: [] })).toEqual([]);
+    expect(planWireguardOverlayNode({ node: 'n1', wireguard: [] }).warnings).toEqual([]);
+  });
+
+  const cases: [string, (p: Props) => void, Problem[]][] = [
+    ['fails without a name', (p) => { delete (p.wireguard[0] as Partial<Props['wireguard'][0]>).name; }, [{ path: 'wireguard[0].name', code: 'required', message: 'required: expected string' }]],
+    ['fails on a name that is not an interface name', (p) => { p.wireguard[0].name = 'WG_0'; }, [{ path: 'wireguard[0].name', code: 'interface-name', message: 'expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, received "WG_0"' }]],
+    ['fails on a name over 15 characters', (p) => { p.wireguard[0].name = 'overlay-site-a-1'; }, [{ path: 'wireguard[0].name', code: 'interface-name', message: 'expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, received "overlay-site-a-1"' }]],
+    ['fails on a name used twice', (p) => { p.wireguard.push({ ...p.wireguard[0], address: '10.20.0.1/24', nodeAddress: false, peers: [] }); }, [{ path: 'wireguard[1].name', code: 'duplicate', message: 'interface name "wg0" is already used by wireguard[0]' }]],
+    ['fails on a bare IP address', (p) => { p.wireguard[0].address = '10.10.0.1'; }, [{ path: 'wireguard[0].address', code: 'cidr', message: 'expected an interface address with its prefix such as 10.10.0.1/24, received a bare IP "10.10.0.1"' }]],
+    ['fails on a network address', (p) => { p.wireguard[0].address = '10.10.0.0/24'; }, [{ path: 'wireguard[0].address', code: 'host-address', message: 'expected a host address inside the network, received "10.10.0.0/24", which is the network address' }]],
+    ['fails on a listen port out of range', (p) => { p.wireguard[0].listenPort = 70000; }, [{ path: 'wireguard[0].listenPort', code: 'range', message: 'expected a port: an integer from 1 to 65535, received 70000' }]],
+    ['fails on an MTU below 576', (p) => { p.wireguard[0].mtu = 500; }, [{ path: 'wireguard[0].mtu', code: 'range', message: 'expected an MTU: an integer from 576 to 65535, received 500' }]],
+    ['fails on an MTU below 1280 with IPv6', (p) => { p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].mtu = 1200; }, [{ path: 'wireguard[0].mtu', code: 'mtu-ipv6', message: 'expected an MTU of at least 1280 on an interface with an IPv6 address, received 1200' }]],
+    ['fails with both privateKey and privateKeyFrom', (p) => { p.wireguard[0].privateKey = KEYS.a.privateKey; }, [{ path: 'wireguard[0]', code: 'private-key', message: 'expected exactly one of privateKey or privateKeyFrom, received both' }]],
+    ['fails with neither privateKey nor privateKeyFrom', (p) => { delete p.wireguard[0].privateKeyFrom; }, [{ path: 'wireguard[0]', code: 'private-key', message: 'expected exactly one of privateKey or privateKeyFrom, received neither' }]],
+    ['fails on an inline key that is not 32 bytes of base64, without echoing it', (p) => { delete p.wireguard[0].privateKeyFrom; p.wireguard[0].privateKey = 'c2VjcmV0LWJ1dC10b28tc2hvcnQ='; }, [{ path: 'wireguard[0].privateKey', code: 'key', message: 'expected a WireGuard private key: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: it is secret)' }]],
+    ['fails on a key source that is neither file nor url', (p) => { p.wireguard[0].privateKeyFrom = {} as never; }, [{ path: 'wireguard[0].privateKeyFrom', code: 'secret-source', message: 'expected exactly one of `file` (an absolute path) or `url` (an https:// URL)' }]],
+    ['fails on a relative key file', (p) => { p.wireguard[0].privateKeyFrom = { file: 'wg0.key' }; }, [{ path: 'wireguard[0].privateKeyFrom.file', code: 'path', message: 'expected an absolute path without spaces or quotes, received "wg0.key"' }]],
+    ['fails on a plain-http key URL', (p) => { p.wireguard[0].privateKeyFrom = { url: 'http://vault/wg0' }; }, [{ path: 'wireguard[0].privateKeyFrom.url', code: 'url', message: 'expected an https:// URL without spaces or quotes' }]],
+    ['fails on a waitFor over an hour', (p) => { p.wireguard[0].privateKeyFrom = { file: '/run/k', waitFor: '2h' }; }, [{ path: 'wireguard[0].privateKeyFrom.waitFor', code: 'range', message: 'expected a duration from 1s to 1h, received "2h"' }]],
+    ['fails on a waitFor that is not a duration', (p) => { p.wireguard[0].privateKeyFrom = { file: '/run/k', waitFor: 'soon' }; }, [{ path: 'wireguard[0].privateKeyFrom.waitFor', code: 'duration', message: 'expected a duration such as 30s, 10m or 1h, received "soon"' }]],
+    ['fails on two interfaces registering the node address', (p) => { p.wireguard.push({ name: 'wg1', address: '10.20.0.1/24', nodeAddress: true, privateKeyFrom: { file: '/run/k1' }, peers: [] }); }, [{ path: 'wireguard[1].nodeAddress', code: 'node-address', message: 'at most one interface per node registers the node address; wireguard[0] already does' }]],
+    ['fails on a peer without a public key', (p) => { delete (p.wireguard[0].peers[0] as Partial<Props['wireguard'][0]['peers'][0]>).publicKey; }, [{ path: 'wireguard[0].peers[0].publicKey', code: 'required', message: 'required: expected string' }]],
+    ['fails on a public key that is not a key', (p) => { p.wireguard[0].peers[0].publicKey = 'abc'; }, [{ path: 'wireguard[0].peers[0].publicKey', code: 'key', message: 'expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), received "abc"' }]],
+    ['fails on two peers with one public key', (p) => { p.wireguard[0].peers[1].publicKey = KEYS.b.publicKey; }, [{ path: 'wireguard[0].peers[1].publicKey', code: 'duplicate-key', message: `public key ${KEYS.b.publicKey} is already the key of wireguard[0].peers[0]: one peer per key` }]],
+    ['fails on an endpoint without a port', (p) => { p.wireguard[0].peers[0].endpoint = '198.51.100.2'; }, [{ path: 'wireguard[0].peers[0].endpoint', code: 'endpoint', message: 'expected host:port (an IPv6 host in brackets), received "198.51.100.2"' }]],
+    ['fails on a peer without allowedIPs', (p) => { p.wireguard[0].peers[0].allowedIPs = []; }, [{ path: 'wireguard[0].peers[0].allowedIPs', code: 'required', message: 'expected at least one CIDR: a peer without allowedIPs receives nothing' }]],
+    ['fails on an allowed IP that is not a CIDR', (p) => { p.wireguard[0].peers[0].allowedIPs = ['10.10.0.2/33']; }, [{ path: 'wireguard[0].peers[0].allowedIPs[0]', code: 'cidr', message: 'expected a CIDR such as 10.0.0.0/24, received "10.10.0.2/33"' }]],
+    ['fails on allowedIPs overlapping between peers', (p) => { p.wireguard[0].peers[1].allowedIPs = ['10.10.0.3/32', '10.10.0.0/30']; }, [{ path: 'wireguard[0].peers[0].allowedIPs[0]', code: 'overlap', message: 'allowed IP 10.10.0.2/32 overlaps 10.10.0.0/30 of wireguard[0].peers[1].allowedIPs[1]: WireGuard gives an address to one peer only, the other silently loses it' }]],
+    ['fails on a keepalive out of range', (p) => { p.wireguard[0].peers[1].persistentKeepalive = 0; }, [{ path: 'wireguard[0].peers[1].persistentKeepalive', code: 'range', message: 'expected a keepalive interval in seconds: an integer from 1 to 65535, received 0' }]],
+    ['fails with both presharedKey and presharedKeyFrom', (p) => { p.wireguard[0].peers[0].presharedKey = KEYS.psk; p.wireguard[0].peers[0].presharedKeyFrom = { file: '/run/psk' }; }, [{ path: 'wireguard[0].peers[0]', code: 'preshared-key', message: 'expected at most one of presharedKey or presharedKeyFrom, received both' }]],
+    ['fails on an unknown prop (a typo)', (p) => { (p.wireguard[0] as Record<string, unknown>).listenport = 51820; }, [{ path: 'wireguard[0].listenport', code: 'unknown-prop', message: 'unknown prop "listenport"' }]],
+    ['fails on an unknown distribution', (p) => { (p as Record<string, unknown>).distribution = 'rke2'; }, [{ path: 'distribution', code: 'enum', message: 'expected one of "k0s"|"k3s"|"kubeadm", received "rke2"' }]],
+    ['fails on a cluster endpoint that is not host:port', (p) => { p.clusterEndpoint = 'https://'; }, [{ path: 'clusterEndpoint', code: 'endpoint', message: 'expected host:port or https://host:port, received "https://"' }]],
+  ];
+
+  it.each(cases)('%s', (_name, fn, expected) => {
+    expect(validateWireguardOverlayNode(mutate(fn))).toEqual(expected);
+  });
+
+  it('reports five different mistakes at once', () => {
+    const props = mutate((p) => {
+      p.wireguard[0].name = 'this-name-is-too-long';
+      p.wireguard[0].address = '10.10.0.1';
+      p.wireguard[0].mtu = 100;
+      p.wireguard[0].peers[0].endpoint = 'nope';
+      p.wireguard[0].peers[1].publicKey = KEYS.b.publicKey;
+    });
+    expect(validateWireguardOverlayNode(props).map((p) => `${p.path} ${p.code}`)).toEqual([
+      'wireguard[0].address cidr',
+      'wireguard[0].mtu range',
+      'wireguard[0].name interface-name',
+      'wireguard[0].peers[0].endpoint endpoint',
+      'wireguard[0].peers[1].publicKey duplicate-key',
+    ]);
+    expect(() => planWireguardOverlayNode(props)).toThrow(ValidationError);
+    try {
+      planWireguardOverlayNode(props);
+    } catch (e) {
+      expect((e as ValidationError).problems).toHaveLength(5);
+      expect((e as Error).message.split('\n')).toHaveLength(6);
+    }
+  });
+
+  describe('warnings', () => {
+    it('warns about a hostname endpoint', () => {
+      const plan = planWireguardOverlayNode(mutate((p) => { p.wireguard[0].peers[0].endpoint = 'site-b.example.net:51820'; }));
+      expect(plan.warnings).toEqual([{ path: 'wireguard[0].peers[0].endpoint', code: 'hostname-endpoint', message: 'endpoint "site-b.example.net:51820" is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP' }]);
+    });
+
+    it('warns about inline secrets without showing them', () => {
+      const plan = planWireguardOverlayNode(mutate((p) => {
+        delete p.wireguard[0].privateKeyFrom;
+        p.wireguard[0].privateKey = KEYS.a.privateKey;
+        p.wireguard[0].peers[0].presharedKey = KEYS.psk;
+      }));
+      expect(plan.warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['wireguard[0].privateKey inline-secret', 'wireguard[0].peers[0].presharedKey inline-secret']);
+      expect(JSON.stringify(plan.warnings)).not.toContain(KEYS.a.privateKey);
+      expect(JSON.stringify(plan.warnings)).not.toContain(KEYS.psk);
+    });
+
+    it('warns when a node joining over the overlay registers no node address', () => {
+      const plan = planWireguardOverlayNode(mutate((p) => { p.role = 'worker'; p.clusterEndpoint = 'https://10.10.0.1:6443'; p.wireguard[0].address = '10.10.0.5/24'; delete p.wireguard[0].nodeAddress; }));
+      expect(plan.warnings).toEqual([{ path: 'wireguard', code: 'no-node-address', message: "the node joins the cluster over the overlay (https://10.10.0.1:6443) but no interface sets nodeAddress: the kubelet will register another interface's address" }]);
+    });
+
+    it('does not warn when the node joins over another network', () => {
+      const plan = planWireguardOverlayNode(mutate((p) => { p.clusterEndpoint = '192.168.1.10:6443'; delete p.wireguard[0].nodeAddress; }));
+      expect(plan.warnings).toEqual([]);
+    });
+  });
+});
