@@ -7,13 +7,15 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
-      'no-restricted-imports': ['error', { patterns: [{ group: ['cdk8s', 'cdk8s-plus-28', 'constructs', '@pulumi/*'], message: 'the core imports no framework' }] }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },
-    files: ['src/model/**/*.ts', 'src/render/**/*.ts', 'src/host/**/*.ts', 'src/*.ts'],
   },
   {
-    files: ['test/**/*.ts'],
+    files: ['src/model/**/*.ts', 'src/render/**/*.ts', 'src/host/**/*.ts', 'src/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['cdk8s', 'cdk8s-plus-28', 'constructs', '@pulumi/*'], message: 'the core imports no framework' }] }] },
+  },
+  {
+    files: ['test/**/*.test.ts'],
     ...jest.configs['flat/recommended'],
     rules: { ...jest.configs['flat/recommended'].rules, 'jest/valid-expect': 'error', 'jest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*'] }], '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -28,12 +28,18 @@ export function nodeOutputs(plan: HostPlan, version: IgnitionVersion): NodeOutpu
 }
 
 /**
- * Registers a core Plan under a component: checks the program-wide registry first (nothing is registered on a
- * clash), logs warnings with `pulumi.log.warn`, then creates one Kubernetes resource per object, parented to the
- * component and with the component's `provider`.
+ * Checks a planned component against every earlier one of the program (claims, host files of shared nodes) and
+ * records it. Call it before `super()`: a clash then registers nothing, not even the component.
  */
-export function emitPlan(component: pulumi.ComponentResource, name: string, plan: Plan, claims: readonly Claim[], opts: pulumi.ComponentResourceOptions | undefined, ignitionVersion: IgnitionVersion = DEFAULT_IGNITION_VERSION): pulumi.CustomResource[] {
+export function reserve(name: string, plan: Plan, claims: readonly Claim[], ignitionVersion: IgnitionVersion = DEFAULT_IGNITION_VERSION): void {
   registerComponent({ construct: name, claims, hosts: plan.hosts.map((p) => ({ plan: p, ignitionVersion })) });
+}
+
+/**
+ * Registers a core Plan's objects under a component: logs warnings with `pulumi.log.warn`, then creates one
+ * Kubernetes resource per object, parented to the component and with the component's `provider`.
+ */
+export function emitPlan(component: pulumi.ComponentResource, name: string, plan: Plan, opts: pulumi.ComponentResourceOptions | undefined): pulumi.CustomResource[] {
   if (plan.warnings.length > 0) void pulumi.log.warn(formatProblems(plan.warnings), component);
   const provider = opts?.provider;
   return plan.objects.map((o) => new k8s.apiextensions.CustomResource(childName(name, o), o as k8s.apiextensions.CustomResourceArgs, { parent: component, ...(provider ? { provider } : {}) }));

@@ -1,4 +1,4 @@
-export { childName, emitPlan, nodeOutputs, type NodeOutputs } from './base';
+export { childName, emitPlan, nodeOutputs, type NodeOutputs, reserve } from './base';
 export { registeredHosts, resetRegistry } from './registry';
 export { WireguardOverlayNode, type WireguardOverlayNodeArgs } from './wireguard-overlay-node';
 export { WireguardMesh, type WireguardMeshArgs } from './wireguard-mesh';

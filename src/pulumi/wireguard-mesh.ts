@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { WireguardMeshProps } from '../model/wireguard-mesh';
 import { planWireguardMesh } from '../render/wireguard-mesh';
-import { emitPlan, nodeOutputs, NodeOutputs } from './base';
+import { emitPlan, nodeOutputs, reserve, NodeOutputs } from './base';
 
 /** Arguments of the WireguardMesh component (plain values). */
 export type WireguardMeshArgs = WireguardMeshProps;
@@ -13,8 +13,9 @@ export class WireguardMesh extends pulumi.ComponentResource {
 
   public constructor(name: string, args: WireguardMeshArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planWireguardMesh(args);
+    reserve(name, plan, [], args.ignitionVersion);
     super('tunnelwright:index:WireguardMesh', name, {}, opts);
-    emitPlan(this, name, plan, [], opts, args.ignitionVersion);
+    emitPlan(this, name, plan, opts);
     const nodes: Record<string, NodeOutputs> = {};
     for (const [node, p] of Object.entries(plan.nodes)) nodes[node] = nodeOutputs(p.host, args.ignitionVersion ?? '3.4.0');
     this.nodes = nodes;

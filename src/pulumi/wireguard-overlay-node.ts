@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
 import { planWireguardOverlayNode } from '../render/wireguard-overlay-node';
-import { emitPlan, nodeOutputs } from './base';
+import { emitPlan, nodeOutputs, reserve } from './base';
 
 /** Arguments of the WireguardOverlayNode component: the core props, as plain values (validated before anything is registered). */
 export type WireguardOverlayNodeArgs = WireguardOverlayNodeProps;
@@ -15,8 +15,9 @@ export class WireguardOverlayNode extends pulumi.ComponentResource {
 
   public constructor(name: string, args: WireguardOverlayNodeArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planWireguardOverlayNode(args);
+    reserve(name, plan, [], args.ignitionVersion);
     super('tunnelwright:index:WireguardOverlayNode', name, {}, opts);
-    emitPlan(this, name, plan, [], opts, args.ignitionVersion);
+    emitPlan(this, name, plan, opts);
     const out = nodeOutputs(plan.hosts[0], args.ignitionVersion ?? '3.4.0');
     this.cloudConfig = out.cloudConfig;
     this.ignition = out.ignition;

@@ -127,7 +127,10 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
       nodeIp = formatIp(c.family, c.address);
     }
   }
-  host.dropins.push({ unit: k8sUnit, name: '10-tunnelwright-wireguard.conf', content: `[Unit]\nAfter=${wgUnits.join(' ')}\nRequires=${wgUnits.join(' ')}\n` });
+  // One drop-in per interface, so two constructs adding interfaces to one node merge instead of clashing.
+  for (const [i, wgUnit] of wgUnits.entries()) {
+    host.dropins.push({ unit: k8sUnit, name: `10-tunnelwright-${input.wireguard[i].name}.conf`, content: `[Unit]\nAfter=${wgUnit}\nRequires=${wgUnit}\n` });
+  }
   const values: Record<string, unknown> = {};
   if (nodeIp) {
     const controller = role !== 'worker';

@@ -22,10 +22,17 @@ function isObj(v: unknown): v is Json {
 /**
  * Imposes `additionalProperties: false` on every object schema that lists properties and says nothing about extra
  * ones, so an unknown (misspelt) field fails. Schemas that are one part of an `allOf` (directly or through `$ref`)
- * describe part of an object and are left open: the object they compose is closed at its own level.
+ * describe part of an object and are left open; the object they compose is closed over the union of their
+ * properties instead.
  */
 export function closeSchema<T>(schema: T): T {
-  const copy = JSON.parse(JSON.stringify(schema)) as Json;
+  const root = JSON.parse(JSON.stringify(schema)) as Json;
+  const resolve = (ref: string): Json | undefined => {
+    if (!ref.startsWith('#/')) return undefined;
+    let node: unknown = root;
+    for (const part of ref.slice(2).split('/')) node = isObj(node) ? node[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+    return isObj(node) ? node : undefined;
+  };
   const partialRefs = new Set<string>();
   const collect = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(collect);
@@ -33,12 +40,30 @@ export function closeSchema<T>(schema: T): T {
     if (Array.isArray(node.allOf)) for (const b of node.allOf) if (isObj(b) && typeof b.$ref === 'string') partialRefs.add(b.$ref);
     Object.values(node).forEach(collect);
   };
-  collect(copy);
+  collect(root);
+  const namesOf = (node: unknown, seen: Set<unknown> = new Set()): string[] => {
+    if (!isObj(node) || seen.has(node)) return [];
+    seen.add(node);
+    const target = typeof node.$ref === 'string' ? resolve(node.$ref) : undefined;
+    return [
+      ...(isObj(node.properties) ? Object.keys(node.properties) : []),
+      ...(Array.isArray(node.allOf) ? node.allOf.flatMap((b) => namesOf(b, seen)) : []),
+      ...(target ? namesOf(target, seen) : []),
+    ];
+  };
   const close = (node: unknown, partial: boolean, pointer: string): void => {
     if (Array.isArray(node)) return node.forEach((n, i) => close(n, false, `${pointer}/${i}`));
     if (!isObj(node)) return;
     const isPartial = partial || partialRefs.has(`#${pointer}`);
-    if (!isPartial && isObj(node.properties) && node.additionalProperties === undefined && node.patternProperties === undefined && !node['x-kubernetes-preserve-unknown-fields']) {
+    const open = node.additionalProperties !== undefined || node.patternProperties !== undefined || node['x-kubernetes-preserve-unknown-fields'];
+    if (!isPartial && !open && Array.isArray(node.allOf)) {
+      const own = isObj(node.properties) ? node.properties : {};
+      const names = node.allOf.flatMap((b) => namesOf(b));
+      if (names.length > 0) {
+        node.properties = { ...Object.fromEntries(names.map((n) => [n, {}])), ...own };
+        node.additionalProperties = false;
+      }
+    } else if (!isPartial && !open && isObj(node.properties)) {
       node.additionalProperties = false;
     }
     for (const [k, v] of Object.entries(node)) {
@@ -47,8 +72,8 @@ export function closeSchema<T>(schema: T): T {
       else close(v, false, `${pointer}/${k}`);
     }
   };
-  close(copy, false, '');
-  return copy as T;
+  close(root, false, '');
+  return root as T;
 }
 
 /** Reads a schema file (JSON, or a CRD in YAML whose first version's openAPIV3Schema is taken). */

@@ -1,5 +1,6 @@
 import { Problem, validateWireguardOverlayNode, planWireguardOverlayNode, ValidationError, WireguardOverlayNodeProps } from '../../src';
 import { KEYS, siteA } from '../helpers/fixtures';
+import { thrown } from '../helpers/thrown';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends object ? Mutable<T[K]> : T[K] };
 type Props = Mutable<WireguardOverlayNodeProps>;
@@ -72,13 +73,10 @@ describe('WireguardOverlayNode validation', () => {
       'wireguard[0].peers[0].endpoint endpoint',
       'wireguard[0].peers[1].publicKey duplicate-key',
     ]);
-    expect(() => planWireguardOverlayNode(props)).toThrow(ValidationError);
-    try {
-      planWireguardOverlayNode(props);
-    } catch (e) {
-      expect((e as ValidationError).problems).toHaveLength(5);
-      expect((e as Error).message.split('\n')).toHaveLength(6);
-    }
+    const error = thrown(() => planWireguardOverlayNode(props));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).problems).toHaveLength(5);
+    expect(error!.message.split('\n')).toEqual(['invalid WireguardOverlayNode props:', ...validateWireguardOverlayNode(props).map((p) => `${p.path}: ${p.message}`)]);
   });
 
   describe('warnings', () => {

@@ -1,0 +1,104 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Chart } from 'cdk8s';
+import { renderHostArtefacts, planWireguardMesh, planWireguardOverlayNode, ValidationError } from '../../src';
+import { App, WireguardMesh, WireguardOverlayNode } from '../../src/cdk8s';
+import { emitObject } from '../../src/cdk8s/base';
+import { KEYS, siteA, threeNodeMesh } from '../helpers/fixtures';
+import { thrown } from '../helpers/thrown';
+
+function tmp(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'tw-cdk8s-'));
+}
+
+function listFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.relative(dir, path.join(d.parentPath, d.name))).sort();
+}
+
+describe('cdk8s App', () => {
+  it('writes the manifests, then each node\'s merged user-data and ignition.json', () => {
+    const outdir = tmp();
+    const app = new App({ outdir });
+    const chart = new Chart(app, 'overlay');
+    const mesh = new WireguardMesh(chart, 'mesh', threeNodeMesh());
+    app.synth();
+    expect(listFiles(outdir)).toEqual([
+      'hosts/site-a/ignition.json', 'hosts/site-a/user-data',
+      'hosts/site-b/ignition.json', 'hosts/site-b/user-data',
+      'hosts/site-c/ignition.json', 'hosts/site-c/user-data',
+      'overlay.k8s.yaml',
+    ]);
+    expect(fs.readFileSync(path.join(outdir, 'hosts/site-b/user-data'), 'utf8')).toBe(mesh.nodes['site-b'].cloudConfig);
+    expect(JSON.parse(fs.readFileSync(path.join(outdir, 'hosts/site-b/ignition.json'), 'utf8'))).toEqual(mesh.nodes['site-b'].ignition);
+    expect(fs.statSync(path.join(outdir, 'hosts/site-b/user-data')).mode & 0o777).toBe(0o644);
+    expect(mesh.nodes['site-c'].cloudConfig).toBe(renderHostArtefacts(planWireguardMesh(threeNodeMesh()).nodes['site-c'].host).cloudConfig);
+  });
+
+  it('writes artefacts that embed a secret 0600', () => {
+    const outdir = tmp();
+    const app = new App({ outdir });
+    const props = siteA();
+    const { privateKeyFrom: _f, ...iface } = props.wireguard[0];
+    new WireguardOverlayNode(new Chart(app, 'lab'), 'node', { ...props, wireguard: [{ ...iface, privateKey: KEYS.a.privateKey }] });
+    app.synth();
+    for (const f of ['user-data', 'ignition.json']) expect(fs.statSync(path.join(outdir, 'hosts/site-a', f)).mode & 0o777).toBe(0o600);
+  });
+
+  it('merges two constructs on one node and refuses, writing nothing, when they write one path differently', () => {
+    const outdir = tmp();
+    const app = new App({ outdir });
+    const chart = new Chart(app, 'overlay');
+    new WireguardMesh(chart, 'mesh', threeNodeMesh());
+    new WireguardOverlayNode(chart, 'extra', siteA());
+    const error = thrown(() => app.synth());
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).problems.map((p) => `${p.path} ${p.code}`)).toEqual(['overlay/extra:/etc/wireguard/wg0.conf host-file-conflict']);
+    expect(listFiles(outdir)).toEqual([]);
+  });
+
+  it('merges the distinct parts of two constructs on one node into one user-data', () => {
+    const outdir = tmp();
+    const app = new App({ outdir });
+    const chart = new Chart(app, 'overlay');
+    const props = siteA();
+    new WireguardOverlayNode(chart, 'wg0', props);
+    new WireguardOverlayNode(chart, 'wg1', { ...props, wireguard: [{ ...props.wireguard[0], name: 'wg1', address: '10.20.0.1/24', listenPort: 51821, nodeAddress: false }] });
+    app.synth();
+    const userData = fs.readFileSync(path.join(outdir, 'hosts/site-a/user-data'), 'utf8');
+    expect(userData).toContain('path: /etc/wireguard/wg0.conf');
+    expect(userData).toContain('path: /etc/wireguard/wg1.conf');
+    expect(userData.match(/path: \/opt\/tunnelwright\/bin\/resolve-secret/g)).toHaveLength(1);
+  });
+
+  it('records warnings on the construct and on stderr', () => {
+    const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const chart = new Chart(new App({ outdir: tmp() }), 'c');
+      const props = siteA();
+      const node = new WireguardOverlayNode(chart, 'n', { ...props, wireguard: [{ ...props.wireguard[0], peers: [{ ...props.wireguard[0].peers[0], endpoint: 'b.example.net:51820' }] }] });
+      expect(node.warnings.map((w) => w.code)).toEqual(['hostname-endpoint']);
+      expect(node.node.metadata.map((m) => m.data)).toEqual(['wireguard[0].peers[0].endpoint: endpoint "b.example.net:51820" is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP']);
+      expect(write).toHaveBeenCalledWith(expect.stringContaining('warning: c/n:\n  wireguard[0].peers[0].endpoint: endpoint "b.example.net:51820"'));
+    } finally {
+      write.mockRestore();
+    }
+  });
+
+  it('exposes the same plan as the core', () => {
+    const node = new WireguardOverlayNode(new Chart(new App({ outdir: tmp() }), 'c'), 'n', siteA());
+    expect(node.plan).toEqual(planWireguardOverlayNode(siteA()));
+    expect(node.cloudConfig).toBe(renderHostArtefacts(planWireguardOverlayNode(siteA()).hosts[0]).cloudConfig);
+  });
+
+  it('never gives a cluster-scoped object the chart namespace', () => {
+    const chart = new Chart(new App({ outdir: tmp() }), 'c', { namespace: 'apps' });
+    emitObject(chart, { apiVersion: 'cilium.io/v2', kind: 'CiliumEgressGatewayPolicy', metadata: { name: 'p' }, spec: {} });
+    emitObject(chart, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'm', namespace: 'vpn' }, data: {} });
+    expect(chart.toJson().map((o: { kind: string; metadata: unknown }) => [o.kind, o.metadata])).toEqual([
+      ['CiliumEgressGatewayPolicy', { name: 'p' }],
+      ['ConfigMap', { name: 'm', namespace: 'vpn' }],
+    ]);
+  });
+});

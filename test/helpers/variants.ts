@@ -1,0 +1,30 @@
+import { HostPlan, planWireguardMesh, planWireguardOverlayNode, WireguardOverlayNodeProps } from '../../src';
+import { KEYS, siteA, threeNodeMesh } from './fixtures';
+
+/** Every shape of host plan the WireGuard constructs render, for the schema and system checks. */
+export function wireguardHostVariants(): { name: string; plan: HostPlan; ignitionVersion: '3.3.0' | '3.4.0' | '3.5.0' }[] {
+  const out: { name: string; plan: HostPlan; ignitionVersion: '3.3.0' | '3.4.0' | '3.5.0' }[] = [];
+  const base = siteA();
+  const inline: WireguardOverlayNodeProps = {
+    ...base,
+    wireguard: [{ name: 'wg0', address: '10.10.0.1/24', listenPort: 51820, nodeAddress: true, privateKey: KEYS.a.privateKey, peers: [{ publicKey: KEYS.b.publicKey, endpoint: '198.51.100.2:51820', allowedIPs: ['10.10.0.2/32'], presharedKey: KEYS.psk }] }],
+  };
+  const psk: WireguardOverlayNodeProps = {
+    ...base,
+    wireguard: [{ ...base.wireguard[0], peers: [{ ...base.wireguard[0].peers[0], presharedKeyFrom: { url: 'https://vault.example.test/psk?node=a%2Fb', waitFor: '1h' } }] }],
+  };
+  for (const distribution of ['k0s', 'k3s', 'kubeadm'] as const) {
+    for (const role of ['controller', 'worker', 'controller+worker'] as const) {
+      out.push({ name: `${distribution}-${role}`, plan: planWireguardOverlayNode({ ...base, distribution, role }).hosts[0], ignitionVersion: '3.4.0' });
+    }
+  }
+  for (const v of ['3.3.0', '3.4.0', '3.5.0'] as const) {
+    out.push({ name: `inline-keys-${v}`, plan: planWireguardOverlayNode({ ...inline, ignitionVersion: v }).hosts[0], ignitionVersion: v });
+    out.push({ name: `preshared-from-url-${v}`, plan: planWireguardOverlayNode({ ...psk, ignitionVersion: v }).hosts[0], ignitionVersion: v });
+  }
+  const mesh = planWireguardMesh(threeNodeMesh());
+  for (const h of mesh.hosts) out.push({ name: `mesh-${h.node}`, plan: h, ignitionVersion: '3.4.0' });
+  const hub = planWireguardMesh({ ...threeNodeMesh(), topology: { hub: 'site-a' }, distribution: 'k3s' });
+  for (const h of hub.hosts) out.push({ name: `hub-${h.node}`, plan: h, ignitionVersion: '3.5.0' });
+  return out;
+}

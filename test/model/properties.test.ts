@@ -1,0 +1,98 @@
+import * as fc from 'fast-check';
+import {
+  planWireguardMesh, planWireguardOverlayNode, renderHostArtefacts, validateWireguardMesh, validateWireguardOverlayNode, ValidationError, WireguardMeshProps, WireguardOverlayNodeProps,
+} from '../../src';
+import { thrown } from '../helpers/thrown';
+
+const key = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('base64'));
+
+/** Random valid meshes: unique names, addresses and keys; in a full mesh at most one node without an endpoint. */
+const meshArb: fc.Arbitrary<WireguardMeshProps> = fc
+  .record({
+    n: fc.integer({ min: 2, max: 12 }),
+    hosts: fc.uniqueArray(fc.integer({ min: 1, max: 254 }), { minLength: 12, maxLength: 12 }),
+    keys: fc.uniqueArray(key, { minLength: 12, maxLength: 12 }),
+    dialable: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
+    hub: fc.boolean(),
+    keepalive: fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }),
+    distribution: fc.constantFrom('k0s', 'k3s', 'kubeadm') as fc.Arbitrary<'k0s' | 'k3s' | 'kubeadm'>,
+  })
+  .map(({ n, hosts, keys, dialable, hub, keepalive, distribution }) => {
+    const nodes = Array.from({ length: n }, (_, i) => ({
+      node: `node-${i}`,
+      address: `10.10.0.${hosts[i]}`,
+      publicKey: keys[i],
+      privateKeyFrom: i % 2 === 0 ? { file: `/run/keys/node-${i}` } : { url: `https://keys.example.test/node-${i}`, waitFor: '5m' },
+      ...((hub ? i === 0 || dialable[i] : i < n - 1 || dialable[i]) ? { endpoint: `198.51.100.${i + 1}` } : {}),
+    }));
+    return { network: '10.10.0.0/24', listenPort: 51820, distribution, ...(keepalive ? { persistentKeepalive: keepalive } : {}), ...(hub ? { topology: { hub: 'node-0' } } : {}), nodes };
+  });
+
+/** Random overlay nodes with inline keys (the case where secrets sit in the props). */
+const inlineNodeArb = fc.record({ priv: key, psk: key, peers: fc.uniqueArray(key, { minLength: 1, maxLength: 5 }) }).map(({ priv, psk, peers }): WireguardOverlayNodeProps => ({
+  node: 'lab-1',
+  wireguard: [{ name: 'wg0', address: '10.10.0.1/24', listenPort: 51820, privateKey: priv, peers: peers.map((p, i) => ({ publicKey: p, allowedIPs: [`10.10.0.${i + 2}/32`], presharedKey: psk })) }],
+}));
+
+describe('properties', () => {
+  it('every random valid mesh validates and renders the same bytes twice', () => {
+    fc.assert(
+      fc.property(meshArb, (props) => {
+        expect(validateWireguardMesh(props)).toEqual([]);
+        const one = planWireguardMesh(props);
+        const two = planWireguardMesh(structuredClone(props));
+        for (let i = 0; i < one.hosts.length; i++) {
+          const a = renderHostArtefacts(one.hosts[i]);
+          const b = renderHostArtefacts(two.hosts[i]);
+          expect(b.cloudConfig).toBe(a.cloudConfig);
+          expect(b.ignitionJson).toBe(a.ignitionJson);
+        }
+        expect(one.objects).toEqual([]);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('no private or preshared key appears in a warning, an error or a Kubernetes object', () => {
+    fc.assert(
+      fc.property(inlineNodeArb, fc.constantFrom('valid', 'bad-address', 'bad-peer'), (props, breakIt) => {
+        const secrets = [props.wireguard[0].privateKey!, props.wireguard[0].peers[0].presharedKey!];
+        const iface = props.wireguard[0];
+        const broken: WireguardOverlayNodeProps = breakIt === 'valid' ? props : { ...props, wireguard: [{ ...iface, ...(breakIt === 'bad-address' ? { address: '10.10.0.0/24' } : { peers: [...iface.peers, { ...iface.peers[0] }] }) }] };
+        const error = thrown(() => planWireguardOverlayNode(broken));
+        expect(error === undefined || error instanceof ValidationError).toBe(true);
+        const plan = error ? undefined : planWireguardOverlayNode(broken);
+        const said = error ? `${error.message}${JSON.stringify((error as ValidationError).problems)}` : JSON.stringify([plan!.warnings, plan!.objects, plan!.values]);
+        expect(error ? true : renderHostArtefacts(plan!.hosts[0]).secret).toBe(true);
+        for (const s of secrets) expect(said).not.toContain(s);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('an invalid key is never echoed, whatever it is', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 8, maxLength: 60 }).filter((s) => !/^\s*$/.test(s)), (bad) => {
+        const problems = validateWireguardOverlayNode({ node: 'lab-1', wireguard: [{ name: 'wg0', address: '10.10.0.1/24', privateKey: bad, peers: [{ publicKey: 'x'.repeat(10), allowedIPs: ['10.10.0.2/32'], presharedKey: bad }] }] });
+        expect(JSON.stringify(problems)).not.toContain(JSON.stringify(bad).slice(1, -1));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('validation never throws, and planning throws nothing but ValidationError', () => {
+    fc.assert(
+      fc.property(fc.anything(), fc.anything(), (a, b) => {
+        for (const input of [a, { node: 'n', wireguard: [a] }, { network: '10.0.0.0/24', nodes: [a, b] }]) {
+          validateWireguardOverlayNode(input);
+          validateWireguardMesh(input);
+          for (const plan of [planWireguardOverlayNode, planWireguardMesh] as ((p: unknown) => unknown)[]) {
+            const error = thrown(() => plan(input));
+            expect(error === undefined || error instanceof ValidationError).toBe(true);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

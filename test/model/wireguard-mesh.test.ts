@@ -1,0 +1,63 @@
+import { Problem, validateWireguardMesh, WireguardMeshProps } from '../../src';
+import { KEYS, threeNodeMesh } from '../helpers/fixtures';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] extends object ? Mutable<T[K]> : T[K] };
+type Props = Mutable<WireguardMeshProps>;
+
+function mutate(fn: (p: Props) => void): Props {
+  const p = structuredClone(threeNodeMesh()) as Props;
+  fn(p);
+  return p;
+}
+
+describe('WireguardMesh validation', () => {
+  it('accepts the three-site mesh', () => {
+    expect(validateWireguardMesh(threeNodeMesh())).toEqual([]);
+  });
+
+  const cases: [string, (p: Props) => void, Problem[]][] = [
+    ['fails on a network that is not a CIDR', (p) => { p.network = '10.10.0.0'; }, [{ path: 'network', code: 'cidr', message: 'expected a CIDR such as 10.0.0.0/24, received "10.10.0.0"' }]],
+    ['fails on a network with host bits', (p) => { p.network = '10.10.0.1/24'; }, [{ path: 'network', code: 'network', message: 'expected a network address such as 10.10.0.0/24, received "10.10.0.1/24"' }]],
+    ['fails on an address outside the network', (p) => { p.nodes[2].address = '10.20.0.3'; }, [{ path: 'nodes[2].address', code: 'outside-network', message: 'expected an address inside 10.10.0.0/24, received "10.20.0.3"' }]],
+    ['fails on an address with another prefix', (p) => { p.nodes[2].address = '10.10.0.3/16'; }, [{ path: 'nodes[2].address', code: 'prefix', message: 'expected the network\'s prefix /24 (or a bare address), received "10.10.0.3/16"' }]],
+    ['fails on the broadcast address', (p) => { p.nodes[2].address = '10.10.0.255'; }, [{ path: 'nodes[2].address', code: 'host-address', message: 'expected a host address, received "10.10.0.255", which is the network\'s broadcast address' }]],
+    ['fails on two nodes with one address', (p) => { p.nodes[2].address = '10.10.0.1/24'; }, [{ path: 'nodes[2].address', code: 'duplicate-address', message: 'address "10.10.0.1/24" is already the address of nodes[0]: the two would overlap in every peer\'s allowedIPs' }]],
+    ['fails on two nodes with one key', (p) => { p.nodes[1].publicKey = KEYS.a.publicKey; }, [{ path: 'nodes[1].publicKey', code: 'duplicate-key', message: `public key ${KEYS.a.publicKey} is already the key of nodes[0]: one key per node` }]],
+    ['fails on two nodes with one name', (p) => { p.nodes[1].node = 'site-a'; }, [{ path: 'nodes[1].node', code: 'duplicate-node', message: 'node "site-a" is already nodes[0]' }]],
+    ['fails on a key that is not a key', (p) => { p.nodes[0].publicKey = 'x'; }, [{ path: 'nodes[0].publicKey', code: 'key', message: 'expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), received "x"' }]],
+    ['fails on a dialed node without a listen port', (p) => { delete p.listenPort; p.nodes[1].listenPort = 51821; }, [{ path: 'nodes[0].listenPort', code: 'listen-port-required', message: 'peers dial this node at 198.51.100.1, so it needs a fixed listen port: set nodes[0].listenPort or the mesh\'s listenPort' }]],
+    ['fails on two nodes no one can dial in a full mesh', (p) => { delete p.nodes[1].endpoint; }, [{ path: 'nodes[2].endpoint', code: 'unreachable-pair', message: 'neither this node nor nodes[1] has an endpoint: in a full mesh neither can dial the other; give one an endpoint or use topology { hub }' }]],
+    ['fails on a hub that is not a node', (p) => { p.topology = { hub: 'site-z' }; }, [{ path: 'topology.hub', code: 'unknown-node', message: 'expected the name of one of the nodes, received "site-z"' }]],
+    ['fails on a hub without an endpoint', (p) => { p.topology = { hub: 'site-c' }; }, [{ path: 'nodes[2].endpoint', code: 'hub-endpoint', message: 'the hub "site-c" needs an endpoint: every spoke dials it' }]],
+    ['fails on an endpoint that is not host[:port]', (p) => { p.nodes[0].endpoint = '198.51.100.1:0'; }, [{ path: 'nodes[0].endpoint', code: 'endpoint', message: 'expected host or host:port (an IPv6 host in brackets), received "198.51.100.1:0"' }]],
+    ['fails on an MTU below 1280 on an IPv6 overlay', (p) => { p.network = 'fd10::/64'; p.mtu = 1200; p.nodes.forEach((n, i) => { n.address = `fd10::${i + 1}`; }); }, [{ path: 'mtu', code: 'mtu-ipv6', message: 'expected an MTU of at least 1280 on an IPv6 overlay, received 1200' }]],
+    ['fails on an inline key (a mesh only reads keys from sources)', (p) => { (p.nodes[0] as Record<string, unknown>).privateKey = KEYS.a.privateKey; }, [{ path: 'nodes[0].privateKey', code: 'unknown-prop', message: 'unknown prop "privateKey"' }]],
+    ['fails on a keepalive of zero', (p) => { p.persistentKeepalive = 0; }, [{ path: 'persistentKeepalive', code: 'range', message: 'expected a keepalive interval in seconds: an integer from 1 to 65535, received 0' }]],
+    ['fails on an interface name over 15 characters', (p) => { p.interfaceName = 'overlay-network-0'; }, [{ path: 'interfaceName', code: 'interface-name', message: 'expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, received "overlay-network-0"' }]],
+  ];
+
+  it.each(cases)('%s', (_name, fn, expected) => {
+    expect(validateWireguardMesh(mutate(fn))).toEqual(expected);
+  });
+
+  it('accepts a hub-and-spoke mesh whose spokes have no endpoint', () => {
+    expect(validateWireguardMesh(mutate((p) => { p.topology = { hub: 'site-a' }; delete p.nodes[1].endpoint; }))).toEqual([]);
+  });
+
+  it('reports every mistake at once', () => {
+    const problems = validateWireguardMesh(mutate((p) => {
+      p.nodes[0].address = '10.99.0.1';
+      p.nodes[1].publicKey = KEYS.a.publicKey;
+      p.nodes[2].node = 'site-a';
+      p.mtu = 10;
+      (p as Record<string, unknown>).topolgy = 'full';
+    }));
+    expect(problems.map((p) => `${p.path} ${p.code}`)).toEqual([
+      'mtu range',
+      'nodes[0].address outside-network',
+      'nodes[1].publicKey duplicate-key',
+      'nodes[2].node duplicate-node',
+      'topolgy unknown-prop',
+    ]);
+  });
+});

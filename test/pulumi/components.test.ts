@@ -1,0 +1,80 @@
+import * as pulumi from '@pulumi/pulumi';
+import { planWireguardMesh, planWireguardOverlayNode, renderHostArtefacts, ValidationError } from '../../src';
+import { KEYS, siteA, threeNodeMesh } from '../helpers/fixtures';
+import { recordResources, settle, valueOf } from '../helpers/pulumi';
+
+const seen = recordResources();
+// Loaded after the mocks are in place, as Pulumi's own tests do.
+const tw = require('../../src/pulumi') as typeof import('../../src/pulumi');
+const k8s = require('@pulumi/kubernetes') as typeof import('@pulumi/kubernetes');
+
+beforeEach(() => {
+  tw.resetRegistry();
+  seen.length = 0;
+});
+
+describe('Pulumi components', () => {
+  it('WireguardMesh outputs each node\'s artefacts, not secret when they embed no secret', async () => {
+    const mesh = new tw.WireguardMesh('overlay', threeNodeMesh());
+    const plan = planWireguardMesh(threeNodeMesh());
+    for (const node of ['site-a', 'site-b', 'site-c']) {
+      const expected = renderHostArtefacts(plan.nodes[node].host);
+      expect(await valueOf(mesh.nodes[node].cloudConfig)).toBe(expected.cloudConfig);
+      expect(await valueOf(mesh.nodes[node].ignition)).toBe(expected.ignitionJson);
+      expect(await pulumi.isSecret(mesh.nodes[node].cloudConfig)).toBe(false);
+      expect(await pulumi.isSecret(mesh.nodes[node].ignition)).toBe(false);
+    }
+    await settle();
+    expect(seen.map((r) => `${r.type} ${r.name}`)).toEqual(['tunnelwright:index:WireguardMesh overlay']);
+  });
+
+  it('WireguardOverlayNode marks outputs secret exactly when they embed an inline key', async () => {
+    const props = siteA();
+    const { privateKeyFrom: _f, ...iface } = props.wireguard[0];
+    const warn = jest.spyOn(pulumi.log, 'warn').mockImplementation(() => Promise.resolve());
+    const lab = new tw.WireguardOverlayNode('lab', { ...props, node: 'lab-1', wireguard: [{ ...iface, privateKey: KEYS.a.privateKey }] });
+    expect(warn).toHaveBeenCalledWith('wireguard[0].privateKey: an inline private key ends up in the host artefacts (0600, secret outputs); use privateKeyFrom outside labs', lab);
+    expect(JSON.stringify(warn.mock.calls[0][0])).not.toContain(KEYS.a.privateKey);
+    warn.mockRestore();
+    expect(await pulumi.isSecret(lab.cloudConfig)).toBe(true);
+    expect(await pulumi.isSecret(lab.ignition)).toBe(true);
+    const prod = new tw.WireguardOverlayNode('prod', siteA());
+    expect(await pulumi.isSecret(prod.cloudConfig)).toBe(false);
+    expect(await valueOf(prod.cloudConfig)).toBe(renderHostArtefacts(planWireguardOverlayNode(siteA()).hosts[0]).cloudConfig);
+  });
+
+  it('refuses invalid args before registering anything', async () => {
+    expect(() => new tw.WireguardOverlayNode('bad', { ...siteA(), node: 'Bad Name' })).toThrow(ValidationError);
+    await settle();
+    expect(seen).toEqual([]);
+  });
+
+  it('refuses a second component that writes one node\'s file differently, before it registers', async () => {
+    new tw.WireguardMesh('overlay', threeNodeMesh());
+    expect(() => new tw.WireguardOverlayNode('extra', siteA())).toThrow(/extra:\/etc\/wireguard\/wg0\.conf: node "site-a": \/etc\/wireguard\/wg0\.conf is also written by overlay with different content/);
+    expect(() => new tw.WireguardMesh('overlay', { ...threeNodeMesh(), interfaceName: 'wg9' })).toThrow(/overlay: a tunnelwright component named "overlay" already exists/);
+    await settle();
+    expect(seen.map((r) => r.name)).toEqual(['overlay']);
+  });
+
+  it('emits planned objects as children with derived names, the component as parent and its provider', async () => {
+    class Probe extends pulumi.ComponentResource {
+      public readonly children: pulumi.CustomResource[];
+      public constructor(name: string, opts?: pulumi.ComponentResourceOptions) {
+        const plan = { objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'vpn' }, data: { a: 'b' } }], hosts: [], values: {}, warnings: [] };
+        tw.reserve(name, plan, []);
+        super('tunnelwright:index:Probe', name, {}, opts);
+        this.children = tw.emitPlan(this, name, plan, opts);
+      }
+    }
+    const provider = new k8s.Provider('cluster', {});
+    const probe = new Probe('probe', { provider });
+    const urn = await valueOf(probe.children[0].urn);
+    await settle();
+    expect(urn).toMatch(/tunnelwright:index:Probe\$kubernetes:v1:ConfigMap::probe-configmap-vpn-settings$/);
+    const child = seen.find((r) => r.name === 'probe-configmap-vpn-settings')!;
+    expect(child.type).toBe('kubernetes:v1:ConfigMap');
+    expect(child.inputs).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'vpn' }, data: { a: 'b' } });
+    expect(child.provider).toMatch(/::cluster::cluster-id$/);
+  });
+});

@@ -1,0 +1,65 @@
+import { checkCloudConfig, checkIgnition, checkKubeObjects, closeSchema, resolveSchemaDir } from '../../src/testing';
+import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+
+describe('closeSchema', () => {
+  it('closes object schemas that list properties, but not the parts of an allOf', () => {
+    const closed = closeSchema({
+      type: 'object',
+      properties: { a: { type: 'object', properties: { b: { type: 'string' } } }, m: { type: 'object', additionalProperties: { type: 'string' } } },
+      allOf: [{ $ref: '#/$defs/part' }, { properties: { c: { type: 'string' } } }],
+      $defs: { part: { properties: { d: { type: 'string' } } } },
+    });
+    expect(closed).toEqual({
+      type: 'object',
+      additionalProperties: false,
+      properties: { d: {}, c: {}, a: { type: 'object', additionalProperties: false, properties: { b: { type: 'string' } } }, m: { type: 'object', additionalProperties: { type: 'string' } } },
+      allOf: [{ $ref: '#/$defs/part' }, { properties: { c: { type: 'string' } } }],
+      $defs: { part: { properties: { d: { type: 'string' } } } },
+    });
+  });
+});
+
+describe('resolveSchemaDir', () => {
+  it('says what to do when no directory is given', () => {
+    const saved = process.env.TUNNELWRIGHT_SCHEMAS;
+    delete process.env.TUNNELWRIGHT_SCHEMAS;
+    try {
+      expect(() => resolveSchemaDir()).toThrow(/no schema directory: pass one or set TUNNELWRIGHT_SCHEMAS/);
+      expect(() => resolveSchemaDir('/nonexistent/schemas')).toThrow('tunnelwright/testing: schema directory /nonexistent/schemas does not exist');
+    } finally {
+      if (saved !== undefined) process.env.TUNNELWRIGHT_SCHEMAS = saved;
+    }
+  });
+});
+
+describeWithSchemas('the output checks catch what the real tools let through', () => {
+  it('fails a cloud-config with permissions 0999 (cloud-init schema accepts it)', () => {
+    const text = '#cloud-config\nwrite_files:\n  - path: /etc/x\n    permissions: 0999\n    content: x\n';
+    expect(checkCloudConfig(text, SCHEMA_DIR)).toEqual(['/write_files/0/permissions: must be string']);
+    const quoted = text.replace('0999', "'0999'");
+    expect(checkCloudConfig(quoted, SCHEMA_DIR)).toEqual(["/write_files/0/permissions: expected an octal mode such as '0600', received \"0999\""]);
+  });
+
+  it('fails an unknown cloud-config key and an unknown field of a file', () => {
+    expect(checkCloudConfig('#cloud-config\nwrite_filez: []\n', SCHEMA_DIR)).toEqual(['/: must NOT have additional properties (write_filez)']);
+    expect(checkCloudConfig('#cloud-config\nwrite_files:\n  - path: /x\n    mode: "0600"\n', SCHEMA_DIR)).toEqual(['/write_files/0: must NOT have additional properties (mode)']);
+  });
+
+  it('fails an Ignition file with an unknown field and a mode in octal text', () => {
+    const config = { ignition: { version: '3.4.0' }, storage: { files: [{ path: '/x', mode: '0600', contnets: {} }] } };
+    expect(checkIgnition(config, SCHEMA_DIR)).toEqual(['/storage/files/0/mode: must be integer,null', '/storage/files/0: must NOT have additional properties (contnets)']);
+  });
+
+  it('fails a custom resource with an unknown field and a cluster-scoped object with a namespace', () => {
+    const policy = { apiVersion: 'cilium.io/v2', kind: 'CiliumEgressGatewayPolicy', metadata: { name: 'p', namespace: 'x' }, spec: { selectors: [], destinationCIDRs: ['0.0.0.0/0'], egressGateway: { nodeSelector: {}, interfaces: 'tun0' } } };
+    expect(checkKubeObjects([policy], SCHEMA_DIR)).toEqual([
+      'CiliumEgressGatewayPolicy/p: /metadata/namespace: a cluster-scoped CiliumEgressGatewayPolicy has no namespace',
+      'CiliumEgressGatewayPolicy/p: /spec/egressGateway: must NOT have additional properties (interfaces)',
+    ]);
+  });
+
+  it('fails a core object that kubernetes-models rejects', () => {
+    const np = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'n', namespace: 'a' }, spec: { podSelector: {}, policyTypes: ['Egres'] } };
+    expect(checkKubeObjects([np], SCHEMA_DIR)).toEqual(['NetworkPolicy/n: data/spec/policyTypes/0 must be equal to one of the allowed values']);
+  });
+});
