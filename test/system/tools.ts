@@ -1,0 +1,68 @@
+import { spawnSync, SpawnSyncReturns } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** Where scripts/install-system-tools.sh unpacks the tools it does not install (promtool, blackbox exporter). */
+export const TOOLS_BIN = path.resolve(__dirname, '../../.tools/bin');
+const PATH = `${TOOLS_BIN}:${process.env.PATH ?? ''}:/usr/sbin:/sbin`;
+
+export function which(tool: string): string | undefined {
+  for (const dir of PATH.split(':')) {
+    const p = path.join(dir, tool);
+    if (dir && fs.existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+export interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr together, for assertions that any output (a warning) is a failure. */
+  output: string;
+}
+
+/** Runs a command (no shell) with the tools' PATH. */
+export function run(cmd: string, args: string[], opts: { input?: string; env?: Record<string, string>; cwd?: string; timeout?: number } = {}): Run {
+  const r: SpawnSyncReturns<string> = spawnSync(cmd, args, { encoding: 'utf8', input: opts.input, cwd: opts.cwd, timeout: opts.timeout ?? 60_000, env: { ...process.env, PATH, ...opts.env } });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', output: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
+}
+
+/** Runs a shell script. */
+export function sh(script: string, opts: { env?: Record<string, string>; timeout?: number } = {}): Run {
+  return run('/bin/bash', ['-c', script], opts);
+}
+
+export function tmpdir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+const IS_ROOT = typeof process.getuid === 'function' && process.getuid() === 0;
+
+/**
+ * `describe` for tests that need real tools (and root, for network namespaces): skipped with a notice when one is
+ * missing, except under CI=true, where that fails.
+ */
+export function describeWithTools(name: string, tools: string[], fn: () => void, needsRoot = false): void {
+  const missing = tools.filter((t) => !which(t));
+  if (needsRoot && !IS_ROOT) missing.push('(root)');
+  if (missing.length === 0) {
+    describe(name, fn);
+  } else if (process.env.CI === 'true') {
+    describe(name, () => {
+      it('has its tools', () => {
+        throw new Error(`missing: ${missing.join(', ')}: run scripts/install-system-tools.sh (CI=true makes this a failure)`);
+      });
+    });
+  } else {
+    process.stderr.write(`notice: skipping "${name}": missing ${missing.join(', ')} (run scripts/install-system-tools.sh as root)\n`);
+    describe.skip(name, fn);
+  }
+}
+
+/** For setup code (beforeAll): throws with the command's output unless it succeeded. */
+export function must(r: Run, what: string): Run {
+  if (r.status !== 0) throw new Error(`${what} failed (${r.status}):\n${r.output}`);
+  return r;
+}
