@@ -41,6 +41,7 @@ const project = new typescript.TypeScriptProject({
     jestConfig: {
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/system/'],
+      moduleNameMapper: { '^tunnelwright$': '<rootDir>/src', '^tunnelwright/(.*)$': '<rootDir>/src/$1' },
       testEnvironment: 'node',
       collectCoverage: false,
     },
@@ -79,7 +80,7 @@ const project = new typescript.TypeScriptProject({
     ...Object.entries(PEERS).map(([n, v]) => `${n}@${v}`),
   ],
   peerDependencyOptions: { pinnedDevDependency: false },
-  gitignore: ['/dist/', '/.tools/', '/examples/*/dist/', '/examples/*/node_modules/', '/.bench/'],
+  gitignore: ['/.ci-out/', '/.typedoc-out/', '/dist/', '/.tools/', '/examples/*/dist/', '/examples/*/node_modules/', '/.bench/'],
 
 });
 
@@ -125,11 +126,11 @@ project.addTask('lint', {
 });
 project.addTask('synth', {
   description: 'Build every example into dist/<example>/',
-  exec: 'ts-node --transpile-only scripts/synth-examples.ts',
+  steps: [{ spawn: 'compile' }, { exec: 'ts-node --transpile-only scripts/synth-examples.ts' }],
 });
 project.addTask('docs', {
   description: 'Generate API.md (typedoc + typedoc-plugin-markdown) for all entry points',
-  exec: 'typedoc',
+  steps: [{ exec: 'typedoc --logLevel Warn --treatWarningsAsErrors' }, { exec: 'ts-node --transpile-only scripts/api-md.ts' }],
 });
 project.addTask('bench', {
   description: 'SPEC §7 benchmarks: one JSON line per case',
@@ -141,7 +142,7 @@ project.postCompileTask.reset();
 new JsonFile(project, 'tsconfig.dev.json', {
   obj: {
     extends: './tsconfig.json',
-    compilerOptions: { noEmit: true, rootDir: '.' },
+    compilerOptions: { noEmit: true, rootDir: '.', baseUrl: '.', paths: { 'tunnelwright': ['src/index.ts'], 'tunnelwright/*': ['src/*/index.ts'] } },
     include: ['src/**/*.ts', 'test/**/*.ts', 'examples/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', '.projenrc.ts'],
     exclude: ['node_modules', 'examples/*/node_modules'],
   },
@@ -158,6 +159,7 @@ new JsonFile(project, 'jest.system.config.json', {
 });
 
 new JsonFile(project, 'typedoc.json', {
+  marker: false,
   obj: {
     entryPoints: ['src/index.ts', 'src/cdk8s/index.ts', 'src/pulumi/index.ts', 'src/testing/index.ts'],
     plugin: ['typedoc-plugin-markdown'],
@@ -171,6 +173,8 @@ new JsonFile(project, 'typedoc.json', {
     disableSources: true,
     excludePrivate: true,
     excludeInternal: true,
+    excludeExternals: true,
+    externalSymbolLinkMappings: { '@pulumi/pulumi': { '*': 'https://www.pulumi.com/docs/reference/pkg/nodejs/pulumi/pulumi/' }, 'cdk8s': { '*': 'https://cdk8s.io/docs/latest/reference/cdk8s/typescript/' }, 'constructs': { '*': 'https://github.com/aws/constructs' } },
     tsconfig: 'tsconfig.json',
   },
 });

@@ -1,6 +1,8 @@
 /**
  * tunnelwright: the pure core. Props, validation, planning and host renderers; imports no framework.
  * The cdk8s constructs are in `tunnelwright/cdk8s`, the Pulumi components in `tunnelwright/pulumi`.
+ *
+ * @module tunnelwright
  */
 export { formatProblems, joinPath, type Problem, ValidationError } from './errors';
 export { CLUSTER_SCOPED_KINDS, type HostDropin, type HostFile, type HostPlan, type HostUnit, type KubeObject, type Plan } from './types';
@@ -17,3 +19,4 @@ export { type Distribution, type NodeRole, type WireguardInterface, type Wiregua
 export { type WireguardMeshNode, type WireguardMeshProps } from './model/wireguard-mesh';
 export { distributionUnit, planWireguardOverlayNode, validateWireguardOverlayNode } from './render/wireguard-overlay-node';
 export { type MeshNodePlan, type MeshPlan, planWireguardMesh, validateWireguardMesh } from './render/wireguard-mesh';
+export { type RenderInterface, type RenderPeer } from './render/wireguard-overlay-node';

@@ -1,3 +1,8 @@
+/**
+ * cdk8s constructs over the core, and `App`, which also writes host artefacts.
+ *
+ * @module tunnelwright/cdk8s
+ */
 export { App } from './app';
 export { isTunnelwrightConstruct, type ITunnelwrightConstruct, type NodeArtefacts, TunnelwrightConstruct } from './base';
 export { WireguardOverlayNode } from './wireguard-overlay-node';

@@ -1,3 +1,8 @@
+/**
+ * Pulumi ComponentResources over the same core.
+ *
+ * @module tunnelwright/pulumi
+ */
 export { childName, emitPlan, nodeOutputs, type NodeOutputs, reserve } from './base';
 export { registeredHosts, resetRegistry } from './registry';
 export { WireguardOverlayNode, type WireguardOverlayNodeArgs } from './wireguard-overlay-node';
