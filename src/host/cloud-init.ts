@@ -15,6 +15,14 @@ function octal(mode: number): string {
  * Deterministic: same plan, same bytes.
  */
 export function renderCloudConfig(plan: HostPlan): string {
+  return `#cloud-config\n${stringify(cloudConfigDocument(plan), CLOUD_CONFIG_YAML)}`;
+}
+
+/** YAML options of the cloud-config text: no folding, literal block scalars. */
+export const CLOUD_CONFIG_YAML = { lineWidth: 0, blockQuote: 'literal' } as const;
+
+/** The cloud-config document (before YAML serialization) of a host plan. */
+export function cloudConfigDocument(plan: HostPlan): Record<string, unknown> {
   const writeFiles: Record<string, unknown>[] = [];
   for (const f of plan.files) writeFiles.push({ path: f.path, owner: f.owner, permissions: octal(f.mode), content: f.content });
   for (const u of plan.units) if (u.content !== undefined) writeFiles.push({ path: unitPath(u.name), owner: 'root:root', permissions: '0644', content: u.content });
@@ -28,5 +36,5 @@ export function renderCloudConfig(plan: HostPlan): string {
   if (plan.packages.length > 0) doc.packages = [...plan.packages];
   if (writeFiles.length > 0) doc.write_files = writeFiles;
   if (runcmd.length > 0) doc.runcmd = runcmd;
-  return `#cloud-config\n${stringify(doc, { lineWidth: 0, blockQuote: 'literal' })}`;
+  return doc;
 }

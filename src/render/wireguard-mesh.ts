@@ -50,11 +50,12 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
   const peerFor = (self: (typeof seen)[number], other: (typeof seen)[number]): RenderPeer =>
     self.endpoint === undefined || other.endpoint === undefined ? other.asPeerKeepalive : other.asPeer;
 
+  const peerText = new WeakMap<RenderPeer, string>();
   const nodes: Record<string, MeshNodePlan> = {};
   const warnings: Problem[] = [...checked.warnings];
   const hosts: HostPlan[] = [];
   const hubEntry = hub !== undefined ? seen.find((s) => s.node.node === hub)! : undefined;
-  for (const self of seen) {
+  for (const [index, self] of seen.entries()) {
     let peers: RenderPeer[];
     let postUp: string[] | undefined;
     if (!hubEntry) {
@@ -78,10 +79,10 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
       peers,
       ...(postUp ? { postUp } : {}),
     };
-    const { host, values } = renderOverlayHost({ node: self.node.node, role: self.node.role ?? 'worker', distribution: mesh.distribution ?? 'k0s', wireguard: [wireguard] });
+    const { host, values } = renderOverlayHost({ peerText, node: self.node.node, role: self.node.role ?? 'worker', distribution: mesh.distribution ?? 'k0s', wireguard: [wireguard] });
     nodes[self.node.node] = { node: self.node.node, host, wireguard, values };
     hosts.push(host);
-    warnings.push(...userDataSizeWarnings(renderHostArtefacts(host, mesh.ignitionVersion), `nodes[${seen.indexOf(self)}]`));
+    warnings.push(...userDataSizeWarnings(renderHostArtefacts(host, mesh.ignitionVersion), `nodes[${index}]`));
   }
   return { objects: [], hosts, values: {}, warnings, nodes };
 }

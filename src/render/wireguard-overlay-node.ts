@@ -50,8 +50,24 @@ export const K3S_CONFIG_PATH = '/etc/rancher/k3s/config.yaml.d/50-tunnelwright.y
 export const KUBEADM_KUBELET_DEFAULTS_PATH = '/etc/default/kubelet';
 export const KUBEADM_CONFIG_PATH = '/etc/kubernetes/tunnelwright-kubeadm.yaml';
 
-/** Renders the wg-quick config of one interface (no private key when it comes from a file). */
-export function renderWireguardConfig(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map()): string {
+/** One `[Peer]` section. */
+function renderPeer(peer: RenderPeer): string {
+  const lines = ['', '[Peer]'];
+  if (peer.comment) lines.push(`# ${peer.comment}`);
+  lines.push(`PublicKey = ${peer.publicKey}`);
+  if (peer.presharedKey !== undefined) lines.push(`PresharedKey = ${peer.presharedKey}`);
+  if (peer.endpoint !== undefined) lines.push(`Endpoint = ${peer.endpoint}`);
+  lines.push(`AllowedIPs = ${peer.allowedIPs.join(', ')}`);
+  if (peer.persistentKeepalive !== undefined) lines.push(`PersistentKeepalive = ${peer.persistentKeepalive}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Renders the wg-quick config of one interface (no private key when it comes from a file). `peerText` caches each
+ * peer's section by object: a mesh shares one peer object among all the nodes that see it, so a full mesh renders
+ * n sections, not n².
+ */
+export function renderWireguardConfig(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map(), peerText?: WeakMap<RenderPeer, string>): string {
   const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, '[Interface]', `Address = ${iface.address}`];
   if (iface.listenPort !== undefined) lines.push(`ListenPort = ${iface.listenPort}`);
   lines.push(`MTU = ${iface.mtu ?? DEFAULT_WIREGUARD_MTU}`);
@@ -62,20 +78,21 @@ export function renderWireguardConfig(node: string, iface: RenderInterface, priv
     if (psk) lines.push(`PostUp = wg set %i peer ${peer.publicKey} preshared-key ${psk}`);
   });
   for (const cmd of iface.postUp ?? []) lines.push(`PostUp = ${cmd}`);
+  let text = `${lines.join('\n')}\n`;
   for (const peer of iface.peers) {
-    lines.push('', '[Peer]');
-    if (peer.comment) lines.push(`# ${peer.comment}`);
-    lines.push(`PublicKey = ${peer.publicKey}`);
-    if (peer.presharedKey !== undefined) lines.push(`PresharedKey = ${peer.presharedKey}`);
-    if (peer.endpoint !== undefined) lines.push(`Endpoint = ${peer.endpoint}`);
-    lines.push(`AllowedIPs = ${peer.allowedIPs.join(', ')}`);
-    if (peer.persistentKeepalive !== undefined) lines.push(`PersistentKeepalive = ${peer.persistentKeepalive}`);
+    let block = peerText?.get(peer);
+    if (block === undefined) {
+      block = renderPeer(peer);
+      peerText?.set(peer, block);
+    }
+    text += block;
   }
-  lines.push('');
-  return lines.join('\n');
+  return text;
 }
 
 export interface OverlayNodeInput {
+  /** Shared `[Peer]` sections, by peer object (see renderWireguardConfig). */
+  readonly peerText?: WeakMap<RenderPeer, string>;
   readonly node: string;
   readonly role: NodeRole;
   readonly distribution: Distribution;
@@ -117,7 +134,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
       before.push(s.unit);
     });
     const inlineSecret = iface.privateKey !== undefined || iface.peers.some((p) => p.presharedKey !== undefined);
-    host.files.push({ path: `/etc/wireguard/${iface.name}.conf`, mode: 0o600, owner: 'root:root', content: renderWireguardConfig(node, iface, keyPath, pskPaths), secret: inlineSecret || undefined });
+    host.files.push({ path: `/etc/wireguard/${iface.name}.conf`, mode: 0o600, owner: 'root:root', content: renderWireguardConfig(node, iface, keyPath, pskPaths, input.peerText), secret: inlineSecret || undefined });
     host.units.push({ name: wgUnit, enabled: true });
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });

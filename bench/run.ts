@@ -1,0 +1,86 @@
+/**
+ * `npm run bench` (SPEC §7): synthesizes large topologies and prints one JSON line per case:
+ * { case, nodes, ms, floorMs, ratio, bytes, peakRssMb }. The floor is the time to serialize the same final objects
+ * (cloud-config documents with the same YAML serializer, Ignition configs with JSON.stringify), measured in the same
+ * process; ratio = ms / floorMs. Each case runs in its own process so peak RSS is its own.
+ */
+import { spawnSync } from 'node:child_process';
+import { stringify } from 'yaml';
+import { planWireguardMesh, renderHostArtefacts, WireguardMeshProps } from '../src';
+import { CLOUD_CONFIG_YAML, cloudConfigDocument } from '../src/host/cloud-init';
+import { renderIgnition } from '../src/host/ignition';
+
+const CASES: Record<string, number> = { 'mesh-full-100': 100, 'mesh-full-500': 500, 'mesh-full-1000': 1000 };
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+
+/** A full mesh of n nodes: every node dialable, keys derived deterministically (public keys only). */
+export function meshProps(n: number): WireguardMeshProps {
+  return {
+    network: '10.64.0.0/16',
+    listenPort: 51820,
+    nodes: Array.from({ length: n }, (_, i) => {
+      const key = Buffer.alloc(32);
+      key.writeUInt32BE(i + 1, 28);
+      return {
+        node: `node-${i}`,
+        address: `10.64.${Math.floor((i + 1) / 250)}.${((i + 1) % 250) + 1}`,
+        publicKey: key.toString('base64'),
+        privateKeyFrom: { file: '/run/keys/wg0.key' },
+        endpoint: `198.18.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+      };
+    }),
+  };
+}
+
+function time<T>(fn: () => T): { ms: number; value: T } {
+  const t0 = process.hrtime.bigint();
+  const value = fn();
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, value };
+}
+
+function runCase(name: string): void {
+  const n = CASES[name];
+  const props = meshProps(n);
+  const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+  // Warm up the code paths on a small mesh.
+  const warm = planWireguardMesh(meshProps(20));
+  for (const h of warm.hosts) renderHostArtefacts(h);
+  let best = Infinity;
+  let floor = Infinity;
+  let bytes = 0;
+  for (let r = 0; r < RUNS; r++) {
+    gc();
+    const full = time(() => {
+      const plan = planWireguardMesh(props);
+      return { plan, artefacts: plan.hosts.map((h) => renderHostArtefacts(h)) };
+    });
+    best = Math.min(best, full.ms);
+    bytes = full.value.artefacts.reduce((n, a) => n + Buffer.byteLength(a.cloudConfig) + Buffer.byteLength(a.ignitionJson), 0);
+    // The floor: the same final objects, serialized with the same serializers.
+    const docs = full.value.plan.hosts.map((h) => cloudConfigDocument(h));
+    const igns = full.value.plan.hosts.map((h) => renderIgnition(h));
+    gc();
+    const ser = time(() => {
+      let total = 0;
+      for (const d of docs) total += `#cloud-config\n${stringify(d, CLOUD_CONFIG_YAML)}`.length;
+      for (const i of igns) total += JSON.stringify(i).length;
+      return total;
+    });
+    floor = Math.min(floor, ser.ms);
+  }
+  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+  process.stdout.write(`${JSON.stringify({ case: name, nodes: n, ms: Math.round(best), floorMs: Math.round(floor), ratio: Number((best / floor).toFixed(3)), bytes, peakRssMb })}\n`);
+}
+
+function main(): void {
+  const only = process.argv[2];
+  if (only) return runCase(only);
+  let failed = 0;
+  for (const name of Object.keys(CASES)) {
+    const r = spawnSync(process.execPath, ['--expose-gc', '-r', 'ts-node/register/transpile-only', __filename, name], { stdio: ['ignore', 'inherit', 'inherit'] });
+    if (r.status !== 0) failed++;
+  }
+  process.exit(failed === 0 ? 0 : 1);
+}
+
+if (require.main === module) main();
