@@ -20,3 +20,5 @@ export { type WireguardMeshNode, type WireguardMeshProps } from './model/wiregua
 export { distributionUnit, planWireguardOverlayNode, validateWireguardOverlayNode } from './render/wireguard-overlay-node';
 export { type MeshNodePlan, type MeshPlan, planWireguardMesh, validateWireguardMesh } from './render/wireguard-mesh';
 export { type RenderInterface, type RenderPeer } from './render/wireguard-overlay-node';
+export { type HostKillSwitch, type KillSwitchProps } from './model/kill-switch';
+export { KILL_SWITCH_TABLE, killSwitchName, planHostKillSwitch, planKillSwitch, renderKillSwitchTable, validateKillSwitch } from './render/kill-switch';

@@ -7,3 +7,4 @@ export { childName, emitPlan, nodeOutputs, type NodeOutputs, reserve } from './b
 export { registeredHosts, resetRegistry } from './registry';
 export { WireguardOverlayNode, type WireguardOverlayNodeArgs } from './wireguard-overlay-node';
 export { WireguardMesh, type WireguardMeshArgs } from './wireguard-mesh';
+export { KillSwitch, type KillSwitchArgs } from './kill-switch';

@@ -22,7 +22,8 @@ function isObj(v: unknown): v is Json {
 /**
  * Imposes `additionalProperties: false` on every object schema that lists properties and says nothing about extra
  * ones, so an unknown (misspelt) field fails. Schemas that are one part of an `allOf` (directly or through `$ref`)
- * describe part of an object and are left open; the object they compose is closed over the union of their
+ * describe part of an object and are left open, as are `anyOf`/`oneOf` branches without a type of their own
+ * (constraints on the parent's properties); the object an `allOf` composes is closed over the union of its parts'
  * properties instead.
  */
 export function closeSchema<T>(schema: T): T {
@@ -67,7 +68,11 @@ export function closeSchema<T>(schema: T): T {
       node.additionalProperties = false;
     }
     for (const [k, v] of Object.entries(node)) {
+      // Branches of allOf describe part of the object; branches of anyOf/oneOf that declare no type of their own
+      // only constrain the parent's properties (Kubernetes structural schemas): both stay open.
       if (k === 'allOf' && Array.isArray(v)) v.forEach((b, i) => close(b, true, `${pointer}/allOf/${i}`));
+      else if ((k === 'anyOf' || k === 'oneOf') && Array.isArray(v)) v.forEach((b, i) => close(b, !(isObj(b) && b.type !== undefined), `${pointer}/${k}/${i}`));
+      else if (k === 'not' && isObj(v)) close(v, true, `${pointer}/not`);
       else if (k === 'properties' && isObj(v)) for (const [pk, pv] of Object.entries(v)) close(pv, false, `${pointer}/properties/${pk}`);
       else close(v, false, `${pointer}/${k}`);
     }
@@ -87,6 +92,13 @@ export function readSchema(file: string): Json {
 
 export type Validate = (value: unknown) => string[];
 
+/** Kubernetes schemas carry Go (RE2) patterns: `\\PC` is `\\P{C}` in JavaScript. */
+function goRegExp(pattern: string, flags: string): RegExp {
+  const js = pattern.replace(/\\([pP])([A-Za-z])(?![A-Za-z{])/g, '\\$1{$2}');
+  return new RegExp(js, flags);
+}
+goRegExp.code = 'goRegExp';
+
 const compiled = new Map<string, Validate>();
 
 /** A strict validator for one schema file in the directory (cached). Errors as `path: message` lines. */
@@ -97,7 +109,7 @@ export function schemaValidator(schemaDir: string, file: string): Validate {
   if (!fs.existsSync(full)) throw new Error(`tunnelwright/testing: schema ${file} is missing from ${schemaDir}`);
   const schema = closeSchema(readSchema(full));
   const draft04 = String(schema.$schema ?? '').includes('draft-04');
-  const options = { strict: false, allErrors: true, logger: false as const, validateFormats: true };
+  const options = { strict: false, allErrors: true, logger: false as const, validateFormats: true, code: { regExp: goRegExp } };
   const ajv = draft04 ? new AjvDraft04(options) : new Ajv(options);
   addFormats(ajv as unknown as Ajv);
   for (const f of ['int32', 'int64', 'byte', 'int-or-string', 'quantity']) ajv.addFormat(f, true);

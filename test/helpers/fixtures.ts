@@ -1,4 +1,4 @@
-import { WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
+import { KillSwitchProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
 
 /** Fixed keys (generated once with `wg genkey` / `wg pubkey`): tests must be deterministic. */
 export const KEYS = {
@@ -40,5 +40,17 @@ export function threeNodeMesh(): WireguardMeshProps {
       { node: 'site-b', address: '10.10.0.2', publicKey: KEYS.b.publicKey, privateKeyFrom: { file: '/run/corium/wg0.key', waitFor: '10m' }, endpoint: '198.51.100.2' },
       { node: 'site-c', address: '10.10.0.3', publicKey: KEYS.c.publicKey, privateKeyFrom: { url: 'https://vault.example.test/v1/wg/site-c', waitFor: '10m' } },
     ],
+  };
+}
+
+/** A kill switch for qBittorrent routed through a gateway, with the gateway node's host table. */
+export function qbittorrentKillSwitch(): KillSwitchProps {
+  return {
+    selector: { 'app.kubernetes.io/name': 'qbittorrent' },
+    namespace: 'media',
+    allowCidrs: ['10.42.0.0/16', '10.43.0.0/16'],
+    gatewayPodLabels: { 'app.kubernetes.io/name': 'vpn-gateway' },
+    gatewayNamespace: 'vpn-gateway',
+    host: { node: 'gw-1', wanInterface: 'eth0', tunnelInterface: 'tun0', tunnelCidrs: ['10.2.0.2/32'], podCidrs: ['10.42.0.0/16'] },
   };
 }

@@ -1,5 +1,5 @@
-import { HostPlan, planWireguardMesh, planWireguardOverlayNode, WireguardOverlayNodeProps } from '../../src';
-import { KEYS, siteA, threeNodeMesh } from './fixtures';
+import { HostPlan, planKillSwitch, planWireguardMesh, planWireguardOverlayNode, WireguardOverlayNodeProps } from '../../src';
+import { KEYS, qbittorrentKillSwitch, siteA, threeNodeMesh } from './fixtures';
 
 /** Every shape of host plan the WireGuard constructs render, for the schema and system checks. */
 export function wireguardHostVariants(): { name: string; plan: HostPlan; ignitionVersion: '3.3.0' | '3.4.0' | '3.5.0' }[] {
@@ -27,4 +27,18 @@ export function wireguardHostVariants(): { name: string; plan: HostPlan; ignitio
   const hub = planWireguardMesh({ ...threeNodeMesh(), topology: { hub: 'site-a' }, distribution: 'k3s' });
   for (const h of hub.hosts) out.push({ name: `hub-${h.node}`, plan: h, ignitionVersion: '3.5.0' });
   return out;
+}
+
+/** Every shape of host plan the kill switch renders. */
+export function killSwitchHostVariants(): { name: string; plan: HostPlan; ignitionVersion: '3.3.0' | '3.4.0' | '3.5.0' }[] {
+  const base = qbittorrentKillSwitch();
+  return [
+    { name: 'killswitch-pods-and-tunnel', plan: planKillSwitch(base).hosts[0], ignitionVersion: '3.4.0' },
+    { name: 'killswitch-tunnel-only-dual-stack', plan: planKillSwitch({ ...base, host: { node: 'gw-2', wanInterface: 'enp1s0', tunnelInterface: 'wg-vpn', tunnelCidrs: ['10.2.0.2/32', 'fd00:2::2/128'] } }).hosts[0], ignitionVersion: '3.3.0' },
+  ];
+}
+
+/** All host variants, for checks that apply to every host artefact. */
+export function allHostVariants(): { name: string; plan: HostPlan; ignitionVersion: '3.3.0' | '3.4.0' | '3.5.0' }[] {
+  return [...wireguardHostVariants(), ...killSwitchHostVariants()];
 }

@@ -1,10 +1,10 @@
 import { renderHostArtefacts } from '../../src';
 import { checkCloudConfig, checkIgnition } from '../../src/testing';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
-import { wireguardHostVariants } from '../helpers/variants';
+import { allHostVariants } from '../helpers/variants';
 
 describeWithSchemas('host artefacts against the upstream schemas', () => {
-  const variants = wireguardHostVariants();
+  const variants = allHostVariants();
 
   it.each(variants.map((v) => [v.name, v] as const))('%s: the cloud-config passes the cloud-config schema', (_n, v) => {
     expect(checkCloudConfig(renderHostArtefacts(v.plan, v.ignitionVersion).cloudConfig, SCHEMA_DIR)).toEqual([]);

@@ -1,13 +1,11 @@
+import { Mutable, mutated } from '../helpers/mutable';
 import { Problem, validateWireguardMesh, WireguardMeshProps } from '../../src';
 import { KEYS, threeNodeMesh } from '../helpers/fixtures';
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] extends object ? Mutable<T[K]> : T[K] };
 type Props = Mutable<WireguardMeshProps>;
 
 function mutate(fn: (p: Props) => void): Props {
-  const p = structuredClone(threeNodeMesh()) as Props;
-  fn(p);
-  return p;
+  return mutated(threeNodeMesh(), fn);
 }
 
 describe('WireguardMesh validation', () => {

@@ -1,14 +1,12 @@
+import { Mutable, mutated } from '../helpers/mutable';
 import { Problem, validateWireguardOverlayNode, planWireguardOverlayNode, ValidationError, WireguardOverlayNodeProps } from '../../src';
 import { KEYS, siteA } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] extends object ? Mutable<T[K]> : T[K] };
 type Props = Mutable<WireguardOverlayNodeProps>;
 
 function mutate(fn: (p: Props) => void): Props {
-  const p = structuredClone(siteA()) as Props;
-  fn(p);
-  return p;
+  return mutated(siteA(), fn);
 }
 
 describe('WireguardOverlayNode validation', () => {

@@ -58,6 +58,11 @@ describeWithSchemas('the output checks catch what the real tools let through', (
     ]);
   });
 
+  it('fails a CiliumNetworkPolicy rule with a misspelt field (oneOf branches stay constraints, the rule stays closed)', () => {
+    const cnp = { apiVersion: 'cilium.io/v2', kind: 'CiliumNetworkPolicy', metadata: { name: 'k', namespace: 'a' }, spec: { endpointSelector: {}, egress: [{ toCIDRSets: [{ cidr: '10.0.0.0/8' }] }] } };
+    expect(checkKubeObjects([cnp], SCHEMA_DIR)).toEqual(['CiliumNetworkPolicy/k: /spec/egress/0: must NOT have additional properties (toCIDRSets)']);
+  });
+
   it('fails a core object that kubernetes-models rejects', () => {
     const np = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'n', namespace: 'a' }, spec: { podSelector: {}, policyTypes: ['Egres'] } };
     expect(checkKubeObjects([np], SCHEMA_DIR)).toEqual(['NetworkPolicy/n: data/spec/policyTypes/0 must be equal to one of the allowed values']);

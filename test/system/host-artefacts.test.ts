@@ -1,14 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HostPlan, renderHostArtefacts } from '../../src';
-import { wireguardHostVariants } from '../helpers/variants';
+import { allHostVariants } from '../helpers/variants';
 import { verifyUnits } from './host-files';
 import { describeWithTools, must, run, sh, tmpdir } from './tools';
 
-const variants = wireguardHostVariants();
+const variants = allHostVariants();
 const cases = variants.map((v) => [v.name, v] as const);
 
-describeWithTools('cloud-init schema accepts every WireGuard cloud-config', ['cloud-init'], () => {
+describeWithTools('cloud-init schema accepts every cloud-config', ['cloud-init'], () => {
   it.each(cases)('%s', (name, v) => {
     const file = path.join(tmpdir('tw-ci-'), `${name}.yaml`);
     fs.writeFileSync(file, renderHostArtefacts(v.plan, v.ignitionVersion).cloudConfig);
@@ -87,5 +87,28 @@ describeWithTools('wg setconf parses every WireGuard config on a wireguard-go in
     fs.writeFileSync(file, '[Peer]\nPublicKey = abc\nAllowedIPs = 10.0.0.1/32\n');
     const set = run('ip', ['netns', 'exec', ns, 'wg', 'setconf', iface, file]);
     expect(set.status).not.toBe(0);
+  });
+});
+
+describeWithTools('nft -c accepts every nftables table', ['nft', 'ip'], () => {
+  const ns = `tw-nft-${process.pid}`;
+  beforeAll(() => must(sh(`ip netns add ${ns}`), 'ip netns add'));
+  afterAll(() => sh(`ip netns del ${ns}`));
+  const tables = cases.flatMap(([name, v]) => v.plan.files.filter((f) => f.path.endsWith('.nft')).map((f) => [name, f.content] as const));
+
+  it('has tables to check', () => expect(tables.length).toBeGreaterThan(0));
+
+  it.each(tables)('%s', (_name, content) => {
+    const file = path.join(tmpdir('tw-nft-'), 'table.nft');
+    fs.writeFileSync(file, content);
+    const r = run('ip', ['netns', 'exec', ns, 'nft', '-c', '-f', file]);
+    expect(r.output).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  it('rejects a rule with a counter that does not exist (the check can fail)', () => {
+    const file = path.join(tmpdir('tw-nft-'), 'bad.nft');
+    fs.writeFileSync(file, tables[0][1].replace('counter name "tunnel_via_tunnel"', 'counter name "no_such_counter"'));
+    expect(run('ip', ['netns', 'exec', ns, 'nft', '-c', '-f', file]).status).not.toBe(0);
   });
 });

@@ -1,0 +1,30 @@
+import { Construct } from 'constructs';
+import { IgnitionConfig } from '../host/ignition';
+import { KillSwitchProps } from '../model/kill-switch';
+import { planKillSwitch } from '../render/kill-switch';
+import { Plan } from '../types';
+import { TunnelwrightConstruct } from './base';
+
+/**
+ * Fails closed: the selected pods reach only `allowCidrs`, cluster DNS and their gateway (a NetworkPolicy or
+ * CiliumNetworkPolicy); with `host`, an nftables table on the node drops tunnel- and pod-sourced traffic leaving the WAN.
+ */
+export class KillSwitch extends TunnelwrightConstruct {
+  /** The host part's `#cloud-config` (when `host` is set). */
+  public readonly cloudConfig?: string;
+  /** The host part's Ignition config (when `host` is set). */
+  public readonly ignition?: IgnitionConfig;
+  /** The core plan. */
+  public readonly plan: Plan;
+
+  public constructor(scope: Construct, id: string, props: KillSwitchProps) {
+    const plan = planKillSwitch(props);
+    super(scope, id, plan, []);
+    this.plan = plan;
+    if (plan.hosts.length > 0) {
+      const a = this.artefactsOf(plan.hosts[0], '3.4.0');
+      this.cloudConfig = a.cloudConfig;
+      this.ignition = a.ignition;
+    }
+  }
+}

@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { Problem } from '../errors';
+import { asArray, Cidr, cidrSchema, clusterSchema, isRecord, parseWith, portSchema, received, sortProblems } from './common';
+import { checkSelector, isDnsLabel } from './labels';
+import { HOSTNAME } from './wireguard-overlay-node';
+import { parseCidr, ParsedCidr } from './net';
+
+/** The host part of a kill switch: an nftables table on one node. */
+export interface HostKillSwitch {
+  /** The node (hostname) the table is loaded on. */
+  readonly node: string;
+  /** The interface that reaches the internet directly (never allowed to carry tunnel- or pod-sourced traffic). */
+  readonly wanInterface: string;
+  /** The VPN tunnel's interface (`tun0`, `wg0`). */
+  readonly tunnelInterface: string;
+  /** The tunnel's own addresses: traffic sourced from them leaves by the tunnel or not at all. */
+  readonly tunnelCidrs: Cidr[];
+  /** Pod (or other forwarded) sources that must leave by the tunnel or not at all. @default - none */
+  readonly podCidrs?: Cidr[];
+}
+
+export interface KillSwitchProps {
+  /** The cluster this kill switch belongs to. @default 'default' */
+  readonly cluster?: string;
+  /** Name of the policy. @default - the selector's values joined, then `-kill-switch` (e.g. `qbittorrent-kill-switch`) */
+  readonly name?: string;
+  /** Labels of the pods it confines; an empty selector is refused (it would select every pod). */
+  readonly selector: Record<string, string>;
+  /** Namespace of the selected pods (and of the policy). */
+  readonly namespace: string;
+  /** Destinations the pods may reach directly: the cluster's pod and service CIDRs (LAN CIDRs too, if needed). Never a default route. */
+  readonly allowCidrs: Cidr[];
+  /** Allow DNS (UDP and TCP 53) to the cluster DNS pods (`k8s-app=kube-dns` in `kube-system`), and nowhere else. @default true */
+  readonly allowDns?: boolean;
+  /** Labels of the VPN gateway pods: VXLAN (UDP `vxlanPort`) to them is allowed. @default - no gateway */
+  readonly gatewayPodLabels?: Record<string, string>;
+  /** Namespace of the gateway pods. @default - the kill switch's namespace */
+  readonly gatewayNamespace?: string;
+  /** UDP port of the VXLAN to the gateway pods. @default 4789 */
+  readonly vxlanPort?: number;
+  /** `kubernetes`: a NetworkPolicy; `cilium`: a CiliumNetworkPolicy (in-cluster destinations as the `cluster` entity). @default 'kubernetes' */
+  readonly flavor?: 'kubernetes' | 'cilium';
+  /** Allow IPv6 destinations in `allowCidrs` (IPv6 routed through the tunnel). Otherwise all IPv6 egress is denied. @default false */
+  readonly ipv6?: boolean;
+  /** The host part: an nftables table on one node. @default - none */
+  readonly host?: HostKillSwitch;
+}
+
+export const DEFAULT_VXLAN_PORT = 4789;
+/** Linux interface names: 1–15 characters, no '/', whitespace or ':' (nftables and iproute2 friendly). */
+export const LINUX_INTERFACE = /^[A-Za-z0-9_.-]{1,15}$/;
+
+const labels = z.record(z.string(), z.string());
+
+export const hostKillSwitchSchema = z.strictObject({
+  node: z.string().regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }),
+  wanInterface: z.string(),
+  tunnelInterface: z.string(),
+  tunnelCidrs: z.array(cidrSchema),
+  podCidrs: z.array(cidrSchema).optional(),
+});
+
+export const killSwitchSchema = z.strictObject({
+  cluster: clusterSchema.optional(),
+  name: z.string().optional(),
+  selector: labels,
+  namespace: z.string(),
+  allowCidrs: z.array(cidrSchema),
+  allowDns: z.boolean().optional(),
+  gatewayPodLabels: labels.optional(),
+  gatewayNamespace: z.string().optional(),
+  vxlanPort: portSchema.optional(),
+  flavor: z.enum(['kubernetes', 'cilium']).optional(),
+  ipv6: z.boolean().optional(),
+  host: hostKillSwitchSchema.optional(),
+});
+
+/** True when the CIDRs together cover the whole IPv4 or IPv6 space (a default route, perhaps split as 0/1 + 128/1). O(n log n). */
+export function coversEverything(cidrs: readonly ParsedCidr[], family: 4 | 6): boolean {
+  const blocks = cidrs.filter((c) => c.family === family).sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  const top = family === 4 ? (1n << 32n) - 1n : (1n << 128n) - 1n;
+  let next = 0n;
+  for (const b of blocks) {
+    if (b.start > next) return false;
+    if (b.end + 1n > next) next = b.end + 1n;
+    if (next > top) return true;
+  }
+  return false;
+}
+
+/** Checks of an interface name. */
+export function checkInterfaceName(name: unknown, path: string, problems: Problem[]): void {
+  if (typeof name !== 'string') return;
+  if (!LINUX_INTERFACE.test(name) || name === '.' || name === '..') {
+    problems.push({ path, code: 'interface-name', message: `expected a Linux interface name (1–15 characters of [A-Za-z0-9_.-]), ${received(name)}` });
+  }
+}
+
+/** Semantic checks of the host part (shared with EgressSteering's host kill switch). */
+export function checkHostKillSwitch(host: Record<string, unknown>, path: string, problems: Problem[]): void {
+  checkInterfaceName(host.wanInterface, `${path}.wanInterface`, problems);
+  checkInterfaceName(host.tunnelInterface, `${path}.tunnelInterface`, problems);
+  if (typeof host.wanInterface === 'string' && host.wanInterface === host.tunnelInterface) {
+    problems.push({ path: `${path}.tunnelInterface`, code: 'same-interface', message: `expected the tunnel and the WAN to be different interfaces, both are ${JSON.stringify(host.wanInterface)}` });
+  }
+  if (Array.isArray(host.tunnelCidrs) && host.tunnelCidrs.length === 0) {
+    problems.push({ path: `${path}.tunnelCidrs`, code: 'required', message: "expected at least one CIDR: the tunnel's own addresses" });
+  }
+  for (const key of ['tunnelCidrs', 'podCidrs'] as const) {
+    const parsed = asArray(host[key]).map((c) => (typeof c === 'string' ? parseCidr(c) : undefined)).filter((c): c is ParsedCidr => c !== undefined);
+    for (const fam of [4, 6] as const) {
+      if (coversEverything(parsed, fam)) problems.push({ path: `${path}.${key}`, code: 'default-route', message: `expected the ${key === 'tunnelCidrs' ? "tunnel's" : "pods'"} own addresses, received CIDRs that cover all of IPv${fam}: every packet would count as ${key === 'tunnelCidrs' ? 'tunnel' : 'pod'}-sourced` });
+    }
+  }
+}
+
+/** Validates KillSwitch props: all problems at once. */
+export function checkKillSwitch(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: KillSwitchProps } {
+  const parsed = parseWith<KillSwitchProps>(killSwitchSchema, input);
+  const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
+  if (isRecord(input)) {
+    checkSelector(input.selector, 'selector', problems);
+    if (input.gatewayPodLabels !== undefined) checkSelector(input.gatewayPodLabels, 'gatewayPodLabels', problems);
+    for (const key of ['namespace', 'gatewayNamespace'] as const) {
+      const v = input[key];
+      if (typeof v === 'string' && !isDnsLabel(v)) problems.push({ path: key, code: 'namespace', message: `expected a namespace name (a DNS label), ${received(v)}` });
+    }
+    if (typeof input.name === 'string' && !isDnsLabel(input.name)) problems.push({ path: 'name', code: 'name', message: `expected an object name (a DNS label, ≤ 63 characters), ${received(input.name)}` });
+    const allow = asArray(input.allowCidrs).map((c, i) => ({ c: typeof c === 'string' ? parseCidr(c) : undefined, i, raw: c }));
+    if (Array.isArray(input.allowCidrs) && input.allowCidrs.length === 0) problems.push({ path: 'allowCidrs', code: 'required', message: 'expected the cluster CIDRs (pods and services): without them the pods cannot reach the cluster' });
+    for (const { c, i, raw } of allow) {
+      if (!c) continue;
+      if (c.prefix === 0) problems.push({ path: `allowCidrs[${i}]`, code: 'default-route', message: `expected cluster CIDRs, ${received(raw)}: a default route would let every packet bypass the VPN` });
+      else if (c.family === 6 && input.ipv6 !== true) problems.push({ path: `allowCidrs[${i}]`, code: 'ipv6-disabled', message: `IPv6 egress is denied unless ipv6 is true, ${received(raw)}` });
+    }
+    const parsedAllow = allow.map((a) => a.c).filter((c): c is ParsedCidr => c !== undefined && c.prefix > 0);
+    for (const fam of [4, 6] as const) {
+      if (coversEverything(parsedAllow, fam)) problems.push({ path: 'allowCidrs', code: 'default-route', message: `expected cluster CIDRs, received CIDRs that together cover all of IPv${fam}: a split default route lets every packet bypass the VPN` });
+    }
+    if (input.gatewayNamespace !== undefined && input.gatewayPodLabels === undefined) problems.push({ path: 'gatewayNamespace', code: 'gateway', message: 'gatewayNamespace needs gatewayPodLabels' });
+    if (input.vxlanPort !== undefined && input.gatewayPodLabels === undefined) problems.push({ path: 'vxlanPort', code: 'gateway', message: 'vxlanPort needs gatewayPodLabels' });
+    if (isRecord(input.host)) checkHostKillSwitch(input.host, 'host', problems);
+  }
+  return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+}

@@ -1,0 +1,28 @@
+import * as pulumi from '@pulumi/pulumi';
+import { KillSwitchProps } from '../model/kill-switch';
+import { planKillSwitch } from '../render/kill-switch';
+import { emitPlan, nodeOutputs, reserve } from './base';
+
+/** Arguments of the KillSwitch component (plain values). */
+export type KillSwitchArgs = KillSwitchProps;
+
+/** Fails closed: the pod policy as a child resource; with `host`, the node's nftables table as host outputs. */
+export class KillSwitch extends pulumi.ComponentResource {
+  /** The host part's `#cloud-config` (when `host` is set). */
+  public readonly cloudConfig?: pulumi.Output<string>;
+  /** The host part's Ignition config JSON (when `host` is set). */
+  public readonly ignition?: pulumi.Output<string>;
+
+  public constructor(name: string, args: KillSwitchArgs, opts?: pulumi.ComponentResourceOptions) {
+    const plan = planKillSwitch(args);
+    reserve(name, plan, []);
+    super('tunnelwright:index:KillSwitch', name, {}, opts);
+    emitPlan(this, name, plan, opts);
+    if (plan.hosts.length > 0) {
+      const out = nodeOutputs(plan.hosts[0], '3.4.0');
+      this.cloudConfig = out.cloudConfig;
+      this.ignition = out.ignition;
+    }
+    this.registerOutputs({ cloudConfig: this.cloudConfig, ignition: this.ignition });
+  }
+}

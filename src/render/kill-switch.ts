@@ -1,0 +1,167 @@
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import type { INetworkPolicyEgressRule } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyEgressRule';
+import { Problem, throwIfProblems } from '../errors';
+import { checkKillSwitch, DEFAULT_VXLAN_PORT, HostKillSwitch, KillSwitchProps } from '../model/kill-switch';
+import { parseCidr } from '../model/net';
+import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
+
+/** Returns the problems of KillSwitch props without throwing. */
+export function validateKillSwitch(props: unknown): Problem[] {
+  return checkKillSwitch(props).problems;
+}
+
+/** The nftables table of a host kill switch (never named `wg-quick-*`: wg-quick deletes those on down). */
+export const KILL_SWITCH_TABLE = 'tunnelwright_killswitch';
+export const KILL_SWITCH_NFT_PATH = '/etc/tunnelwright/killswitch.nft';
+export const KILL_SWITCH_UNIT = 'tunnelwright-killswitch.service';
+
+/** The policy name: `name`, else the selector's values joined, then `-kill-switch`, as a DNS label. */
+export function killSwitchName(props: Pick<KillSwitchProps, 'name' | 'selector'>): string {
+  if (props.name) return props.name;
+  const base = Object.keys(props.selector).sort().map((k) => props.selector[k]).join('-').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+  return `${base.slice(0, 63 - '-kill-switch'.length).replace(/-+$/, '') || 'pods'}-kill-switch`;
+}
+
+/** Plans the kill switch: the pod policy, and the host table when `host` is set. */
+export function planKillSwitch(props: KillSwitchProps): Plan {
+  const checked = checkKillSwitch(props);
+  throwIfProblems(checked.problems, 'KillSwitch props');
+  return renderKillSwitch(checked.value!);
+}
+
+/** Renders validated props (VpnGateway.route() calls it with a kill switch it derived and checked). */
+export function renderKillSwitch(props: KillSwitchProps): Plan {
+  const objects: KubeObject[] = [props.flavor === 'cilium' ? ciliumPolicy(props) : networkPolicy(props)];
+  const hosts = props.host ? [planHostKillSwitch(props.host)] : [];
+  return { objects, hosts, values: {}, warnings: [] };
+}
+
+const KUBE_DNS = { namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' } };
+
+function networkPolicy(props: KillSwitchProps): KubeObject {
+  const egress: INetworkPolicyEgressRule[] = [{ to: props.allowCidrs.map((cidr) => ({ ipBlock: { cidr } })) }];
+  if (props.allowDns !== false) {
+    egress.push({
+      to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': KUBE_DNS.namespace } }, podSelector: { matchLabels: { ...KUBE_DNS.labels } } }],
+      ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }],
+    });
+  }
+  if (props.gatewayPodLabels) {
+    egress.push({
+      to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': props.gatewayNamespace ?? props.namespace } }, podSelector: { matchLabels: { ...props.gatewayPodLabels } } }],
+      ports: [{ protocol: 'UDP', port: props.vxlanPort ?? DEFAULT_VXLAN_PORT }],
+    });
+  }
+  const policy: INetworkPolicy = {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: killSwitchName(props), namespace: props.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'tunnelwright.dev/component': 'kill-switch' } },
+    spec: { podSelector: { matchLabels: { ...props.selector } }, policyTypes: ['Egress'], egress },
+  };
+  return policy as KubeObject;
+}
+
+function ciliumPolicy(props: KillSwitchProps): KubeObject {
+  const egress: Record<string, unknown>[] = [
+    // Cilium's CIDR rules never match in-cluster endpoints: the cluster is allowed as an entity.
+    { toEntities: ['cluster'] },
+    { toCIDRSet: props.allowCidrs.map((cidr) => ({ cidr })) },
+  ];
+  if (props.allowDns !== false) {
+    egress.push({
+      toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': KUBE_DNS.namespace, ...KUBE_DNS.labels } }],
+      toPorts: [{ ports: [{ port: '53', protocol: 'UDP' }, { port: '53', protocol: 'TCP' }] }],
+    });
+  }
+  if (props.gatewayPodLabels) {
+    egress.push({
+      toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': props.gatewayNamespace ?? props.namespace, ...props.gatewayPodLabels } }],
+      toPorts: [{ ports: [{ port: String(props.vxlanPort ?? DEFAULT_VXLAN_PORT), protocol: 'UDP' }] }],
+    });
+  }
+  return {
+    apiVersion: 'cilium.io/v2',
+    kind: 'CiliumNetworkPolicy',
+    metadata: { name: killSwitchName(props), namespace: props.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'tunnelwright.dev/component': 'kill-switch' } },
+    spec: { endpointSelector: { matchLabels: { ...props.selector } }, enableDefaultDeny: { egress: true, ingress: false }, egress },
+  };
+}
+
+function saddrRules(cidrs: readonly string[], oif: string, counter: string, verdict: 'accept' | 'drop'): string[] {
+  const out: string[] = [];
+  for (const fam of [4, 6] as const) {
+    const set = cidrs.filter((c) => parseCidr(c)!.family === fam);
+    if (set.length > 0) out.push(`\t\t${fam === 4 ? 'ip' : 'ip6'} saddr { ${set.join(', ')} } oifname "${oif}" counter name "${counter}" ${verdict}`);
+  }
+  return out;
+}
+
+/** The nftables table text: tunnel- and pod-sourced traffic accepted on the tunnel, dropped on the WAN, every rule counted. */
+export function renderKillSwitchTable(host: HostKillSwitch): string {
+  const pods = host.podCidrs ?? [];
+  const counters = ['tunnel_via_tunnel', 'tunnel_via_wan_dropped', 'masqueraded_via_wan_dropped', ...(pods.length > 0 ? ['pods_via_tunnel', 'pods_via_wan_dropped'] : [])];
+  const lines = [
+    `# tunnelwright kill switch on ${host.node}: traffic sourced from the tunnel${pods.length > 0 ? ' or the pods' : ''} leaves by ${host.tunnelInterface} or not at all.`,
+    '# The table is replaced atomically on load and stays loaded when the tunnel goes down: it fails closed.',
+    `table inet ${KILL_SWITCH_TABLE}`,
+    `delete table inet ${KILL_SWITCH_TABLE}`,
+    `table inet ${KILL_SWITCH_TABLE} {`,
+    ...counters.map((c) => `\tcounter ${c} {\n\t}`),
+    '',
+    '\tchain output {',
+    '\t\ttype filter hook output priority filter; policy accept;',
+    ...saddrRules(host.tunnelCidrs, host.tunnelInterface, 'tunnel_via_tunnel', 'accept'),
+    ...saddrRules(host.tunnelCidrs, host.wanInterface, 'tunnel_via_wan_dropped', 'drop'),
+    '\t}',
+  ];
+  if (pods.length > 0) {
+    lines.push(
+      '',
+      '\tchain forward {',
+      '\t\ttype filter hook forward priority filter; policy accept;',
+      ...saddrRules(pods, host.tunnelInterface, 'pods_via_tunnel', 'accept'),
+      ...saddrRules(pods, host.wanInterface, 'pods_via_wan_dropped', 'drop'),
+      '\t}',
+    );
+  }
+  lines.push(
+    '',
+    '\t# After source NAT (priority srcnat + 10): forwarded traffic masqueraded to the tunnel address.',
+    '\tchain postrouting {',
+    '\t\ttype filter hook postrouting priority 110; policy accept;',
+    ...saddrRules(host.tunnelCidrs, host.wanInterface, 'masqueraded_via_wan_dropped', 'drop'),
+    '\t}',
+    '}',
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** The host plan of a kill switch: the table, and a unit that loads it before the network (and so any tunnel) starts. */
+export function planHostKillSwitch(host: HostKillSwitch): HostPlan {
+  const plan = emptyHostPlan(host.node);
+  plan.packages.push('nftables');
+  plan.files.push({ path: KILL_SWITCH_NFT_PATH, mode: 0o644, owner: 'root:root', content: renderKillSwitchTable(host) });
+  plan.units.push({
+    name: KILL_SWITCH_UNIT,
+    enabled: true,
+    content: [
+      '[Unit]',
+      `Description=tunnelwright kill switch: tunnel-sourced traffic leaves by ${host.tunnelInterface} or not at all`,
+      'DefaultDependencies=no',
+      'Wants=network-pre.target',
+      'Before=network-pre.target shutdown.target',
+      'Conflicts=shutdown.target',
+      '',
+      '[Service]',
+      'Type=oneshot',
+      'RemainAfterExit=yes',
+      `ExecStart=/usr/sbin/nft -f ${KILL_SWITCH_NFT_PATH}`,
+      '',
+      '[Install]',
+      'WantedBy=sysinit.target',
+      '',
+    ].join('\n'),
+  });
+  return plan;
+}

@@ -1,0 +1,27 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Chart } from 'cdk8s';
+import { App } from '../../src/cdk8s';
+import { Registered, settle } from './pulumi';
+
+/** The Kubernetes objects a cdk8s chart synthesizes when `build` adds constructs to it. */
+export function cdk8sObjects(build: (chart: Chart) => void, namespace?: string): Record<string, unknown>[] {
+  const app = new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'tw-parity-')) });
+  const chart = new Chart(app, 'parity', namespace ? { namespace } : {});
+  build(chart);
+  return chart.toJson();
+}
+
+/** The Kubernetes resources the Pulumi mocks registered (type and inputs), once registration settled. */
+export async function pulumiObjects(seen: Registered[], build: () => void): Promise<{ type: string; name: string; inputs: Record<string, unknown> }[]> {
+  const before = seen.length;
+  build();
+  await settle();
+  return seen.slice(before).filter((r) => r.type.startsWith('kubernetes:')).map((r) => ({ type: r.type, name: r.name, inputs: r.inputs }));
+}
+
+/** The Pulumi type token of a Kubernetes object: `kubernetes:<apiVersion>:<kind>`. */
+export function typeToken(o: Record<string, unknown>): string {
+  return `kubernetes:${String(o.apiVersion)}:${String(o.kind)}`;
+}

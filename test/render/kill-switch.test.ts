@@ -1,0 +1,101 @@
+import { planKillSwitch, renderHostArtefacts, renderKillSwitchTable } from '../../src';
+import { checkKubeObjects } from '../../src/testing';
+import { qbittorrentKillSwitch } from '../helpers/fixtures';
+import { expectGolden } from '../helpers/golden';
+import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+
+const labels = { 'app.kubernetes.io/managed-by': 'tunnelwright', 'tunnelwright.dev/component': 'kill-switch' };
+
+describe('planKillSwitch', () => {
+  it('denies all egress but the cluster, cluster DNS and VXLAN to the gateway', () => {
+    expect(planKillSwitch(qbittorrentKillSwitch()).objects).toEqual([
+      {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { name: 'qbittorrent-kill-switch', namespace: 'media', labels },
+        spec: {
+          podSelector: { matchLabels: { 'app.kubernetes.io/name': 'qbittorrent' } },
+          policyTypes: ['Egress'],
+          egress: [
+            { to: [{ ipBlock: { cidr: '10.42.0.0/16' } }, { ipBlock: { cidr: '10.43.0.0/16' } }] },
+            { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }], ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] },
+            { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'vpn-gateway' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'vpn-gateway' } } }], ports: [{ protocol: 'UDP', port: 4789 }] },
+          ],
+        },
+      },
+    ]);
+  });
+
+  it('leaves DNS out with allowDns: false and names the policy as asked', () => {
+    const [policy] = planKillSwitch({ ...qbittorrentKillSwitch(), allowDns: false, name: 'qb-egress', gatewayPodLabels: undefined, gatewayNamespace: undefined }).objects;
+    expect(policy.metadata.name).toBe('qb-egress');
+    expect((policy.spec as { egress: unknown[] }).egress).toEqual([{ to: [{ ipBlock: { cidr: '10.42.0.0/16' } }, { ipBlock: { cidr: '10.43.0.0/16' } }] }]);
+  });
+
+  it('renders a CiliumNetworkPolicy with default-deny egress and the cluster as an entity', () => {
+    expect(planKillSwitch({ ...qbittorrentKillSwitch(), flavor: 'cilium', vxlanPort: 8472 }).objects).toEqual([
+      {
+        apiVersion: 'cilium.io/v2',
+        kind: 'CiliumNetworkPolicy',
+        metadata: { name: 'qbittorrent-kill-switch', namespace: 'media', labels },
+        spec: {
+          endpointSelector: { matchLabels: { 'app.kubernetes.io/name': 'qbittorrent' } },
+          enableDefaultDeny: { egress: true, ingress: false },
+          egress: [
+            { toEntities: ['cluster'] },
+            { toCIDRSet: [{ cidr: '10.42.0.0/16' }, { cidr: '10.43.0.0/16' }] },
+            { toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': 'kube-system', 'k8s-app': 'kube-dns' } }], toPorts: [{ ports: [{ port: '53', protocol: 'UDP' }, { port: '53', protocol: 'TCP' }] }] },
+            { toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': 'vpn-gateway', 'app.kubernetes.io/name': 'vpn-gateway' } }], toPorts: [{ ports: [{ port: '8472', protocol: 'UDP' }] }] },
+          ],
+        },
+      },
+    ]);
+  });
+
+  it('loads the host table before the network comes up, and keeps it loaded (fails closed)', () => {
+    const host = planKillSwitch(qbittorrentKillSwitch()).hosts[0];
+    expect(host.files.map((f) => [f.path, f.mode])).toEqual([['/etc/tunnelwright/killswitch.nft', 0o644]]);
+    expect(host.units[0].content).toBe([
+      '[Unit]',
+      'Description=tunnelwright kill switch: tunnel-sourced traffic leaves by tun0 or not at all',
+      'DefaultDependencies=no',
+      'Wants=network-pre.target',
+      'Before=network-pre.target shutdown.target',
+      'Conflicts=shutdown.target',
+      '',
+      '[Service]',
+      'Type=oneshot',
+      'RemainAfterExit=yes',
+      'ExecStart=/usr/sbin/nft -f /etc/tunnelwright/killswitch.nft',
+      '',
+      '[Install]',
+      'WantedBy=sysinit.target',
+      '',
+    ].join('\n'));
+    expect(host.units[0].content).not.toContain('ExecStop');
+  });
+
+  it('never names its table wg-quick-*, and counts every rule', () => {
+    const table = renderKillSwitchTable(qbittorrentKillSwitch().host!);
+    expect(table).not.toMatch(/table \S+ wg-quick-/);
+    const rules = table.split('\n').filter((l) => /^\t\t(ip6?|meta) /.test(l));
+    expect(rules.length).toBe(5);
+    expect(rules.every((r) => / counter name "[a-z_]+" (accept|drop)$/.test(r))).toBe(true);
+  });
+
+  it('renders the golden host table', () => {
+    expectGolden('gw-1.killswitch.nft', renderKillSwitchTable({ ...qbittorrentKillSwitch().host!, tunnelCidrs: ['10.2.0.2/32', 'fd00:2::2/128'] }));
+  });
+
+  it('has no host artefacts without host, and plain ones with it', () => {
+    const { host: _h, ...podOnly } = qbittorrentKillSwitch();
+    expect(planKillSwitch(podOnly).hosts).toEqual([]);
+    expect(renderHostArtefacts(planKillSwitch(qbittorrentKillSwitch()).hosts[0]).secret).toBe(false);
+  });
+});
+
+describeWithSchemas('KillSwitch objects against their schemas', () => {
+  it.each(['kubernetes', 'cilium'] as const)('%s flavor passes', (flavor) => {
+    expect(checkKubeObjects(planKillSwitch({ ...qbittorrentKillSwitch(), flavor }).objects, SCHEMA_DIR)).toEqual([]);
+  });
+});
