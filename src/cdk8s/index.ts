@@ -8,3 +8,4 @@ export { isTunnelwrightConstruct, type ITunnelwrightConstruct, type NodeArtefact
 export { WireguardOverlayNode } from './wireguard-overlay-node';
 export { WireguardMesh } from './wireguard-mesh';
 export { KillSwitch } from './kill-switch';
+export { VpnGateway } from './vpn-gateway';

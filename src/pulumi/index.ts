@@ -8,3 +8,4 @@ export { registeredHosts, resetRegistry } from './registry';
 export { WireguardOverlayNode, type WireguardOverlayNodeArgs } from './wireguard-overlay-node';
 export { WireguardMesh, type WireguardMeshArgs } from './wireguard-mesh';
 export { KillSwitch, type KillSwitchArgs } from './kill-switch';
+export { type RouteTransform, VpnGateway, type VpnGatewayArgs } from './vpn-gateway';

@@ -1,4 +1,4 @@
-import { KillSwitchProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
+import { KillSwitchProps, VpnGatewayProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
 
 /** Fixed keys (generated once with `wg genkey` / `wg pubkey`): tests must be deterministic. */
 export const KEYS = {
@@ -53,4 +53,37 @@ export function qbittorrentKillSwitch(): KillSwitchProps {
     gatewayNamespace: 'vpn-gateway',
     host: { node: 'gw-1', wanInterface: 'eth0', tunnelInterface: 'tun0', tunnelCidrs: ['10.2.0.2/32'], podCidrs: ['10.42.0.0/16'] },
   };
+}
+
+/** The original design's gateway: NordVPN over WireGuard from MicroK8s, server country Switzerland. */
+export function nordvpnGateway(): VpnGatewayProps {
+  return {
+    clusterCidrs: ['10.1.0.0/16', '10.152.183.0/24'],
+    nodeCidrs: ['192.168.1.0/24'],
+    vpnProvider: 'nordvpn',
+    wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' },
+    serverCountries: ['Switzerland'],
+  };
+}
+
+/** A valid gateway for every provider row (the matrix's valid cases). */
+export function gatewayFor(provider: string): VpnGatewayProps {
+  const base = nordvpnGateway();
+  const { serverCountries: _c, ...noFilter } = base;
+  switch (provider) {
+    case 'nordvpn': return base;
+    case 'protonvpn': return { ...base, vpnProvider: 'protonvpn', portForwarding: { toPort: 6881, workload: 'qbittorrent' } };
+    case 'mullvad': return { ...base, vpnProvider: 'mullvad', wireguardAddresses: ['10.64.1.2/32'], vpnEndpointPort: 51820, wireguardPresharedKeySecret: { name: 'mullvad-psk' } };
+    case 'surfshark': return { ...base, vpnProvider: 'surfshark', wireguardAddresses: ['10.14.0.2/16'] };
+    case 'ivpn': return { ...base, vpnProvider: 'ivpn', wireguardAddresses: ['172.28.1.2/32'], vpnEndpointPort: 2049 };
+    case 'windscribe': return { ...noFilter, vpnProvider: 'windscribe', wireguardAddresses: ['100.80.1.2/32'], serverRegions: ['Switzerland'], vpnEndpointPort: 443 };
+    case 'airvpn': return { ...base, vpnProvider: 'airvpn', wireguardAddresses: ['10.128.1.2/32'], wireguardPresharedKeySecret: { name: 'airvpn-psk' }, vpnEndpointPort: 1637 };
+    case 'fastestvpn': return { ...base, vpnProvider: 'fastestvpn', wireguardAddresses: ['10.8.1.2/32'] };
+    case 'private internet access': {
+      const { wireguardPrivateKeySecret: _k, ...rest } = noFilter;
+      return { ...rest, vpnProvider: 'pia', vpnType: 'openvpn', openvpnCredentialsSecret: { name: 'pia-credentials' }, serverRegions: ['Switzerland'], portForwarding: {} };
+    }
+    case 'custom': return { ...noFilter, vpnProvider: 'custom', vpnEndpointIp: '203.0.113.50', vpnEndpointPort: 1337, wireguardPublicKey: KEYS.a.publicKey, wireguardAddresses: ['10.13.0.2/32'], serverNames: ['swiss-1'], portForwarding: { provider: 'pia', credentialsSecret: { name: 'pia-credentials' } } };
+    default: throw new Error(provider);
+  }
 }

@@ -1,10 +1,23 @@
-import { KillSwitch as Cdk8sKillSwitch } from '../../src/cdk8s';
-import { qbittorrentKillSwitch } from '../helpers/fixtures';
+import { ApiObject } from 'cdk8s';
+import { KillSwitch as Cdk8sKillSwitch, VpnGateway as Cdk8sVpnGateway } from '../../src/cdk8s';
+import { PROVIDERS } from '../../src';
+import { gatewayFor, qbittorrentKillSwitch } from '../helpers/fixtures';
 import { cdk8sObjects, pulumiObjects, typeToken } from '../helpers/parity';
 import { recordResources } from '../helpers/pulumi';
 
 const seen = recordResources();
 const tw = require('../../src/pulumi') as typeof import('../../src/pulumi');
+const k8s = require('@pulumi/kubernetes') as typeof import('@pulumi/kubernetes');
+
+const deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'qbittorrent', namespace: 'media' },
+  spec: {
+    selector: { matchLabels: { app: 'qbittorrent' } },
+    template: { metadata: { labels: { app: 'qbittorrent' } }, spec: { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3' }] } },
+  },
+};
 
 beforeEach(() => tw.resetRegistry());
 
@@ -16,5 +29,24 @@ describe('cdk8s and Pulumi register the same Kubernetes objects', () => {
     expect(fromPulumi.map((r) => r.inputs)).toEqual(fromCdk8s);
     expect(fromPulumi.map((r) => r.type)).toEqual(fromCdk8s.map(typeToken));
     expect(fromPulumi.map((r) => r.name)).toEqual([`qb-${String(fromCdk8s[0].kind).toLowerCase()}-media-qbittorrent-kill-switch`]);
+  });
+});
+
+describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects', () => {
+  it.each(Object.keys(PROVIDERS))('%s', async (provider) => {
+    const props = gatewayFor(provider);
+    const fromCdk8s = cdk8sObjects((chart) => {
+      const gateway = new Cdk8sVpnGateway(chart, 'gw', props);
+      gateway.route(new ApiObject(chart, 'qbittorrent', structuredClone(deployment)));
+    });
+    const fromPulumi = await pulumiObjects(seen, () => {
+      const gateway = new tw.VpnGateway('gw', props);
+      const { apiVersion: _a, kind: _k, ...args } = structuredClone(deployment);
+      new k8s.apps.v1.Deployment('qbittorrent', args, { transformations: [gateway.routeTransform()] });
+    });
+    const key = (o: Record<string, unknown>) => `${String(o.kind)} ${JSON.stringify(o.metadata)}`;
+    const sortBy = (list: Record<string, unknown>[]) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
+    expect(sortBy(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'Deployment' })))).toEqual(sortBy(fromCdk8s));
+    expect(fromPulumi.map((r) => r.type).sort()).toEqual(fromCdk8s.map(typeToken).sort());
   });
 });

@@ -1,0 +1,39 @@
+/**
+ * The original design's workflow: NordVPN over WireGuard from a MicroK8s cluster, exiting in Switzerland, with
+ * qBittorrent routed through the shared gateway. The WireGuard key lives in the Secret `nordvpn-wireguard`
+ * (key `private-key`) in the `vpn-gateway` namespace: create it out of band (sealed-secrets, SOPS, External Secrets).
+ */
+import { ApiObject, Chart } from 'cdk8s';
+import { App, VpnGateway } from 'tunnelwright/cdk8s';
+
+const app = new App();
+const chart = new Chart(app, 'media');
+
+const gateway = new VpnGateway(chart, 'nordvpn', {
+  clusterCidrs: ['10.1.0.0/16', '10.152.183.0/24'], // MicroK8s pods, services
+  nodeCidrs: ['192.168.1.0/24'],
+  vpnProvider: 'nordvpn',
+  wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' },
+  serverCountries: ['Switzerland'],
+  cni: 'calico', // MicroK8s' default CNI: its VXLAN owns 4789, so the gateway's VXLAN takes 8472
+});
+
+const qbittorrent = new ApiObject(chart, 'qbittorrent', {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'qbittorrent', namespace: 'media' },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { 'app.kubernetes.io/name': 'qbittorrent' } },
+    template: {
+      metadata: { labels: { 'app.kubernetes.io/name': 'qbittorrent' } },
+      spec: { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3', ports: [{ containerPort: 8080 }] }] },
+    },
+  },
+});
+
+// Adds the client init container (first), the sidecar, DNS through the gateway, the settings ConfigMap in `media`
+// and the kill switch NetworkPolicy for qBittorrent's pods.
+gateway.route(qbittorrent);
+
+app.synth();

@@ -1,0 +1,56 @@
+import { ApiObject, Chart, JsonPatch } from 'cdk8s';
+import { Construct, IConstruct } from 'constructs';
+import { VpnGatewayProps } from '../model/vpn-gateway';
+import { planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, vpnGatewayClaims } from '../render/vpn-gateway';
+import { Plan } from '../types';
+import { emitObject, TunnelwrightConstruct } from './base';
+
+/**
+ * A shared VPN egress gateway: one gluetun + pod-gateway pod that routed workloads send their traffic through over
+ * VXLAN. `route(workload)` routes a Deployment, StatefulSet or DaemonSet through it, with its kill switch.
+ */
+export class VpnGateway extends TunnelwrightConstruct {
+  /** The core plan. */
+  public readonly plan: Plan;
+  private readonly props: VpnGatewayProps;
+  private readonly routed = new Set<string>();
+
+  public constructor(scope: Construct, id: string, props: VpnGatewayProps) {
+    const plan = planVpnGateway(props);
+    super(scope, id, plan, vpnGatewayClaims(props));
+    this.plan = plan;
+    this.props = props;
+  }
+
+  /**
+   * Routes a workload (an ApiObject of kind Deployment, StatefulSet or DaemonSet, or a cdk8s-plus workload) through
+   * the gateway: the client init container first, the sidecar, DNS through the gateway, the settings ConfigMap in
+   * the workload's namespace and a kill switch for its pods. Returns the route plan.
+   */
+  public route(workload: ApiObject | IConstruct): RoutePlan {
+    const obj = workload instanceof ApiObject ? workload : ApiObject.of(workload);
+    if (!(ROUTABLE_KINDS as readonly string[]).includes(obj.kind)) {
+      throw new Error(`VpnGateway.route: expected a Deployment, StatefulSet or DaemonSet, received a ${obj.kind} (${obj.node.path})`);
+    }
+    const json = obj.toJson() as { metadata: { name: string; namespace?: string }; spec: { template: { metadata?: { labels?: Record<string, string> }; spec: { initContainers?: unknown[]; volumes?: unknown[] } } } };
+    const namespace = json.metadata.namespace ?? Chart.of(obj).namespace ?? 'default';
+    const route = planRoute(this.props, { namespace, podLabels: json.spec.template.metadata?.labels ?? {}, name: json.metadata.name });
+    const base = '/spec/template/spec';
+    const pod = json.spec.template.spec;
+    obj.addJsonPatch(
+      pod.initContainers ? JsonPatch.add(`${base}/initContainers/0`, route.initContainer) : JsonPatch.add(`${base}/initContainers`, [route.initContainer]),
+      JsonPatch.add(`${base}/containers/-`, route.sidecar),
+      pod.volumes ? JsonPatch.add(`${base}/volumes/-`, route.volume) : JsonPatch.add(`${base}/volumes`, [route.volume]),
+      JsonPatch.add(`${base}/dnsPolicy`, route.dnsPolicy),
+      JsonPatch.add(`${base}/dnsConfig`, route.dnsConfig),
+      ...(route.hostname ? [JsonPatch.add(`${base}/hostname`, route.hostname)] : []),
+    );
+    for (const o of route.objects) {
+      const key = `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
+      if (this.routed.has(key)) continue;
+      this.routed.add(key);
+      emitObject(this, o);
+    }
+    return route;
+  }
+}

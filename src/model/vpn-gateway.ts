@@ -1,0 +1,272 @@
+import { z } from 'zod';
+import { Problem } from '../errors';
+import {
+  asArray, Cidr, cidrSchema, clusterSchema, intInRange, ipSchema, isRecord, parseWith, portSchema, received, SecretKeyRef, secretKeyRefSchema, sortProblems,
+} from './common';
+import { isDnsLabel } from './labels';
+import { cidrContainsIp, findOverlaps, Located, parseCidr, ParsedCidr, parseIp } from './net';
+import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, PROVIDER_ALIASES, PROVIDERS, ProviderRow } from './vpn-providers';
+
+/** OpenVPN credentials in a Secret: user and password keys. */
+export interface CredentialsSecretRef {
+  readonly name: string;
+  /** @default 'username' */
+  readonly userKey?: string;
+  /** @default 'password' */
+  readonly passwordKey?: string;
+}
+
+export interface PortForwardingProps {
+  /** gluetun's `VPN_PORT_FORWARDING_PROVIDER`: required with `custom` (one of perfect privacy, private internet access, privatevpn, protonvpn). @default - the VPN provider (where it forwards natively) */
+  readonly provider?: string;
+  /** Credentials of the port-forwarding API (private internet access over custom WireGuard). */
+  readonly credentialsSecret?: CredentialsSecretRef;
+  /** The routed workload's port the forwarded port is DNATed to. @default - not DNATed */
+  readonly toPort?: number;
+  /** Name of the routed workload that receives it (its pods get a fixed VXLAN address). Required with `toPort`. */
+  readonly workload?: string;
+}
+
+export interface VpnGatewayProps {
+  /** The cluster this gateway belongs to. @default 'default' */
+  readonly cluster?: string;
+  /** Name of the gateway (Deployment, Service, ConfigMaps). @default 'vpn-gateway' */
+  readonly name?: string;
+  /** Namespace of the gateway pod; its pods opt out of Istio ambient. @default 'vpn-gateway' */
+  readonly namespace?: string;
+  /** Pod and service CIDRs, `[podCidr, serviceCidr, …]`: never routed through the VPN. */
+  readonly clusterCidrs: Cidr[];
+  /** Node / LAN CIDRs kept local (kubelet probes reach routed pods from the node). */
+  readonly nodeCidrs: Cidr[];
+  /** kube-dns ClusterIP. @default - the service CIDR (`clusterCidrs[1]`) + 10, e.g. 10.43.0.10 */
+  readonly clusterDnsIp?: string;
+  /** gluetun's provider name (`nordvpn`, `protonvpn`, `mullvad`, …), `pia` for private internet access, or `custom`. */
+  readonly vpnProvider: string;
+  /** @default 'wireguard' */
+  readonly vpnType?: 'wireguard' | 'openvpn';
+  /** The WireGuard private key: a Secret in the gateway namespace (key default `private-key`), mounted as a file. */
+  readonly wireguardPrivateKeySecret?: SecretKeyRef;
+  /** The WireGuard preshared key (key default `preshared-key`). */
+  readonly wireguardPresharedKeySecret?: SecretKeyRef;
+  /** `WIREGUARD_ADDRESSES`: the tunnel addresses the provider assigned. */
+  readonly wireguardAddresses?: Cidr[];
+  /** OpenVPN credentials: a Secret with user and password keys. Required for OpenVPN. */
+  readonly openvpnCredentialsSecret?: CredentialsSecretRef;
+  readonly serverCountries?: string[];
+  readonly serverRegions?: string[];
+  readonly serverCities?: string[];
+  readonly serverHostnames?: string[];
+  readonly serverNames?: string[];
+  /** `custom`: the server's IP (never a hostname). */
+  readonly vpnEndpointIp?: string;
+  /** No default: required for `custom`; forbidden or restricted to a list for some providers. */
+  readonly vpnEndpointPort?: number;
+  /** `custom`: the server's public key. */
+  readonly wireguardPublicKey?: string;
+  /** Port forwarding where the provider supports it (ProtonVPN natively; PIA via custom). @default - off */
+  readonly portForwarding?: PortForwardingProps;
+  /** VXLAN id between the gateway and its clients, 1–16777215, unique per cluster. @default 42 */
+  readonly vxlanId?: number;
+  /** The VXLAN network, a /24 (the gateway is .1). @default '172.16.0.0/24' */
+  readonly vxlanNetwork?: Cidr;
+  /**
+   * DNS over TLS by gluetun's DNS server. Refused with pod-gateway: gluetun's DNS server binds :53 on every
+   * interface and collides with pod-gateway's dnsmasq, which routed pods need for cluster names (research §4 #5).
+   * Routed pods resolve through the gateway's dnsmasq: the cluster domain by kube-dns, the rest through the tunnel.
+   * @default false
+   */
+  readonly dnsOverTls?: boolean;
+  /** The plaintext resolver gluetun uses through the tunnel (`DNS_ADDRESS`). @default '1.1.1.1' */
+  readonly dnsAddress?: string;
+  /** The cluster's CNI: Cilium and flannel own UDP 8472, so the VXLAN uses 4789. @default 'other' */
+  readonly cni?: 'cilium' | 'flannel' | 'calico' | 'kube-router' | 'other';
+  /** The pod network's MTU; the VXLAN MTU is derived from it (−50). @default 1450 */
+  readonly podMtu?: number;
+  /** `istio-ambient`: ztunnel's 169.254.7.127/32 is kept local. @default 'none' */
+  readonly mesh?: 'none' | 'istio-ambient';
+  /** Images. @default - pinned: qmcgaw/gluetun:v3.41.1, ghcr.io/angelnu/pod-gateway:v1.13.0 */
+  readonly images?: { readonly gluetun?: string; readonly podGateway?: string };
+}
+
+export const DEFAULT_IMAGES = { gluetun: 'qmcgaw/gluetun:v3.41.1', podGateway: 'ghcr.io/angelnu/pod-gateway:v1.13.0' } as const;
+
+const credentials = z.strictObject({
+  name: secretKeyRefSchema.shape.name,
+  userKey: secretKeyRefSchema.shape.key,
+  passwordKey: secretKeyRefSchema.shape.key,
+});
+const names = z.array(z.string().min(1));
+
+export const vpnGatewaySchema = z.strictObject({
+  cluster: clusterSchema.optional(),
+  name: z.string().optional(),
+  namespace: z.string().optional(),
+  clusterCidrs: z.array(cidrSchema),
+  nodeCidrs: z.array(cidrSchema),
+  clusterDnsIp: ipSchema.optional(),
+  vpnProvider: z.string(),
+  vpnType: z.enum(['wireguard', 'openvpn']).optional(),
+  wireguardPrivateKeySecret: secretKeyRefSchema.optional(),
+  wireguardPresharedKeySecret: secretKeyRefSchema.optional(),
+  wireguardAddresses: z.array(cidrSchema).optional(),
+  openvpnCredentialsSecret: credentials.optional(),
+  serverCountries: names.optional(),
+  serverRegions: names.optional(),
+  serverCities: names.optional(),
+  serverHostnames: names.optional(),
+  serverNames: names.optional(),
+  vpnEndpointIp: z.string().optional(),
+  vpnEndpointPort: portSchema.optional(),
+  wireguardPublicKey: z.string().optional(),
+  portForwarding: z.strictObject({ provider: z.string().optional(), credentialsSecret: credentials.optional(), toPort: portSchema.optional(), workload: z.string().optional() }).optional(),
+  vxlanId: intInRange(1, 16777215, 'a VXLAN id').optional(),
+  vxlanNetwork: cidrSchema.optional(),
+  dnsOverTls: z.boolean().optional(),
+  dnsAddress: ipSchema.optional(),
+  cni: z.enum(['cilium', 'flannel', 'calico', 'kube-router', 'other']).optional(),
+  podMtu: intInRange(1280, 9000, 'a pod MTU').optional(),
+  mesh: z.enum(['none', 'istio-ambient']).optional(),
+  images: z.strictObject({ gluetun: z.string().optional(), podGateway: z.string().optional() }).optional(),
+});
+
+/** The provider's row (aliases resolved), or undefined. */
+export function providerRow(name: string): ProviderRow | undefined {
+  return PROVIDERS[PROVIDER_ALIASES[name] ?? name];
+}
+
+/** The kube-dns IP: given, or the service CIDR (clusterCidrs[1]) + 10. */
+export function clusterDnsIpOf(props: Pick<VpnGatewayProps, 'clusterDnsIp' | 'clusterCidrs'>): string | undefined {
+  if (props.clusterDnsIp) return props.clusterDnsIp;
+  const svc = props.clusterCidrs[1] ? parseCidr(props.clusterCidrs[1]) : undefined;
+  if (!svc || svc.family !== 4) return undefined;
+  const v = svc.start + 10n;
+  return [24n, 16n, 8n, 0n].map((s) => String((v >> s) & 255n)).join('.');
+}
+
+const WG_KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
+
+/** Semantic checks: the provider matrix and the network. */
+function checkGateway(input: Record<string, unknown>, problems: Problem[]): void {
+  const push = (path: string, code: string, message: string) => problems.push({ path, code, message });
+  const vpnType = input.vpnType ?? 'wireguard';
+  const providerName = typeof input.vpnProvider === 'string' ? input.vpnProvider : undefined;
+  const row = providerName !== undefined ? providerRow(providerName) : undefined;
+  if (providerName !== undefined && !row) {
+    push('vpnProvider', 'provider', `expected one of ${Object.keys(PROVIDERS).map((p) => JSON.stringify(p)).join(', ')} (or "pia"), ${received(providerName)}`);
+  }
+  for (const key of ['name', 'namespace'] as const) {
+    if (typeof input[key] === 'string' && !isDnsLabel(input[key] as string)) push(key, key, `expected a DNS label (lowercase letters, digits and "-", ≤ 63 characters), ${received(input[key])}`);
+  }
+  if (row && vpnType === 'wireguard') {
+    if (!row.wireguard) {
+      push('vpnProvider', 'no-wireguard', row.noWireguard!);
+    } else {
+      const wg = row.wireguard;
+      if (input.wireguardPrivateKeySecret === undefined) push('wireguardPrivateKeySecret', 'required', 'required for WireGuard: the Secret holding the private key (it is mounted as a file, never put in the environment)');
+      if (wg.addresses === 'required' && (!Array.isArray(input.wireguardAddresses) || input.wireguardAddresses.length === 0)) {
+        push('wireguardAddresses', 'required', `required by ${row.gluetunName} over WireGuard: the tunnel addresses the provider assigned to your key`);
+      }
+      if (wg.presharedKey === 'required' && input.wireguardPresharedKeySecret === undefined) push('wireguardPresharedKeySecret', 'required', `required by ${row.gluetunName} over WireGuard (gluetun checks it)`);
+      if (wg.presharedKey === 'unsupported' && input.wireguardPresharedKeySecret !== undefined) push('wireguardPresharedKeySecret', 'forbidden', `${row.gluetunName} uses no preshared key over WireGuard`);
+      const port = input.vpnEndpointPort;
+      if (typeof port === 'number') {
+        if (wg.endpointPort === 'forbidden') push('vpnEndpointPort', 'forbidden', `must not be set for ${row.gluetunName} over WireGuard (gluetun takes the port from its server data), ${received(port)}`);
+        else if (Array.isArray(wg.endpointPort) && !wg.endpointPort.includes(port)) push('vpnEndpointPort', 'port', `expected one of ${wg.endpointPort.join(', ')} for ${row.gluetunName}, ${received(port)}`);
+      } else if (wg.endpointPort === 'required') {
+        push('vpnEndpointPort', 'required', 'required for custom: the server\'s WireGuard port (there is no default)');
+      }
+      if (row.gluetunName === 'custom') {
+        if (input.vpnEndpointIp === undefined) push('vpnEndpointIp', 'required', 'required for custom: the server\'s IP address');
+        if (input.wireguardPublicKey === undefined) push('wireguardPublicKey', 'required', 'required for custom: the server\'s public key');
+      }
+    }
+  }
+  if (row && vpnType === 'openvpn') {
+    if (row.openvpnPort === undefined) push('vpnType', 'no-openvpn', `tunnelwright offers OpenVPN for ${Object.keys(PROVIDERS).filter((p) => PROVIDERS[p].openvpnPort !== undefined).join(', ')} (received ${JSON.stringify(providerName)})`);
+    if (input.openvpnCredentialsSecret === undefined) push('openvpnCredentialsSecret', 'required', 'required for OpenVPN: the Secret with the username and password');
+    for (const key of ['wireguardPrivateKeySecret', 'wireguardPresharedKeySecret', 'wireguardAddresses', 'wireguardPublicKey'] as const) {
+      if (input[key] !== undefined) push(key, 'forbidden', 'a WireGuard setting, but vpnType is openvpn');
+    }
+  }
+  if (row && vpnType === 'wireguard' && input.openvpnCredentialsSecret !== undefined) push('openvpnCredentialsSecret', 'forbidden', 'an OpenVPN setting, but vpnType is wireguard');
+  if (row && row.gluetunName !== 'custom') {
+    for (const key of ['vpnEndpointIp', 'wireguardPublicKey'] as const) if (input[key] !== undefined) push(key, 'forbidden', `only for vpnProvider custom (gluetun takes ${row.gluetunName}'s from its server data)`);
+  }
+  if (typeof input.vpnEndpointIp === 'string' && !parseIp(input.vpnEndpointIp)) push('vpnEndpointIp', 'ip', `expected an IP address, never a hostname (gluetun takes an IP), ${received(input.vpnEndpointIp)}`);
+  if (typeof input.wireguardPublicKey === 'string' && !WG_KEY.test(input.wireguardPublicKey)) push('wireguardPublicKey', 'key', `expected a WireGuard public key: base64 of 32 bytes, ${received(input.wireguardPublicKey)}`);
+  if (row) {
+    for (const filter of Object.keys(LOCATION_FILTERS) as LocationFilter[]) {
+      if (input[filter] === undefined) continue;
+      if (!row.filters.includes(filter)) {
+        const hint = row.gluetunName === 'windscribe' && filter === 'serverCountries' ? ': windscribe has no country data (use serverRegions)' : '';
+        push(filter, 'filter', `${row.gluetunName} has no ${LOCATION_FILTERS[filter]} filter; it has ${row.filters.join(', ') || 'none'}${hint}`);
+      }
+    }
+    if (row.gluetunName === 'custom' && Array.isArray(input.serverNames) && input.serverNames.length > 1) push('serverNames', 'filter', `custom takes at most one server name, received ${input.serverNames.length}`);
+  }
+  if (input.dnsOverTls === true) push('dnsOverTls', 'dns-collision', "gluetun's DNS server (which DNS over TLS needs) binds :53 on every interface and collides with pod-gateway's dnsmasq, which routed pods need for cluster names; leave dnsOverTls off: DNS still leaves through the tunnel");
+  checkPortForwarding(input, row, vpnType as string, push);
+  checkNetwork(input, push);
+}
+
+function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | undefined, vpnType: string, push: (path: string, code: string, message: string) => void): void {
+  const pf = input.portForwarding;
+  if (!isRecord(pf) || !row) return;
+  if (row.gluetunName === 'custom') {
+    if (pf.provider === undefined) push('portForwarding.provider', 'required', `required with custom: one of ${CUSTOM_PORT_FORWARDING_PROVIDERS.join(', ')}`);
+    else if (typeof pf.provider === 'string' && !(CUSTOM_PORT_FORWARDING_PROVIDERS as readonly string[]).includes(PROVIDER_ALIASES[pf.provider] ?? pf.provider)) push('portForwarding.provider', 'provider', `expected one of ${CUSTOM_PORT_FORWARDING_PROVIDERS.join(', ')}, ${received(pf.provider)}`);
+    const pia = typeof pf.provider === 'string' && (PROVIDER_ALIASES[pf.provider] ?? pf.provider) === 'private internet access';
+    if (pia) {
+      if (pf.credentialsSecret === undefined) push('portForwarding.credentialsSecret', 'required', 'required for private internet access port forwarding: your PIA username and password');
+      if (!Array.isArray(input.serverNames) || input.serverNames.length !== 1) push('serverNames', 'required', 'private internet access port forwarding over custom needs exactly one server name (the server of your WireGuard config)');
+    }
+  } else {
+    if (!row.nativePortForwarding.includes(vpnType as 'wireguard' | 'openvpn')) push('portForwarding', 'no-port-forwarding', `${row.gluetunName} has no port forwarding over ${vpnType} in gluetun${row.gluetunName === 'private internet access' ? '' : ' (ProtonVPN does; PIA via custom WireGuard or OpenVPN)'}`);
+    if (pf.provider !== undefined && (PROVIDER_ALIASES[String(pf.provider)] ?? pf.provider) !== row.gluetunName) push('portForwarding.provider', 'provider', `only with custom: ${row.gluetunName} forwards ports itself, ${received(pf.provider)}`);
+    if (pf.credentialsSecret !== undefined) push('portForwarding.credentialsSecret', 'forbidden', 'only for private internet access port forwarding over custom');
+  }
+  if (pf.toPort !== undefined && pf.workload === undefined) push('portForwarding.workload', 'required', 'required with toPort: the name of the routed workload that receives the forwarded port');
+  if (typeof pf.workload === 'string' && !isDnsLabel(pf.workload)) push('portForwarding.workload', 'name', `expected a workload name (a DNS label), ${received(pf.workload)}`);
+}
+
+function checkNetwork(input: Record<string, unknown>, push: (path: string, code: string, message: string) => void): void {
+  const located = (key: string): Located<ParsedCidr>[] => asArray(input[key]).flatMap((c, i) => {
+    const p = typeof c === 'string' ? parseCidr(c) : undefined;
+    return p ? [{ value: p, at: `${key}[${i}]` }] : [];
+  });
+  const cluster = located('clusterCidrs');
+  const nodes = located('nodeCidrs');
+  if (Array.isArray(input.clusterCidrs) && input.clusterCidrs.length === 0) push('clusterCidrs', 'required', 'expected the pod and service CIDRs: they are never routed through the VPN');
+  if (Array.isArray(input.nodeCidrs) && input.nodeCidrs.length === 0) push('nodeCidrs', 'required', 'expected the node (LAN) CIDRs: kubelet probes to routed pods come from there');
+  for (const c of [...cluster, ...nodes]) {
+    if (c.value.prefix === 0) push(c.at, 'default-route', `expected a local network, received a default route: it would keep everything off the VPN`);
+  }
+  const vx = typeof input.vxlanNetwork === 'string' ? parseCidr(input.vxlanNetwork) : undefined;
+  if (vx && (vx.family !== 4 || vx.prefix !== 24 || vx.address !== vx.start)) push('vxlanNetwork', 'vxlan-network', `expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), ${received(input.vxlanNetwork)}`);
+  const vxLocated = vx ? [{ value: vx, at: 'vxlanNetwork' }] : [{ value: parseCidr('172.16.0.0/24')!, at: 'vxlanNetwork (default 172.16.0.0/24)' }];
+  const tunnel = located('wireguardAddresses');
+  // A default route is reported as such, not as an overlap with everything.
+  for (const o of findOverlaps([...cluster, ...nodes, ...vxLocated, ...tunnel].filter((c) => c.value.prefix > 0))) {
+    const [a, b] = [o.a.at, o.b.at].sort();
+    if (a.startsWith('clusterCidrs') && b.startsWith('clusterCidrs')) {
+      push(o.b.at, 'overlap', `overlaps ${o.a.at}: the cluster CIDRs must be distinct`);
+    } else {
+      push(o.b.at.replace(/ \(default.*\)$/, ''), 'overlap', `overlaps ${o.a.at}: ${o.b.at.startsWith('wireguardAddresses') || o.a.at.startsWith('wireguardAddresses') ? 'FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (it breaks NAT-PMP port forwarding)' : 'the VXLAN, cluster and node networks must be distinct'}`);
+    }
+  }
+  if (typeof input.clusterDnsIp === 'string') {
+    const ip = parseIp(input.clusterDnsIp);
+    if (ip && !cluster.some((c) => cidrContainsIp(c.value, ip))) push('clusterDnsIp', 'outside', `expected the kube-dns ClusterIP inside the cluster CIDRs, ${received(input.clusterDnsIp)}`);
+  } else if (input.clusterDnsIp === undefined && Array.isArray(input.clusterCidrs)) {
+    const svc = typeof input.clusterCidrs[1] === 'string' ? parseCidr(input.clusterCidrs[1]) : undefined;
+    if (!svc || svc.family !== 4) push('clusterDnsIp', 'required', 'required unless clusterCidrs[1] is the IPv4 service CIDR (its .10 is the default)');
+  }
+}
+
+/** Validates VpnGateway props: the schema, the provider matrix and the network, all problems at once. */
+export function checkVpnGateway(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: VpnGatewayProps } {
+  const parsed = parseWith<VpnGatewayProps>(vpnGatewaySchema, input);
+  const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
+  if (isRecord(input)) checkGateway(input, problems);
+  return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+}

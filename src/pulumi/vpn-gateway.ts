@@ -1,0 +1,59 @@
+import * as k8s from '@pulumi/kubernetes';
+import * as pulumi from '@pulumi/pulumi';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import { VpnGatewayProps } from '../model/vpn-gateway';
+import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, vpnGatewayClaims } from '../render/vpn-gateway';
+import { childName, emitPlan, reserve } from './base';
+
+/** Arguments of the VpnGateway component (plain values). */
+export type VpnGatewayArgs = VpnGatewayProps;
+
+/** A transform usable in both `transforms` and `transformations`. */
+export type RouteTransform = pulumi.ResourceTransform & pulumi.ResourceTransformation;
+
+const ROUTABLE_TYPES = new Set(ROUTABLE_KINDS.map((k) => `kubernetes:apps/v1:${k}`));
+
+/** A shared gluetun + pod-gateway egress gateway. `routeTransform()` routes workloads of the same program through it. */
+export class VpnGateway extends pulumi.ComponentResource {
+  private readonly args: VpnGatewayArgs;
+  private readonly componentName: string;
+  private readonly opts?: pulumi.ComponentResourceOptions;
+  private readonly routed = new Set<string>();
+
+  public constructor(name: string, args: VpnGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
+    const plan = planVpnGateway(args);
+    reserve(name, plan, vpnGatewayClaims(args));
+    super('tunnelwright:index:VpnGateway', name, {}, opts);
+    this.args = args;
+    this.componentName = name;
+    this.opts = opts;
+    emitPlan(this, name, plan, opts);
+    this.registerOutputs({});
+  }
+
+  /**
+   * A resource transform that routes every Deployment, StatefulSet and DaemonSet it is applied to through the
+   * gateway (the same core `planRoute` as cdk8s `route()`), and registers each one's client ConfigMap and kill switch
+   * under the gateway. Workload metadata and pod labels must be plain values. It is synchronous, so it serves both
+   * as a `transforms` entry (run by the engine) and a `transformations` entry (run in the program, also under mocks).
+   *
+   * @example new k8s.apps.v1.Deployment('qbittorrent', { ... }, { transformations: [gateway.routeTransform()] })
+   */
+  public routeTransform(): RouteTransform {
+    return (args: { type: string; name: string; props: Record<string, unknown>; opts: pulumi.CustomResourceOptions }) => {
+      if (!ROUTABLE_TYPES.has(args.type)) return undefined;
+      const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
+      const name = props.metadata?.name ?? args.name;
+      const namespace = props.metadata?.namespace ?? 'default';
+      const route = planRoute(this.args, { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name });
+      for (const o of route.objects) {
+        const key = `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
+        if (this.routed.has(key)) continue;
+        this.routed.add(key);
+        new k8s.apiextensions.CustomResource(childName(this.componentName, o), o as k8s.apiextensions.CustomResourceArgs, { parent: this, ...(this.opts?.provider ? { provider: this.opts.provider } : {}) });
+      }
+      const spec = applyRoute(props.spec.template.spec, route);
+      return { props: { ...props, spec: { ...props.spec, template: { ...props.spec.template, spec } } }, opts: args.opts };
+    };
+  }
+}

@@ -1,0 +1,366 @@
+import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { IService } from 'kubernetes-models/v1/Service';
+import type { IVolume } from 'kubernetes-models/v1/Volume';
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import { Problem, throwIfProblems } from '../errors';
+import { Claim } from '../invariants';
+import { KillSwitchProps } from '../model/kill-switch';
+import { isDnsLabel } from '../model/labels';
+import { parseCidr } from '../model/net';
+import { checkVpnGateway, clusterDnsIpOf, DEFAULT_IMAGES, providerRow, VpnGatewayProps } from '../model/vpn-gateway';
+import { LOCATION_FILTERS, LocationFilter } from '../model/vpn-providers';
+import { KubeObject, Plan } from '../types';
+import { renderKillSwitch } from './kill-switch';
+
+/** Returns the problems of VpnGateway props without throwing. */
+export function validateVpnGateway(props: unknown): Problem[] {
+  return checkVpnGateway(props).problems;
+}
+
+/** Istio ambient's ztunnel address, kept local with `mesh: 'istio-ambient'`. */
+export const ZTUNNEL_CIDR = '169.254.7.127/32';
+export const HEALTH_PORT = 9999;
+/** gluetun's WireGuard MTU, pinned (the default changes on master). */
+export const WIREGUARD_MTU = 1320;
+/** The VXLAN address a port-forwarding workload gets (pod-gateway's dynamic range starts at .20). */
+export const FORWARDED_WORKLOAD_HOST = 5;
+
+/** Everything the gateway and its routes derive from the props, computed once. */
+export interface GatewayFacts {
+  readonly name: string;
+  readonly namespace: string;
+  readonly cluster: string;
+  readonly vxlanId: number;
+  readonly vxlanPort: number;
+  /** First three octets of the VXLAN /24 (`172.16.0`). */
+  readonly vxlanPrefix: string;
+  readonly vxlanMtu: number;
+  readonly clusterDnsIp: string;
+  /** Cluster, node (and ztunnel) CIDRs: never routed through the VPN. */
+  readonly localCidrs: string[];
+  readonly podLabels: Record<string, string>;
+  readonly images: { gluetun: string; podGateway: string };
+  readonly vpnTrafficPort: number;
+}
+
+/** The VXLAN UDP port: Cilium and flannel own 8472 and Calico's VXLAN owns 4789. */
+export function vxlanPortFor(cni: VpnGatewayProps['cni']): number {
+  return cni === 'calico' ? 8472 : 4789;
+}
+
+export function gatewayFacts(props: VpnGatewayProps): GatewayFacts {
+  const name = props.name ?? 'vpn-gateway';
+  const row = providerRow(props.vpnProvider)!;
+  const vpnType = props.vpnType ?? 'wireguard';
+  const vx = parseCidr(props.vxlanNetwork ?? '172.16.0.0/24')!;
+  const podMtu = props.podMtu ?? 1450;
+  return {
+    name,
+    namespace: props.namespace ?? 'vpn-gateway',
+    cluster: props.cluster ?? 'default',
+    vxlanId: props.vxlanId ?? 42,
+    vxlanPort: vxlanPortFor(props.cni),
+    vxlanPrefix: [24n, 16n, 8n].map((s) => String((vx.start >> s) & 255n)).join('.'),
+    vxlanMtu: vpnType === 'wireguard' ? Math.min(WIREGUARD_MTU, podMtu - 50) : podMtu - 50,
+    clusterDnsIp: clusterDnsIpOf(props)!,
+    localCidrs: [...props.clusterCidrs, ...props.nodeCidrs, ...(props.mesh === 'istio-ambient' ? [ZTUNNEL_CIDR] : [])],
+    podLabels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'vpn-gateway', 'app.kubernetes.io/managed-by': 'tunnelwright' },
+    images: { gluetun: props.images?.gluetun ?? DEFAULT_IMAGES.gluetun, podGateway: props.images?.podGateway ?? DEFAULT_IMAGES.podGateway },
+    vpnTrafficPort: props.vpnEndpointPort ?? (vpnType === 'wireguard' ? row.wireguard!.defaultPort : row.openvpnPort!),
+  };
+}
+
+const SECRETS_DIR = '/run/secrets';
+
+/** gluetun's environment: only variables gluetun reads; secrets as files (`*_SECRETFILE`) or Secret references. */
+export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
+  const row = providerRow(props.vpnProvider)!;
+  const vpnType = props.vpnType ?? 'wireguard';
+  const env: IEnvVar[] = [];
+  const set = (name: string, value: string | number | undefined) => {
+    if (value !== undefined) env.push({ name, value: String(value) });
+  };
+  set('VPN_SERVICE_PROVIDER', row.gluetunName);
+  set('VPN_TYPE', vpnType);
+  set('VPN_INTERFACE', 'tun0');
+  if (vpnType === 'wireguard') {
+    set('WIREGUARD_PRIVATE_KEY_SECRETFILE', `${SECRETS_DIR}/wireguard_private_key`);
+    if (props.wireguardPresharedKeySecret) set('WIREGUARD_PRESHARED_KEY_SECRETFILE', `${SECRETS_DIR}/wireguard_preshared_key`);
+    if (props.wireguardAddresses) set('WIREGUARD_ADDRESSES', props.wireguardAddresses.join(','));
+    set('WIREGUARD_MTU', WIREGUARD_MTU);
+    if (row.gluetunName === 'custom') {
+      set('WIREGUARD_ENDPOINT_IP', props.vpnEndpointIp);
+      set('WIREGUARD_PUBLIC_KEY', props.wireguardPublicKey);
+    }
+    set('WIREGUARD_ENDPOINT_PORT', props.vpnEndpointPort);
+  } else {
+    set('OPENVPN_USER_SECRETFILE', `${SECRETS_DIR}/openvpn_user`);
+    set('OPENVPN_PASSWORD_SECRETFILE', `${SECRETS_DIR}/openvpn_password`);
+    set('OPENVPN_ENDPOINT_PORT', props.vpnEndpointPort);
+  }
+  for (const filter of Object.keys(LOCATION_FILTERS) as LocationFilter[]) {
+    const v = props[filter];
+    if (v && v.length > 0) set(LOCATION_FILTERS[filter], v.join(','));
+  }
+  set('FIREWALL_OUTBOUND_SUBNETS', f.localCidrs.join(','));
+  set('FIREWALL_INPUT_PORTS', HEALTH_PORT);
+  set('HEALTH_SERVER_ADDRESS', `:${HEALTH_PORT}`);
+  set('HEALTH_RESTART_VPN', 'on');
+  set('DNS_SERVER', 'off');
+  set('DNS_ADDRESS', props.dnsAddress ?? '1.1.1.1');
+  // The control server stays on loopback: nothing outside the pod reaches it, so it needs no auth roles.
+  set('HTTP_CONTROL_SERVER_ADDRESS', '127.0.0.1:8000');
+  const pf = props.portForwarding;
+  if (pf) {
+    set('VPN_PORT_FORWARDING', 'on');
+    if (pf.provider) set('VPN_PORT_FORWARDING_PROVIDER', pf.provider === 'pia' ? 'private internet access' : pf.provider);
+    if (pf.credentialsSecret) {
+      env.push({ name: 'VPN_PORT_FORWARDING_USERNAME', valueFrom: { secretKeyRef: { name: pf.credentialsSecret.name, key: pf.credentialsSecret.userKey ?? 'username' } } });
+      env.push({ name: 'VPN_PORT_FORWARDING_PASSWORD', valueFrom: { secretKeyRef: { name: pf.credentialsSecret.name, key: pf.credentialsSecret.passwordKey ?? 'password' } } });
+    }
+    if (pf.toPort !== undefined) {
+      const to = `${f.vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`;
+      const rules = ['tcp', 'udp'].flatMap((p) => [
+        `iptables -t nat -A PREROUTING -i tun0 -p ${p} --dport {{PORT}} -j DNAT --to-destination ${to}:${pf.toPort}`,
+        `iptables -I FORWARD -i tun0 -d ${to} -p ${p} --dport ${pf.toPort} -j ACCEPT`,
+      ]);
+      set('VPN_PORT_FORWARDING_UP_COMMAND', `/bin/sh -c '${rules.join('; ')}'`);
+    }
+  }
+  return env;
+}
+
+function settingsSh(lines: [string, string | number][]): string {
+  return `# pod-gateway settings, written by tunnelwright\n${lines.map(([k, v]) => `${k}=${JSON.stringify(String(v))}`).join('\n')}\n`;
+}
+
+function natConf(props: VpnGatewayProps): string {
+  const pf = props.portForwarding;
+  const lines = ['# name ip ports: a routed workload with a fixed VXLAN address (pod-gateway nat.conf)'];
+  if (pf?.workload && pf.toPort !== undefined) lines.push(`${pf.workload} ${FORWARDED_WORKLOAD_HOST} tcp:${pf.toPort},udp:${pf.toPort}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The gateway's pod-gateway settings (gateway side). */
+function gatewaySettings(f: GatewayFacts): string {
+  return settingsSh([
+    ['VXLAN_ID', f.vxlanId],
+    ['VXLAN_PORT', f.vxlanPort],
+    ['VXLAN_IP_NETWORK', f.vxlanPrefix],
+    ['VXLAN_GATEWAY_FIRST_DYNAMIC_IP', 20],
+    ['VPN_INTERFACE', 'tun0'],
+    ['VPN_INTERFACE_MTU', f.vxlanMtu],
+    ['VPN_BLOCK_OTHER_TRAFFIC', 'true'],
+    ['VPN_TRAFFIC_PORT', f.vpnTrafficPort],
+    ['VPN_LOCAL_CIDRS', f.localCidrs.join(' ')],
+    ['K8S_DNS_IPS', f.clusterDnsIp],
+    ['DNS_LOCAL_CIDRS', 'cluster.local'],
+  ]);
+}
+
+/** gluetun's /iptables/post-rules.txt: VXLAN and ICMP from the cluster, through gluetun's INPUT DROP. */
+function postRules(f: GatewayFacts): string {
+  const v4 = f.localCidrs.filter((c) => parseCidr(c)!.family === 4);
+  return `${v4.flatMap((c) => [
+    `iptables -A INPUT -i eth0 -s ${c} -p udp --dport ${f.vxlanPort} -j ACCEPT`,
+    `iptables -A INPUT -i eth0 -s ${c} -p icmp -j ACCEPT`,
+    `iptables -A OUTPUT -o eth0 -d ${c} -p icmp -j ACCEPT`,
+  ]).join('\n')}\n`;
+}
+
+function secretVolume(props: VpnGatewayProps): IVolume {
+  const sources: { secret: { name: string; items: { key: string; path: string }[] } }[] = [];
+  if ((props.vpnType ?? 'wireguard') === 'wireguard') {
+    sources.push({ secret: { name: props.wireguardPrivateKeySecret!.name, items: [{ key: props.wireguardPrivateKeySecret!.key ?? 'private-key', path: 'wireguard_private_key' }] } });
+    if (props.wireguardPresharedKeySecret) sources.push({ secret: { name: props.wireguardPresharedKeySecret.name, items: [{ key: props.wireguardPresharedKeySecret.key ?? 'preshared-key', path: 'wireguard_preshared_key' }] } });
+  } else {
+    const c = props.openvpnCredentialsSecret!;
+    sources.push({ secret: { name: c.name, items: [{ key: c.userKey ?? 'username', path: 'openvpn_user' }, { key: c.passwordKey ?? 'password', path: 'openvpn_password' }] } });
+  }
+  return { name: 'gluetun-secrets', projected: { defaultMode: 0o400, sources } };
+}
+
+/** Plans the gateway: settings ConfigMap, headless Service (clients find the pod by DNS) and the Deployment. */
+export function planVpnGateway(props: VpnGatewayProps): Plan {
+  const checked = checkVpnGateway(props);
+  throwIfProblems(checked.problems, 'VpnGateway props');
+  return renderVpnGateway(checked.value!);
+}
+
+export function renderVpnGateway(props: VpnGatewayProps): Plan {
+  const f = gatewayFacts(props);
+  const settingsName = `${f.name}-settings`;
+  const configMap: IConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: settingsName, namespace: f.namespace, labels: f.podLabels },
+    data: { 'settings.sh': gatewaySettings(f), 'nat.conf': natConf(props), 'post-rules.txt': postRules(f) },
+  };
+  const service: IService = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: f.name, namespace: f.namespace, labels: f.podLabels },
+    spec: { clusterIP: 'None', selector: f.podLabels, ports: [{ name: 'vxlan', protocol: 'UDP', port: f.vxlanPort, targetPort: f.vxlanPort }] },
+  };
+  const configVolume = { name: 'pod-gateway-config', mountPath: '/config', readOnly: true };
+  const podSpec: IPodSpec = {
+    initContainers: [
+      // Creates vxlan0 before gluetun starts: gluetun trusts every Ethernet link that exists when it starts.
+      { name: 'gateway-init', image: f.images.podGateway, command: ['/bin/gateway_init.sh'], securityContext: { privileged: true }, volumeMounts: [configVolume] },
+    ],
+    containers: [
+      {
+        name: 'gluetun',
+        image: f.images.gluetun,
+        env: gluetunEnv(props, f),
+        ports: [{ name: 'health', containerPort: HEALTH_PORT, protocol: 'TCP' }, { name: 'vxlan', containerPort: f.vxlanPort, protocol: 'UDP' }],
+        securityContext: { capabilities: { add: ['NET_ADMIN'] } },
+        // gluetun's health server: 500 while the tunnel is down (never /v1/publicip/ip, which is always 200).
+        startupProbe: { httpGet: { path: '/', port: HEALTH_PORT }, periodSeconds: 5, failureThreshold: 60 },
+        livenessProbe: { httpGet: { path: '/', port: HEALTH_PORT }, periodSeconds: 30, failureThreshold: 5 },
+        readinessProbe: { httpGet: { path: '/', port: HEALTH_PORT }, periodSeconds: 10, failureThreshold: 3 },
+        resources: { requests: { cpu: '50m', memory: '256Mi' }, limits: { memory: '512Mi' } },
+        volumeMounts: [
+          { name: 'gluetun-secrets', mountPath: SECRETS_DIR, readOnly: true },
+          { name: 'pod-gateway-config', mountPath: '/iptables/post-rules.txt', subPath: 'post-rules.txt', readOnly: true },
+        ],
+      },
+      {
+        name: 'gateway-sidecar',
+        image: f.images.podGateway,
+        command: ['/bin/gateway_sidecar.sh'],
+        ports: [{ name: 'dns', containerPort: 53, protocol: 'UDP' }, { name: 'dhcp', containerPort: 67, protocol: 'UDP' }],
+        securityContext: { capabilities: { add: ['NET_ADMIN', 'NET_RAW'] } },
+        volumeMounts: [configVolume],
+      },
+    ],
+    volumes: [{ name: 'pod-gateway-config', configMap: { name: settingsName } }, secretVolume(props)],
+  };
+  const deployment: IDeployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: f.name, namespace: f.namespace, labels: f.podLabels },
+    spec: {
+      // Exactly one gateway pod: two would share one VPN session and steal it from each other.
+      replicas: 1,
+      strategy: { type: 'Recreate' },
+      selector: { matchLabels: f.podLabels },
+      template: {
+        // Never enrolled in Istio ambient: the gateway's traffic must not be redirected to ztunnel.
+        metadata: { labels: { ...f.podLabels, 'istio.io/dataplane-mode': 'none' } },
+        spec: podSpec,
+      },
+    },
+  };
+  return { objects: [configMap, service, deployment] as KubeObject[], hosts: [], values: {}, warnings: [] };
+}
+
+/** What the gateway claims across an App: its VXLAN id in its cluster, its key Secret, a pinned server with its credential. */
+export function vpnGatewayClaims(props: VpnGatewayProps): Claim[] {
+  const f = gatewayFacts(props);
+  const claims: Claim[] = [{ key: `cluster/${f.cluster}/vxlan/${f.vxlanId}`, path: 'vxlanId', what: `VXLAN id ${f.vxlanId} in cluster "${f.cluster}"` }];
+  const key = props.wireguardPrivateKeySecret;
+  if (key) claims.push({ key: `cluster/${f.cluster}/wireguard-key/${f.namespace}/${key.name}/${key.key ?? 'private-key'}`, path: 'wireguardPrivateKeySecret', what: `WireGuard key ${f.namespace}/${key.name} (a key used by two gateways steals the session)` });
+  const server = props.vpnEndpointIp ? `${props.vpnEndpointIp}:${props.vpnEndpointPort}` : props.serverHostnames?.length === 1 ? props.serverHostnames[0] : props.serverNames?.length === 1 ? props.serverNames[0] : undefined;
+  const credential = key ? `${f.namespace}/${key.name}/${key.key ?? 'private-key'}` : props.openvpnCredentialsSecret ? `${f.namespace}/${props.openvpnCredentialsSecret.name}` : undefined;
+  if (server && credential) claims.push({ key: `vpn-server/${providerRow(props.vpnProvider)!.gluetunName}/${server}/${credential}`, path: 'vpnEndpointIp', what: `VPN server ${server} with credential ${credential}` });
+  return claims;
+}
+
+/** The workload a gateway routes: its namespace, pod labels and name. */
+export interface RouteTarget {
+  readonly namespace: string;
+  readonly podLabels: Record<string, string>;
+  /** The workload's name (a port-forwarding target is matched by it). */
+  readonly name: string;
+}
+
+/** The changes routing makes to a workload's pod spec, and the objects it needs. */
+export interface RoutePlan {
+  /** The client settings ConfigMap (in the workload's namespace) and the kill switch for the workload. */
+  readonly objects: KubeObject[];
+  /** Init container put first: the workload's own init containers already run behind the VPN. */
+  readonly initContainer: IContainer;
+  /** Sidecar appended to the containers: re-creates the VXLAN when the gateway moves. */
+  readonly sidecar: IContainer;
+  readonly volume: IVolume;
+  readonly dnsPolicy: 'None';
+  readonly dnsConfig: NonNullable<IPodSpec['dnsConfig']>;
+  /** Set for the port-forwarding workload: pod-gateway matches nat.conf by hostname. */
+  readonly hostname?: string;
+}
+
+/** Plans routing one workload through the gateway (pure: the same for the cdk8s route() and Pulumi's routeTransform()). */
+export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): RoutePlan {
+  const checked = checkVpnGateway(gatewayProps);
+  const problems = [...checked.problems];
+  if (!isDnsLabel(target.namespace)) problems.push({ path: 'route.namespace', code: 'namespace', message: `expected the workload's namespace, received ${JSON.stringify(target.namespace)}` });
+  if (Object.keys(target.podLabels).length === 0) problems.push({ path: 'route.podLabels', code: 'selector-empty', message: 'the routed workload has no pod labels: its kill switch would select every pod in the namespace' });
+  throwIfProblems(problems, 'VpnGateway route');
+  const props = checked.value!;
+  const f = gatewayFacts(props);
+  const configName = `${f.name}-client`;
+  const settings = settingsSh([
+    ['GATEWAY_NAME', `${f.name}.${f.namespace}.svc.cluster.local`],
+    ['K8S_DNS_IPS', f.clusterDnsIp],
+    ['NOT_ROUTED_TO_GATEWAY_CIDRS', f.localCidrs.join(' ')],
+    ['VXLAN_ID', f.vxlanId],
+    ['VXLAN_PORT', f.vxlanPort],
+    ['VXLAN_IP_NETWORK', f.vxlanPrefix],
+    ['VPN_INTERFACE', 'tun0'],
+    ['VPN_INTERFACE_MTU', f.vxlanMtu],
+  ]);
+  const configMap: IConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: configName, namespace: target.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'app.kubernetes.io/component': 'vpn-gateway-client' } },
+    data: { 'settings.sh': settings, 'nat.conf': natConf(props) },
+  };
+  const killSwitch: KillSwitchProps = {
+    cluster: f.cluster,
+    name: `${target.name}-vpn-kill-switch`.slice(0, 63).replace(/-+$/, ''),
+    selector: target.podLabels,
+    namespace: target.namespace,
+    allowCidrs: f.localCidrs,
+    gatewayPodLabels: f.podLabels,
+    gatewayNamespace: f.namespace,
+    vxlanPort: f.vxlanPort,
+  };
+  const mount = { name: 'vpn-gateway-client', mountPath: '/config', readOnly: true };
+  const caps = { capabilities: { add: ['NET_ADMIN', 'NET_RAW'] }, runAsUser: 0, runAsNonRoot: false };
+  const forwarded = props.portForwarding?.workload === target.name && props.portForwarding.toPort !== undefined;
+  return {
+    objects: [configMap as KubeObject, ...renderKillSwitch(killSwitch).objects],
+    initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: ['/bin/client_init.sh'], securityContext: caps, volumeMounts: [mount] },
+    sidecar: { name: 'vpn-route-sidecar', image: f.images.podGateway, command: ['/bin/client_sidecar.sh'], securityContext: caps, volumeMounts: [mount] },
+    volume: { name: 'vpn-gateway-client', configMap: { name: configName } },
+    dnsPolicy: 'None',
+    dnsConfig: {
+      nameservers: [`${f.vxlanPrefix}.1`],
+      searches: [`${target.namespace}.svc.cluster.local`, 'svc.cluster.local', 'cluster.local'],
+      options: [{ name: 'ndots', value: '5' }],
+    },
+    ...(forwarded ? { hostname: target.name } : {}),
+  };
+}
+
+/** A pod spec routed through the gateway: the client init container first, the sidecar last, DNS by the gateway. Pure. */
+export function applyRoute(spec: IPodSpec, route: RoutePlan): IPodSpec {
+  const has = (list: { name: string }[] | undefined, name: string) => (list ?? []).some((c) => c.name === name);
+  if (has(spec.initContainers, route.initContainer.name)) return spec;
+  return {
+    ...spec,
+    initContainers: [route.initContainer, ...(spec.initContainers ?? [])],
+    containers: [...spec.containers, route.sidecar],
+    volumes: [...(spec.volumes ?? []), route.volume],
+    dnsPolicy: route.dnsPolicy,
+    dnsConfig: route.dnsConfig,
+    ...(route.hostname ? { hostname: route.hostname } : {}),
+  };
+}
+
+/** Kinds `route()` accepts. */
+export const ROUTABLE_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet'] as const;

@@ -1,0 +1,40 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { checkCloudConfig, checkIgnition, checkKubeObjects } from '../src/testing';
+import { describeWithSchemas, SCHEMA_DIR } from './helpers/schemas';
+
+const EXAMPLES = path.resolve(__dirname, '..', 'examples');
+const cdk8sExamples = fs.readdirSync(EXAMPLES).filter((d) => fs.existsSync(path.join(EXAMPLES, d, 'cdk8s.yaml'))).sort();
+
+/** Runs an example's main.ts (as `cdk8s synth` does) into a temporary outdir. */
+function synthExample(name: string): string {
+  const outdir = fs.mkdtempSync(path.join(os.tmpdir(), `tw-example-${name}-`));
+  const saved = process.env.CDK8S_OUTDIR;
+  process.env.CDK8S_OUTDIR = outdir;
+  try {
+    jest.isolateModules(() => require(path.join(EXAMPLES, name, 'main.ts')));
+  } finally {
+    if (saved === undefined) delete process.env.CDK8S_OUTDIR;
+    else process.env.CDK8S_OUTDIR = saved;
+  }
+  return outdir;
+}
+
+describeWithSchemas('every cdk8s example synthesizes artefacts that pass their checks', () => {
+  it('has examples', () => expect(cdk8sExamples.length).toBeGreaterThanOrEqual(3));
+
+  it.each(cdk8sExamples)('%s', (name) => {
+    const outdir = synthExample(name);
+    const manifests = fs.readdirSync(outdir).filter((f) => f.endsWith('.k8s.yaml'));
+    const objects = manifests.flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(outdir, f), 'utf8')).map((d) => d.toJS()).filter(Boolean));
+    expect(checkKubeObjects(objects, SCHEMA_DIR)).toEqual([]);
+    const hosts = fs.existsSync(path.join(outdir, 'hosts')) ? fs.readdirSync(path.join(outdir, 'hosts')) : [];
+    for (const node of hosts) {
+      expect(checkCloudConfig(fs.readFileSync(path.join(outdir, 'hosts', node, 'user-data'), 'utf8'), SCHEMA_DIR)).toEqual([]);
+      expect(checkIgnition(JSON.parse(fs.readFileSync(path.join(outdir, 'hosts', node, 'ignition.json'), 'utf8')), SCHEMA_DIR)).toEqual([]);
+    }
+    expect(objects.length + hosts.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,125 @@
+import { Problem, PROVIDERS, validateVpnGateway, VpnGatewayProps } from '../../src';
+import { gatewayFor, nordvpnGateway } from '../helpers/fixtures';
+import { Mutable, mutated } from '../helpers/mutable';
+
+type Props = Mutable<VpnGatewayProps>;
+const on = (provider: string, fn: (p: Props) => void) => mutated(gatewayFor(provider), fn);
+
+describe('VpnGateway validation: the provider matrix', () => {
+  it.each(Object.keys(PROVIDERS))('accepts a valid %s gateway', (provider) => {
+    expect(validateVpnGateway(gatewayFor(provider))).toEqual([]);
+  });
+
+  const cases: [string, Props, Problem[]][] = [
+    ['fails pia over WireGuard, saying how to do it', on('nordvpn', (p) => { p.vpnProvider = 'pia'; delete p.serverCountries; }), [
+      { path: 'vpnProvider', code: 'no-wireguard', message: PROVIDERS['private internet access'].noWireguard! },
+    ]],
+    ['fails an unknown provider', on('nordvpn', (p) => { p.vpnProvider = 'nord'; }), [
+      { path: 'vpnProvider', code: 'provider', message: `expected one of ${Object.keys(PROVIDERS).map((k) => JSON.stringify(k)).join(', ')} (or "pia"), received "nord"` },
+    ]],
+    ['fails WireGuard without the key Secret', on('nordvpn', (p) => { delete p.wireguardPrivateKeySecret; }), [
+      { path: 'wireguardPrivateKeySecret', code: 'required', message: 'required for WireGuard: the Secret holding the private key (it is mounted as a file, never put in the environment)' },
+    ]],
+    ...(['mullvad', 'surfshark', 'ivpn', 'windscribe', 'airvpn', 'fastestvpn', 'custom'].map((provider) => [
+      `fails ${provider} without wireguardAddresses`, on(provider, (p) => { delete p.wireguardAddresses; }),
+      [{ path: 'wireguardAddresses', code: 'required', message: `required by ${provider} over WireGuard: the tunnel addresses the provider assigned to your key` }],
+    ] as [string, Props, Problem[]])),
+    ['fails airvpn without a preshared key', on('airvpn', (p) => { delete p.wireguardPresharedKeySecret; }), [
+      { path: 'wireguardPresharedKeySecret', code: 'required', message: 'required by airvpn over WireGuard (gluetun checks it)' },
+    ]],
+    ['fails a preshared key nordvpn does not use', on('nordvpn', (p) => { p.wireguardPresharedKeySecret = { name: 'psk' }; }), [
+      { path: 'wireguardPresharedKeySecret', code: 'forbidden', message: 'nordvpn uses no preshared key over WireGuard' },
+    ]],
+    ...(['nordvpn', 'protonvpn', 'surfshark', 'fastestvpn'].map((provider) => [
+      `fails an endpoint port for ${provider}`, on(provider, (p) => { p.vpnEndpointPort = 51820; }),
+      [{ path: 'vpnEndpointPort', code: 'forbidden', message: `must not be set for ${provider} over WireGuard (gluetun takes the port from its server data), received 51820` }],
+    ] as [string, Props, Problem[]])),
+    ['fails an ivpn port outside its list', on('ivpn', (p) => { p.vpnEndpointPort = 51820; }), [
+      { path: 'vpnEndpointPort', code: 'port', message: 'expected one of 53, 2049, 2050, 30587, 41893, 48574, 58237 for ivpn, received 51820' },
+    ]],
+    ['fails a windscribe port outside its list', on('windscribe', (p) => { p.vpnEndpointPort = 51820; }), [
+      { path: 'vpnEndpointPort', code: 'port', message: 'expected one of 53, 80, 123, 443, 1194, 65142 for windscribe, received 51820' },
+    ]],
+    ['fails an airvpn port outside its list', on('airvpn', (p) => { p.vpnEndpointPort = 443; }), [
+      { path: 'vpnEndpointPort', code: 'port', message: 'expected one of 1637, 47107 for airvpn, received 443' },
+    ]],
+    ['fails windscribe with countries (it has no country data)', on('windscribe', (p) => { p.serverCountries = ['Switzerland']; }), [
+      { path: 'serverCountries', code: 'filter', message: 'windscribe has no SERVER_COUNTRIES filter; it has serverRegions, serverCities, serverHostnames: windscribe has no country data (use serverRegions)' },
+    ]],
+    ['fails a filter nordvpn does not have', on('nordvpn', (p) => { p.serverNames = ['ch-1']; }), [
+      { path: 'serverNames', code: 'filter', message: 'nordvpn has no SERVER_NAMES filter; it has serverCountries, serverRegions, serverCities, serverHostnames' },
+    ]],
+    ['fails custom without endpoint IP, port and public key', on('custom', (p) => { delete p.vpnEndpointIp; delete p.vpnEndpointPort; delete p.wireguardPublicKey; }), [
+      { path: 'vpnEndpointIp', code: 'required', message: "required for custom: the server's IP address" },
+      { path: 'vpnEndpointPort', code: 'required', message: "required for custom: the server's WireGuard port (there is no default)" },
+      { path: 'wireguardPublicKey', code: 'required', message: "required for custom: the server's public key" },
+    ]],
+    ['fails a custom endpoint that is a hostname', on('custom', (p) => { p.vpnEndpointIp = 'ch.example.net'; }), [
+      { path: 'vpnEndpointIp', code: 'ip', message: 'expected an IP address, never a hostname (gluetun takes an IP), received "ch.example.net"' },
+    ]],
+    ['fails custom with two server names', on('custom', (p) => { p.serverNames = ['a', 'b']; }), [
+      { path: 'serverNames', code: 'filter', message: 'custom takes at most one server name, received 2' },
+      { path: 'serverNames', code: 'required', message: 'private internet access port forwarding over custom needs exactly one server name (the server of your WireGuard config)' },
+    ]],
+    ['fails custom-only settings on a provider', on('nordvpn', (p) => { p.vpnEndpointIp = '203.0.113.5'; }), [
+      { path: 'vpnEndpointIp', code: 'forbidden', message: "only for vpnProvider custom (gluetun takes nordvpn's from its server data)" },
+    ]],
+    ['fails OpenVPN without credentials', on('private internet access', (p) => { delete p.openvpnCredentialsSecret; }), [
+      { path: 'openvpnCredentialsSecret', code: 'required', message: 'required for OpenVPN: the Secret with the username and password' },
+    ]],
+    ['fails WireGuard settings with OpenVPN', on('private internet access', (p) => { p.wireguardAddresses = ['10.0.0.2/32']; }), [
+      { path: 'wireguardAddresses', code: 'forbidden', message: 'a WireGuard setting, but vpnType is openvpn' },
+    ]],
+    ['fails OpenVPN for custom', on('custom', (p) => { p.vpnType = 'openvpn'; delete p.wireguardAddresses; delete p.wireguardPublicKey; delete p.wireguardPrivateKeySecret; p.openvpnCredentialsSecret = { name: 'c' }; }), [
+      { path: 'vpnType', code: 'no-openvpn', message: 'tunnelwright offers OpenVPN for nordvpn, protonvpn, surfshark, ivpn, windscribe, airvpn, fastestvpn, private internet access (received "custom")' },
+    ]],
+    ['fails port forwarding where the provider has none', on('nordvpn', (p) => { p.portForwarding = {}; }), [
+      { path: 'portForwarding', code: 'no-port-forwarding', message: 'nordvpn has no port forwarding over wireguard in gluetun (ProtonVPN does; PIA via custom WireGuard or OpenVPN)' },
+    ]],
+    ['fails custom port forwarding without a provider', on('custom', (p) => { p.portForwarding = {}; }), [
+      { path: 'portForwarding.provider', code: 'required', message: 'required with custom: one of perfect privacy, private internet access, privatevpn, protonvpn' },
+    ]],
+    ['fails PIA port forwarding over custom without credentials', on('custom', (p) => { delete p.portForwarding!.credentialsSecret; }), [
+      { path: 'portForwarding.credentialsSecret', code: 'required', message: 'required for private internet access port forwarding: your PIA username and password' },
+    ]],
+    ['fails a forwarded port without the workload that receives it', on('protonvpn', (p) => { delete p.portForwarding!.workload; }), [
+      { path: 'portForwarding.workload', code: 'required', message: 'required with toPort: the name of the routed workload that receives the forwarded port' },
+    ]],
+    ['fails DNS over TLS (gluetun and dnsmasq would both bind :53)', on('nordvpn', (p) => { p.dnsOverTls = true; }), [
+      { path: 'dnsOverTls', code: 'dns-collision', message: "gluetun's DNS server (which DNS over TLS needs) binds :53 on every interface and collides with pod-gateway's dnsmasq, which routed pods need for cluster names; leave dnsOverTls off: DNS still leaves through the tunnel" },
+    ]],
+    ['fails tunnel addresses overlapping the outbound subnets', on('surfshark', (p) => { p.wireguardAddresses = ['10.1.0.2/32']; }), [
+      { path: 'wireguardAddresses[0]', code: 'overlap', message: 'overlaps clusterCidrs[0]: FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (it breaks NAT-PMP port forwarding)' },
+    ]],
+    ['fails a VXLAN network overlapping the cluster', on('nordvpn', (p) => { p.vxlanNetwork = '10.1.5.0/24'; }), [
+      { path: 'vxlanNetwork', code: 'overlap', message: 'overlaps clusterCidrs[0]: the VXLAN, cluster and node networks must be distinct' },
+    ]],
+    ['fails a VXLAN network that is not a /24', on('nordvpn', (p) => { p.vxlanNetwork = '172.16.0.0/16'; }), [
+      { path: 'vxlanNetwork', code: 'vxlan-network', message: 'expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), received "172.16.0.0/16"' },
+    ]],
+    ['fails a VXLAN id out of range', on('nordvpn', (p) => { p.vxlanId = 0; }), [
+      { path: 'vxlanId', code: 'range', message: 'expected a VXLAN id: an integer from 1 to 16777215, received 0' },
+    ]],
+    ['fails a cluster DNS IP outside the cluster CIDRs', on('nordvpn', (p) => { p.clusterDnsIp = '192.168.1.53'; }), [
+      { path: 'clusterDnsIp', code: 'outside', message: 'expected the kube-dns ClusterIP inside the cluster CIDRs, received "192.168.1.53"' },
+    ]],
+    ['fails without a service CIDR to derive the DNS IP from', on('nordvpn', (p) => { p.clusterCidrs = ['10.1.0.0/16']; }), [
+      { path: 'clusterDnsIp', code: 'required', message: 'required unless clusterCidrs[1] is the IPv4 service CIDR (its .10 is the default)' },
+    ]],
+    ['fails a default route in nodeCidrs', on('nordvpn', (p) => { p.nodeCidrs = ['0.0.0.0/0']; }), [
+      { path: 'nodeCidrs[0]', code: 'default-route', message: 'expected a local network, received a default route: it would keep everything off the VPN' },
+    ]],
+    ['fails a namespace that is not a DNS label', on('nordvpn', (p) => { p.namespace = 'VPN'; }), [
+      { path: 'namespace', code: 'namespace', message: 'expected a DNS label (lowercase letters, digits and "-", ≤ 63 characters), received "VPN"' },
+    ]],
+  ];
+
+  it.each(cases)('%s', (_name, props, expected) => {
+    expect(validateVpnGateway(props)).toEqual(expected);
+  });
+
+  it('reports several mistakes at once', () => {
+    const problems = validateVpnGateway(mutated(nordvpnGateway(), (p) => { p.vpnEndpointPort = 51820; delete p.wireguardPrivateKeySecret; p.serverNames = ['x']; p.vxlanId = -1; }));
+    expect(problems.map((p) => `${p.path} ${p.code}`)).toEqual(['serverNames filter', 'vpnEndpointPort forbidden', 'vxlanId range', 'wireguardPrivateKeySecret required']);
+  });
+});

@@ -1,0 +1,145 @@
+import * as fc from 'fast-check';
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import { applyRoute, planRoute, planVpnGateway, PROVIDERS, VpnGatewayProps } from '../../src';
+import { GLUETUN_ENV } from '../../src/model/vpn-providers';
+import { checkKubeObjects } from '../../src/testing';
+import { gatewayFor, nordvpnGateway } from '../helpers/fixtures';
+import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+
+const deploymentOf = (props: VpnGatewayProps) => planVpnGateway(props).objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment;
+const gluetunOf = (props: VpnGatewayProps) => deploymentOf(props).spec!.template.spec!.containers.find((c) => c.name === 'gluetun')!;
+
+describe('planVpnGateway', () => {
+  it('gives gluetun exactly the environment of the original design, keys as files', () => {
+    expect(gluetunOf(nordvpnGateway()).env).toEqual([
+      { name: 'VPN_SERVICE_PROVIDER', value: 'nordvpn' },
+      { name: 'VPN_TYPE', value: 'wireguard' },
+      { name: 'VPN_INTERFACE', value: 'tun0' },
+      { name: 'WIREGUARD_PRIVATE_KEY_SECRETFILE', value: '/run/secrets/wireguard_private_key' },
+      { name: 'WIREGUARD_MTU', value: '1320' },
+      { name: 'SERVER_COUNTRIES', value: 'Switzerland' },
+      { name: 'FIREWALL_OUTBOUND_SUBNETS', value: '10.1.0.0/16,10.152.183.0/24,192.168.1.0/24' },
+      { name: 'FIREWALL_INPUT_PORTS', value: '9999' },
+      { name: 'HEALTH_SERVER_ADDRESS', value: ':9999' },
+      { name: 'HEALTH_RESTART_VPN', value: 'on' },
+      { name: 'DNS_SERVER', value: 'off' },
+      { name: 'DNS_ADDRESS', value: '1.1.1.1' },
+      { name: 'HTTP_CONTROL_SERVER_ADDRESS', value: '127.0.0.1:8000' },
+    ]);
+  });
+
+  it.each(Object.keys(PROVIDERS))('%s: every gluetun variable is one gluetun v3.41 reads, and no secret is a literal value', (provider) => {
+    const env = gluetunOf(gatewayFor(provider)).env!;
+    expect(env.map((e) => e.name).filter((n) => !GLUETUN_ENV.has(n))).toEqual([]);
+    expect(env.filter((e) => /PRIVATE_KEY$|PRESHARED_KEY$|PASSWORD$|USER$|USERNAME$/.test(e.name) && e.value !== undefined)).toEqual([]);
+  });
+
+  it('mounts the key Secret as the file gluetun reads', () => {
+    const spec = deploymentOf(nordvpnGateway()).spec!.template.spec!;
+    expect(spec.volumes!.find((v) => v.name === 'gluetun-secrets')).toEqual({
+      name: 'gluetun-secrets',
+      projected: { defaultMode: 0o400, sources: [{ secret: { name: 'nordvpn-wireguard', items: [{ key: 'private-key', path: 'wireguard_private_key' }] } }] },
+    });
+  });
+
+  it('runs exactly one gateway pod, recreated, probed on the health server, outside Istio ambient', () => {
+    const d = deploymentOf(nordvpnGateway());
+    expect(d.spec!.replicas).toBe(1);
+    expect(d.spec!.strategy).toEqual({ type: 'Recreate' });
+    expect(d.spec!.template.metadata!.labels!['istio.io/dataplane-mode']).toBe('none');
+    const gluetun = gluetunOf(nordvpnGateway());
+    for (const probe of [gluetun.livenessProbe, gluetun.readinessProbe, gluetun.startupProbe]) expect(probe!.httpGet).toEqual({ path: '/', port: 9999 });
+    expect(JSON.stringify(d)).not.toContain('publicip');
+    expect(d.spec!.template.spec!.initContainers!.map((c) => c.name)).toEqual(['gateway-init']);
+    expect(d.spec!.template.spec!.containers.map((c) => c.name)).toEqual(['gluetun', 'gateway-sidecar']);
+  });
+
+  it.each([
+    ['cilium', 4789], ['flannel', 4789], ['calico', 8472], ['kube-router', 4789], [undefined, 4789],
+  ] as const)('cni %s: the VXLAN uses UDP %d, opened in gluetun\'s INPUT for the cluster', (cni, port) => {
+    const plan = planVpnGateway({ ...nordvpnGateway(), ...(cni ? { cni } : {}) });
+    const cm = plan.objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+    expect(cm.data['settings.sh']).toContain(`\nVXLAN_PORT="${port}"\n`);
+    expect(cm.data['post-rules.txt'].split('\n')[0]).toBe(`iptables -A INPUT -i eth0 -s 10.1.0.0/16 -p udp --dport ${port} -j ACCEPT`);
+    expect((plan.objects.find((o) => o.kind === 'Service')!.spec as { ports: unknown[] }).ports).toEqual([{ name: 'vxlan', protocol: 'UDP', port, targetPort: port }]);
+  });
+
+  it('derives the VXLAN MTU from the pod MTU and pins the WireGuard MTU', () => {
+    const settings = (podMtu: number) => ((planVpnGateway({ ...nordvpnGateway(), podMtu }).objects[0] as unknown as { data: Record<string, string> }).data['settings.sh']);
+    expect(settings(1450)).toContain('VPN_INTERFACE_MTU="1320"');
+    expect(settings(1350)).toContain('VPN_INTERFACE_MTU="1300"');
+  });
+
+  it('keeps the ztunnel address local with Istio ambient', () => {
+    expect(gluetunOf({ ...nordvpnGateway(), mesh: 'istio-ambient' }).env!.find((e) => e.name === 'FIREWALL_OUTBOUND_SUBNETS')!.value).toBe('10.1.0.0/16,10.152.183.0/24,192.168.1.0/24,169.254.7.127/32');
+  });
+
+  it('forwards the ProtonVPN port to the routed workload\'s fixed address', () => {
+    const env = gluetunOf(gatewayFor('protonvpn')).env!;
+    expect(env.find((e) => e.name === 'VPN_PORT_FORWARDING')).toEqual({ name: 'VPN_PORT_FORWARDING', value: 'on' });
+    expect(env.find((e) => e.name === 'VPN_PORT_FORWARDING_UP_COMMAND')!.value).toContain('-j DNAT --to-destination 172.16.0.5:6881');
+    expect((planVpnGateway(gatewayFor('protonvpn')).objects[0] as unknown as { data: Record<string, string> }).data['nat.conf']).toContain('\nqbittorrent 5 tcp:6881,udp:6881\n');
+  });
+
+  it('reads PIA port-forwarding credentials from a Secret reference over custom', () => {
+    const env = gluetunOf(gatewayFor('custom')).env!;
+    expect(env.filter((e) => e.name.startsWith('VPN_PORT_FORWARDING'))).toEqual([
+      { name: 'VPN_PORT_FORWARDING', value: 'on' },
+      { name: 'VPN_PORT_FORWARDING_PROVIDER', value: 'private internet access' },
+      { name: 'VPN_PORT_FORWARDING_USERNAME', valueFrom: { secretKeyRef: { name: 'pia-credentials', key: 'username' } } },
+      { name: 'VPN_PORT_FORWARDING_PASSWORD', valueFrom: { secretKeyRef: { name: 'pia-credentials', key: 'password' } } },
+    ]);
+  });
+});
+
+describe('planRoute', () => {
+  const target = { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' };
+
+  it('puts the client init container first, the sidecar last, and DNS through the gateway', () => {
+    const route = planRoute(nordvpnGateway(), target);
+    const spec = applyRoute({ initContainers: [{ name: 'config-fixer', image: 'busybox' }], containers: [{ name: 'app', image: 'qbittorrent' }] }, route);
+    expect(spec.initContainers!.map((c) => c.name)).toEqual(['vpn-route-init', 'config-fixer']);
+    expect(spec.containers.map((c) => c.name)).toEqual(['app', 'vpn-route-sidecar']);
+    expect(spec.dnsPolicy).toBe('None');
+    expect(spec.dnsConfig!.nameservers).toEqual(['172.16.0.1']);
+    expect(applyRoute(spec, route)).toBe(spec);
+  });
+
+  it('writes the client settings in the workload\'s namespace and a kill switch for its pods', () => {
+    const route = planRoute(nordvpnGateway(), target);
+    expect(route.objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['ConfigMap media/vpn-gateway-client', 'NetworkPolicy media/qbittorrent-vpn-kill-switch']);
+    expect((route.objects[0] as unknown as { data: Record<string, string> }).data['settings.sh']).toContain('GATEWAY_NAME="vpn-gateway.vpn-gateway.svc.cluster.local"\nK8S_DNS_IPS="10.152.183.10"\nNOT_ROUTED_TO_GATEWAY_CIDRS="10.1.0.0/16 10.152.183.0/24 192.168.1.0/24"\n');
+  });
+
+  it('refuses a workload without pod labels', () => {
+    expect(() => planRoute(nordvpnGateway(), { ...target, podLabels: {} })).toThrow('route.podLabels: the routed workload has no pod labels');
+  });
+});
+
+describe('properties', () => {
+  it('for random valid gateways no object carries a literal key, and two plans are byte-identical', () => {
+    const arb = fc.record({
+      provider: fc.constantFrom(...Object.keys(PROVIDERS)),
+      vxlanId: fc.integer({ min: 1, max: 16777215 }),
+      cni: fc.constantFrom('cilium', 'flannel', 'calico', 'kube-router', 'other') as fc.Arbitrary<'cilium'>,
+      podMtu: fc.integer({ min: 1280, max: 9000 }),
+      mesh: fc.constantFrom('none', 'istio-ambient') as fc.Arbitrary<'none'>,
+    });
+    fc.assert(fc.property(arb, ({ provider, ...rest }) => {
+      const props = { ...gatewayFor(provider), ...rest };
+      const text = JSON.stringify(planVpnGateway(props));
+      expect(JSON.stringify(planVpnGateway(structuredClone(props)))).toBe(text);
+      const keys = text.match(/[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=/g) ?? [];
+      expect(keys.filter((k) => k !== props.wireguardPublicKey)).toEqual([]);
+      expect(text).not.toMatch(/"name":"[A-Z_]*(PRIVATE_KEY|PRESHARED_KEY|PASSWORD|USER)","value"/);
+    }), { numRuns: 100 });
+  });
+});
+
+describeWithSchemas('VpnGateway objects against their schemas', () => {
+  it.each(Object.keys(PROVIDERS))('%s', (provider) => {
+    const plan = planVpnGateway(gatewayFor(provider));
+    const route = planRoute(gatewayFor(provider), { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' });
+    expect(checkKubeObjects([...plan.objects, ...route.objects], SCHEMA_DIR)).toEqual([]);
+  });
+});
