@@ -9,7 +9,7 @@ import { parseCidr, ParsedCidr } from './net';
 export interface HostKillSwitch {
   /** The node (hostname) the table is loaded on. */
   readonly node: string;
-  /** The interface that reaches the internet directly (never allowed to carry tunnel- or pod-sourced traffic). */
+  /** The interface that reaches the internet directly: tunnel- and pod-sourced traffic leaving by it is dropped. */
   readonly wanInterface: string;
   /** The VPN tunnel's interface (`tun0`, `wg0`). */
   readonly tunnelInterface: string;

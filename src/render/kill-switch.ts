@@ -87,31 +87,47 @@ function ciliumPolicy(props: KillSwitchProps): KubeObject {
   };
 }
 
-function saddrRules(cidrs: readonly string[], oif: string, counter: string, verdict: 'accept' | 'drop'): string[] {
-  const out: string[] = [];
-  for (const fam of [4, 6] as const) {
-    const set = cidrs.filter((c) => parseCidr(c)!.family === fam);
-    if (set.length > 0) out.push(`\t\t${fam === 4 ? 'ip' : 'ip6'} saddr { ${set.join(', ')} } oifname "${oif}" counter name "${counter}" ${verdict}`);
-  }
-  return out;
+/** A host kill switch as rendered: without `wanInterface`, traffic leaving by anything but the tunnel (and loopback) is dropped. */
+export type KillSwitchHost = Omit<HostKillSwitch, 'wanInterface'> & { readonly wanInterface?: string };
+
+/** The named sets of source addresses; a tunnel whose address is learnt at run time adds it to `tunnel_v4`/`tunnel_v6`. */
+export const KILL_SWITCH_SETS = { tunnel: { 4: 'tunnel_v4', 6: 'tunnel_v6' }, pods: { 4: 'pods_v4', 6: 'pods_v6' } } as const;
+
+function setDecl(name: string, family: 4 | 6, cidrs: readonly string[]): string {
+  const elements = cidrs.filter((c) => parseCidr(c)!.family === family);
+  return [`\tset ${name} {`, `\t\ttype ${family === 4 ? 'ipv4_addr' : 'ipv6_addr'}`, '\t\tflags interval', ...(elements.length > 0 ? [`\t\telements = { ${elements.join(', ')} }`] : []), '\t}'].join('\n');
 }
 
-/** The nftables table text: tunnel- and pod-sourced traffic accepted on the tunnel, dropped on the WAN, every rule counted. */
-export function renderKillSwitchTable(host: HostKillSwitch): string {
+/** One rule per family: traffic from the set, leaving by `oif` (or by anything but the tunnel and loopback). */
+function rules(set: { 4: string; 6: string }, oif: string | undefined, tunnel: string, counter: string, verdict: 'accept' | 'drop'): string[] {
+  const out = oif ? `oifname "${oif}"` : `oifname != { "${tunnel}", "lo" }`;
+  return ([4, 6] as const).map((fam) => `\t\t${fam === 4 ? 'ip' : 'ip6'} saddr @${set[fam]} ${out} counter name "${counter}" ${verdict}`);
+}
+
+/**
+ * The nftables table text: tunnel- and pod-sourced traffic accepted on the tunnel, dropped on the WAN (or, without
+ * `wanInterface`, on every interface but the tunnel and loopback), every rule counted.
+ */
+export function renderKillSwitchTable(host: KillSwitchHost): string {
   const pods = host.podCidrs ?? [];
+  const wan = host.wanInterface;
+  const drop = wan ? `leaves by ${wan}` : 'leaves by any interface but the tunnel';
   const counters = ['tunnel_via_tunnel', 'tunnel_via_wan_dropped', 'masqueraded_via_wan_dropped', ...(pods.length > 0 ? ['pods_via_tunnel', 'pods_via_wan_dropped'] : [])];
   const lines = [
-    `# tunnelwright kill switch on ${host.node}: traffic sourced from the tunnel${pods.length > 0 ? ' or the pods' : ''} leaves by ${host.tunnelInterface} or not at all.`,
+    `# tunnelwright kill switch on ${host.node}: traffic sourced from the tunnel${pods.length > 0 ? ' or the pods' : ''} leaves by ${host.tunnelInterface} or not at all (dropped when it ${drop}).`,
     '# The table is replaced atomically on load and stays loaded when the tunnel goes down: it fails closed.',
     `table inet ${KILL_SWITCH_TABLE}`,
     `delete table inet ${KILL_SWITCH_TABLE}`,
     `table inet ${KILL_SWITCH_TABLE} {`,
+    setDecl(KILL_SWITCH_SETS.tunnel[4], 4, host.tunnelCidrs),
+    setDecl(KILL_SWITCH_SETS.tunnel[6], 6, host.tunnelCidrs),
+    ...(pods.length > 0 ? [setDecl(KILL_SWITCH_SETS.pods[4], 4, pods), setDecl(KILL_SWITCH_SETS.pods[6], 6, pods)] : []),
     ...counters.map((c) => `\tcounter ${c} {\n\t}`),
     '',
     '\tchain output {',
     '\t\ttype filter hook output priority filter; policy accept;',
-    ...saddrRules(host.tunnelCidrs, host.tunnelInterface, 'tunnel_via_tunnel', 'accept'),
-    ...saddrRules(host.tunnelCidrs, host.wanInterface, 'tunnel_via_wan_dropped', 'drop'),
+    ...rules(KILL_SWITCH_SETS.tunnel, host.tunnelInterface, host.tunnelInterface, 'tunnel_via_tunnel', 'accept'),
+    ...rules(KILL_SWITCH_SETS.tunnel, wan, host.tunnelInterface, 'tunnel_via_wan_dropped', 'drop'),
     '\t}',
   ];
   if (pods.length > 0) {
@@ -119,8 +135,8 @@ export function renderKillSwitchTable(host: HostKillSwitch): string {
       '',
       '\tchain forward {',
       '\t\ttype filter hook forward priority filter; policy accept;',
-      ...saddrRules(pods, host.tunnelInterface, 'pods_via_tunnel', 'accept'),
-      ...saddrRules(pods, host.wanInterface, 'pods_via_wan_dropped', 'drop'),
+      ...rules(KILL_SWITCH_SETS.pods, host.tunnelInterface, host.tunnelInterface, 'pods_via_tunnel', 'accept'),
+      ...rules(KILL_SWITCH_SETS.pods, wan, host.tunnelInterface, 'pods_via_wan_dropped', 'drop'),
       '\t}',
     );
   }
@@ -129,7 +145,7 @@ export function renderKillSwitchTable(host: HostKillSwitch): string {
     '\t# After source NAT (priority srcnat + 10): forwarded traffic masqueraded to the tunnel address.',
     '\tchain postrouting {',
     '\t\ttype filter hook postrouting priority 110; policy accept;',
-    ...saddrRules(host.tunnelCidrs, host.wanInterface, 'masqueraded_via_wan_dropped', 'drop'),
+    ...rules(KILL_SWITCH_SETS.tunnel, wan, host.tunnelInterface, 'masqueraded_via_wan_dropped', 'drop'),
     '\t}',
     '}',
     '',
@@ -138,7 +154,7 @@ export function renderKillSwitchTable(host: HostKillSwitch): string {
 }
 
 /** The host plan of a kill switch: the table, and a unit that loads it before the network (and so any tunnel) starts. */
-export function planHostKillSwitch(host: HostKillSwitch): HostPlan {
+export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
   const plan = emptyHostPlan(host.node);
   plan.packages.push('nftables');
   plan.files.push({ path: KILL_SWITCH_NFT_PATH, mode: 0o644, owner: 'root:root', content: renderKillSwitchTable(host) });

@@ -79,8 +79,13 @@ describe('planKillSwitch', () => {
     const table = renderKillSwitchTable(qbittorrentKillSwitch().host!);
     expect(table).not.toMatch(/table \S+ wg-quick-/);
     const rules = table.split('\n').filter((l) => /^\t\t(ip6?|meta) /.test(l));
-    expect(rules.length).toBe(5);
+    expect(rules.length).toBe(10);
     expect(rules.every((r) => / counter name "[a-z_]+" (accept|drop)$/.test(r))).toBe(true);
+  });
+
+  it('without a WAN interface, drops tunnel-sourced traffic on every interface but the tunnel and loopback', () => {
+    const { wanInterface: _w, ...host } = qbittorrentKillSwitch().host!;
+    expect(renderKillSwitchTable(host)).toContain('\t\tip saddr @tunnel_v4 oifname != { "tun0", "lo" } counter name "tunnel_via_wan_dropped" drop\n');
   });
 
   it('renders the golden host table', () => {
