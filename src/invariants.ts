@@ -11,6 +11,8 @@ export interface Claim {
   readonly path: string;
   /** What is claimed, for the message: `VXLAN id 42 in cluster "prod"`. */
   readonly what: string;
+  /** The claim also covers every key below it (`…/egress/vpn` covers `…/egress/vpn/ns/media`). */
+  readonly covers?: boolean;
 }
 
 /** The claims of one construct, with its path (cdk8s node path or Pulumi name). */
@@ -19,16 +21,50 @@ export interface ClaimSet {
   readonly claims: readonly Claim[];
 }
 
-/** Every claim made twice, as problems `<construct path>:<prop path>`. O(n) in claims. */
+/**
+ * Every claim made twice, as problems `<construct path>:<prop path>`: the same key, or a key below one a covering
+ * claim holds. O(n · depth) in claims.
+ */
 export function checkClaims(sets: readonly ClaimSet[]): Problem[] {
   const first = new Map<string, { construct: string; claim: Claim }>();
   const problems: Problem[] = [];
+  const clash = (construct: string, claim: Claim, seen: { construct: string; claim: Claim }) => {
+    if (seen.construct === construct && seen.claim.path === claim.path) return;
+    problems.push({ path: `${construct}:${claim.path}`, code: 'claimed-twice', message: `${claim.what} is already claimed by ${seen.construct}:${seen.claim.path}` });
+  };
+  // Keys below each key, for covering claims that come after them.
+  const below = new Map<string, { construct: string; claim: Claim }[]>();
   for (const set of sets) {
     for (const claim of set.claims) {
       const seen = first.get(claim.key);
-      if (!seen) first.set(claim.key, { construct: set.construct, claim });
-      else if (seen.construct !== set.construct || seen.claim.path !== claim.path) {
-        problems.push({ path: `${set.construct}:${claim.path}`, code: 'claimed-twice', message: `${claim.what} is already claimed by ${seen.construct}:${seen.claim.path}` });
+      if (seen) {
+        clash(set.construct, claim, seen);
+        continue;
+      }
+      const parts = claim.key.split('/');
+      let reported = false;
+      for (let i = parts.length - 1; i > 0 && !reported; i--) {
+        const ancestor = first.get(parts.slice(0, i).join('/'));
+        if (ancestor?.claim.covers && ancestor.construct !== set.construct) {
+          clash(set.construct, claim, ancestor);
+          reported = true;
+        }
+      }
+      if (!reported && claim.covers) {
+        const hit = (below.get(claim.key) ?? []).find((b) => b.construct !== set.construct);
+        if (hit) {
+          clash(set.construct, claim, hit);
+          reported = true;
+        }
+      }
+      if (reported) continue;
+      const entry = { construct: set.construct, claim };
+      first.set(claim.key, entry);
+      for (let i = parts.length - 1; i > 0; i--) {
+        const k = parts.slice(0, i).join('/');
+        const list = below.get(k);
+        if (list) list.push(entry);
+        else below.set(k, [entry]);
       }
     }
   }

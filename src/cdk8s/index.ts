@@ -9,3 +9,4 @@ export { WireguardOverlayNode } from './wireguard-overlay-node';
 export { WireguardMesh } from './wireguard-mesh';
 export { KillSwitch } from './kill-switch';
 export { VpnGateway } from './vpn-gateway';
+export { EgressSteering } from './egress-steering';

@@ -125,7 +125,14 @@ export function zodProblems(error: z.ZodError): Problem[] {
       message = `required: ${message.replace(/, received undefined$/, '')}`;
     } else {
       code = issue.code === 'invalid_type' ? 'type' : issue.code === 'invalid_value' ? 'enum' : issue.code === 'invalid_format' ? 'format' : issue.code;
-      if (!message.includes('received')) message = `${message}, ${secret ? 'received a value that is not one (not shown: it is secret)' : received(input)}`;
+      // Objects are never echoed: they may hold secrets (a URL with a token, a credential).
+      const last = issue.path[issue.path.length - 1];
+      const own = input !== null && typeof input === 'object' && typeof last === 'string' ? (input as Record<string, unknown>)[last] : undefined;
+      const shown = input !== null && typeof input === 'object'
+        ? own !== undefined && (own === null || typeof own !== 'object') ? received(own) : `received ${Array.isArray(input) ? 'an array' : 'an object'}`
+        : received(input);
+      message = message.replace(/^Invalid discriminator value\. Expected (.*)$/, 'expected $1');
+      if (!message.includes('received')) message = `${message}, ${secret ? 'received a value that is not one (not shown: it is secret)' : shown}`;
       else if (secret) message = message.replace(/, received .*$/, ', received a value of the wrong type (not shown: it is secret)');
     }
     out.push({ path, code, message });

@@ -9,3 +9,4 @@ export { WireguardOverlayNode, type WireguardOverlayNodeArgs } from './wireguard
 export { WireguardMesh, type WireguardMeshArgs } from './wireguard-mesh';
 export { KillSwitch, type KillSwitchArgs } from './kill-switch';
 export { type RouteTransform, VpnGateway, type VpnGatewayArgs } from './vpn-gateway';
+export { EgressSteering, type EgressSteeringArgs } from './egress-steering';

@@ -30,6 +30,10 @@ export interface RenderInterface extends WireguardInterface {
   readonly peers: RenderPeer[];
   /** Extra `PostUp` commands (a hub forwards between spokes). */
   readonly postUp?: string[];
+  /** `PostDown` commands. */
+  readonly postDown?: string[];
+  /** wg-quick's `Table`: `off` installs no routes (a split tunnel does its own policy routing). */
+  readonly table?: 'off';
 }
 
 /** What the distribution calls its node unit, by role. */
@@ -71,6 +75,7 @@ export function renderWireguardConfig(node: string, iface: RenderInterface, priv
   const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, '[Interface]', `Address = ${iface.address}`];
   if (iface.listenPort !== undefined) lines.push(`ListenPort = ${iface.listenPort}`);
   lines.push(`MTU = ${iface.mtu ?? DEFAULT_WIREGUARD_MTU}`);
+  if (iface.table) lines.push(`Table = ${iface.table}`);
   if (iface.privateKey !== undefined) lines.push(`PrivateKey = ${iface.privateKey}`);
   if (privateKeyPath) lines.push(`PostUp = wg set %i private-key ${privateKeyPath}`);
   iface.peers.forEach((peer, j) => {
@@ -78,6 +83,7 @@ export function renderWireguardConfig(node: string, iface: RenderInterface, priv
     if (psk) lines.push(`PostUp = wg set %i peer ${peer.publicKey} preshared-key ${psk}`);
   });
   for (const cmd of iface.postUp ?? []) lines.push(`PostUp = ${cmd}`);
+  for (const cmd of iface.postDown ?? []) lines.push(`PostDown = ${cmd}`);
   let text = `${lines.join('\n')}\n`;
   for (const peer of iface.peers) {
     let block = peerText?.get(peer);

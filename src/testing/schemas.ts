@@ -92,9 +92,13 @@ export function readSchema(file: string): Json {
 
 export type Validate = (value: unknown) => string[];
 
-/** Kubernetes schemas carry Go (RE2) patterns: `\\PC` is `\\P{C}` in JavaScript. */
+/** Kubernetes schemas carry Go (RE2) patterns: `\\PC` is `\\P{C}` in JavaScript, and `(?i)` a flag. */
 function goRegExp(pattern: string, flags: string): RegExp {
-  const js = pattern.replace(/\\([pP])([A-Za-z])(?![A-Za-z{])/g, '\\$1{$2}');
+  let js = pattern.replace(/\\([pP])([A-Za-z])(?![A-Za-z{])/g, '\\$1{$2}');
+  if (/^\^?\(\?i\)/.test(js)) {
+    js = js.replace('(?i)', '');
+    flags += 'i';
+  }
   return new RegExp(js, flags);
 }
 goRegExp.code = 'goRegExp';

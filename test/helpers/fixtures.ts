@@ -1,4 +1,4 @@
-import { KillSwitchProps, VpnGatewayProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
+import { EgressSteeringProps, KillSwitchProps, VpnGatewayProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
 
 /** Fixed keys (generated once with `wg genkey` / `wg pubkey`): tests must be deterministic. */
 export const KEYS = {
@@ -86,4 +86,29 @@ export function gatewayFor(provider: string): VpnGatewayProps {
     case 'custom': return { ...noFilter, vpnProvider: 'custom', vpnEndpointIp: '203.0.113.50', vpnEndpointPort: 1337, wireguardPublicKey: KEYS.a.publicKey, wireguardAddresses: ['10.13.0.2/32'], serverNames: ['swiss-1'], portForwarding: { provider: 'pia', credentialsSecret: { name: 'pia-credentials' } } };
     default: throw new Error(provider);
   }
+}
+
+/** The homelab's prod gateway: PIA over OpenVPN on one node, vpn-class media apps, with monitoring. */
+export function prodSteering(): EgressSteeringProps {
+  return {
+    cluster: 'prod',
+    gatewayNode: 'prod-gw',
+    clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'],
+    lanCidrs: ['192.168.20.0/24'],
+    namespaces: ['media'],
+    enforceLabels: { namespaces: ['media'] },
+    monitoring: { ruleLabels: { release: 'kube-prometheus-stack' }, kubeStateMetricsValues: { metricLabelsAllowlist: ['nodes=[tunnelwright.dev/egress-uplink]'] } },
+    kubeconfigFrom: { file: '/etc/tunnelwright/resteer.kubeconfig' },
+    ciliumValues: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, devices: ['eth0', 'tun0'] },
+    tunnel: { type: 'openvpn', configFrom: { file: '/etc/openvpn/pia/nl_amsterdam.ovpn' }, credentialsFrom: { file: '/etc/openvpn/pia/credentials' }, remote: 'nl-amsterdam.privacy.network:1198' },
+  };
+}
+
+/** A gateway node with a WireGuard split tunnel. */
+export function wireguardSteering(): EgressSteeringProps {
+  return {
+    gatewayNode: 'gw-1',
+    clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'],
+    tunnel: { type: 'wireguard', address: '10.2.0.2/32', privateKeyFrom: { file: '/run/corium/vpn.key' }, peer: { publicKey: KEYS.b.publicKey, endpoint: '198.51.100.7:51820' } },
+  };
 }

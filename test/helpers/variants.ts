@@ -1,5 +1,5 @@
-import { HostPlan, planKillSwitch, planWireguardMesh, planWireguardOverlayNode, WireguardOverlayNodeProps } from '../../src';
-import { KEYS, qbittorrentKillSwitch, siteA, threeNodeMesh } from './fixtures';
+import { HostPlan, planEgressSteering, planKillSwitch, planWireguardMesh, planWireguardOverlayNode, WireguardOverlayNodeProps } from '../../src';
+import { KEYS, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from './fixtures';
 
 /** Every shape of host plan the WireGuard constructs render, for the schema and system checks. */
 export function wireguardHostVariants(): { name: string; plan: HostPlan; ignitionVersion: '3.3.0' | '3.4.0' | '3.5.0' }[] {
@@ -38,7 +38,20 @@ export function killSwitchHostVariants(): { name: string; plan: HostPlan; igniti
   ];
 }
 
+/** Every shape of host plan EgressSteering renders for its gateway node. */
+export function steeringHostVariants(): { name: string; plan: HostPlan; ignitionVersion: '3.3.0' | '3.4.0' | '3.5.0' }[] {
+  const { tunnel: _t, ...noTunnel } = wireguardSteering();
+  const wg = wireguardSteering();
+  const withPsk = { ...wg, kubeconfigFrom: { url: 'https://vault.example.test/kubeconfig', waitFor: '5m' }, tunnel: { ...(wg.tunnel as Extract<typeof wg.tunnel, { type: 'wireguard' }>), peer: { publicKey: KEYS.b.publicKey, endpoint: '198.51.100.7:51820', presharedKeyFrom: { file: '/run/corium/vpn.psk' } } } };
+  return [
+    { name: 'steering-openvpn', plan: planEgressSteering(prodSteering()).hosts[0], ignitionVersion: '3.4.0' },
+    { name: 'steering-wireguard', plan: planEgressSteering(wg).hosts[0], ignitionVersion: '3.3.0' },
+    { name: 'steering-wireguard-psk', plan: planEgressSteering(withPsk).hosts[0], ignitionVersion: '3.5.0' },
+    { name: 'steering-hook-only', plan: planEgressSteering(noTunnel).hosts[0], ignitionVersion: '3.4.0' },
+  ];
+}
+
 /** All host variants, for checks that apply to every host artefact. */
 export function allHostVariants(): { name: string; plan: HostPlan; ignitionVersion: '3.3.0' | '3.4.0' | '3.5.0' }[] {
-  return [...wireguardHostVariants(), ...killSwitchHostVariants()];
+  return [...wireguardHostVariants(), ...killSwitchHostVariants(), ...steeringHostVariants()];
 }

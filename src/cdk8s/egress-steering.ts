@@ -1,0 +1,28 @@
+import { Construct } from 'constructs';
+import { IgnitionConfig } from '../host/ignition';
+import { EgressSteeringProps } from '../model/egress-steering';
+import { egressSteeringClaims, planEgressSteering } from '../render/egress-steering';
+import { Plan } from '../types';
+import { TunnelwrightConstruct } from './base';
+
+/**
+ * Cilium egress gateway out of a host VPN tunnel on one node: the CiliumEgressGatewayPolicy, label enforcement,
+ * alerts, the re-steer hook's RBAC, Helm values (`plan.values`), and the gateway node's host artefacts.
+ */
+export class EgressSteering extends TunnelwrightConstruct {
+  /** The gateway node's `#cloud-config` (this construct's part). */
+  public readonly cloudConfig: string;
+  /** The gateway node's Ignition config (this construct's part). */
+  public readonly ignition: IgnitionConfig;
+  /** The core plan; `plan.values.cilium` and `plan.values.kubeStateMetrics` are the Helm values it needs. */
+  public readonly plan: Plan;
+
+  public constructor(scope: Construct, id: string, props: EgressSteeringProps) {
+    const plan = planEgressSteering(props);
+    super(scope, id, plan, egressSteeringClaims(props));
+    this.plan = plan;
+    const a = this.artefactsOf(plan.hosts[0], '3.4.0');
+    this.cloudConfig = a.cloudConfig;
+    this.ignition = a.ignition;
+  }
+}

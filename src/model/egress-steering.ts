@@ -1,0 +1,223 @@
+import { z } from 'zod';
+import { Problem } from '../errors';
+import { isWireguardKey } from '../keys';
+import {
+  asArray, Cidr, cidrSchema, clusterSchema, isRecord, parseWith, received, SecretSource, secretSourceSchema, sortProblems,
+} from './common';
+import { checkInterfaceName } from './kill-switch';
+import { isDnsLabel, isLabelKey, isLabelValue } from './labels';
+import { cidrContains, hasHostBits, Located, parseCidr, ParsedCidr, parseIp } from './net';
+import { HOSTNAME, parseEndpoint } from './wireguard-overlay-node';
+
+/** A host tunnel the gateway node brings up (a split tunnel: no default-route takeover). */
+export type EgressTunnel =
+  | {
+      readonly type: 'openvpn';
+      /** The OpenVPN client config (it may embed keys: a secret source). */
+      readonly configFrom: SecretSource;
+      /** `auth-user-pass` file: username and password lines. */
+      readonly credentialsFrom?: SecretSource;
+      /** `host:port` to pin the server (overrides the config's remote). */
+      readonly remote?: string;
+    }
+  | {
+      readonly type: 'wireguard';
+      /** The tunnel address the provider assigned, e.g. `10.2.0.2/32`. */
+      readonly address: Cidr;
+      readonly privateKeyFrom: SecretSource;
+      readonly peer: { readonly publicKey: string; readonly endpoint: string; readonly presharedKeyFrom?: SecretSource };
+    };
+
+export interface EgressSteeringMonitoring {
+  /** Namespace of the PrometheusRule. @default 'monitoring' */
+  readonly namespace?: string;
+  /** Labels your Prometheus `ruleSelector` needs on the rule. @default {} */
+  readonly ruleLabels?: Record<string, string>;
+  /** Your kube-state-metrics Helm values, checked for the allowlist that makes the uplink label a metric. @default - not checked: a warning */
+  readonly kubeStateMetricsValues?: Record<string, unknown>;
+}
+
+export interface EgressSteeringProps {
+  /** The cluster this policy belongs to. @default 'default' */
+  readonly cluster?: string;
+  /** Name of the CiliumEgressGatewayPolicy (and of the objects around it). @default 'vpn-egress' */
+  readonly name?: string;
+  /** The one node traffic leaves by: the policy selects it by `kubernetes.io/hostname`, so it can match no other. */
+  readonly gatewayNode: string;
+  /** The tunnel's interface on the gateway node. Never together with `egressIp`. @default 'tun0' */
+  readonly interface?: string;
+  /** The egress IP instead of the interface (Cilium ignores a policy with both). */
+  readonly egressIp?: string;
+  /** The pod label that carries the egress class. @default 'tunnelwright.dev/egress-class' */
+  readonly egressClassLabel?: string;
+  /** The class steered through the tunnel. @default 'vpn' */
+  readonly vpnClass?: string;
+  /** Limit the policy to pods in these namespaces. @default - every namespace */
+  readonly namespaces?: string[];
+  /** Pod and service CIDRs (excluded from steering). */
+  readonly clusterCidrs: Cidr[];
+  /** LAN CIDRs (excluded from steering). @default [] */
+  readonly lanCidrs?: Cidr[];
+  /** Destinations steered through the tunnel. IPv6 destinations need Cilium 1.20. @default ['0.0.0.0/0'] */
+  readonly destinationCidrs?: Cidr[];
+  /** Destinations never steered; each must lie inside a destination CIDR (Cilium ignores it otherwise). @default - RFC 1918, cluster and LAN CIDRs */
+  readonly excludedCidrs?: Cidr[];
+  /** A Kyverno ClusterPolicy requiring the class label on pods in these namespaces. @default - none */
+  readonly enforceLabels?: { readonly namespaces: string[]; readonly classes?: string[] };
+  /** A PrometheusRule with VPNTunnelDown, VPNEgressSteeringStale and VPNEgressUplinkLabelMissing. @default - none */
+  readonly monitoring?: EgressSteeringMonitoring;
+  /** The node label the re-steer hook sets to `<address>-<ifindex>`. @default 'tunnelwright.dev/egress-uplink' */
+  readonly uplinkLabel?: string;
+  /** The re-steer hook's kubeconfig (for the ServiceAccount emitted with it). @default - kubectl's default config on the node */
+  readonly kubeconfigFrom?: SecretSource;
+  /** Your Cilium Helm values, checked against what the egress gateway needs. @default - not checked */
+  readonly ciliumValues?: Record<string, unknown>;
+  /** The host tunnel. Omitted: no tunnel is rendered; the re-steer hook is still installed for your own tunnel to call. */
+  readonly tunnel?: EgressTunnel;
+}
+
+export const DEFAULT_EGRESS_CLASS_LABEL = 'tunnelwright.dev/egress-class';
+export const DEFAULT_UPLINK_LABEL = 'tunnelwright.dev/egress-uplink';
+export const RFC1918 = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
+
+const labelsSchema = z.record(z.string(), z.string());
+
+export const egressSteeringSchema = z.strictObject({
+  cluster: clusterSchema.optional(),
+  name: z.string().optional(),
+  gatewayNode: z.string().regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }),
+  interface: z.string().optional(),
+  egressIp: z.string().optional(),
+  egressClassLabel: z.string().optional(),
+  vpnClass: z.string().optional(),
+  namespaces: z.array(z.string()).optional(),
+  clusterCidrs: z.array(cidrSchema),
+  lanCidrs: z.array(cidrSchema).optional(),
+  destinationCidrs: z.array(cidrSchema).optional(),
+  excludedCidrs: z.array(cidrSchema).optional(),
+  enforceLabels: z.strictObject({ namespaces: z.array(z.string()), classes: z.array(z.string()).optional() }).optional(),
+  monitoring: z.strictObject({ namespace: z.string().optional(), ruleLabels: labelsSchema.optional(), kubeStateMetricsValues: z.record(z.string(), z.unknown()).optional() }).optional(),
+  uplinkLabel: z.string().optional(),
+  kubeconfigFrom: secretSourceSchema.optional(),
+  ciliumValues: z.record(z.string(), z.unknown()).optional(),
+  tunnel: z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('openvpn'), configFrom: secretSourceSchema, credentialsFrom: secretSourceSchema.optional(), remote: z.string().optional() }),
+    z.strictObject({
+      type: z.literal('wireguard'),
+      address: z.string(),
+      privateKeyFrom: secretSourceSchema,
+      peer: z.strictObject({ publicKey: z.string(), endpoint: z.string(), presharedKeyFrom: secretSourceSchema.optional() }),
+    }),
+  ]).optional(),
+});
+
+/** `kube_node_labels`' name for a label: `label_` and the key with every other character turned to `_`. */
+export function ksmLabelName(label: string): string {
+  return `label_${label.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+}
+
+/** The kube-state-metrics allowlist entry that makes the uplink label a metric. */
+export function ksmAllowlistEntry(uplinkLabel: string): string {
+  return `nodes=[${uplinkLabel}]`;
+}
+
+function get(obj: unknown, path: string[]): unknown {
+  return path.reduce<unknown>((o, k) => (isRecord(o) ? o[k] : undefined), obj);
+}
+
+/** Checks the user's Cilium values against what the egress gateway needs. */
+export function checkCiliumValues(values: Record<string, unknown>, iface: string | undefined, problems: Problem[]): void {
+  const need = (path: string[], ok: (v: unknown) => boolean, what: string) => {
+    const v = get(values, path);
+    if (!ok(v)) problems.push({ path: `ciliumValues.${path.join('.')}`, code: 'cilium-values', message: `the egress gateway needs ${what}, ${received(v)}` });
+  };
+  need(['egressGateway', 'enabled'], (v) => v === true, 'egressGateway.enabled: true');
+  need(['bpf', 'masquerade'], (v) => v === true, 'bpf.masquerade: true');
+  need(['kubeProxyReplacement'], (v) => v === true || v === 'true', 'kubeProxyReplacement: true');
+  if (iface) {
+    need(['devices'], (v) => {
+      const list = Array.isArray(v) ? v : typeof v === 'string' ? v.split(/[ ,]+/) : [];
+      return list.some((d) => d === iface || (typeof d === 'string' && d.endsWith('+') && iface.startsWith(d.slice(0, -1))));
+    }, `the tunnel device "${iface}" in devices (Cilium only egresses by devices it manages)`);
+  }
+  need(['ciliumEndpointSlice', 'enabled'], (v) => v !== true, 'ciliumEndpointSlice off (it is not compatible with the egress gateway)');
+}
+
+/** Validates EgressSteering props: all problems at once, and the warnings. */
+export function checkEgressSteering(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: EgressSteeringProps } {
+  const parsed = parseWith<EgressSteeringProps>(egressSteeringSchema, input);
+  const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
+  const warnings: Problem[] = [];
+  if (isRecord(input)) {
+    const push = (path: string, code: string, message: string) => problems.push({ path, code, message });
+    if (input.interface !== undefined && input.egressIp !== undefined) push('egressIp', 'interface-and-egress-ip', 'expected interface or egressIp, never both: Cilium ignores a policy that sets both');
+    checkInterfaceName(input.interface, 'interface', problems);
+    if (typeof input.egressIp === 'string' && !parseIp(input.egressIp)) push('egressIp', 'ip', `expected an IP address, ${received(input.egressIp)}`);
+    if (typeof input.name === 'string' && !isDnsLabel(input.name)) push('name', 'name', `expected a DNS label, ${received(input.name)}`);
+    for (const key of ['egressClassLabel', 'uplinkLabel'] as const) {
+      if (typeof input[key] === 'string' && !isLabelKey(input[key] as string)) push(key, 'label-key', `expected a label key, ${received(input[key])}`);
+    }
+    if (typeof input.vpnClass === 'string' && (!isLabelValue(input.vpnClass) || input.vpnClass === '')) push('vpnClass', 'label-value', `expected a label value, ${received(input.vpnClass)}`);
+    asArray(input.namespaces).forEach((ns, i) => {
+      if (typeof ns === 'string' && !isDnsLabel(ns)) push(`namespaces[${i}]`, 'namespace', `expected a namespace name, ${received(ns)}`);
+    });
+    if (Array.isArray(input.namespaces) && input.namespaces.length === 0) push('namespaces', 'required', 'expected at least one namespace (omit it for every namespace)');
+    const located = (key: string): Located<ParsedCidr>[] => asArray(input[key]).flatMap((c, i) => {
+      const p = typeof c === 'string' ? parseCidr(c) : undefined;
+      return p ? [{ value: p, at: `${key}[${i}]` }] : [];
+    });
+    const destinations = input.destinationCidrs === undefined ? [{ value: parseCidr('0.0.0.0/0')!, at: 'destinationCidrs' }] : located('destinationCidrs');
+    for (const d of located('destinationCidrs')) {
+      if (d.value.family === 6) warnings.push({ path: d.at, code: 'ipv6-destination', message: 'IPv6 egress destinations need Cilium 1.20 or later' });
+    }
+    for (const e of located('excludedCidrs')) {
+      if (!destinations.some((d) => cidrContains(d.value, e.value))) push(e.at, 'excluded-outside', `expected an excluded CIDR inside a destination CIDR (Cilium ignores it otherwise), ${received((input.excludedCidrs as string[])[Number(/\[(\d+)\]/.exec(e.at)![1])])}`);
+    }
+    if (Array.isArray(input.clusterCidrs) && input.clusterCidrs.length === 0) push('clusterCidrs', 'required', 'expected the pod and service CIDRs: they are never steered');
+    const enforce = input.enforceLabels;
+    if (isRecord(enforce)) {
+      if (Array.isArray(enforce.namespaces) && enforce.namespaces.length === 0) push('enforceLabels.namespaces', 'required', 'expected at least one namespace to enforce the class label in');
+      asArray(enforce.namespaces).forEach((ns, i) => {
+        if (typeof ns === 'string' && !isDnsLabel(ns)) push(`enforceLabels.namespaces[${i}]`, 'namespace', `expected a namespace name, ${received(ns)}`);
+      });
+      const vpnClass = typeof input.vpnClass === 'string' ? input.vpnClass : 'vpn';
+      if (Array.isArray(enforce.classes) && !enforce.classes.includes(vpnClass)) push('enforceLabels.classes', 'classes', `expected the allowed classes to include the vpn class "${vpnClass}", received ${JSON.stringify(enforce.classes)}`);
+      asArray(enforce.classes).forEach((c, i) => {
+        if (typeof c === 'string' && (!isLabelValue(c) || c === '' || c.includes('|'))) push(`enforceLabels.classes[${i}]`, 'label-value', `expected a label value, ${received(c)}`);
+      });
+    }
+    const mon = input.monitoring;
+    if (isRecord(mon)) {
+      if (typeof mon.namespace === 'string' && !isDnsLabel(mon.namespace)) push('monitoring.namespace', 'namespace', `expected a namespace name, ${received(mon.namespace)}`);
+      const uplink = typeof input.uplinkLabel === 'string' ? input.uplinkLabel : DEFAULT_UPLINK_LABEL;
+      const ksm = mon.kubeStateMetricsValues;
+      const allow = isRecord(ksm) ? ksm.metricLabelsAllowlist : undefined;
+      if (!Array.isArray(allow) || !allow.some((a) => typeof a === 'string' && a.startsWith('nodes=[') && a.slice(7, -1).split(',').map((s) => s.trim()).some((l) => l === uplink || l === '*'))) {
+        warnings.push({ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: `kube-state-metrics must export the ${uplink} node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: add metricLabelsAllowlist: ["${ksmAllowlistEntry(uplink)}"] (plan.values.kubeStateMetrics)` });
+      }
+    }
+    if (isRecord(input.ciliumValues)) checkCiliumValues(input.ciliumValues, input.egressIp === undefined ? ((input.interface as string | undefined) ?? 'tun0') : undefined, problems);
+    const t = input.tunnel;
+    if (isRecord(t) && t.type === 'wireguard') {
+      if (typeof t.address === 'string') {
+        const c = parseCidr(t.address);
+        const bits = c?.family === 4 ? 32 : 128;
+        if (!c) push('tunnel.address', 'cidr', `expected the tunnel address with its prefix such as 10.2.0.2/32, ${received(t.address)}`);
+        else if (c.prefix < bits - 1 && !hasHostBits(c)) push('tunnel.address', 'host-address', `expected a host address, ${received(t.address)}`);
+      }
+      const peer = t.peer;
+      if (isRecord(peer)) {
+        if (typeof peer.publicKey === 'string' && !isWireguardKey(peer.publicKey)) push('tunnel.peer.publicKey', 'key', `expected a WireGuard public key: base64 of 32 bytes, ${received(peer.publicKey)}`);
+        if (typeof peer.endpoint === 'string') {
+          const e = parseEndpoint(peer.endpoint);
+          if (!e) push('tunnel.peer.endpoint', 'endpoint', `expected host:port (an IPv6 host in brackets), ${received(peer.endpoint)}`);
+          else if (e.isHostname) warnings.push({ path: 'tunnel.peer.endpoint', code: 'hostname-endpoint', message: `endpoint ${JSON.stringify(peer.endpoint)} is a hostname: it must resolve before the tunnel is up; prefer an IP` });
+        }
+      }
+    }
+    if (isRecord(t) && t.type === 'openvpn' && typeof t.remote === 'string' && !parseEndpoint(t.remote)) push('tunnel.remote', 'endpoint', `expected host:port, ${received(t.remote)}`);
+  }
+  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+}
+
+

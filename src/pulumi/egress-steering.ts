@@ -1,0 +1,29 @@
+import * as pulumi from '@pulumi/pulumi';
+import { EgressSteeringProps } from '../model/egress-steering';
+import { egressSteeringClaims, planEgressSteering } from '../render/egress-steering';
+import { emitPlan, nodeOutputs, reserve } from './base';
+
+/** Arguments of the EgressSteering component (plain values). */
+export type EgressSteeringArgs = EgressSteeringProps;
+
+/** Cilium egress gateway out of a host VPN tunnel: Kubernetes objects as children, the gateway node's artefacts as outputs. */
+export class EgressSteering extends pulumi.ComponentResource {
+  /** The gateway node's `#cloud-config`. */
+  public readonly cloudConfig: pulumi.Output<string>;
+  /** The gateway node's Ignition config JSON. */
+  public readonly ignition: pulumi.Output<string>;
+  /** Helm values the policy needs: `cilium` and `kubeStateMetrics`. */
+  public readonly values: Record<string, unknown>;
+
+  public constructor(name: string, args: EgressSteeringArgs, opts?: pulumi.ComponentResourceOptions) {
+    const plan = planEgressSteering(args);
+    reserve(name, plan, egressSteeringClaims(args));
+    super('tunnelwright:index:EgressSteering', name, {}, opts);
+    emitPlan(this, name, plan, opts);
+    const out = nodeOutputs(plan.hosts[0], '3.4.0');
+    this.cloudConfig = out.cloudConfig;
+    this.ignition = out.ignition;
+    this.values = plan.values;
+    this.registerOutputs({ cloudConfig: this.cloudConfig, ignition: this.ignition, values: this.values });
+  }
+}

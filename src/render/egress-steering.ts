@@ -1,0 +1,365 @@
+import type { IClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
+import type { IClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
+import type { ISecret } from 'kubernetes-models/v1/Secret';
+import type { IServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { Problem, throwIfProblems } from '../errors';
+import { addResolvedSecret, planSecretSource } from '../host/secret-source';
+import { SecretSource } from '../model/common';
+import { Claim } from '../invariants';
+import {
+  checkEgressSteering, DEFAULT_EGRESS_CLASS_LABEL, DEFAULT_UPLINK_LABEL, EgressSteeringProps, ksmAllowlistEntry, ksmLabelName, RFC1918,
+} from '../model/egress-steering';
+import { parseCidr } from '../model/net';
+import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
+import { KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, planHostKillSwitch } from './kill-switch';
+import { renderWireguardConfig } from './wireguard-overlay-node';
+import { mergeHostPlans } from '../host/host-plan';
+
+/** Returns the problems of EgressSteering props without throwing. */
+export function validateEgressSteering(props: unknown): Problem[] {
+  return checkEgressSteering(props).problems;
+}
+
+/** The routing table and rule priority that send tunnel-sourced traffic out of the tunnel. */
+export const EGRESS_ROUTE_TABLE = 51821;
+export const EGRESS_RULE_PRIORITY = 5210;
+export const RESTEER_PATH = '/opt/tunnelwright/bin/egress-resteer';
+export const RESTEER_SERVICE = 'tunnelwright-egress-resteer.service';
+export const RESTEER_TIMER = 'tunnelwright-egress-resteer.timer';
+export const OPENVPN_UNIT = 'tunnelwright-openvpn.service';
+export const RESTEER_NAMESPACE = 'kube-system';
+
+interface Facts {
+  readonly name: string;
+  readonly cluster: string;
+  readonly iface: string;
+  readonly classLabel: string;
+  readonly vpnClass: string;
+  readonly uplinkLabel: string;
+}
+
+function facts(p: EgressSteeringProps): Facts {
+  return {
+    name: p.name ?? 'vpn-egress',
+    cluster: p.cluster ?? 'default',
+    iface: p.interface ?? 'tun0',
+    classLabel: p.egressClassLabel ?? DEFAULT_EGRESS_CLASS_LABEL,
+    vpnClass: p.vpnClass ?? 'vpn',
+    uplinkLabel: p.uplinkLabel ?? DEFAULT_UPLINK_LABEL,
+  };
+}
+
+const MANAGED = { 'app.kubernetes.io/managed-by': 'tunnelwright' };
+
+/** The excluded CIDRs: given, else RFC 1918, cluster and LAN CIDRs that lie inside a destination. */
+export function excludedCidrsOf(p: EgressSteeringProps): string[] {
+  if (p.excludedCidrs) return p.excludedCidrs;
+  const destinations = (p.destinationCidrs ?? ['0.0.0.0/0']).map((d) => parseCidr(d)!);
+  const candidates = [...RFC1918, ...p.clusterCidrs, ...(p.lanCidrs ?? [])];
+  const inside = (a: ReturnType<typeof parseCidr>, b: ReturnType<typeof parseCidr>) => a!.family === b!.family && b!.start <= a!.start && a!.end <= b!.end;
+  const parsed = candidates.map((c) => ({ c, p: parseCidr(c)! })).filter(({ p }) => destinations.some((d) => inside(p, d)));
+  // Keep each block once, and none that another candidate already covers (an equal block: the first one).
+  return parsed.filter((x, i) => !parsed.some((y, j) => j !== i && inside(x.p, y.p) && (!inside(y.p, x.p) || j < i))).map(({ c }) => c);
+}
+
+function policy(p: EgressSteeringProps, f: Facts): KubeObject {
+  const podSelector = { matchLabels: { [f.classLabel]: f.vpnClass } };
+  const selectors = p.namespaces
+    ? p.namespaces.map((ns) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } }, podSelector }))
+    : [{ podSelector }];
+  const excluded = excludedCidrsOf(p);
+  return {
+    apiVersion: 'cilium.io/v2',
+    kind: 'CiliumEgressGatewayPolicy',
+    metadata: { name: f.name, labels: MANAGED },
+    spec: {
+      selectors,
+      destinationCIDRs: p.destinationCidrs ?? ['0.0.0.0/0'],
+      ...(excluded.length > 0 ? { excludedCIDRs: excluded } : {}),
+      // One node, by hostname: a selector that could match a second node makes Cilium pick by name order, silently.
+      egressGateway: { nodeSelector: { matchLabels: { 'kubernetes.io/hostname': p.gatewayNode } }, ...(p.egressIp ? { egressIP: p.egressIp } : { interface: f.iface }) },
+    },
+  };
+}
+
+function kyvernoPolicy(p: EgressSteeringProps, f: Facts): KubeObject {
+  const classes = p.enforceLabels!.classes ?? [f.vpnClass, 'direct'];
+  return {
+    apiVersion: 'kyverno.io/v1',
+    kind: 'ClusterPolicy',
+    metadata: { name: `${f.name}-require-egress-class`, labels: MANAGED, annotations: { 'policies.kyverno.io/title': 'Require an egress class', 'policies.kyverno.io/description': `Pods in ${p.enforceLabels!.namespaces.join(', ')} must say how they reach the internet: ${f.classLabel} is one of ${classes.join(', ')}.` } },
+    spec: {
+      background: true,
+      rules: [
+        {
+          name: 'require-egress-class',
+          match: { any: [{ resources: { kinds: ['Pod'], namespaces: [...p.enforceLabels!.namespaces] } }] },
+          validate: {
+            failureAction: 'Enforce',
+            message: `label ${f.classLabel} must be one of ${classes.join(', ')}`,
+            pattern: { metadata: { labels: { [f.classLabel]: classes.join(' | ') } } },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The alert rules (PrometheusRule `spec.groups`), each gated on the gateway node existing. */
+export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules: Record<string, unknown>[] }[] {
+  const f = facts(p);
+  const node = p.gatewayNode;
+  const label = ksmLabelName(f.uplinkLabel);
+  const onGateway = (metric: string) => `${metric} * on(instance) group_left(nodename) node_uname_info{nodename="${node}"}`;
+  const gate = `on() (count(kube_node_info{node="${node}"}) > 0)`;
+  const runbook = 'https://github.com/tunnelwright/tunnelwright/blob/main/docs/runbooks.md';
+  return [
+    {
+      name: `tunnelwright-${f.name}`,
+      rules: [
+        {
+          alert: 'VPNTunnelDown',
+          expr: `absent(${onGateway(`node_network_info{device="${f.iface}"}`)}) and ${gate}`,
+          for: '2m',
+          labels: { severity: 'critical' },
+          annotations: { summary: `the VPN tunnel ${f.iface} is missing on ${node}`, description: `Pods of class ${f.vpnClass} have no way out: Cilium drops their traffic while the tunnel is down (fail closed).`, runbook_url: `${runbook}#vpntunneldown` },
+        },
+        {
+          alert: 'VPNEgressSteeringStale',
+          expr: `(max(${onGateway(`changes(node_network_iface_id{device="${f.iface}"}[1h])`)}) > (count(count_over_time(kube_node_labels{node="${node}", ${label}!=""}[1h])) - 1)) and ${gate}`,
+          for: '5m',
+          labels: { severity: 'critical' },
+          annotations: { summary: `${f.iface} on ${node} was re-created more often in the last hour than the uplink label changed`, description: 'Cilium caches the egress interface: after a re-creation it black-holes steered traffic until the node is re-labelled. Check the re-steer hook (tunnelwright-egress-resteer.service).', runbook_url: `${runbook}#vpnegresssteeringstale` },
+        },
+        {
+          alert: 'VPNEgressUplinkLabelMissing',
+          expr: `absent(kube_node_labels{node="${node}", ${label}!=""}) and ${gate}`,
+          for: '10m',
+          labels: { severity: 'warning' },
+          annotations: { summary: `${node} has no ${f.uplinkLabel} label`, description: 'The re-steer hook has not labelled the gateway node (or kube-state-metrics does not export the label).', runbook_url: `${runbook}#vpnegressuplinklabelmissing` },
+        },
+      ],
+    },
+  ];
+}
+
+function prometheusRule(p: EgressSteeringProps, f: Facts): KubeObject {
+  return {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'PrometheusRule',
+    metadata: { name: `${f.name}-egress`, namespace: p.monitoring!.namespace ?? 'monitoring', labels: { ...MANAGED, ...(p.monitoring!.ruleLabels ?? {}) } },
+    spec: { groups: egressAlertGroups(p) },
+  };
+}
+
+function rbac(p: EgressSteeringProps, f: Facts): KubeObject[] {
+  const sa = `${f.name}-resteer`;
+  const account: IServiceAccount = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace: RESTEER_NAMESPACE, labels: MANAGED } };
+  const token: ISecret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/service-account-token',
+    metadata: { name: `${sa}-token`, namespace: RESTEER_NAMESPACE, labels: MANAGED, annotations: { 'kubernetes.io/service-account.name': sa } },
+  };
+  const role: IClusterRole = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: sa, labels: MANAGED },
+    // Only the gateway node, and only what labelling needs.
+    rules: [
+      { apiGroups: [''], resources: ['nodes'], resourceNames: [p.gatewayNode], verbs: ['get', 'patch'] },
+      { apiGroups: ['cilium.io'], resources: ['ciliumnodes'], resourceNames: [p.gatewayNode], verbs: ['get', 'patch'] },
+    ],
+  };
+  const binding: IClusterRoleBinding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: sa, labels: MANAGED },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: sa },
+    subjects: [{ kind: 'ServiceAccount', name: sa, namespace: RESTEER_NAMESPACE }],
+  };
+  return [account, token, role, binding] as KubeObject[];
+}
+
+/**
+ * The re-steer hook: labels the Node and the CiliumNode `<label>=<address>-<ifindex>` from the live interface (an
+ * IPv6 address with `:` written `.`), or removes the label while the interface is gone. `KUBECTL` overrides kubectl.
+ */
+export function renderResteerScript(node: string, iface: string, label: string, kubeconfig?: string): string {
+  return `#!/bin/sh
+# tunnelwright egress re-steer: Cilium caches the egress interface; a new <address>-<ifindex> label on the Node and
+# the CiliumNode makes it re-select the tunnel after every reconnect. Run by the tunnel on connect and by a timer.
+set -eu
+IFACE=${iface}
+NODE=${node}
+LABEL=${label}
+KUBECTL="\${KUBECTL:-kubectl}"
+${kubeconfig ? `export KUBECONFIG=${kubeconfig}\n` : ''}value=""
+if [ -r "/sys/class/net/$IFACE/ifindex" ]; then
+  ifindex=$(cat "/sys/class/net/$IFACE/ifindex")
+  addr=$(ip -o -4 addr show dev "$IFACE" | awk '{ split($4, a, "/"); print a[1]; exit }')
+  if [ -z "$addr" ]; then
+    # An IPv6 address is written with "." for ":" (a label value has no ":"), and never starts with ".".
+    addr=$(ip -o -6 addr show dev "$IFACE" scope global | awk '{ split($4, a, "/"); print a[1]; exit }' | tr ':' '.' | sed 's/^\\./0./')
+  fi
+  [ -z "$addr" ] || value="$addr-$ifindex"
+fi
+for kind in node ciliumnode; do
+  if [ -n "$value" ]; then
+    "$KUBECTL" label "$kind" "$NODE" --overwrite "$LABEL=$value"
+  else
+    "$KUBECTL" label "$kind" "$NODE" "$LABEL-" || true
+  fi
+done
+`;
+}
+
+function openvpnScripts(): { up: string; down: string } {
+  const rule = `priority ${EGRESS_RULE_PRIORITY}`;
+  return {
+    up: `#!/bin/sh
+# tunnelwright: OpenVPN --up (route-noexec: no routes of OpenVPN's). Policy routing for tunnel-sourced traffic,
+# the address into the kill switch, then the re-steer hook.
+set -eu
+while ip -4 rule del ${rule} 2>/dev/null; do :; done
+ip -4 rule add from "$ifconfig_local" lookup ${EGRESS_ROUTE_TABLE} ${rule}
+ip -4 route replace default dev "$dev" table ${EGRESS_ROUTE_TABLE}
+nft add element inet ${KILL_SWITCH_TABLE} ${KILL_SWITCH_SETS.tunnel[4]} "{ $ifconfig_local }"
+${RESTEER_PATH} || true
+`,
+    down: `#!/bin/sh
+# tunnelwright: OpenVPN --down. The kill switch keeps the address: traffic from it stays blocked off the tunnel.
+while ip -4 rule del ${rule} 2>/dev/null; do :; done
+${RESTEER_PATH} || true
+`,
+  };
+}
+
+function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
+  const host = emptyHostPlan(p.gatewayNode);
+  host.packages.push('kubectl');
+  const before: string[] = [];
+  let kubeconfig: string | undefined;
+  if (p.kubeconfigFrom) {
+    const s = planSecretSource(`${f.name}-kubeconfig`, p.kubeconfigFrom, RESTEER_SERVICE);
+    addResolvedSecret(host, s);
+    kubeconfig = s.path;
+    before.push(s.unit);
+  }
+  host.files.push({ path: RESTEER_PATH, mode: 0o755, owner: 'root:root', content: renderResteerScript(p.gatewayNode, f.iface, f.uplinkLabel, kubeconfig) });
+  host.units.push({
+    name: RESTEER_SERVICE,
+    content: ['[Unit]', `Description=tunnelwright: label ${p.gatewayNode} with the live ${f.iface} so Cilium re-selects it`, ...(before.length ? [`After=${before.join(' ')}`, `Wants=${before.join(' ')}`] : []), '', '[Service]', 'Type=oneshot', `ExecStart=${RESTEER_PATH}`, ''].join('\n'),
+  });
+  host.units.push({
+    name: RESTEER_TIMER,
+    enabled: true,
+    content: ['[Unit]', `Description=tunnelwright: converge the ${f.uplinkLabel} label`, '', '[Timer]', 'OnBootSec=1min', 'OnUnitActiveSec=1min', `Unit=${RESTEER_SERVICE}`, '', '[Install]', 'WantedBy=timers.target', ''].join('\n'),
+  });
+  const t = p.tunnel;
+  if (!t) return host;
+  if (t.type === 'wireguard') {
+    const unit = `wg-quick@${f.iface}.service`;
+    const key = planSecretSource(`${f.iface}-private-key`, t.privateKeyFrom, unit);
+    addResolvedSecret(host, key);
+    const waits = [key.unit];
+    const psk = t.peer.presharedKeyFrom ? planSecretSource(`${f.iface}-peer0-preshared-key`, t.peer.presharedKeyFrom, unit) : undefined;
+    if (psk) {
+      addResolvedSecret(host, psk);
+      waits.push(psk.unit);
+    }
+    const addr = parseCidr(t.address)!;
+    const ipCmd = addr.family === 4 ? 'ip -4' : 'ip -6';
+    const from = t.address.split('/')[0];
+    const conf = renderWireguardConfig(p.gatewayNode, {
+      name: f.iface,
+      address: t.address,
+      table: 'off',
+      privateKeyFrom: t.privateKeyFrom,
+      postUp: [
+        `${ipCmd} rule add from ${from} lookup ${EGRESS_ROUTE_TABLE} priority ${EGRESS_RULE_PRIORITY}`,
+        `${ipCmd} route replace default dev %i table ${EGRESS_ROUTE_TABLE}`,
+        `${RESTEER_PATH} || true`,
+      ],
+      postDown: [`${ipCmd} rule del from ${from} lookup ${EGRESS_ROUTE_TABLE} priority ${EGRESS_RULE_PRIORITY}`, `${RESTEER_PATH} || true`],
+      peers: [{ publicKey: t.peer.publicKey, endpoint: t.peer.endpoint, allowedIPs: [addr.family === 4 ? '0.0.0.0/0' : '::/0'], persistentKeepalive: 25, ...(t.peer.presharedKeyFrom ? { presharedKeyFrom: t.peer.presharedKeyFrom } : {}) }],
+    }, key.path, psk ? new Map([[0, psk.path]]) : new Map());
+    host.files.push({ path: `/etc/wireguard/${f.iface}.conf`, mode: 0o600, owner: 'root:root', content: conf });
+    host.units.push({ name: unit, enabled: true });
+    host.dropins.push({ unit, name: '10-tunnelwright-egress.conf', content: `[Unit]\nAfter=${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}\nRequires=${waits.join(' ')}\n` });
+    return mergeHostPlans([host, planHostKillSwitch({ node: p.gatewayNode, tunnelInterface: f.iface, tunnelCidrs: [t.address] })]).plans[0];
+  }
+  const config = planSecretSource(`${f.name}-openvpn-config`, t.configFrom, OPENVPN_UNIT);
+  addResolvedSecret(host, config);
+  const waits = [config.unit];
+  const creds = t.credentialsFrom ? planSecretSource(`${f.name}-openvpn-credentials`, t.credentialsFrom, OPENVPN_UNIT) : undefined;
+  if (creds) {
+    addResolvedSecret(host, creds);
+    waits.push(creds.unit);
+  }
+  host.packages.push('openvpn');
+  const scripts = openvpnScripts();
+  host.files.push({ path: '/opt/tunnelwright/bin/egress-openvpn-up', mode: 0o755, owner: 'root:root', content: scripts.up });
+  host.files.push({ path: '/opt/tunnelwright/bin/egress-openvpn-down', mode: 0o755, owner: 'root:root', content: scripts.down });
+  const [rhost, rport] = t.remote ? [t.remote.slice(0, t.remote.lastIndexOf(':')).replace(/^\[|\]$/g, ''), t.remote.slice(t.remote.lastIndexOf(':') + 1)] : [];
+  const args = [
+    '--suppress-timestamps', `--config ${config.path}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec', '--pull-filter ignore redirect-gateway',
+    '--script-security 2', '--up /opt/tunnelwright/bin/egress-openvpn-up', '--down /opt/tunnelwright/bin/egress-openvpn-down', '--down-pre',
+    ...(creds ? [`--auth-user-pass ${creds.path}`] : []), ...(t.remote ? [`--remote ${rhost} ${rport}`] : []),
+  ];
+  host.units.push({
+    name: OPENVPN_UNIT,
+    enabled: true,
+    content: [
+      '[Unit]', `Description=tunnelwright: OpenVPN split tunnel ${f.iface} (no default-route takeover)`,
+      'Wants=network-online.target', `After=network-online.target ${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}`, `Requires=${waits.join(' ')}`,
+      '', '[Service]', 'Type=simple', `ExecStart=/usr/sbin/openvpn ${args.join(' ')}`, 'Restart=on-failure', 'RestartSec=5s',
+      '', '[Install]', 'WantedBy=multi-user.target', '',
+    ].join('\n'),
+  });
+  // The address is learnt at connect: the up script adds it to the kill switch's set.
+  return mergeHostPlans([host, planHostKillSwitch({ node: p.gatewayNode, tunnelInterface: f.iface, tunnelCidrs: [] })]).plans[0];
+}
+
+/** The Helm values the policy needs, for Cilium and kube-state-metrics. */
+export function egressSteeringValues(p: EgressSteeringProps): Record<string, unknown> {
+  const f = facts(p);
+  return {
+    cilium: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, ...(p.egressIp ? {} : { devices: [f.iface] }) },
+    kubeStateMetrics: { metricLabelsAllowlist: [ksmAllowlistEntry(f.uplinkLabel)] },
+  };
+}
+
+/** Plans the steering: the policy, label enforcement, alerts, the hook's RBAC, Helm values and the gateway node's host plan. */
+export function planEgressSteering(props: EgressSteeringProps): Plan {
+  const checked = checkEgressSteering(props);
+  throwIfProblems(checked.problems, 'EgressSteering props');
+  const p = checked.value!;
+  const f = facts(p);
+  const objects: KubeObject[] = [policy(p, f)];
+  if (p.enforceLabels) objects.push(kyvernoPolicy(p, f));
+  if (p.monitoring) objects.push(prometheusRule(p, f));
+  objects.push(...rbac(p, f));
+  return { objects, hosts: [hostPlan(p, f)], values: egressSteeringValues(p), warnings: checked.warnings };
+}
+
+function sourceId(s: SecretSource): string {
+  return 'url' in s ? s.url : s.file;
+}
+
+/** Claims: the pods it steers in its cluster (by class, per namespace or all), and a pinned VPN server with its credential across the App. */
+export function egressSteeringClaims(props: EgressSteeringProps): Claim[] {
+  const f = facts(props);
+  const base = `cluster/${f.cluster}/egress-class/${f.classLabel}=${f.vpnClass}`;
+  const claims: Claim[] = props.namespaces
+    ? props.namespaces.map((ns, i) => ({ key: `${base}/ns/${ns}`, path: `namespaces[${i}]`, what: `pods with ${f.classLabel}=${f.vpnClass} in namespace ${ns} of cluster "${f.cluster}"` }))
+    : [{ key: base, path: 'vpnClass', what: `pods with ${f.classLabel}=${f.vpnClass} in cluster "${f.cluster}"`, covers: true }];
+  const t = props.tunnel;
+  if (t?.type === 'openvpn' && t.remote && t.credentialsFrom) {
+    claims.push({ key: `vpn-server/openvpn/${t.remote}/${sourceId(t.credentialsFrom)}`, path: 'tunnel.remote', what: `VPN server ${t.remote} with the credential ${sourceId(t.credentialsFrom)} (two gateways on one server and account steal each other's session)` });
+  }
+  if (t?.type === 'wireguard') {
+    claims.push({ key: `vpn-server/wireguard/${t.peer.endpoint}/${sourceId(t.privateKeyFrom)}`, path: 'tunnel.peer.endpoint', what: `VPN server ${t.peer.endpoint} with the key ${sourceId(t.privateKeyFrom)}` });
+  }
+  return claims;
+}

@@ -1,0 +1,46 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Chart } from 'cdk8s';
+import { ValidationError } from '../../src';
+import { App, EgressSteering } from '../../src/cdk8s';
+import { prodSteering } from '../helpers/fixtures';
+import { thrown } from '../helpers/thrown';
+
+const app = () => new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'tw-steer-')) });
+
+describe('cdk8s EgressSteering invariants', () => {
+  it('refuses two policies claiming the same pods in one cluster (one for all namespaces, one for media)', () => {
+    const a = app();
+    const chart = new Chart(a, 'prod');
+    const { tunnel: _t, namespaces: _n, ...allNamespaces } = prodSteering();
+    new EgressSteering(chart, 'media', { ...prodSteering(), name: 'media-egress' });
+    new EgressSteering(chart, 'everything', { ...allNamespaces, name: 'all-egress', gatewayNode: 'prod-gw-2' });
+    const error = thrown(() => a.synth());
+    expect((error as ValidationError).problems).toEqual([
+      { path: 'prod/everything:vpnClass', code: 'claimed-twice', message: 'pods with tunnelwright.dev/egress-class=vpn in cluster "prod" is already claimed by prod/media:namespaces[0]' },
+    ]);
+  });
+
+  it('refuses a dev and a prod gateway pinned to one VPN server with one account, across clusters', () => {
+    const a = app();
+    new EgressSteering(new Chart(a, 'prod'), 'steer', prodSteering());
+    new EgressSteering(new Chart(a, 'dev'), 'steer', { ...prodSteering(), cluster: 'dev', gatewayNode: 'dev-gw' });
+    expect(a.checkHosts().problems.map((p) => `${p.path} ${p.code}`)).toEqual(['dev/steer:tunnel.remote claimed-twice']);
+  });
+
+  it('accepts dev and prod on different servers', () => {
+    const a = app();
+    new EgressSteering(new Chart(a, 'prod'), 'steer', prodSteering());
+    const dev = prodSteering();
+    new EgressSteering(new Chart(a, 'dev'), 'steer', { ...dev, cluster: 'dev', gatewayNode: 'dev-gw', tunnel: { ...(dev.tunnel as Extract<typeof dev.tunnel, { type: 'openvpn' }>), remote: 'swiss.privacy.network:1198' } });
+    expect(a.checkHosts().problems).toEqual([]);
+  });
+
+  it('never gives the cluster-scoped policy the chart namespace', () => {
+    const chart = new Chart(app(), 'prod', { namespace: 'media' });
+    new EgressSteering(chart, 'steer', prodSteering());
+    const scoped = (chart.toJson() as { kind: string; metadata: { namespace?: string } }[]).map((o) => `${o.kind} ${o.metadata.namespace ?? '-'}`);
+    expect(scoped).toEqual(['CiliumEgressGatewayPolicy -', 'ClusterPolicy -', 'PrometheusRule monitoring', 'ServiceAccount kube-system', 'Secret kube-system', 'ClusterRole -', 'ClusterRoleBinding -']);
+  });
+});

@@ -1,0 +1,85 @@
+import { EgressSteeringProps, planEgressSteering, Problem, validateEgressSteering } from '../../src';
+import { KEYS, prodSteering, wireguardSteering } from '../helpers/fixtures';
+import { Mutable, mutated } from '../helpers/mutable';
+
+type Props = Mutable<EgressSteeringProps>;
+const prod = (fn: (p: Props) => void) => mutated(prodSteering(), fn);
+const wg = (fn: (p: Props) => void) => mutated(wireguardSteering(), fn);
+
+describe('EgressSteering validation', () => {
+  it.each([['prod (OpenVPN)', prodSteering()], ['WireGuard', wireguardSteering()]])('accepts %s', (_n, props) => {
+    expect(validateEgressSteering(props)).toEqual([]);
+  });
+
+  const cases: [string, Props, Problem[]][] = [
+    ['fails interface and egressIp together', prod((p) => { p.interface = 'tun0'; p.egressIp = '10.2.0.2'; }), [
+      { path: 'egressIp', code: 'interface-and-egress-ip', message: 'expected interface or egressIp, never both: Cilium ignores a policy that sets both' },
+    ]],
+    ['fails an egress IP that is not an IP', prod((p) => { p.egressIp = 'tun0'; }), [
+      { path: 'egressIp', code: 'ip', message: 'expected an IP address, received "tun0"' },
+      { path: 'ciliumValues.devices', code: 'cilium-values', message: '' },
+    ].slice(0, 1)],
+    ['fails a gateway node that is not a hostname', prod((p) => { p.gatewayNode = 'Prod GW'; }), [
+      { path: 'gatewayNode', code: 'format', message: 'expected a hostname (lowercase letters, digits, "-" and "."), received "Prod GW"' },
+    ]],
+    ['fails an excluded CIDR outside every destination', prod((p) => { p.destinationCidrs = ['0.0.0.0/1']; p.excludedCidrs = ['192.168.0.0/16']; }), [
+      { path: 'excludedCidrs[0]', code: 'excluded-outside', message: 'expected an excluded CIDR inside a destination CIDR (Cilium ignores it otherwise), received "192.168.0.0/16"' },
+    ]],
+    ['fails an empty namespaces list', prod((p) => { p.namespaces = []; }), [
+      { path: 'namespaces', code: 'required', message: 'expected at least one namespace (omit it for every namespace)' },
+    ]],
+    ['fails a class label that is not a label key', prod((p) => { p.egressClassLabel = 'egress class'; }), [
+      { path: 'egressClassLabel', code: 'label-key', message: 'expected a label key, received "egress class"' },
+    ]],
+    ['fails allowed classes without the vpn class', prod((p) => { p.enforceLabels!.classes = ['direct']; }), [
+      { path: 'enforceLabels.classes', code: 'classes', message: 'expected the allowed classes to include the vpn class "vpn", received ["direct"]' },
+    ]],
+    ['fails Cilium values the egress gateway cannot work with', prod((p) => { p.ciliumValues = { egressGateway: { enabled: false }, bpf: {}, kubeProxyReplacement: false, devices: 'eth0', ciliumEndpointSlice: { enabled: true } }; }), [
+      { path: 'ciliumValues.bpf.masquerade', code: 'cilium-values', message: 'the egress gateway needs bpf.masquerade: true, received undefined' },
+      { path: 'ciliumValues.ciliumEndpointSlice.enabled', code: 'cilium-values', message: 'the egress gateway needs ciliumEndpointSlice off (it is not compatible with the egress gateway), received true' },
+      { path: 'ciliumValues.devices', code: 'cilium-values', message: 'the egress gateway needs the tunnel device "tun0" in devices (Cilium only egresses by devices it manages), received "eth0"' },
+      { path: 'ciliumValues.egressGateway.enabled', code: 'cilium-values', message: 'the egress gateway needs egressGateway.enabled: true, received false' },
+      { path: 'ciliumValues.kubeProxyReplacement', code: 'cilium-values', message: 'the egress gateway needs kubeProxyReplacement: true, received false' },
+    ]],
+    ['fails a WireGuard tunnel address that is a network', wg((p) => { (p.tunnel as { address: string }).address = '10.2.0.0/24'; }), [
+      { path: 'tunnel.address', code: 'host-address', message: 'expected a host address, received "10.2.0.0/24"' },
+    ]],
+    ['fails a WireGuard peer key that is not a key', wg((p) => { (p.tunnel as { peer: { publicKey: string } }).peer.publicKey = 'abc'; }), [
+      { path: 'tunnel.peer.publicKey', code: 'key', message: 'expected a WireGuard public key: base64 of 32 bytes, received "abc"' },
+    ]],
+    ['fails a WireGuard endpoint without a port', wg((p) => { (p.tunnel as { peer: { endpoint: string } }).peer.endpoint = '198.51.100.7'; }), [
+      { path: 'tunnel.peer.endpoint', code: 'endpoint', message: 'expected host:port (an IPv6 host in brackets), received "198.51.100.7"' },
+    ]],
+    ['fails an OpenVPN remote without a port', prod((p) => { (p.tunnel as { remote: string }).remote = 'nl-amsterdam.privacy.network'; }), [
+      { path: 'tunnel.remote', code: 'endpoint', message: 'expected host:port, received "nl-amsterdam.privacy.network"' },
+    ]],
+    ['fails an unknown tunnel type', prod((p) => { (p.tunnel as { type: string }).type = 'ipsec'; }), [
+      { path: 'tunnel.type', code: 'invalid_union', message: 'expected \'openvpn\' | \'wireguard\', received "ipsec"' },
+    ]],
+    ['fails a monitoring namespace that is not a DNS label', prod((p) => { p.monitoring!.namespace = 'Monitoring'; }), [
+      { path: 'monitoring.namespace', code: 'namespace', message: 'expected a namespace name, received "Monitoring"' },
+    ]],
+  ];
+
+  it.each(cases)('%s', (_name, props, expected) => {
+    expect(validateEgressSteering(props)).toEqual(expected);
+  });
+
+  it('warns when kube-state-metrics does not export the uplink label', () => {
+    const plan = planEgressSteering(prod((p) => { delete p.monitoring!.kubeStateMetricsValues; }));
+    expect(plan.warnings).toEqual([{ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: 'kube-state-metrics must export the tunnelwright.dev/egress-uplink node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: add metricLabelsAllowlist: ["nodes=[tunnelwright.dev/egress-uplink]"] (plan.values.kubeStateMetrics)' }]);
+  });
+
+  it('warns about IPv6 destinations (Cilium 1.20)', () => {
+    expect(planEgressSteering(prod((p) => { p.destinationCidrs = ['0.0.0.0/0', '::/0']; })).warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['destinationCidrs[1] ipv6-destination']);
+  });
+
+  it('reports every mistake at once', () => {
+    expect(validateEgressSteering(wg((p) => { p.egressIp = 'x'; p.interface = 'tun 0'; (p.tunnel as { peer: { publicKey: string } }).peer.publicKey = KEYS.psk.slice(1); })).map((p) => `${p.path} ${p.code}`)).toEqual([
+      'egressIp interface-and-egress-ip',
+      'egressIp ip',
+      'interface interface-name',
+      'tunnel.peer.publicKey key',
+    ]);
+  });
+});
