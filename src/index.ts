@@ -27,3 +27,5 @@ export { PROVIDERS, type ProviderRow, type ProviderWireguard } from './model/vpn
 export { applyRoute, planRoute, planVpnGateway, type RoutePlan, type RouteTarget, validateVpnGateway, vpnGatewayClaims } from './render/vpn-gateway';
 export { type EgressSteeringMonitoring, type EgressSteeringProps, type EgressTunnel } from './model/egress-steering';
 export { egressAlertGroups, egressSteeringClaims, egressSteeringValues, excludedCidrsOf, planEgressSteering, renderResteerScript, validateEgressSteering } from './render/egress-steering';
+export { type EgressProbeProps, type EgressProbeVia } from './model/egress-probe';
+export { addressRegexp, blackboxConfig, cidrRegexp, egressProbeAlertGroups, planEgressProbe, validateEgressProbe } from './render/egress-probe';

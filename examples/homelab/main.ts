@@ -5,7 +5,7 @@
  * with one account steal each other's session, and the App refuses that.
  */
 import { ApiObject, Chart } from 'cdk8s';
-import { App, EgressSteering } from 'tunnelwright/cdk8s';
+import { App, EgressProbe, EgressSteering } from 'tunnelwright/cdk8s';
 
 const app = new App();
 const CLASS = 'tunnelwright.dev/egress-class';
@@ -28,6 +28,15 @@ function cluster(name: 'dev' | 'prod', gatewayNode: string, lan: string, piaServ
       credentialsFrom: { file: '/etc/openvpn/pia/credentials' },
       remote: `${piaServer}:1198`,
     },
+  });
+  new EgressProbe(chart, 'probe', {
+    cluster: name,
+    namespace: 'media',
+    via: { egressSteering: { egressClassLabel: CLASS, vpnClass: 'vpn' } },
+    targets: ['https://ifconfig.example.net/ip'],
+    wanIps: [name === 'prod' ? '203.0.113.20' : '203.0.113.10'],
+    directTwin: true,
+    monitoring: { ruleLabels: { release: 'kube-prometheus-stack' } },
   });
   const apps: [string, 'vpn' | 'direct', string][] = [
     ['sonarr', 'vpn', 'lscr.io/linuxserver/sonarr:4.0.11'],

@@ -4,19 +4,20 @@
  * (key `private-key`) in the `vpn-gateway` namespace: create it out of band (sealed-secrets, SOPS, External Secrets).
  */
 import { ApiObject, Chart } from 'cdk8s';
-import { App, VpnGateway } from 'tunnelwright/cdk8s';
+import { App, EgressProbe, VpnGateway } from 'tunnelwright/cdk8s';
 
 const app = new App();
 const chart = new Chart(app, 'media');
 
-const gateway = new VpnGateway(chart, 'nordvpn', {
+const gatewayProps = {
   clusterCidrs: ['10.1.0.0/16', '10.152.183.0/24'], // MicroK8s pods, services
   nodeCidrs: ['192.168.1.0/24'],
   vpnProvider: 'nordvpn',
   wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' },
   serverCountries: ['Switzerland'],
-  cni: 'calico', // MicroK8s' default CNI: its VXLAN owns 4789, so the gateway's VXLAN takes 8472
-});
+  cni: 'calico' as const, // MicroK8s' default CNI: its VXLAN owns 4789, so the gateway's VXLAN takes 8472
+};
+const gateway = new VpnGateway(chart, 'nordvpn', gatewayProps);
 
 const qbittorrent = new ApiObject(chart, 'qbittorrent', {
   apiVersion: 'apps/v1',
@@ -35,5 +36,16 @@ const qbittorrent = new ApiObject(chart, 'qbittorrent', {
 // Adds the client init container (first), the sidecar, DNS through the gateway, the settings ConfigMap in `media`
 // and the kill switch NetworkPolicy for qBittorrent's pods.
 gateway.route(qbittorrent);
+
+// Proves it continuously: a blackbox probe routed through the same gateway fails (VPNEgressLeak) when the echo shows
+// the home WAN address. Choose the echo service yourself: tunnelwright phones no one by default.
+new EgressProbe(chart, 'probe', {
+  namespace: 'media',
+  via: { vpnGateway: gatewayProps },
+  targets: ['https://ifconfig.example.net/ip'],
+  wanIps: ['203.0.113.7'],
+  directTwin: true,
+  monitoring: { ruleLabels: { release: 'kube-prometheus-stack' } },
+});
 
 app.synth();

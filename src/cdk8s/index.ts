@@ -10,3 +10,4 @@ export { WireguardMesh } from './wireguard-mesh';
 export { KillSwitch } from './kill-switch';
 export { VpnGateway } from './vpn-gateway';
 export { EgressSteering } from './egress-steering';
+export { EgressProbe } from './egress-probe';

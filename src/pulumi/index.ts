@@ -10,3 +10,4 @@ export { WireguardMesh, type WireguardMeshArgs } from './wireguard-mesh';
 export { KillSwitch, type KillSwitchArgs } from './kill-switch';
 export { type RouteTransform, VpnGateway, type VpnGatewayArgs } from './vpn-gateway';
 export { EgressSteering, type EgressSteeringArgs } from './egress-steering';
+export { EgressProbe, type EgressProbeArgs } from './egress-probe';

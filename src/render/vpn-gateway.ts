@@ -302,7 +302,8 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   throwIfProblems(problems, 'VpnGateway route');
   const props = checked.value!;
   const f = gatewayFacts(props);
-  const configName = `${f.name}-client`;
+  // One ConfigMap per routed workload: two routes in one namespace (or a probe beside them) never clash.
+  const configName = `${target.name}-vpn-route`.slice(0, 63).replace(/-+$/, '');
   const settings = settingsSh([
     ['GATEWAY_NAME', `${f.name}.${f.namespace}.svc.cluster.local`],
     ['K8S_DNS_IPS', f.clusterDnsIp],

@@ -32,7 +32,7 @@ describe('cdk8s VpnGateway', () => {
       'ConfigMap vpn-gateway/vpn-gateway-settings',
       'Service vpn-gateway/vpn-gateway',
       'Deployment vpn-gateway/vpn-gateway',
-      'ConfigMap media/vpn-gateway-client',
+      'ConfigMap media/qbittorrent-vpn-route',
       'NetworkPolicy media/qbittorrent-vpn-kill-switch',
       'Deployment media/qbittorrent',
     ]);

@@ -1,4 +1,4 @@
-import { EgressSteeringProps, KillSwitchProps, VpnGatewayProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
+import { EgressProbeProps, EgressSteeringProps, KillSwitchProps, VpnGatewayProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
 
 /** Fixed keys (generated once with `wg genkey` / `wg pubkey`): tests must be deterministic. */
 export const KEYS = {
@@ -110,5 +110,18 @@ export function wireguardSteering(): EgressSteeringProps {
     gatewayNode: 'gw-1',
     clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'],
     tunnel: { type: 'wireguard', address: '10.2.0.2/32', privateKeyFrom: { file: '/run/corium/vpn.key' }, peer: { publicKey: KEYS.b.publicKey, endpoint: '198.51.100.7:51820' } },
+  };
+}
+
+/** A probe routed through the NordVPN gateway, with a direct twin and an expected VPN range. */
+export function gatewayProbe(): EgressProbeProps {
+  return {
+    namespace: 'media',
+    via: { vpnGateway: nordvpnGateway() },
+    targets: ['https://ifconfig.example.test/ip'],
+    wanIps: ['203.0.113.7'],
+    vpnCidrs: ['185.236.200.0/22'],
+    directTwin: true,
+    monitoring: { ruleLabels: { release: 'kube-prometheus-stack' } },
   };
 }

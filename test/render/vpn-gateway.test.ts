@@ -107,7 +107,7 @@ describe('planRoute', () => {
 
   it('writes the client settings in the workload\'s namespace and a kill switch for its pods', () => {
     const route = planRoute(nordvpnGateway(), target);
-    expect(route.objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['ConfigMap media/vpn-gateway-client', 'NetworkPolicy media/qbittorrent-vpn-kill-switch']);
+    expect(route.objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['ConfigMap media/qbittorrent-vpn-route', 'NetworkPolicy media/qbittorrent-vpn-kill-switch']);
     expect((route.objects[0] as unknown as { data: Record<string, string> }).data['settings.sh']).toContain('GATEWAY_NAME="vpn-gateway.vpn-gateway.svc.cluster.local"\nK8S_DNS_IPS="10.152.183.10"\nNOT_ROUTED_TO_GATEWAY_CIDRS="10.1.0.0/16 10.152.183.0/24 192.168.1.0/24"\n');
   });
 

@@ -1,0 +1,21 @@
+import { Construct } from 'constructs';
+import { EgressProbeProps } from '../model/egress-probe';
+import { planEgressProbe } from '../render/egress-probe';
+import { Plan } from '../types';
+import { TunnelwrightConstruct } from './base';
+
+/**
+ * A blackbox-exporter probe running as a vpn-class workload (routed through a VpnGateway, or labelled for an
+ * EgressSteering) that proves, continuously, that vpn-class traffic leaves by the VPN: VPNEgressLeak fires when it
+ * sees a WAN address.
+ */
+export class EgressProbe extends TunnelwrightConstruct {
+  /** The core plan. */
+  public readonly plan: Plan;
+
+  public constructor(scope: Construct, id: string, props: EgressProbeProps) {
+    const plan = planEgressProbe(props);
+    super(scope, id, plan, []);
+    this.plan = plan;
+  }
+}

@@ -1,0 +1,175 @@
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { IService } from 'kubernetes-models/v1/Service';
+import { stringify } from 'yaml';
+import { Problem, throwIfProblems } from '../errors';
+import { DEFAULT_EGRESS_CLASS_LABEL } from '../model/egress-steering';
+import { checkEgressProbe, DEFAULT_BLACKBOX_IMAGE, EgressProbeProps } from '../model/egress-probe';
+import { formatIp, parseCidr, parseIp } from '../model/net';
+import { KubeObject, Plan } from '../types';
+import { applyRoute, planRoute } from './vpn-gateway';
+
+/** Returns the problems of EgressProbe props without throwing. */
+export function validateEgressProbe(props: unknown): Problem[] {
+  return checkEgressProbe(props).problems;
+}
+
+export const BLACKBOX_PORT = 9115;
+
+/** A regular expression (RE2) that finds `ip` in a response body, not as part of a longer address. */
+export function addressRegexp(ip: string): string {
+  const parsed = parseIp(ip)!;
+  if (parsed.family === 4) return `(^|[^0-9.])${formatIp(4, parsed.value).replace(/\./g, '\\.')}([^0-9.]|$)`;
+  return `(?i)(^|[^0-9a-f:])${formatIp(6, parsed.value)}([^0-9a-f:]|$)`;
+}
+
+const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
+
+/** A regular expression (RE2) that finds an IPv4 address inside `cidr` in a response body. */
+export function cidrRegexp(cidr: string): string {
+  const c = parseCidr(cidr)!;
+  const octets = [24n, 16n, 8n, 0n].map((s) => Number((c.start >> s) & 255n));
+  const parts: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const fixedBits = Math.min(8, Math.max(0, c.prefix - i * 8));
+    if (fixedBits === 8) parts.push(String(octets[i]));
+    else if (fixedBits === 0) parts.push(OCTET);
+    else {
+      const size = 2 ** (8 - fixedBits);
+      parts.push(`(${Array.from({ length: size }, (_, k) => octets[i] + size - 1 - k).join('|')})`);
+    }
+  }
+  return `(^|[^0-9.])${parts.join('\\.')}([^0-9.]|$)`;
+}
+
+interface Module {
+  readonly key: string;
+  readonly job: string;
+  readonly egressClass: 'vpn' | 'direct';
+  readonly family: 4 | 6;
+}
+
+function modules(p: EgressProbeProps, name: string): Module[] {
+  const out: Module[] = [{ key: 'vpn_ipv4', job: `${name}-vpn-ipv4`, egressClass: 'vpn', family: 4 }];
+  if (p.ipv6) out.push({ key: 'vpn_ipv6', job: `${name}-vpn-ipv6`, egressClass: 'vpn', family: 6 });
+  if (p.directTwin) out.push({ key: 'direct_ipv4', job: `${name}-direct-ipv4`, egressClass: 'direct', family: 4 });
+  return out;
+}
+
+/** The blackbox exporter's config: HTTP modules that fail on a WAN address (and outside the VPN ranges). */
+export function blackboxConfig(p: EgressProbeProps, name = p.name ?? 'egress-probe'): string {
+  const config: Record<string, Record<string, unknown>> = {};
+  for (const m of modules(p, name)) {
+    const http: Record<string, unknown> = { preferred_ip_protocol: m.family === 4 ? 'ip4' : 'ip6', ip_protocol_fallback: false, valid_status_codes: [200] };
+    if (m.egressClass === 'vpn') {
+      http.fail_if_body_matches_regexp = p.wanIps.map(addressRegexp);
+      if (m.family === 4 && p.vpnCidrs && p.vpnCidrs.length > 0) http.fail_if_body_not_matches_regexp = [p.vpnCidrs.map(cidrRegexp).join('|')];
+    }
+    config[m.key] = { prober: 'http', timeout: '10s', http };
+  }
+  return `# blackbox exporter modules, written by tunnelwright\n${stringify({ modules: config })}`;
+}
+
+/** The alert rules: VPNEgressLeak (a vpn-class probe saw a WAN address) and VPNEgressProbeFailing. */
+export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rules: Record<string, unknown>[] }[] {
+  const name = p.name ?? 'egress-probe';
+  const jobs = modules(p, name).filter((m) => m.egressClass === 'vpn').map((m) => m.job).join('|');
+  const runbook = 'https://github.com/tunnelwright/tunnelwright/blob/main/docs/runbooks.md';
+  return [
+    {
+      name: `tunnelwright-${name}`,
+      rules: [
+        {
+          alert: 'VPNEgressLeak',
+          expr: `max by (job, instance) (probe_failed_due_to_regex{job=~"${jobs}"}) == 1`,
+          for: '1m',
+          labels: { severity: 'critical' },
+          annotations: { summary: 'vpn-class traffic left without the VPN: the probe saw a WAN address (or one outside the VPN ranges)', description: 'The blackbox probe running as a vpn-class workload in {{ $labels.job }} got an answer from {{ $labels.instance }} naming an address it must never have.', runbook_url: `${runbook}#vpnegressleak` },
+        },
+        {
+          alert: 'VPNEgressProbeFailing',
+          expr: `max by (job, instance) (probe_success{job=~"${jobs}"}) == 0 unless on(job, instance) (max by (job, instance) (probe_failed_due_to_regex{job=~"${jobs}"}) == 1)`,
+          for: '10m',
+          labels: { severity: 'warning' },
+          annotations: { summary: 'no successful egress probe from the vpn class for 10 minutes', description: '{{ $labels.instance }} is unreachable from {{ $labels.job }}: the tunnel may be down (and the kill switch holding).', runbook_url: `${runbook}#vpnegressprobefailing` },
+        },
+      ],
+    },
+  ];
+}
+
+/** Plans the probe: exporter config, exporter Deployment(s) and Service(s), Probe objects and the PrometheusRule. */
+export function planEgressProbe(props: EgressProbeProps): Plan {
+  const checked = checkEgressProbe(props);
+  throwIfProblems(checked.problems, 'EgressProbe props');
+  const p = checked.value!;
+  const name = p.name ?? 'egress-probe';
+  const ns = p.namespace;
+  const managed = { 'app.kubernetes.io/managed-by': 'tunnelwright', 'app.kubernetes.io/component': 'egress-probe' };
+  const configName = `${name}-config`;
+  const objects: KubeObject[] = [];
+  const config: IConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configName, namespace: ns, labels: managed }, data: { 'blackbox.yml': blackboxConfig(p, name) } };
+  objects.push(config as KubeObject);
+
+  const exporter = (workload: string, egressClass: 'vpn' | 'direct'): { deployment: IDeployment; service: IService; extra: KubeObject[] } => {
+    const steering = 'egressSteering' in p.via ? p.via.egressSteering : undefined;
+    const classLabel = steering ? { [steering.egressClassLabel ?? DEFAULT_EGRESS_CLASS_LABEL]: egressClass === 'vpn' ? (steering.vpnClass ?? 'vpn') : 'direct' } : {};
+    const labels = { 'app.kubernetes.io/name': workload, ...managed };
+    let spec: IPodSpec = {
+      containers: [{
+        name: 'blackbox-exporter',
+        image: p.image ?? DEFAULT_BLACKBOX_IMAGE,
+        args: ['--config.file=/config/blackbox.yml'],
+        ports: [{ name: 'http', containerPort: BLACKBOX_PORT, protocol: 'TCP' }],
+        readinessProbe: { httpGet: { path: '/-/healthy', port: BLACKBOX_PORT } },
+        securityContext: { runAsNonRoot: true, runAsUser: 65534, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '64Mi' } },
+        volumeMounts: [{ name: 'config', mountPath: '/config', readOnly: true }],
+      }],
+      volumes: [{ name: 'config', configMap: { name: configName } }],
+    };
+    const extra: KubeObject[] = [];
+    if ('vpnGateway' in p.via && egressClass === 'vpn') {
+      const route = planRoute(p.via.vpnGateway, { namespace: ns, podLabels: labels, name: workload });
+      spec = applyRoute(spec, route);
+      extra.push(...route.objects);
+    }
+    const deployment: IDeployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: workload, namespace: ns, labels },
+      spec: { replicas: 1, selector: { matchLabels: { 'app.kubernetes.io/name': workload } }, template: { metadata: { labels: { ...labels, ...classLabel } }, spec } },
+    };
+    const service: IService = { apiVersion: 'v1', kind: 'Service', metadata: { name: workload, namespace: ns, labels }, spec: { selector: { 'app.kubernetes.io/name': workload }, ports: [{ name: 'http', port: BLACKBOX_PORT, targetPort: BLACKBOX_PORT, protocol: 'TCP' }] } };
+    return { deployment, service, extra };
+  };
+
+  const vpn = exporter(name, 'vpn');
+  objects.push(vpn.deployment as KubeObject, vpn.service as KubeObject, ...vpn.extra);
+  const twin = p.directTwin ? exporter(`${name}-direct`, 'direct') : undefined;
+  if (twin) objects.push(twin.deployment as KubeObject, twin.service as KubeObject);
+
+  for (const m of modules(p, name)) {
+    const prober = m.egressClass === 'vpn' ? name : `${name}-direct`;
+    objects.push({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'Probe',
+      metadata: { name: m.job, namespace: ns, labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
+      spec: {
+        jobName: m.job,
+        interval: p.interval ?? '60s',
+        module: m.key,
+        prober: { url: `${prober}.${ns}.svc:${BLACKBOX_PORT}` },
+        targets: { staticConfig: { static: [...p.targets], labels: { egress_class: m.egressClass, ip_family: `ipv${m.family}` } } },
+      },
+    });
+  }
+  objects.push({
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'PrometheusRule',
+    metadata: { name, namespace: p.monitoring?.namespace ?? 'monitoring', labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
+    spec: { groups: egressProbeAlertGroups(p) },
+  });
+  return { objects, hosts: [], values: {}, warnings: [] };
+}

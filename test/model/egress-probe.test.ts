@@ -1,0 +1,45 @@
+import { EgressProbeProps, Problem, validateEgressProbe } from '../../src';
+import { gatewayProbe } from '../helpers/fixtures';
+import { Mutable, mutated } from '../helpers/mutable';
+
+type Props = Mutable<EgressProbeProps>;
+const probe = (fn: (p: Props) => void) => mutated(gatewayProbe(), fn);
+
+describe('EgressProbe validation', () => {
+  it('accepts a probe through a gateway and one for a steering class', () => {
+    expect(validateEgressProbe(gatewayProbe())).toEqual([]);
+    expect(validateEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} } })).toEqual([]);
+  });
+
+  const cases: [string, Props, Problem[]][] = [
+    ['fails a probe attached to nothing', probe((p) => { delete (p as Partial<Props>).via; }), [
+      { path: 'via', code: 'attached-to-nothing', message: 'expected { vpnGateway } or { egressSteering }: a probe attached to nothing proves nothing about vpn-class traffic' },
+    ]],
+    ['fails a target that is not an http(s) URL', probe((p) => { p.targets = ['ftp://ifconfig.example.test/ip']; }), [
+      { path: 'targets[0]', code: 'url', message: 'expected an http:// or https:// URL, received "ftp://ifconfig.example.test/ip"' },
+    ]],
+    ['fails no targets', probe((p) => { p.targets = []; }), [
+      { path: 'targets', code: 'required', message: 'expected at least one IP-echo URL (there is no default: choose whom you ask)' },
+    ]],
+    ['fails a WAN CIDR where an address is expected', probe((p) => { p.wanIps = ['203.0.113.0/24']; }), [
+      { path: 'wanIps[0]', code: 'ip', message: 'expected an address, not a CIDR or a name, received "203.0.113.0/24"' },
+    ]],
+    ['fails a WAN address inside the VPN ranges', probe((p) => { p.wanIps = ['185.236.201.9']; }), [
+      { path: 'wanIps[0]', code: 'wan-in-vpn', message: '185.236.201.9 is inside vpnCidrs[0]: a WAN address cannot also be a VPN egress address' },
+    ]],
+    ['fails an IPv6 expected range', probe((p) => { p.vpnCidrs = ['2a03:1b20::/32']; }), [
+      { path: 'vpnCidrs[0]', code: 'ipv6-range', message: 'expected an IPv4 range (IPv6 egress is checked against wanIps only), received "2a03:1b20::/32"' },
+    ]],
+    ['reports the gateway\'s own problems under via', probe((p) => { (p.via as { vpnGateway: { vpnProvider: string } }).vpnGateway.vpnProvider = 'pia'; }), [
+      { path: 'via.vpnGateway.serverCountries', code: 'filter', message: 'private internet access has no SERVER_COUNTRIES filter; it has serverRegions, serverNames, serverHostnames' },
+      { path: 'via.vpnGateway.vpnProvider', code: 'no-wireguard', message: expect.stringContaining('gluetun has no WireGuard support for private internet access') as unknown as string },
+    ]],
+    ['fails an interval that is not a duration', probe((p) => { p.interval = 'often'; }), [
+      { path: 'interval', code: 'duration', message: 'expected a duration such as 30s, 10m or 1h, received "often"' },
+    ]],
+  ];
+
+  it.each(cases)('%s', (_name, props, expected) => {
+    expect(validateEgressProbe(props)).toEqual(expected);
+  });
+});

@@ -1,0 +1,70 @@
+import { parse } from 'yaml';
+import { addressRegexp, blackboxConfig, cidrRegexp, planEgressProbe } from '../../src';
+import { checkKubeObjects } from '../../src/testing';
+import { gatewayProbe } from '../helpers/fixtures';
+import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+
+describe('planEgressProbe', () => {
+  it('writes modules that fail on a WAN address and outside the VPN ranges; the twin only shows its address', () => {
+    expect(parse(blackboxConfig(gatewayProbe()))).toEqual({
+      modules: {
+        vpn_ipv4: { prober: 'http', timeout: '10s', http: { preferred_ip_protocol: 'ip4', ip_protocol_fallback: false, valid_status_codes: [200], fail_if_body_matches_regexp: ['(^|[^0-9.])203\\.0\\.113\\.7([^0-9.]|$)'], fail_if_body_not_matches_regexp: [cidrRegexp('185.236.200.0/22')] } },
+        direct_ipv4: { prober: 'http', timeout: '10s', http: { preferred_ip_protocol: 'ip4', ip_protocol_fallback: false, valid_status_codes: [200] } },
+      },
+    });
+  });
+
+  it.each([
+    ['185.236.200.0/22', ['185.236.200.1', '185.236.203.254'], ['185.236.204.1', '185.236.199.255', '1185.236.200.1']],
+    ['10.0.0.0/8', ['10.255.0.1'], ['11.0.0.1']],
+    ['198.51.100.7/32', ['198.51.100.7'], ['198.51.100.70', '198.51.100.6']],
+  ])('the %s regexp finds exactly the addresses inside it', (cidr, inside, outside) => {
+    const re = new RegExp(cidrRegexp(cidr));
+    expect(inside.map((ip) => re.test(`{"ip":"${ip}"}`))).toEqual(inside.map(() => true));
+    expect(outside.map((ip) => re.test(`{"ip":"${ip}"}`))).toEqual(outside.map(() => false));
+  });
+
+  it('finds a WAN address, not a longer one that contains it', () => {
+    const re = new RegExp(addressRegexp('203.0.113.7'));
+    expect([re.test('203.0.113.7\n'), re.test('203.0.113.70'), re.test('1203.0.113.7')]).toEqual([true, false, false]);
+  });
+
+  it('routes the probe through the gateway, runs the twin direct, and scrapes both with Probe objects', () => {
+    const objects = planEgressProbe(gatewayProbe()).objects;
+    expect(objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+      'ConfigMap media/egress-probe-config',
+      'Deployment media/egress-probe',
+      'Service media/egress-probe',
+      'ConfigMap media/egress-probe-vpn-route',
+      'NetworkPolicy media/egress-probe-vpn-kill-switch',
+      'Deployment media/egress-probe-direct',
+      'Service media/egress-probe-direct',
+      'Probe media/egress-probe-vpn-ipv4',
+      'Probe media/egress-probe-direct-ipv4',
+      'PrometheusRule monitoring/egress-probe',
+    ]);
+    const pod = (name: string) => (objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name)!.spec as { template: { spec: { initContainers?: { name: string }[] } } }).template.spec;
+    expect(pod('egress-probe').initContainers!.map((c) => c.name)).toEqual(['vpn-route-init']);
+    expect(pod('egress-probe-direct').initContainers).toBeUndefined();
+    expect(objects.find((o) => o.metadata.name === 'egress-probe-vpn-ipv4')!.spec).toEqual({
+      jobName: 'egress-probe-vpn-ipv4',
+      interval: '60s',
+      module: 'vpn_ipv4',
+      prober: { url: 'egress-probe.media.svc:9115' },
+      targets: { staticConfig: { static: ['https://ifconfig.example.test/ip'], labels: { egress_class: 'vpn', ip_family: 'ipv4' } } },
+    });
+  });
+
+  it('labels the probe pods with their class for an EgressSteering', () => {
+    const objects = planEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} } }).objects;
+    const labels = (name: string) => (objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name)!.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+    expect(labels('egress-probe')['tunnelwright.dev/egress-class']).toBe('vpn');
+    expect(labels('egress-probe-direct')['tunnelwright.dev/egress-class']).toBe('direct');
+  });
+});
+
+describeWithSchemas('EgressProbe objects against their schemas', () => {
+  it.each([['through a gateway', gatewayProbe()], ['for a steering class, with IPv6', { ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true }]])('%s', (_n, props) => {
+    expect(checkKubeObjects(planEgressProbe(props).objects, SCHEMA_DIR)).toEqual([]);
+  });
+});
