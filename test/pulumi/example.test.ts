@@ -1,0 +1,38 @@
+import * as pulumi from '@pulumi/pulumi';
+import { recordResources, settle, valueOf } from '../helpers/pulumi';
+
+const seen = recordResources();
+
+describe('examples/pulumi under mocks', () => {
+  it('registers the expected resource graph', async () => {
+    const program = require('../../examples/pulumi/index.ts') as { servers: { userData: pulumi.Output<string> }[]; gatewayNodeUserData: pulumi.Output<string> };
+    await settle();
+    const byType = new Map<string, string[]>();
+    for (const r of seen) byType.set(r.type, [...(byType.get(r.type) ?? []), r.name].sort());
+    expect(Object.fromEntries([...byType.entries()].sort())).toEqual({
+      'homelab:index:Server': ['hetzner-w1', 'home-cp1', 'office-w2'],
+      'kubernetes:apps/v1:Deployment': ['protonvpn-deployment-vpn-gateway-vpn-gateway', 'qbittorrent'],
+      'kubernetes:cilium.io/v2:CiliumEgressGatewayPolicy': ['egress-ciliumegressgatewaypolicy-vpn-egress'],
+      'kubernetes:monitoring.coreos.com/v1:PrometheusRule': ['egress-prometheusrule-monitoring-vpn-egress-egress'],
+      'kubernetes:networking.k8s.io/v1:NetworkPolicy': ['protonvpn-networkpolicy-media-qbittorrent-vpn-kill-switch'],
+      'kubernetes:rbac.authorization.k8s.io/v1:ClusterRole': ['egress-clusterrole-vpn-egress-resteer'],
+      'kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding': ['egress-clusterrolebinding-vpn-egress-resteer'],
+      'kubernetes:v1:ConfigMap': ['protonvpn-configmap-media-qbittorrent-vpn-route', 'protonvpn-configmap-vpn-gateway-vpn-gateway-settings'],
+      'kubernetes:v1:Secret': ['egress-secret-kube-system-vpn-egress-resteer-token'],
+      'kubernetes:v1:Service': ['protonvpn-service-vpn-gateway-vpn-gateway'],
+      'kubernetes:v1:ServiceAccount': ['egress-serviceaccount-kube-system-vpn-egress-resteer'],
+      'pulumi:providers:kubernetes': ['homelab'],
+      'tunnelwright:index:EgressSteering': ['egress'],
+      'tunnelwright:index:VpnGateway': ['protonvpn'],
+      'tunnelwright:index:WireguardMesh': ['overlay'],
+    });
+    // Every Kubernetes object goes through the program's provider.
+    expect(seen.filter((r) => r.type.startsWith('kubernetes:')).every((r) => /::homelab::homelab-id$/.test(r.provider ?? ''))).toBe(true);
+    // The servers get the overlay's cloud-configs; qBittorrent is routed, its client init container first.
+    expect((await valueOf(program.servers[0].userData)).startsWith('#cloud-config\n')).toBe(true);
+    const qb = seen.find((r) => r.name === 'qbittorrent')!.inputs as { spec: { template: { spec: { initContainers: { name: string }[]; hostname: string } } } };
+    expect(qb.spec.template.spec.initContainers.map((c) => c.name)).toEqual(['vpn-route-init']);
+    expect(qb.spec.template.spec.hostname).toBe('qbittorrent');
+    expect(await pulumi.isSecret(program.gatewayNodeUserData)).toBe(false);
+  });
+});
