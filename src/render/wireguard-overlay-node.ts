@@ -84,16 +84,17 @@ export function renderWireguardConfig(node: string, iface: RenderInterface, priv
   });
   for (const cmd of iface.postUp ?? []) lines.push(`PostUp = ${cmd}`);
   for (const cmd of iface.postDown ?? []) lines.push(`PostDown = ${cmd}`);
-  let text = `${lines.join('\n')}\n`;
+  // One join: a flat string (appending would build a rope that every later reader flattens again).
+  const parts = [`${lines.join('\n')}\n`];
   for (const peer of iface.peers) {
     let block = peerText?.get(peer);
     if (block === undefined) {
       block = renderPeer(peer);
       peerText?.set(peer, block);
     }
-    text += block;
+    parts.push(block);
   }
-  return text;
+  return parts.join('');
 }
 
 export interface OverlayNodeInput {
