@@ -25,3 +25,9 @@ export async function pulumiObjects(seen: Registered[], build: () => void): Prom
 export function typeToken(o: Record<string, unknown>): string {
   return `kubernetes:${String(o.apiVersion)}:${String(o.kind)}`;
 }
+
+/** Objects in a stable order (by kind and metadata), for comparing sets whose registration order may differ. */
+export function sortObjects(list: Record<string, unknown>[]): Record<string, unknown>[] {
+  const key = (o: Record<string, unknown>) => `${String(o.kind)} ${JSON.stringify(o.metadata)}`;
+  return [...list].sort((a, b) => key(a).localeCompare(key(b)));
+}

@@ -2,7 +2,7 @@ import { ApiObject } from 'cdk8s';
 import { EgressProbe as Cdk8sEgressProbe, EgressSteering as Cdk8sEgressSteering, KillSwitch as Cdk8sKillSwitch, VpnGateway as Cdk8sVpnGateway } from '../../src/cdk8s';
 import { PROVIDERS } from '../../src';
 import { gatewayFor, gatewayProbe, prodSteering, qbittorrentKillSwitch, wireguardSteering } from '../helpers/fixtures';
-import { cdk8sObjects, pulumiObjects, typeToken } from '../helpers/parity';
+import { cdk8sObjects, pulumiObjects, sortObjects, typeToken } from '../helpers/parity';
 import { recordResources } from '../helpers/pulumi';
 
 const seen = recordResources();
@@ -44,9 +44,7 @@ describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same ob
       const { apiVersion: _a, kind: _k, ...args } = structuredClone(deployment);
       new k8s.apps.v1.Deployment('qbittorrent', args, { transformations: [gateway.routeTransform()] });
     });
-    const key = (o: Record<string, unknown>) => `${String(o.kind)} ${JSON.stringify(o.metadata)}`;
-    const sortBy = (list: Record<string, unknown>[]) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
-    expect(sortBy(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'Deployment' })))).toEqual(sortBy(fromCdk8s));
+    expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'Deployment' })))).toEqual(sortObjects(fromCdk8s));
     expect(fromPulumi.map((r) => r.type).sort()).toEqual(fromCdk8s.map(typeToken).sort());
   });
 });
@@ -55,9 +53,7 @@ describe('EgressSteering: the same objects from both adapters', () => {
   it.each([['prod', prodSteering()], ['wireguard', wireguardSteering()]])('%s', async (_n, props) => {
     const fromCdk8s = cdk8sObjects((chart) => new Cdk8sEgressSteering(chart, 'steer', props), 'a-chart-namespace');
     const fromPulumi = await pulumiObjects(seen, () => new tw.EgressSteering('steer', props));
-    const key = (o: Record<string, unknown>) => `${String(o.kind)} ${JSON.stringify(o.metadata)}`;
-    const sortBy = (list: Record<string, unknown>[]) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
-    expect(sortBy(fromPulumi.map((r) => r.inputs))).toEqual(sortBy(fromCdk8s));
+    expect(sortObjects(fromPulumi.map((r) => r.inputs))).toEqual(sortObjects(fromCdk8s));
     expect(fromPulumi.map((r) => r.type).sort()).toEqual(fromCdk8s.map(typeToken).sort());
   });
 });
@@ -66,9 +62,7 @@ describe('EgressProbe: the same objects from both adapters', () => {
   it.each([['through a gateway', gatewayProbe()], ['for a steering class', { ...gatewayProbe(), via: { egressSteering: {} } }]])('%s', async (_n, props) => {
     const fromCdk8s = cdk8sObjects((chart) => new Cdk8sEgressProbe(chart, 'probe', props));
     const fromPulumi = await pulumiObjects(seen, () => new tw.EgressProbe('probe', props));
-    const key = (o: Record<string, unknown>) => `${String(o.kind)} ${JSON.stringify(o.metadata)}`;
-    const sortBy = (list: Record<string, unknown>[]) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
-    expect(sortBy(fromPulumi.map((r) => r.inputs))).toEqual(sortBy(fromCdk8s));
+    expect(sortObjects(fromPulumi.map((r) => r.inputs))).toEqual(sortObjects(fromCdk8s));
     expect(fromPulumi.map((r) => r.type).sort()).toEqual(fromCdk8s.map(typeToken).sort());
   });
 });
