@@ -8,11 +8,13 @@ export type EgressProbeArgs = EgressProbeProps;
 
 /** A blackbox-exporter probe as a vpn-class workload, with its Probe objects and alerts, as children. */
 export class EgressProbe extends pulumi.ComponentResource {
+  /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
+  public readonly kubernetesResources: pulumi.CustomResource[];
   public constructor(name: string, args: EgressProbeArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planEgressProbe(args);
     reserve(name, plan, []);
     super('tunnelwright:index:EgressProbe', name, {}, opts);
-    emitPlan(this, name, plan, opts);
+    this.kubernetesResources = emitPlan(this, name, plan, opts);
     this.registerOutputs({});
   }
 }

@@ -8,6 +8,8 @@ export type EgressSteeringArgs = EgressSteeringProps;
 
 /** Cilium egress gateway out of a host VPN tunnel: Kubernetes objects as children, the gateway node's artefacts as outputs. */
 export class EgressSteering extends pulumi.ComponentResource {
+  /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
+  public readonly kubernetesResources: pulumi.CustomResource[];
   /** The gateway node's `#cloud-config`. */
   public readonly cloudConfig: pulumi.Output<string>;
   /** The gateway node's Ignition config JSON. */
@@ -19,7 +21,7 @@ export class EgressSteering extends pulumi.ComponentResource {
     const plan = planEgressSteering(args);
     reserve(name, plan, egressSteeringClaims(args));
     super('tunnelwright:index:EgressSteering', name, {}, opts);
-    emitPlan(this, name, plan, opts);
+    this.kubernetesResources = emitPlan(this, name, plan, opts);
     const out = nodeOutputs(plan.hosts[0], '3.4.0');
     this.cloudConfig = out.cloudConfig;
     this.ignition = out.ignition;

@@ -8,6 +8,8 @@ export type KillSwitchArgs = KillSwitchProps;
 
 /** Fails closed: the pod policy as a child resource; with `host`, the node's nftables table as host outputs. */
 export class KillSwitch extends pulumi.ComponentResource {
+  /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
+  public readonly kubernetesResources: pulumi.CustomResource[];
   /** The host part's `#cloud-config` (when `host` is set). */
   public readonly cloudConfig?: pulumi.Output<string>;
   /** The host part's Ignition config JSON (when `host` is set). */
@@ -17,7 +19,7 @@ export class KillSwitch extends pulumi.ComponentResource {
     const plan = planKillSwitch(args);
     reserve(name, plan, []);
     super('tunnelwright:index:KillSwitch', name, {}, opts);
-    emitPlan(this, name, plan, opts);
+    this.kubernetesResources = emitPlan(this, name, plan, opts);
     if (plan.hosts.length > 0) {
       const out = nodeOutputs(plan.hosts[0], '3.4.0');
       this.cloudConfig = out.cloudConfig;

@@ -15,6 +15,8 @@ const ROUTABLE_TYPES = new Set(ROUTABLE_KINDS.map((k) => `kubernetes:apps/v1:${k
 
 /** A shared gluetun + pod-gateway egress gateway. `routeTransform()` routes workloads of the same program through it. */
 export class VpnGateway extends pulumi.ComponentResource {
+  /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
+  public readonly kubernetesResources: pulumi.CustomResource[];
   private readonly args: VpnGatewayArgs;
   private readonly componentName: string;
   private readonly opts?: pulumi.ComponentResourceOptions;
@@ -27,7 +29,7 @@ export class VpnGateway extends pulumi.ComponentResource {
     this.args = args;
     this.componentName = name;
     this.opts = opts;
-    emitPlan(this, name, plan, opts);
+    this.kubernetesResources = emitPlan(this, name, plan, opts);
     this.registerOutputs({});
   }
 
@@ -50,7 +52,7 @@ export class VpnGateway extends pulumi.ComponentResource {
         const key = `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
         if (this.routed.has(key)) continue;
         this.routed.add(key);
-        new k8s.apiextensions.CustomResource(childName(this.componentName, o), o as k8s.apiextensions.CustomResourceArgs, { parent: this, ...(this.opts?.provider ? { provider: this.opts.provider } : {}) });
+        this.kubernetesResources.push(new k8s.apiextensions.CustomResource(childName(this.componentName, o), o as k8s.apiextensions.CustomResourceArgs, { parent: this, ...(this.opts?.provider ? { provider: this.opts.provider } : {}) }));
       }
       const spec = applyRoute(props.spec.template.spec, route);
       return { props: { ...props, spec: { ...props.spec, template: { ...props.spec.template, spec } } }, opts: args.opts };

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Chart } from 'cdk8s';
 import { App } from '../../src/cdk8s';
+import * as pulumi from '@pulumi/pulumi';
 import { Registered, settle } from './pulumi';
 
 /** The Kubernetes objects a cdk8s chart synthesizes when `build` adds constructs to it. */
@@ -13,12 +14,23 @@ export function cdk8sObjects(build: (chart: Chart) => void, namespace?: string):
   return chart.toJson();
 }
 
-/** The Kubernetes resources the Pulumi mocks registered (type and inputs), once registration settled. */
-export async function pulumiObjects(seen: Registered[], build: () => void): Promise<{ type: string; name: string; inputs: Record<string, unknown> }[]> {
+/**
+ * The Kubernetes resources the Pulumi mocks registered (type, name, inputs) once registration settled, with the
+ * parent each one's URN names (`tunnelwright:index:<Construct>` for a component's child).
+ */
+export async function pulumiObjects(seen: Registered[], build: () => { kubernetesResources?: pulumi.CustomResource[] } | void): Promise<{ type: string; name: string; inputs: Record<string, unknown>; parent?: string }[]> {
   const before = seen.length;
-  build();
+  const component = build();
   await settle();
-  return seen.slice(before).filter((r) => r.type.startsWith('kubernetes:')).map((r) => ({ type: r.type, name: r.name, inputs: r.inputs }));
+  const parents = new Map<string, string>();
+  for (const r of (component && component.kubernetesResources) || []) {
+    const urn = await new Promise<string>((resolve) => r.urn.apply(resolve));
+    // urn:pulumi:<stack>::<project>::<parent type>$<type>::<name>
+    const [, , typeChain, name] = urn.split('::');
+    const types = typeChain.split('$');
+    if (types.length > 1) parents.set(name, types[types.length - 2]);
+  }
+  return seen.slice(before).filter((r) => r.type.startsWith('kubernetes:')).map((r) => ({ type: r.type, name: r.name, inputs: r.inputs, ...(parents.has(r.name) ? { parent: parents.get(r.name) } : {}) }));
 }
 
 /** The Pulumi type token of a Kubernetes object: `kubernetes:<apiVersion>:<kind>`. */

@@ -2,7 +2,9 @@ import { ApiObject } from 'cdk8s';
 import { EgressProbe as Cdk8sEgressProbe, EgressSteering as Cdk8sEgressSteering, KillSwitch as Cdk8sKillSwitch, VpnGateway as Cdk8sVpnGateway } from '../../src/cdk8s';
 import { PROVIDERS } from '../../src';
 import { gatewayFor, gatewayProbe, prodSteering, qbittorrentKillSwitch, wireguardSteering } from '../helpers/fixtures';
+import * as pulumi from '@pulumi/pulumi';
 import { cdk8sObjects, pulumiObjects, sortObjects, typeToken } from '../helpers/parity';
+import { settle } from '../helpers/pulumi';
 import { recordResources } from '../helpers/pulumi';
 
 const seen = recordResources();
@@ -26,6 +28,7 @@ describe('cdk8s and Pulumi register the same Kubernetes objects', () => {
     const props = { ...qbittorrentKillSwitch(), flavor };
     const fromCdk8s = cdk8sObjects((chart) => new Cdk8sKillSwitch(chart, 'qb', props), 'ignored-chart-namespace');
     const fromPulumi = await pulumiObjects(seen, () => new tw.KillSwitch('qb', props));
+    expect(fromPulumi.map((r) => r.parent)).toEqual(['tunnelwright:index:KillSwitch']);
     expect(fromPulumi.map((r) => r.inputs)).toEqual(fromCdk8s);
     expect(fromPulumi.map((r) => r.type)).toEqual(fromCdk8s.map(typeToken));
     expect(fromPulumi.map((r) => r.name)).toEqual([`qb-${String(fromCdk8s[0].kind).toLowerCase()}-media-qbittorrent-kill-switch`]);
@@ -43,7 +46,10 @@ describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same ob
       const gateway = new tw.VpnGateway('gw', props);
       const { apiVersion: _a, kind: _k, ...args } = structuredClone(deployment);
       new k8s.apps.v1.Deployment('qbittorrent', args, { transformations: [gateway.routeTransform()] });
+      return gateway;
     });
+    // The gateway's objects and each route's ConfigMap and kill switch are its children; the routed workload is the program's.
+    expect(fromPulumi.filter((r) => r.name !== 'qbittorrent').map((r) => r.parent)).toEqual(fromPulumi.filter((r) => r.name !== 'qbittorrent').map(() => 'tunnelwright:index:VpnGateway'));
     expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'Deployment' })))).toEqual(sortObjects(fromCdk8s));
     expect(fromPulumi.map((r) => r.type).sort()).toEqual(fromCdk8s.map(typeToken).sort());
   });
@@ -53,6 +59,7 @@ describe('EgressSteering: the same objects from both adapters', () => {
   it.each([['prod', prodSteering()], ['wireguard', wireguardSteering()]])('%s', async (_n, props) => {
     const fromCdk8s = cdk8sObjects((chart) => new Cdk8sEgressSteering(chart, 'steer', props), 'a-chart-namespace');
     const fromPulumi = await pulumiObjects(seen, () => new tw.EgressSteering('steer', props));
+    expect(fromPulumi.map((r) => r.parent)).toEqual(fromPulumi.map(() => 'tunnelwright:index:EgressSteering'));
     expect(sortObjects(fromPulumi.map((r) => r.inputs))).toEqual(sortObjects(fromCdk8s));
     expect(fromPulumi.map((r) => r.type).sort()).toEqual(fromCdk8s.map(typeToken).sort());
   });
@@ -62,7 +69,24 @@ describe('EgressProbe: the same objects from both adapters', () => {
   it.each([['through a gateway', gatewayProbe()], ['for a steering class', { ...gatewayProbe(), via: { egressSteering: {} } }]])('%s', async (_n, props) => {
     const fromCdk8s = cdk8sObjects((chart) => new Cdk8sEgressProbe(chart, 'probe', props));
     const fromPulumi = await pulumiObjects(seen, () => new tw.EgressProbe('probe', props));
+    expect(fromPulumi.map((r) => r.parent)).toEqual(fromPulumi.map(() => 'tunnelwright:index:EgressProbe'));
     expect(sortObjects(fromPulumi.map((r) => r.inputs))).toEqual(sortObjects(fromCdk8s));
     expect(fromPulumi.map((r) => r.type).sort()).toEqual(fromCdk8s.map(typeToken).sort());
+  });
+});
+
+describe('the Pulumi registry', () => {
+  it('refuses a second gateway with the same VXLAN id in a cluster before it registers anything', async () => {
+    const before = seen.length;
+    new tw.VpnGateway('us', { ...gatewayFor('nordvpn'), name: 'us' });
+    expect(() => new tw.VpnGateway('eu', { ...gatewayFor('mullvad'), name: 'eu' })).toThrow('eu:vxlanId: VXLAN id 42 in cluster "default" is already claimed by us:vxlanId');
+    await settle();
+    expect(seen.slice(before).some((r) => r.name === 'eu' || r.name.startsWith('eu-'))).toBe(false);
+  });
+
+  it('marks no output secret when nothing secret is embedded', async () => {
+    const steering = new tw.EgressSteering('steer', prodSteering());
+    expect(await pulumi.isSecret(steering.cloudConfig)).toBe(false);
+    expect(await pulumi.isSecret(steering.ignition)).toBe(false);
   });
 });
