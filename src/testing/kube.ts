@@ -1,3 +1,4 @@
+import { CLUSTER_SCOPED_KINDS } from '../types';
 import { resolveSchemaDir, schemaValidator } from './schemas';
 
 interface ObjectLike {
@@ -32,7 +33,7 @@ function kubernetesModel(apiVersion: string, kind: string): { new (data: unknown
 }
 
 /** Cluster-scoped kinds must not carry a namespace; namespaced kinds must (tunnelwright names every object). */
-const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CiliumEgressGatewayPolicy', 'CiliumClusterwideNetworkPolicy', 'ClusterPolicy', 'Node', 'CustomResourceDefinition']);
+const CLUSTER_SCOPED = CLUSTER_SCOPED_KINDS;
 
 /**
  * Problems of Kubernetes objects, one line each (`Kind/name: /path: message`): core kinds with kubernetes-models,
