@@ -95,7 +95,7 @@ for (const dep of project.deps.all) {
   }
 }
 
-for (const p of ['/examples/', '/scripts/', '/.ci/', '/.tools/', '/bench/', '/test/']) project.npmignore?.exclude(p);
+for (const p of ['/examples/', '/scripts/', '/.ci/', '/.tools/', '/bench/', '/test/', '/.typedoc-out/', '/.ci-out/', '/dist/', '/eslint.config.mjs', '/jest.system.config.json', '/tsconfig.dev.json', '/typedoc.json']) project.npmignore?.exclude(p);
 project.package.addField('main', 'lib/index.js');
 project.package.addField('types', 'lib/index.d.ts');
 project.package.addField('exports', {
