@@ -183,7 +183,8 @@ function rbac(p: EgressSteeringProps, f: Facts): KubeObject[] {
 
 /**
  * The re-steer hook: labels the Node and the CiliumNode `<label>=<address>-<ifindex>` from the live interface (an
- * IPv6 address with `:` written `.`), or removes the label while the interface is gone. `KUBECTL` overrides kubectl.
+ * IPv6 address with `:` written `.`), or removes the label while the interface is gone. It uses `$KUBECTL`, else
+ * kubectl, `k3s kubectl` or `k0s kubectl`, whichever the node has.
  */
 export function renderResteerScript(node: string, iface: string, label: string, kubeconfig?: string): string {
   return `#!/bin/sh
@@ -193,7 +194,14 @@ set -eu
 IFACE=${iface}
 NODE=${node}
 LABEL=${label}
-KUBECTL="\${KUBECTL:-kubectl}"
+if [ -z "\${KUBECTL:-}" ]; then
+  # kubectl, or the distribution's own (k3s and k0s ship one).
+  if command -v kubectl >/dev/null 2>&1; then KUBECTL=kubectl
+  elif command -v k3s >/dev/null 2>&1; then KUBECTL="k3s kubectl"
+  elif command -v k0s >/dev/null 2>&1; then KUBECTL="k0s kubectl"
+  else echo "egress-resteer: no kubectl, k3s or k0s on this node (set KUBECTL)" >&2; exit 1
+  fi
+fi
 ${kubeconfig ? `export KUBECONFIG=${kubeconfig}\n` : ''}value=""
 if [ -r "/sys/class/net/$IFACE/ifindex" ]; then
   ifindex=$(cat "/sys/class/net/$IFACE/ifindex")
@@ -206,9 +214,9 @@ if [ -r "/sys/class/net/$IFACE/ifindex" ]; then
 fi
 for kind in node ciliumnode; do
   if [ -n "$value" ]; then
-    "$KUBECTL" label "$kind" "$NODE" --overwrite "$LABEL=$value"
+    $KUBECTL label "$kind" "$NODE" --overwrite "$LABEL=$value"
   else
-    "$KUBECTL" label "$kind" "$NODE" "$LABEL-" || true
+    $KUBECTL label "$kind" "$NODE" "$LABEL-" || true
   fi
 done
 `;
@@ -237,7 +245,6 @@ ${RESTEER_PATH} || true
 
 function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   const host = emptyHostPlan(p.gatewayNode);
-  host.packages.push('kubectl');
   const before: string[] = [];
   let kubeconfig: string | undefined;
   if (p.kubeconfigFrom) {

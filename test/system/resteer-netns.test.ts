@@ -61,6 +61,19 @@ describeWithTools('the re-steer hook labels the gateway from the live tunnel int
     expect(resteer()).toEqual(['label node gw-1 tunnelwright.dev/egress-uplink-', 'label ciliumnode gw-1 tunnelwright.dev/egress-uplink-']);
   });
 
+  it('uses the distribution\'s kubectl (k3s kubectl) when the node has no kubectl', () => {
+    // A PATH with the tools the script uses and a k3s stub, but no kubectl.
+    const bin = tmpdir('tw-k3s-');
+    for (const tool of ['ip', 'awk', 'cat', 'tr', 'sed', 'sh', 'echo']) {
+      const real = sh(`command -v ${tool}`).stdout.trim();
+      if (real.startsWith('/')) fs.symlinkSync(fs.realpathSync(real), path.join(bin, tool));
+    }
+    fs.writeFileSync(path.join(bin, 'k3s'), `#!/bin/sh\necho "k3s $*" >> ${log}\n`, { mode: 0o755 });
+    fs.writeFileSync(log, '');
+    must(sh(`ip netns exec ${ns} env -u KUBECTL PATH=${bin} ${bin}/sh ${script}`), 'egress-resteer with k3s');
+    expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toEqual(['k3s kubectl label node gw-1 tunnelwright.dev/egress-uplink-', 'k3s kubectl label ciliumnode gw-1 tunnelwright.dev/egress-uplink-']);
+  });
+
   it('encodes an IPv6 address into a valid label value', () => {
     create('fd00::2/128');
     const value = resteer()[0].split('=')[1];
