@@ -248,6 +248,8 @@ function checkNetwork(input: Record<string, unknown>, push: (path: string, code:
   // A default route is reported as such, not as an overlap with everything.
   for (const o of findOverlaps([...cluster, ...nodes, ...vxLocated, ...tunnel].filter((c) => c.value.prefix > 0))) {
     const [a, b] = [o.a.at, o.b.at].sort();
+    // A node network that contains the cluster's (a broad LAN) is harmless: both are kept local alike.
+    if (!/^(vxlanNetwork|wireguardAddresses)/.test(a) && !/^(vxlanNetwork|wireguardAddresses)/.test(b) && !(a.startsWith('clusterCidrs') && b.startsWith('clusterCidrs'))) continue;
     if (a.startsWith('clusterCidrs') && b.startsWith('clusterCidrs')) {
       push(o.b.at, 'overlap', `overlaps ${o.a.at}: the cluster CIDRs must be distinct`);
     } else {

@@ -97,6 +97,9 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails a VXLAN network that is not a /24', on('nordvpn', (p) => { p.vxlanNetwork = '172.16.0.0/16'; }), [
       { path: 'vxlanNetwork', code: 'vxlan-network', message: 'expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), received "172.16.0.0/16"' },
     ]],
+    ['fails cluster CIDRs that overlap each other', on('nordvpn', (p) => { p.clusterCidrs = ['10.1.0.0/16', '10.1.128.0/24']; p.clusterDnsIp = '10.1.128.10'; }), [
+      { path: 'clusterCidrs[1]', code: 'overlap', message: 'overlaps clusterCidrs[0]: the cluster CIDRs must be distinct' },
+    ]],
     ['fails a VXLAN id out of range', on('nordvpn', (p) => { p.vxlanId = 0; }), [
       { path: 'vxlanId', code: 'range', message: 'expected a VXLAN id: an integer from 1 to 16777215, received 0' },
     ]],
@@ -116,6 +119,10 @@ describe('VpnGateway validation: the provider matrix', () => {
 
   it.each(cases)('%s', (_name, props, expected) => {
     expect(validateVpnGateway(props)).toEqual(expected);
+  });
+
+  it('accepts a node network that contains the cluster\'s (a broad LAN)', () => {
+    expect(validateVpnGateway(mutated(nordvpnGateway(), (p) => { p.nodeCidrs = ['10.0.0.0/8']; }))).toEqual([]);
   });
 
   it('reports several mistakes at once', () => {
