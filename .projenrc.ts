@@ -115,10 +115,10 @@ project.package.addField('typesVersions', {
 project.package.addField('peerDependenciesMeta', Object.fromEntries(Object.keys(PEERS).map((n) => [n, { optional: true }])));
 
 // Tasks. `npm test` needs nothing but npm; system tests need the Debian tools (scripts/install-system-tools.sh).
-project.testTask.reset('jest --passWithNoTests=false');
+project.testTask.reset('jest --passWithNoTests=false', { receiveArgs: true });
 project.addTask('test:system', {
   description: 'Real-tool checks and network-namespace tests (root; run scripts/install-system-tools.sh first)',
-  exec: 'jest -c jest.system.config.json --runInBand',
+  steps: [{ exec: 'jest -c jest.system.config.json --runInBand', receiveArgs: true }],
 });
 project.addTask('lint', {
   description: 'eslint and a type check of sources, tests and examples',
