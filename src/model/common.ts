@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { joinPath, Problem } from '../errors';
-import { parseCidr, parseIp } from './net';
+import { Located, parseCidr, ParsedCidr, parseIp } from './net';
 
 /** A CIDR block such as `10.42.0.0/16` (or, where an interface address is meant, `10.10.0.1/24`). */
 export type Cidr = string;
@@ -179,4 +179,12 @@ function comparePaths(a: string, b: string): number {
     return x[i] < y[i] ? -1 : 1;
   }
   return x.length - y.length;
+}
+
+/** The well-formed CIDRs of a list prop, each with its path (`key[i]`); malformed ones are the schema's to report. */
+export function locatedCidrs(input: Record<string, unknown>, key: string): Located<ParsedCidr>[] {
+  return asArray(input[key]).flatMap((c, i) => {
+    const p = typeof c === 'string' ? parseCidr(c) : undefined;
+    return p ? [{ value: p, at: `${key}[${i}]` }] : [];
+  });
 }

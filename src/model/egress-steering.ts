@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
-  asArray, Cidr, cidrSchema, clusterSchema, isRecord, parseWith, received, SecretSource, secretSourceSchema, sortProblems,
+  asArray, Cidr, locatedCidrs, cidrSchema, clusterSchema, isRecord, parseWith, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
 import { checkInterfaceName } from './kill-switch';
 import { isDnsLabel, isLabelKey, isLabelValue } from './labels';
-import { cidrContains, hasHostBits, Located, parseCidr, ParsedCidr, parseIp } from './net';
+import { cidrContains, hasHostBits, parseCidr, parseIp } from './net';
 import { HOSTNAME, parseEndpoint } from './wireguard-overlay-node';
 
 /** A host tunnel the gateway node brings up (a split tunnel: no default-route takeover). */
@@ -162,15 +162,11 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       if (typeof ns === 'string' && !isDnsLabel(ns)) push(`namespaces[${i}]`, 'namespace', `expected a namespace name, ${received(ns)}`);
     });
     if (Array.isArray(input.namespaces) && input.namespaces.length === 0) push('namespaces', 'required', 'expected at least one namespace (omit it for every namespace)');
-    const located = (key: string): Located<ParsedCidr>[] => asArray(input[key]).flatMap((c, i) => {
-      const p = typeof c === 'string' ? parseCidr(c) : undefined;
-      return p ? [{ value: p, at: `${key}[${i}]` }] : [];
-    });
-    const destinations = input.destinationCidrs === undefined ? [{ value: parseCidr('0.0.0.0/0')!, at: 'destinationCidrs' }] : located('destinationCidrs');
-    for (const d of located('destinationCidrs')) {
+    const destinations = input.destinationCidrs === undefined ? [{ value: parseCidr('0.0.0.0/0')!, at: 'destinationCidrs' }] : locatedCidrs(input, 'destinationCidrs');
+    for (const d of locatedCidrs(input, 'destinationCidrs')) {
       if (d.value.family === 6) warnings.push({ path: d.at, code: 'ipv6-destination', message: 'IPv6 egress destinations need Cilium 1.20 or later' });
     }
-    for (const e of located('excludedCidrs')) {
+    for (const e of locatedCidrs(input, 'excludedCidrs')) {
       if (!destinations.some((d) => cidrContains(d.value, e.value))) push(e.at, 'excluded-outside', `expected an excluded CIDR inside a destination CIDR (Cilium ignores it otherwise), ${received((input.excludedCidrs as string[])[Number(/\[(\d+)\]/.exec(e.at)![1])])}`);
     }
     if (Array.isArray(input.clusterCidrs) && input.clusterCidrs.length === 0) push('clusterCidrs', 'required', 'expected the pod and service CIDRs: they are never steered');

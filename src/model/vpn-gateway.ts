@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { Problem } from '../errors';
+import { isWireguardKey } from '../keys';
 import {
-  asArray, Cidr, cidrSchema, clusterSchema, intInRange, ipSchema, isRecord, parseWith, portSchema, received, SecretKeyRef, secretKeyRefSchema, sortProblems,
+  Cidr, locatedCidrs, cidrSchema, clusterSchema, intInRange, ipSchema, isRecord, parseWith, portSchema, received, SecretKeyRef, secretKeyRefSchema, sortProblems,
 } from './common';
 import { isDnsLabel } from './labels';
-import { cidrContainsIp, findOverlaps, Located, parseCidr, ParsedCidr, parseIp } from './net';
+import { cidrContainsIp, findOverlaps, parseCidr, parseIp } from './net';
 import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, PROVIDER_ALIASES, PROVIDERS, ProviderRow } from './vpn-providers';
 
 /** OpenVPN credentials in a Secret: user and password keys. */
@@ -143,8 +144,6 @@ export function clusterDnsIpOf(props: Pick<VpnGatewayProps, 'clusterDnsIp' | 'cl
   return [24n, 16n, 8n, 0n].map((s) => String((v >> s) & 255n)).join('.');
 }
 
-const WG_KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
-
 /** Semantic checks: the provider matrix and the network. */
 function checkGateway(input: Record<string, unknown>, problems: Problem[]): void {
   const push = (path: string, code: string, message: string) => problems.push({ path, code, message });
@@ -193,7 +192,7 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
     for (const key of ['vpnEndpointIp', 'wireguardPublicKey'] as const) if (input[key] !== undefined) push(key, 'forbidden', `only for vpnProvider custom (gluetun takes ${row.gluetunName}'s from its server data)`);
   }
   if (typeof input.vpnEndpointIp === 'string' && !parseIp(input.vpnEndpointIp)) push('vpnEndpointIp', 'ip', `expected an IP address, never a hostname (gluetun takes an IP), ${received(input.vpnEndpointIp)}`);
-  if (typeof input.wireguardPublicKey === 'string' && !WG_KEY.test(input.wireguardPublicKey)) push('wireguardPublicKey', 'key', `expected a WireGuard public key: base64 of 32 bytes, ${received(input.wireguardPublicKey)}`);
+  if (typeof input.wireguardPublicKey === 'string' && !isWireguardKey(input.wireguardPublicKey)) push('wireguardPublicKey', 'key', `expected a WireGuard public key: base64 of 32 bytes, ${received(input.wireguardPublicKey)}`);
   if (row) {
     for (const filter of Object.keys(LOCATION_FILTERS) as LocationFilter[]) {
       if (input[filter] === undefined) continue;
@@ -230,12 +229,8 @@ function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | 
 }
 
 function checkNetwork(input: Record<string, unknown>, push: (path: string, code: string, message: string) => void): void {
-  const located = (key: string): Located<ParsedCidr>[] => asArray(input[key]).flatMap((c, i) => {
-    const p = typeof c === 'string' ? parseCidr(c) : undefined;
-    return p ? [{ value: p, at: `${key}[${i}]` }] : [];
-  });
-  const cluster = located('clusterCidrs');
-  const nodes = located('nodeCidrs');
+  const cluster = locatedCidrs(input, 'clusterCidrs');
+  const nodes = locatedCidrs(input, 'nodeCidrs');
   if (Array.isArray(input.clusterCidrs) && input.clusterCidrs.length === 0) push('clusterCidrs', 'required', 'expected the pod and service CIDRs: they are never routed through the VPN');
   if (Array.isArray(input.nodeCidrs) && input.nodeCidrs.length === 0) push('nodeCidrs', 'required', 'expected the node (LAN) CIDRs: kubelet probes to routed pods come from there');
   for (const c of [...cluster, ...nodes]) {
@@ -244,7 +239,7 @@ function checkNetwork(input: Record<string, unknown>, push: (path: string, code:
   const vx = typeof input.vxlanNetwork === 'string' ? parseCidr(input.vxlanNetwork) : undefined;
   if (vx && (vx.family !== 4 || vx.prefix !== 24 || vx.address !== vx.start)) push('vxlanNetwork', 'vxlan-network', `expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), ${received(input.vxlanNetwork)}`);
   const vxLocated = vx ? [{ value: vx, at: 'vxlanNetwork' }] : [{ value: parseCidr('172.16.0.0/24')!, at: 'vxlanNetwork (default 172.16.0.0/24)' }];
-  const tunnel = located('wireguardAddresses');
+  const tunnel = locatedCidrs(input, 'wireguardAddresses');
   // A default route is reported as such, not as an overlap with everything.
   for (const o of findOverlaps([...cluster, ...nodes, ...vxLocated, ...tunnel].filter((c) => c.value.prefix > 0))) {
     const [a, b] = [o.a.at, o.b.at].sort();
