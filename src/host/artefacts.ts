@@ -43,7 +43,9 @@ export function renderHostArtefacts(plan: HostPlan, ignitionVersion: IgnitionVer
 
 /** The `user-data-size` warning when the cloud-config is over 16 KiB. */
 export function userDataSizeWarnings(artefacts: HostArtefacts, path: string): Problem[] {
-  const bytes = Buffer.byteLength(artefacts.cloudConfig, 'utf8');
-  if (bytes <= USER_DATA_WARN_BYTES) return [];
-  return [{ path, code: 'user-data-size', message: `the cloud-config of node "${artefacts.node}" is ${bytes} bytes, over 16 KiB: many clouds cap user-data at 16 KiB (use Ignition, or fewer peers per node with topology { hub })` }];
+  const text = artefacts.cloudConfig;
+  // UTF-8 never takes fewer bytes than UTF-16 code units: a long text is over without scanning it.
+  const over = text.length > USER_DATA_WARN_BYTES || Buffer.byteLength(text, 'utf8') > USER_DATA_WARN_BYTES;
+  if (!over) return [];
+  return [{ path, code: 'user-data-size', message: `the cloud-config of node "${artefacts.node}" is over 16 KiB (${text.length} characters): many clouds cap user-data at 16 KiB (use Ignition, or fewer peers per node with topology { hub })` }];
 }

@@ -1,4 +1,4 @@
-import { HostPlan } from '../types';
+import { HostFile, HostPlan } from '../types';
 
 /** Ignition spec versions rendered. */
 export type IgnitionVersion = '3.3.0' | '3.4.0' | '3.5.0';
@@ -28,9 +28,19 @@ export interface IgnitionUnit {
   dropins?: { name: string; contents: string }[];
 }
 
-/** A data URL carrying `text` (base64, so any byte survives). */
+/** A data URL carrying `text`, percent-encoded (RFC 2397, as Butane writes them): readable in a diff. */
 export function dataUrl(text: string): string {
-  return `data:;base64,${Buffer.from(text, 'utf8').toString('base64')}`;
+  return `data:,${encodeURIComponent(text)}`;
+}
+
+const encodings = new WeakMap<HostFile, string>();
+
+/**
+ * Records `encodeURIComponent(file.content)` computed more cheaply by the file's planner (a mesh joins the
+ * encodings of peer sections it shares between nodes). Percent-encoding is per character, so the join is exact.
+ */
+export function rememberEncoding(file: HostFile, encoded: string): void {
+  encodings.set(file, encoded);
 }
 
 /**
@@ -40,7 +50,7 @@ export function dataUrl(text: string): string {
 export function renderIgnition(plan: HostPlan, version: IgnitionVersion = DEFAULT_IGNITION_VERSION): IgnitionConfig {
   const files: IgnitionFile[] = plan.files.map((f) => {
     const [user, group] = f.owner.split(':');
-    return { path: f.path, overwrite: true, mode: f.mode, user: { name: user }, group: { name: group ?? user }, contents: { source: dataUrl(f.content) } };
+    return { path: f.path, overwrite: true, mode: f.mode, user: { name: user }, group: { name: group ?? user }, contents: { source: `data:,${encodings.get(f) ?? encodeURIComponent(f.content)}` } };
   });
   const units = new Map<string, IgnitionUnit>();
   for (const u of plan.units) {

@@ -4,7 +4,7 @@ import { checkWireguardMesh, DEFAULT_KEEPALIVE, meshNodeAddress, WireguardMeshPr
 import { formatIp, parseCidr } from '../model/net';
 import { formatEndpoint, parseEndpoint } from '../model/wireguard-overlay-node';
 import { HostPlan, Plan } from '../types';
-import { RenderInterface, RenderPeer, renderOverlayHost } from './wireguard-overlay-node';
+import { PeerSection, RenderInterface, RenderPeer, renderOverlayHost } from './wireguard-overlay-node';
 
 /** Returns the problems of WireguardMesh props without throwing. */
 export function validateWireguardMesh(props: unknown): Problem[] {
@@ -50,7 +50,7 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
   const peerFor = (self: (typeof seen)[number], other: (typeof seen)[number]): RenderPeer =>
     self.endpoint === undefined || other.endpoint === undefined ? other.asPeerKeepalive : other.asPeer;
 
-  const peerText = new WeakMap<RenderPeer, string>();
+  const peerText = new WeakMap<RenderPeer, PeerSection>();
   const nodes: Record<string, MeshNodePlan> = {};
   const warnings: Problem[] = [...checked.warnings];
   const hosts: HostPlan[] = [];

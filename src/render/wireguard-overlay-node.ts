@@ -1,5 +1,6 @@
 import { Problem, throwIfProblems } from '../errors';
 import { renderHostArtefacts, userDataSizeWarnings } from '../host/artefacts';
+import { rememberEncoding } from '../host/ignition';
 import { addResolvedSecret, planSecretSource } from '../host/secret-source';
 import {
   checkWireguardOverlayNode, DEFAULT_WIREGUARD_MTU, Distribution, NodeRole, WireguardInterface, WireguardOverlayNodeProps, WireguardPeer,
@@ -66,12 +67,25 @@ function renderPeer(peer: RenderPeer): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** A peer section and its percent-encoding, shared by every node of a mesh that sees the peer. */
+export interface PeerSection {
+  readonly text: string;
+  readonly encoded: string;
+}
+
 /**
- * Renders the wg-quick config of one interface (no private key when it comes from a file). `peerText` caches each
- * peer's section by object: a mesh shares one peer object among all the nodes that see it, so a full mesh renders
- * n sections, not n².
+ * Renders the wg-quick config of one interface (no private key when it comes from a file).
  */
-export function renderWireguardConfig(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map(), peerText?: WeakMap<RenderPeer, string>): string {
+export function renderWireguardConfig(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map()): string {
+  return renderWireguardConfigShared(node, iface, privateKeyPath, presharedKeyPaths).text;
+}
+
+/**
+ * The config and, with `sections`, its percent-encoding: each peer's section is rendered and encoded once per mesh
+ * (the cache is keyed by peer object, which a mesh shares among every node that sees it), so a full mesh does n
+ * sections of work, not n².
+ */
+export function renderWireguardConfigShared(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map(), sections?: WeakMap<RenderPeer, PeerSection>): { text: string; encoded?: string } {
   const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, '[Interface]', `Address = ${iface.address}`];
   if (iface.listenPort !== undefined) lines.push(`ListenPort = ${iface.listenPort}`);
   lines.push(`MTU = ${iface.mtu ?? DEFAULT_WIREGUARD_MTU}`);
@@ -84,22 +98,27 @@ export function renderWireguardConfig(node: string, iface: RenderInterface, priv
   });
   for (const cmd of iface.postUp ?? []) lines.push(`PostUp = ${cmd}`);
   for (const cmd of iface.postDown ?? []) lines.push(`PostDown = ${cmd}`);
-  // One join: a flat string (appending would build a rope that every later reader flattens again).
-  const parts = [`${lines.join('\n')}\n`];
+  const header = `${lines.join('\n')}\n`;
+  if (!sections) return { text: header + iface.peers.map(renderPeer).join('') };
+  // One join each: flat strings (appending would build ropes that every later reader flattens again).
+  const texts = [header];
+  const encoded = [encodeURIComponent(header)];
   for (const peer of iface.peers) {
-    let block = peerText?.get(peer);
-    if (block === undefined) {
-      block = renderPeer(peer);
-      peerText?.set(peer, block);
+    let section = sections.get(peer);
+    if (section === undefined) {
+      const text = renderPeer(peer);
+      section = { text, encoded: encodeURIComponent(text) };
+      sections.set(peer, section);
     }
-    parts.push(block);
+    texts.push(section.text);
+    encoded.push(section.encoded);
   }
-  return parts.join('');
+  return { text: texts.join(''), encoded: encoded.join('') };
 }
 
 export interface OverlayNodeInput {
-  /** Shared `[Peer]` sections, by peer object (see renderWireguardConfig). */
-  readonly peerText?: WeakMap<RenderPeer, string>;
+  /** Shared `[Peer]` sections, by peer object (see renderWireguardConfigShared). */
+  readonly peerText?: WeakMap<RenderPeer, PeerSection>;
   readonly node: string;
   readonly role: NodeRole;
   readonly distribution: Distribution;
@@ -141,7 +160,10 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
       before.push(s.unit);
     });
     const inlineSecret = iface.privateKey !== undefined || iface.peers.some((p) => p.presharedKey !== undefined);
-    host.files.push({ path: `/etc/wireguard/${iface.name}.conf`, mode: 0o600, owner: 'root:root', content: renderWireguardConfig(node, iface, keyPath, pskPaths, input.peerText), secret: inlineSecret || undefined });
+    const conf = renderWireguardConfigShared(node, iface, keyPath, pskPaths, input.peerText);
+    const file = { path: `/etc/wireguard/${iface.name}.conf`, mode: 0o600, owner: 'root:root', content: conf.text, secret: inlineSecret || undefined };
+    if (conf.encoded !== undefined) rememberEncoding(file, conf.encoded);
+    host.files.push(file);
     host.units.push({ name: wgUnit, enabled: true });
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });

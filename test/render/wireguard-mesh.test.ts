@@ -1,4 +1,5 @@
-import { planWireguardMesh } from '../../src';
+import { dataUrl } from '../../src/host/ignition';
+import { planWireguardMesh, renderHostArtefacts } from '../../src';
 import { KEYS, threeNodeMesh } from '../helpers/fixtures';
 
 const confOf = (plan: ReturnType<typeof planWireguardMesh>, node: string) => plan.nodes[node].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content;
@@ -55,6 +56,14 @@ describe('planWireguardMesh', () => {
     expect(confOf(plan, 'site-c')).toContain('Endpoint = [2001:db8::1]:51900\n');
     expect(confOf(plan, 'site-c')).toContain('Endpoint = 198.51.100.2:443\n');
     expect(confOf(plan, 'site-a')).toContain('ListenPort = 51900\n');
+  });
+
+  it('writes Ignition data URLs exactly as encoding each file whole would (the shared peer sections join exactly)', () => {
+    const plan = planWireguardMesh({ ...threeNodeMesh(), topology: 'full' });
+    for (const host of plan.hosts) {
+      const files = renderHostArtefacts(host).ignition.storage!.files;
+      expect(files.map((f) => f.contents.source)).toEqual(host.files.map((f) => dataUrl(f.content)));
+    }
   });
 
   it('puts no key in any file', () => {

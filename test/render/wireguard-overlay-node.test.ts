@@ -102,8 +102,8 @@ describe('planWireguardOverlayNode', () => {
   it('renders the golden cloud-config and Ignition of the three-site controller', () => {
     const a = renderHostArtefacts(planWireguardOverlayNode(siteA()).hosts[0]);
     expectGolden('site-a.user-data', a.cloudConfig);
-    // Ignition carries contents as base64 data URLs: the golden file shows them decoded, for review.
-    const decoded = JSON.stringify(a.ignition, (k, v) => (k === 'source' && typeof v === 'string' ? Buffer.from(v.replace(/^data:;base64,/, ''), 'base64').toString('utf8') : v), 2);
+    // Ignition carries contents as percent-encoded data URLs: the golden file shows them decoded, for review.
+    const decoded = JSON.stringify(a.ignition, (k, v) => (k === 'source' && typeof v === 'string' ? decodeURIComponent(v.replace(/^data:,/, '')) : v), 2);
     expectGolden('site-a.ignition.decoded.json', `${decoded}\n`);
   });
 
@@ -117,6 +117,6 @@ describe('planWireguardOverlayNode', () => {
     const peers = Array.from({ length: 120 }, (_, i) => ({ publicKey: Buffer.alloc(32, i + 1).toString('base64'), endpoint: `198.51.100.${i + 1}:51820`, allowedIPs: [`10.10.${i + 1}.0/24`] }));
     const plan = planWireguardOverlayNode({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], address: '10.10.0.1/16', peers }] });
     expect(plan.warnings.map((w) => w.code)).toEqual(['user-data-size']);
-    expect(plan.warnings[0].message).toMatch(/^the cloud-config of node "site-a" is \d+ bytes, over 16 KiB/);
+    expect(plan.warnings[0].message).toMatch(/^the cloud-config of node "site-a" is over 16 KiB \(\d+ characters\)/);
   });
 });
