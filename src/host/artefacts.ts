@@ -17,28 +17,51 @@ export interface HostArtefacts {
   readonly secret: boolean;
 }
 
-const cache = new WeakMap<HostPlan, Map<IgnitionVersion, HostArtefacts>>();
+const cloudConfigs = new WeakMap<HostPlan, string>();
+const ignitions = new WeakMap<HostPlan, Map<IgnitionVersion, { config: IgnitionConfig; json?: string }>>();
 
-/** Renders (once per plan and version) both host formats. */
-export function renderHostArtefacts(plan: HostPlan, ignitionVersion: IgnitionVersion = DEFAULT_IGNITION_VERSION): HostArtefacts {
-  let byVersion = cache.get(plan);
+function cloudConfigOf(plan: HostPlan): string {
+  let text = cloudConfigs.get(plan);
+  if (text === undefined) {
+    text = renderCloudConfig(plan);
+    cloudConfigs.set(plan, text);
+  }
+  return text;
+}
+
+function ignitionOf(plan: HostPlan, version: IgnitionVersion): { config: IgnitionConfig; json?: string } {
+  let byVersion = ignitions.get(plan);
   if (!byVersion) {
     byVersion = new Map();
-    cache.set(plan, byVersion);
+    ignitions.set(plan, byVersion);
   }
-  const hit = byVersion.get(ignitionVersion);
-  if (hit) return hit;
-  const ignition = renderIgnition(plan, ignitionVersion);
-  const first = byVersion.values().next().value as HostArtefacts | undefined;
-  const artefacts: HostArtefacts = {
+  let entry = byVersion.get(version);
+  if (!entry) {
+    entry = { config: renderIgnition(plan, version) };
+    byVersion.set(version, entry);
+  }
+  return entry;
+}
+
+/**
+ * Both host formats of a plan, each rendered on first use and once per plan (and Ignition version): a caller that
+ * reads only the cloud-config never pays for Ignition, and the reverse.
+ */
+export function renderHostArtefacts(plan: HostPlan, ignitionVersion: IgnitionVersion = DEFAULT_IGNITION_VERSION): HostArtefacts {
+  return {
     node: plan.node,
-    cloudConfig: first?.cloudConfig ?? renderCloudConfig(plan),
-    ignition,
-    ignitionJson: JSON.stringify(ignition),
+    get cloudConfig() {
+      return cloudConfigOf(plan);
+    },
+    get ignition() {
+      return ignitionOf(plan, ignitionVersion).config;
+    },
+    get ignitionJson() {
+      const entry = ignitionOf(plan, ignitionVersion);
+      return (entry.json ??= JSON.stringify(entry.config));
+    },
     secret: hostPlanHasSecret(plan),
   };
-  byVersion.set(ignitionVersion, artefacts);
-  return artefacts;
 }
 
 /** The `user-data-size` warning when the cloud-config is over 16 KiB. */
