@@ -3,10 +3,8 @@ import * as path from 'node:path';
 import { App as Cdk8sApp, AppProps } from 'cdk8s';
 import { Problem, throwIfProblems } from '../errors';
 import { HostArtefacts, renderHostArtefacts } from '../host/artefacts';
-import { mergeHostPlans } from '../host/host-plan';
-import { IgnitionVersion } from '../host/ignition';
+import { mergeContributions } from '../host/host-plan';
 import { checkClaims } from '../invariants';
-import { HostPlan } from '../types';
 import { isTunnelwrightConstruct, ITunnelwrightConstruct } from './base';
 
 /**
@@ -28,23 +26,9 @@ export class App extends Cdk8sApp {
   public checkHosts(): { problems: Problem[]; hosts: HostArtefacts[] } {
     const constructs = this.tunnelwrightConstructs;
     const problems = checkClaims(constructs.map((c) => ({ construct: c.node.path, claims: c._claims })));
-    const plans: HostPlan[] = [];
-    const sources: string[] = [];
-    const versions = new Map<string, { version: IgnitionVersion; source: string }>();
-    for (const c of constructs) {
-      for (const h of c._hosts) {
-        plans.push(h.plan);
-        sources.push(c.node.path);
-        const v = versions.get(h.plan.node);
-        if (!v) versions.set(h.plan.node, { version: h.ignitionVersion, source: c.node.path });
-        else if (v.version !== h.ignitionVersion) {
-          problems.push({ path: `${c.node.path}:ignitionVersion`, code: 'ignition-version', message: `node "${h.plan.node}" gets Ignition ${h.ignitionVersion} here but ${v.version} from ${v.source}: one machine takes one config` });
-        }
-      }
-    }
-    const merged = mergeHostPlans(plans, sources);
+    const merged = mergeContributions(constructs.flatMap((c) => c._hosts.map((h) => ({ construct: c.node.path, ...h }))));
     problems.push(...merged.problems);
-    const hosts = merged.plans.map((p) => renderHostArtefacts(p, versions.get(p.node)!.version));
+    const hosts = merged.plans.map((h) => renderHostArtefacts(h.plan, h.ignitionVersion));
     return { problems, hosts };
   }
 

@@ -1,5 +1,6 @@
 import { Problem } from '../errors';
 import { HostPlan } from '../types';
+import { IgnitionVersion } from './ignition';
 
 /** True when any file in the plan embeds a secret value. */
 export function hostPlanHasSecret(plan: HostPlan): boolean {
@@ -68,4 +69,30 @@ export function unitPath(name: string): string {
 
 export function dropinPath(unit: string, name: string): string {
   return `/etc/systemd/system/${unit}.d/${name}`;
+}
+
+/** One construct's host plan, as the cross-construct check sees it. */
+export interface HostContribution {
+  /** The construct's path (cdk8s node path or Pulumi name). */
+  readonly construct: string;
+  readonly plan: HostPlan;
+  readonly ignitionVersion: IgnitionVersion;
+}
+
+/**
+ * The host plans of every construct of an App or program, merged per node, with the problems: a file written twice
+ * differently, or one node given two Ignition versions. Each problem is reported at the later contribution.
+ */
+export function mergeContributions(contributions: readonly HostContribution[]): { plans: { plan: HostPlan; ignitionVersion: IgnitionVersion }[]; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const versions = new Map<string, { version: IgnitionVersion; source: string }>();
+  for (const c of contributions) {
+    const v = versions.get(c.plan.node);
+    if (!v) versions.set(c.plan.node, { version: c.ignitionVersion, source: c.construct });
+    else if (v.version !== c.ignitionVersion) {
+      problems.push({ path: `${c.construct}:ignitionVersion`, code: 'ignition-version', message: `node "${c.plan.node}" gets Ignition ${c.ignitionVersion} here but ${v.version} from ${v.source}: one machine takes one config` });
+    }
+  }
+  const merged = mergeHostPlans(contributions.map((c) => c.plan), contributions.map((c) => c.construct));
+  return { plans: merged.plans.map((plan) => ({ plan, ignitionVersion: versions.get(plan.node)!.version })), problems: [...problems, ...merged.problems] };
 }

@@ -43,6 +43,12 @@ export function rememberEncoding(file: HostFile, encoded: string): void {
   encodings.set(file, encoded);
 }
 
+/** The data URL of a file: its remembered encoding, else `dataUrl(content)`. */
+function encodedDataUrl(f: HostFile): string {
+  const encoded = encodings.get(f);
+  return encoded === undefined ? dataUrl(f.content) : `data:,${encoded}`;
+}
+
 /**
  * Renders a host plan as an Ignition config: files with decimal modes and data-URL contents; units and their
  * drop-ins in `systemd.units`; first-boot commands as a oneshot unit. Deterministic: same plan, same bytes.
@@ -50,7 +56,7 @@ export function rememberEncoding(file: HostFile, encoded: string): void {
 export function renderIgnition(plan: HostPlan, version: IgnitionVersion = DEFAULT_IGNITION_VERSION): IgnitionConfig {
   const files: IgnitionFile[] = plan.files.map((f) => {
     const [user, group] = f.owner.split(':');
-    return { path: f.path, overwrite: true, mode: f.mode, user: { name: user }, group: { name: group ?? user }, contents: { source: `data:,${encodings.get(f) ?? encodeURIComponent(f.content)}` } };
+    return { path: f.path, overwrite: true, mode: f.mode, user: { name: user }, group: { name: group ?? user }, contents: { source: encodedDataUrl(f) } };
   });
   const units = new Map<string, IgnitionUnit>();
   for (const u of plan.units) {

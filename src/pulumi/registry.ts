@@ -1,5 +1,5 @@
 import { Problem, throwIfProblems } from '../errors';
-import { mergeHostPlans } from '../host/host-plan';
+import { mergeContributions } from '../host/host-plan';
 import { IgnitionVersion } from '../host/ignition';
 import { checkClaims, ClaimSet } from '../invariants';
 import { HostPlan } from '../types';
@@ -20,16 +20,10 @@ export function registerComponent(entry: Entry): void {
   if (entries.some((e) => e.construct === entry.construct)) {
     problems.push({ path: entry.construct, code: 'duplicate-name', message: `a tunnelwright component named "${entry.construct}" already exists in this program` });
   }
+  // Earlier components were consistent among themselves: only plans on this component's nodes can clash.
   const nodes = new Set(entry.hosts.map((h) => h.plan.node));
   const earlier = entries.flatMap((e) => e.hosts.filter((h) => nodes.has(h.plan.node)).map((h) => ({ ...h, construct: e.construct })));
-  if (earlier.length > 0) {
-    const all = [...earlier, ...entry.hosts.map((h) => ({ ...h, construct: entry.construct }))];
-    problems.push(...mergeHostPlans(all.map((h) => h.plan), all.map((h) => h.construct)).problems);
-    for (const h of entry.hosts) {
-      const other = earlier.find((e) => e.plan.node === h.plan.node && e.ignitionVersion !== h.ignitionVersion);
-      if (other) problems.push({ path: `${entry.construct}:ignitionVersion`, code: 'ignition-version', message: `node "${h.plan.node}" gets Ignition ${h.ignitionVersion} here but ${other.ignitionVersion} from ${other.construct}: one machine takes one config` });
-    }
-  }
+  if (earlier.length > 0) problems.push(...mergeContributions([...earlier, ...entry.hosts.map((h) => ({ ...h, construct: entry.construct }))]).problems);
   throwIfProblems(problems, 'Pulumi program');
   entries.push(entry);
 }

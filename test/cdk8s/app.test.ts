@@ -58,6 +58,15 @@ describe('cdk8s App', () => {
     expect(listFiles(outdir)).toEqual([]);
   });
 
+  it('refuses one node given two Ignition versions', () => {
+    const a = new App({ outdir: tmp() });
+    const chart = new Chart(a, 'overlay');
+    const props = siteA();
+    new WireguardOverlayNode(chart, 'wg0', props);
+    new WireguardOverlayNode(chart, 'wg1', { ...props, ignitionVersion: '3.5.0', wireguard: [{ ...props.wireguard[0], name: 'wg1', address: '10.20.0.1/24', listenPort: 51821, nodeAddress: false }] });
+    expect(a.checkHosts().problems).toEqual([{ path: 'overlay/wg1:ignitionVersion', code: 'ignition-version', message: 'node "site-a" gets Ignition 3.5.0 here but 3.4.0 from overlay/wg0: one machine takes one config' }]);
+  });
+
   it('merges the distinct parts of two constructs on one node into one user-data', () => {
     const outdir = tmp();
     const app = new App({ outdir });
