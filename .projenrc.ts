@@ -63,7 +63,7 @@ const project = new typescript.TypeScriptProject({
       strict: true,
     },
   },
-  deps: ['zod@4.6.7', 'yaml@2.9.1', 'ajv@8.17.1', 'ajv-formats@3.0.1', 'ajv-draft-04@1.0.0', 'kubernetes-models@4.5.1', '@kubernetes-models/prometheus-operator@4.4.4'],
+  deps: ['zod@4.6.7', 'yaml@2.9.1', 'ipaddr.js@2.5.0', 'ajv@8.17.1', 'ajv-formats@3.0.1', 'ajv-draft-04@1.0.0', 'kubernetes-models@4.5.1', '@kubernetes-models/prometheus-operator@4.4.4'],
   peerDeps: Object.entries(PEERS).map(([n, v]) => `${n}@${v}`),
   devDeps: [
     '@types/jest@29.5.14',

@@ -1,4 +1,5 @@
 /** IPv4 and IPv6 addresses and CIDRs as integers, for containment and overlap checks without pairwise scans. */
+import * as ipaddr from 'ipaddr.js';
 
 export type IpFamily = 4 | 6;
 
@@ -18,46 +19,34 @@ export interface ParsedCidr {
   readonly end: bigint;
 }
 
-const V4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-
-export function parseIp(text: string): ParsedIp | undefined {
-  if (typeof text !== 'string') return undefined;
-  if (V4.test(text)) {
-    const v = text.split('.').reduce((acc, o) => (acc << 8n) | BigInt(Number(o)), 0n);
-    return { family: 4, value: v };
-  }
-  return parseIpv6(text);
+/**
+ * Parses an IPv4 address in four-part decimal (no leading zeros, no short or hex forms) or an IPv6 address (no zone
+ * id), with ipaddr.js; undefined for anything else, whatever its type.
+ */
+export function parseIp(text: unknown): ParsedIp | undefined {
+  if (typeof text !== 'string' || text.length > 45) return undefined;
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return { family: 4, value: bytesToBigint(ipaddr.IPv4.parse(text).toByteArray()) };
+  if (!text.includes(':') || !ipaddr.IPv6.isValid(text)) return undefined;
+  const v6 = ipaddr.IPv6.parse(text);
+  if (v6.zoneId !== undefined) return undefined;
+  return { family: 6, value: bytesToBigint(v6.toByteArray()) };
 }
 
-function parseIpv6(text: string): ParsedIp | undefined {
-  if (!/^[0-9A-Fa-f:.]+$/.test(text) || text.length > 45) return undefined;
-  let head = text;
-  let tailV4: bigint | undefined;
-  const lastColon = text.lastIndexOf(':');
-  if (text.includes('.')) {
-    const v4 = parseIp(text.slice(lastColon + 1));
-    if (!v4 || v4.family !== 4) return undefined;
-    tailV4 = v4.value;
-    head = text.slice(0, lastColon + 1) + '0:0';
-  }
-  const parts = head.split('::');
-  if (parts.length > 2) return undefined;
-  const groups = (s: string) => (s === '' ? [] : s.split(':'));
-  const left = groups(parts[0]);
-  const right = parts.length === 2 ? groups(parts[1]) : [];
-  const total = left.length + right.length;
-  if (parts.length === 1 ? total !== 8 : total > 7) return undefined;
-  const all = [...left, ...Array(8 - total).fill('0'), ...right];
+/**
+ * True for text that the C library's inet_aton would read as an IPv4 address although it is not four-part decimal
+ * (`127.1`, `0x7f.0.0.1`, `010.0.0.1`): neither a canonical address nor a hostname, so refused wherever a host goes.
+ */
+export function isNonCanonicalIpv4(text: string): boolean {
+  return ipaddr.IPv4.isValid(text) && !ipaddr.IPv4.isValidFourPartDecimal(text);
+}
+
+function bytesToBigint(bytes: number[]): bigint {
   let v = 0n;
-  for (const g of all) {
-    if (!/^[0-9A-Fa-f]{1,4}$/.test(g)) return undefined;
-    v = (v << 16n) | BigInt(parseInt(g, 16));
-  }
-  if (tailV4 !== undefined) v = (v & ~0xffffffffn) | tailV4;
-  return { family: 6, value: v };
+  for (const b of bytes) v = (v << 8n) | BigInt(b);
+  return v;
 }
 
-export function parseCidr(text: string): ParsedCidr | undefined {
+export function parseCidr(text: unknown): ParsedCidr | undefined {
   if (typeof text !== 'string') return undefined;
   const m = /^([^/]+)\/(\d{1,3})$/.exec(text);
   if (!m) return undefined;
@@ -90,30 +79,12 @@ export function networkOf(c: ParsedCidr): string {
   return `${formatIp(c.family, c.start)}/${c.prefix}`;
 }
 
+/** An address as text: dotted IPv4, or IPv6 in RFC 5952's compressed form. */
 export function formatIp(family: IpFamily, value: bigint): string {
-  if (family === 4) {
-    return [24n, 16n, 8n, 0n].map((s) => String((value >> s) & 255n)).join('.');
-  }
-  const groups: string[] = [];
-  for (let i = 7; i >= 0; i--) groups.push(((value >> BigInt(i * 16)) & 0xffffn).toString(16));
-  // Compress the longest run of zero groups (RFC 5952).
-  let best = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== '0') {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === '0') j++;
-    if (j - i > bestLen && j - i > 1) {
-      best = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  if (best < 0) return groups.join(':');
-  return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLen).join(':')}`;
+  const bytes: number[] = [];
+  for (let i = family === 4 ? 3 : 15; i >= 0; i--) bytes.push(Number((value >> BigInt(i * 8)) & 255n));
+  const ip = ipaddr.fromByteArray(bytes);
+  return ip.kind() === 'ipv6' ? (ip as ipaddr.IPv6).toRFC5952String() : ip.toString();
 }
 
 export interface Located<T> {

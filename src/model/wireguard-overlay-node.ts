@@ -4,7 +4,9 @@ import { isWireguardKey } from '../keys';
 import {
   asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
-import { cidrContainsIp, findDuplicates, findOverlaps, formatIp, hasHostBits, Located, parseCidr, ParsedCidr, parseIp } from './net';
+import {
+  cidrContainsIp, findDuplicates, findOverlaps, formatIp, hasHostBits, isNonCanonicalIpv4, Located, parseCidr, ParsedCidr, parseIp,
+} from './net';
 
 /** Kubernetes distributions whose units and node-IP settings tunnelwright knows. */
 export type Distribution = 'k0s' | 'k3s' | 'kubeadm';
@@ -115,6 +117,8 @@ export function parseEndpoint(text: string, portOptional = false): ParsedEndpoin
   if (port !== undefined && (port < 1 || port > 65535)) return undefined;
   if (m[1] !== undefined) return parseIp(host)?.family === 6 ? { host, port, isHostname: false } : undefined;
   if (parseIp(host)) return { host, port, isHostname: false };
+  // Dotted digits that are not an address (`1.2.3.4.5`, `256.1.1.1`) are no hostname either: a top-level label is never all digits.
+  if (/^[\d.]+$/.test(host) || isNonCanonicalIpv4(host)) return undefined;
   return HOSTNAME.test(host) && host.length <= 253 ? { host, port, isHostname: true } : undefined;
 }
 
