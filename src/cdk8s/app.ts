@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App as Cdk8sApp, AppProps } from 'cdk8s';
 import { Problem, throwIfProblems } from '../errors';
-import { HostArtefacts, renderHostArtefacts } from '../host/artefacts';
+import { HostArtefacts, renderHostArtefacts, wireguardConfigs, WireguardConfigFile } from '../host/artefacts';
 import { mergeContributions } from '../host/host-plan';
 import { checkClaims } from '../invariants';
 import { isTunnelwrightConstruct, ITunnelwrightConstruct } from './base';
@@ -10,7 +10,8 @@ import { isTunnelwrightConstruct, ITunnelwrightConstruct } from './base';
 /**
  * A cdk8s App that also writes host artefacts. `synth()` runs every cross-construct check first (nothing is written
  * when one fails), writes the manifests, then each node's merged `<outdir>/hosts/<node>/user-data` and
- * `<outdir>/hosts/<node>/ignition.json` (0600 when they embed a secret).
+ * `<outdir>/hosts/<node>/ignition.json` (0600 when they embed a secret), and each WireGuard interface's config as
+ * `<outdir>/hosts/<node>/<interface>.conf` (0600), the file to copy onto a running node after a change.
  */
 export class App extends Cdk8sApp {
   public constructor(props: AppProps = {}) {
@@ -23,12 +24,12 @@ export class App extends Cdk8sApp {
   }
 
   /** The cross-construct problems (claims made twice, conflicting host files) and each node's merged artefacts. */
-  public checkHosts(): { problems: Problem[]; hosts: HostArtefacts[] } {
+  public checkHosts(): { problems: Problem[]; hosts: (HostArtefacts & { wireguard: WireguardConfigFile[] })[] } {
     const constructs = this.tunnelwrightConstructs;
     const problems = checkClaims(constructs.map((c) => ({ construct: c.node.path, claims: c._claims })));
     const merged = mergeContributions(constructs.flatMap((c) => c._hosts.map((h) => ({ construct: c.node.path, ...h }))));
     problems.push(...merged.problems);
-    const hosts = merged.plans.map((h) => renderHostArtefacts(h.plan, h.ignitionVersion));
+    const hosts = merged.plans.map((h) => Object.assign(renderHostArtefacts(h.plan, h.ignitionVersion), { wireguard: wireguardConfigs(h.plan) }));
     return { problems, hosts };
   }
 
@@ -44,6 +45,12 @@ export class App extends Cdk8sApp {
         const target = path.join(dir, file);
         fs.writeFileSync(target, text, { mode });
         fs.chmodSync(target, mode);
+      }
+      // Each interface's config on its own, for the day-2 path: copy it to /etc/wireguard/, then reload the unit.
+      for (const c of h.wireguard) {
+        const target = path.join(dir, c.name);
+        fs.writeFileSync(target, c.content, { mode: 0o600 });
+        fs.chmodSync(target, 0o600);
       }
     }
   }

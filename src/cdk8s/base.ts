@@ -1,7 +1,7 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { formatProblems, Problem } from '../errors';
-import { renderHostArtefacts } from '../host/artefacts';
+import { renderHostArtefacts, wireguardConfigs } from '../host/artefacts';
 import { DEFAULT_IGNITION_VERSION, IgnitionConfig, IgnitionVersion } from '../host/ignition';
 import { Claim } from '../invariants';
 import { CLUSTER_SCOPED_KINDS, HostPlan, KubeObject, Plan } from '../types';
@@ -28,6 +28,8 @@ export interface NodeArtefacts {
   readonly cloudConfig: string;
   /** Ignition config of this construct's part. */
   readonly ignition: IgnitionConfig;
+  /** Each WireGuard interface's config by file name (`wg0.conf`): copy it to `/etc/wireguard/` and reload after a change. */
+  readonly wireguardConfigs: Readonly<Record<string, string>>;
 }
 
 /** Base of the cdk8s constructs: emits a core Plan into the Chart and registers it for the App's checks. */
@@ -54,7 +56,7 @@ export abstract class TunnelwrightConstruct extends Construct implements ITunnel
   /** Artefacts of one host plan of this construct. */
   protected artefactsOf(plan: HostPlan, ignitionVersion: IgnitionVersion): NodeArtefacts {
     const a = renderHostArtefacts(plan, ignitionVersion);
-    return { cloudConfig: a.cloudConfig, ignition: a.ignition };
+    return { cloudConfig: a.cloudConfig, ignition: a.ignition, wireguardConfigs: Object.fromEntries(wireguardConfigs(plan).map((c) => [c.name, c.content])) };
   }
 }
 

@@ -14,6 +14,8 @@ export class WireguardOverlayNode extends TunnelwrightConstruct {
   public readonly cloudConfig: string;
   /** This construct's part of the node's Ignition config. */
   public readonly ignition: IgnitionConfig;
+  /** Each interface's config by file name (`wg0.conf`): copy it to `/etc/wireguard/` and reload after a change. */
+  public readonly wireguardConfigs: Readonly<Record<string, string>>;
   /** The core plan (host plan, node IP values, warnings). */
   public readonly plan: Plan;
 
@@ -24,5 +26,6 @@ export class WireguardOverlayNode extends TunnelwrightConstruct {
     const a = this.artefactsOf(plan.hosts[0], props.ignitionVersion ?? '3.4.0');
     this.cloudConfig = a.cloudConfig;
     this.ignition = a.ignition;
+    this.wireguardConfigs = a.wireguardConfigs;
   }
 }

@@ -64,6 +64,27 @@ export function renderHostArtefacts(plan: HostPlan, ignitionVersion: IgnitionVer
   };
 }
 
+/** One WireGuard interface's config, as the operator copies it onto a running host (see `wireguardConfigs`). */
+export interface WireguardConfigFile {
+  /** File name: `<interface>.conf`. */
+  readonly name: string;
+  readonly content: string;
+  /** True when it embeds an inline key. */
+  readonly secret: boolean;
+}
+
+/**
+ * The wg-quick configs of a host plan, by interface: the day-2 path. cloud-init and Ignition run once; after a change
+ * (a node added to a mesh, a peer edited) copy each node's `<interface>.conf` to `/etc/wireguard/` and run
+ * `systemctl reload wg-quick@<interface>`, which the reload drop-in makes keep the key.
+ */
+export function wireguardConfigs(plan: HostPlan): WireguardConfigFile[] {
+  return plan.files.flatMap((f) => {
+    const m = /^\/etc\/wireguard\/([^/]+\.conf)$/.exec(f.path);
+    return m ? [{ name: m[1], content: f.content, secret: f.secret === true }] : [];
+  });
+}
+
 /** The `user-data-size` warning when the cloud-config is over 16 KiB. */
 export function userDataSizeWarnings(artefacts: HostArtefacts, path: string): Problem[] {
   const text = artefacts.cloudConfig;

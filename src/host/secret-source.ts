@@ -3,6 +3,8 @@ import { HostFile, HostPlan, HostUnit } from '../types';
 
 /** Where the resolver script lives: writable on Flatcar and Fedora CoreOS too (their /usr is read-only). */
 export const RESOLVE_SECRET_PATH = '/opt/tunnelwright/bin/resolve-secret';
+/** The root-only directory that holds the curl configs naming secret URLs (a URL may carry a token). */
+export const SECRET_URLS_DIR = '/etc/tunnelwright/secret-urls';
 /** The root-only directory resolved secrets land in (tmpfs: never written to disk). */
 export const SECRETS_DIR = '/run/tunnelwright/secrets';
 /** How long a URL source is retried when `waitFor` is not given. */
@@ -12,6 +14,8 @@ export const DEFAULT_URL_WAIT_SECONDS = 300;
 export const RESOLVE_SECRET_SCRIPT = `#!/bin/sh
 # tunnelwright: resolve a secret source into a root-only file. Never prints the value.
 # usage: resolve-secret file|url SOURCE DEST WAIT_SECONDS
+#   file: SOURCE is the file to copy; url: SOURCE is a root-only curl config holding the URL (it may carry a token,
+#   so it is never an argument: process lists are world-readable)
 set -eu
 kind=$1 source=$2 dest=$3 wait=$4
 umask 077
@@ -21,7 +25,7 @@ deadline=$(( $(date +%s) + wait ))
 while :; do
   case "$kind" in
     file) if [ -s "$source" ] && cp "$source" "$tmp"; then break; fi ;;
-    url) if curl --fail --silent --location --proto =https --max-time 30 --output "$tmp" "$source" 2>/dev/null; then break; fi ;;
+    url) if curl --fail --silent --location --proto =https --max-time 30 --output "$tmp" --config "$source" 2>/dev/null; then break; fi ;;
     *) echo "resolve-secret: unknown source kind: $kind" >&2; exit 2 ;;
   esac
   if [ "$(date +%s)" -ge "$deadline" ]; then
@@ -61,7 +65,9 @@ export function planSecretSource(id: string, source: SecretSource, consumer: str
   const isUrl = 'url' in source;
   const wait = source.waitFor !== undefined ? durationSeconds(source.waitFor)! : isUrl ? DEFAULT_URL_WAIT_SECONDS : 0;
   const kindArg = isUrl ? 'url' : 'file';
-  const src = isUrl ? source.url : source.file;
+  // A URL goes into a 0600 curl config, never into the 0644 unit or the command line.
+  const urlFile: HostFile | undefined = isUrl ? { path: `${SECRET_URLS_DIR}/${id}.curl`, mode: 0o600, owner: 'root:root', content: `url = "${source.url}"\n`, secret: true } : undefined;
+  const src = urlFile ? urlFile.path : (source as { file: string }).file;
   const content = [
     '[Unit]',
     `Description=tunnelwright: resolve secret ${id} for ${consumer}`,
@@ -79,7 +85,7 @@ export function planSecretSource(id: string, source: SecretSource, consumer: str
     'WantedBy=multi-user.target',
     '',
   ].join('\n');
-  return { path, unit, files: [RESOLVE_SECRET_FILE], units: [{ name: unit, content, enabled: true }] };
+  return { path, unit, files: urlFile ? [RESOLVE_SECRET_FILE, urlFile] : [RESOLVE_SECRET_FILE], units: [{ name: unit, content, enabled: true }] };
 }
 
 /** Adds resolved secrets' files and units to a plan being built. */

@@ -5,7 +5,9 @@ import {
   asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
 import { cidrContainsIp, findDuplicates, formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
-import { Distribution, HOSTNAME, INTERFACE_NAME, NodeRole, parseEndpoint } from './wireguard-overlay-node';
+import {
+  derivedMtu, Distribution, HOSTNAME, INTERFACE_NAME, K0sInstall, k0sInstallSchema, kubernetesMinor, NodeRole, parseEndpoint,
+} from './wireguard-overlay-node';
 
 /** One node of a mesh. */
 export interface WireguardMeshNode {
@@ -23,6 +25,8 @@ export interface WireguardMeshNode {
   readonly listenPort?: number;
   /** @default 'worker' */
   readonly role?: NodeRole;
+  /** k0s only: install k0s on this node at first boot with the kubelet on its overlay address (see WireguardOverlayNodeProps). @default - installed by you */
+  readonly installK0s?: K0sInstall;
 }
 
 export interface WireguardMeshProps {
@@ -36,8 +40,14 @@ export interface WireguardMeshProps {
   readonly interfaceName?: string;
   /** UDP port of every node that a peer dials (a node's own `listenPort` wins). @default - required when any node has an endpoint */
   readonly listenPort?: number;
-  /** Interface MTU, 576–65535 (1280 at least with IPv6). @default 1420 */
+  /** Interface MTU, 576–65535 (1280 at least with IPv6). @default - derived from `underlayMtu`; without it, wg-quick's (the route's MTU − 80) */
   readonly mtu?: number;
+  /** MTU of the network between the nodes; the interface MTU is this minus 60 (80 when any node is dialled over IPv6 or by hostname). @default - not known */
+  readonly underlayMtu?: number;
+  /** Kubernetes minor version, for kubeadm's config API (see WireguardOverlayNodeProps). @default '1.31' */
+  readonly kubernetesVersion?: string;
+  /** Install `wireguard-tools` from the distribution's packages; off for images that ship it. @default true */
+  readonly installPackages?: boolean;
   /** Keepalive, in seconds, on every peer link where one side has no endpoint. @default 25 */
   readonly persistentKeepalive?: number;
   /** @default 'k0s' */
@@ -57,6 +67,7 @@ const nodeSchema = z.strictObject({
   endpoint: z.string().optional(),
   listenPort: portSchema.optional(),
   role: z.enum(['controller', 'worker', 'controller+worker']).optional(),
+  installK0s: k0sInstallSchema.optional(),
 });
 
 export const wireguardMeshSchema = z.strictObject({
@@ -66,6 +77,9 @@ export const wireguardMeshSchema = z.strictObject({
   interfaceName: z.string().optional(),
   listenPort: portSchema.optional(),
   mtu: intInRange(576, 65535, 'an MTU').optional(),
+  underlayMtu: intInRange(1280, 65535, 'an underlay MTU').optional(),
+  kubernetesVersion: z.string().optional(),
+  installPackages: z.boolean().optional(),
   persistentKeepalive: intInRange(1, 65535, 'a keepalive interval in seconds').optional(),
   distribution: z.enum(['k0s', 'k3s', 'kubeadm']).optional(),
   ignitionVersion: z.enum(['3.3.0', '3.4.0', '3.5.0']).optional(),
@@ -100,6 +114,15 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
     problems.push({ path: 'mtu', code: 'mtu-ipv6', message: `expected an MTU of at least 1280 on an IPv6 overlay, ${received(input.mtu)}` });
   }
   const nodes = asArray(input.nodes);
+  if (network && typeof input.underlayMtu === 'number' && input.mtu === undefined && network.family === 6) {
+    const mtu = meshMtu(input.underlayMtu, nodes);
+    if (mtu < 1280) problems.push({ path: 'underlayMtu', code: 'mtu-ipv6', message: `the interface MTU derived from underlayMtu ${input.underlayMtu} is ${mtu}, below the 1280 an IPv6 overlay needs` });
+  }
+  if (typeof input.kubernetesVersion === 'string') {
+    const minor = kubernetesMinor(input.kubernetesVersion);
+    if (minor === undefined || minor < 28) problems.push({ path: 'kubernetesVersion', code: 'kubernetes-version', message: `expected a Kubernetes version from 1.28 such as '1.31' or 'v1.31.2', ${received(input.kubernetesVersion)}` });
+  }
+  const distribution = input.distribution ?? 'k0s';
   const names: Located<string>[] = [];
   const keys: Located<string>[] = [];
   const addrs: Located<string>[] = [];
@@ -108,6 +131,11 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
     if (!isRecord(n)) return;
     const p = `nodes[${i}]`;
     if (typeof n.node === 'string') names.push({ value: n.node, at: `${p}.node` });
+    if (n.installK0s !== undefined && distribution !== 'k0s') {
+      problems.push({ path: `${p}.installK0s`, code: 'distribution', message: `installK0s installs k0s; the mesh's distribution is ${JSON.stringify(distribution)}` });
+    } else if (distribution === 'k0s' && n.installK0s === undefined && n.role !== 'controller') {
+      warnings.push({ path: `${p}.installK0s`, code: 'k0s-node-ip', message: 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.nodes[<node>].values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s' });
+    }
     if (typeof n.publicKey === 'string') {
       if (!isWireguardKey(n.publicKey)) problems.push({ path: `${p}.publicKey`, code: 'key', message: `expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), ${received(n.publicKey)}` });
       else keys.push({ value: n.publicKey, at: `${p}.publicKey` });
@@ -151,6 +179,11 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
     if (net.address !== net.start) problems.push({ path: 'network', code: 'network', message: `expected a network address such as ${formatNetwork(net)}, ${received(input.network)}` });
   }
   return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+}
+
+/** A mesh's interface MTU from its underlay's: the overhead is IPv6's when any node is dialled over IPv6 or by name. */
+export function meshMtu(underlayMtu: number, nodes: readonly unknown[]): number {
+  return derivedMtu(underlayMtu, nodes.map((n) => (isRecord(n) && typeof n.endpoint === 'string' ? n.endpoint : undefined)));
 }
 
 function formatNetwork(c: ParsedCidr): string {

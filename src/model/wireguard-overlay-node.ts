@@ -33,14 +33,23 @@ export interface WireguardPeer {
 export interface WireguardInterface {
   /** Interface name: `^[a-z0-9][-a-z0-9]*$`, at most 15 characters, unique on the node. */
   readonly name: string;
-  /** The interface address with its prefix, e.g. `10.10.0.1/24` (a host address, not a network). */
-  readonly address: Cidr;
+  /**
+   * The interface address with its prefix, e.g. `10.10.0.1/24` (a host address, not a network); for a dual-stack
+   * overlay a list of one IPv4 and one IPv6 address, e.g. `['10.10.0.1/24', 'fd10::1/64']`.
+   */
+  readonly address: Cidr | Cidr[];
   /** UDP port to listen on; required when any peer dials this node. @default - a random port (the node only dials) */
   readonly listenPort?: number;
   /** Register this interface's address as the Kubernetes node IP (at most one interface per node). @default false */
   readonly nodeAddress?: boolean;
-  /** Interface MTU, 576–65535 (at least 1280 with an IPv6 address). @default 1420 */
+  /** Interface MTU, 576–65535 (at least 1280 with an IPv6 address). @default - derived from `underlayMtu`; without it, wg-quick's (the route's MTU − 80) */
   readonly mtu?: number;
+  /**
+   * MTU of the network the tunnel packets cross (1500 Ethernet, 1450 many private clouds, 1460 GCP, 1492 PPPoE): the
+   * interface MTU becomes this minus WireGuard's overhead, 60 over IPv4 and 80 when any peer is dialled over IPv6 or
+   * by hostname. Ignored when `mtu` is set. @default - not known
+   */
+  readonly underlayMtu?: number;
   /** An inline private key: for labs only (a warning); exactly one of `privateKey` / `privateKeyFrom`. */
   readonly privateKey?: string;
   /** Where the host reads its private key at boot; exactly one of `privateKey` / `privateKeyFrom`. */
@@ -61,14 +70,55 @@ export interface WireguardOverlayNodeProps {
   readonly clusterEndpoint?: string;
   /** Ignition spec version of `ignition`. @default '3.4.0' */
   readonly ignitionVersion?: '3.3.0' | '3.4.0' | '3.5.0';
+  /**
+   * Kubernetes minor version (`'1.31'` or `'v1.31.2'`): kubeadm reads `kubeadm.k8s.io/v1beta4` from 1.31 and
+   * `v1beta3` (removed in 1.37) before it. @default '1.31' (v1beta4)
+   */
+  readonly kubernetesVersion?: string;
+  /**
+   * k0s only: install k0s at first boot, after the overlay is up, with the kubelet's `--node-ip` on the overlay
+   * (k0s takes it only at `k0s install`). Without it the library cannot set the node IP of a k0s worker and warns.
+   * @default - k0s is installed by you (k0sctl: `installFlags` from `plan.values.k0s.installFlags`)
+   */
+  readonly installK0s?: K0sInstall;
+  /** Install `wireguard-tools` from the distribution's packages (cloud-init `packages`); off for images that ship it. @default true */
+  readonly installPackages?: boolean;
   readonly wireguard: WireguardInterface[];
 }
 
-export const DEFAULT_WIREGUARD_MTU = 1420;
+/** How the library installs k0s at first boot. */
+export interface K0sInstall {
+  /** The join token (workers, and controllers joining an existing cluster); the first controller has none. @default - no token */
+  readonly tokenFrom?: SecretSource;
+  /** Where the k0s binary is (get.k0s.sh installs it there). @default '/usr/local/bin/k0s' */
+  readonly binary?: string;
+}
+
+/** WireGuard's overhead on an IPv4 underlay (20 IP + 8 UDP + 32 WireGuard) and an IPv6 one (40 IP + 8 + 32). */
+export const WIREGUARD_OVERHEAD = { 4: 60, 6: 80 } as const;
+export const DEFAULT_K0S_BINARY = '/usr/local/bin/k0s';
+export const DEFAULT_KUBERNETES_VERSION = '1.31';
+const KUBERNETES_VERSION = /^v?1\.(\d{1,3})(?:\.\d{1,3})?$/;
+
+/** The minor version of a Kubernetes version text, or undefined when it is not one. */
+export function kubernetesMinor(text: string): number | undefined {
+  const m = KUBERNETES_VERSION.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** An interface's addresses as a list (the prop takes one or a list). */
+export function interfaceAddresses(address: string | readonly string[]): string[] {
+  return typeof address === 'string' ? [address] : [...address];
+}
 export const INTERFACE_NAME = /^[a-z0-9][-a-z0-9]*$/;
 export const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 const keyString = z.string();
+
+export const k0sInstallSchema = z.strictObject({
+  tokenFrom: secretSourceSchema.optional(),
+  binary: z.string().regex(/^\/[-_./a-zA-Z0-9]+$/, { message: 'expected an absolute path' }).optional(),
+});
 
 const peerSchema = z.strictObject({
   publicKey: keyString,
@@ -81,10 +131,11 @@ const peerSchema = z.strictObject({
 
 const interfaceSchema = z.strictObject({
   name: z.string(),
-  address: z.string(),
+  address: z.union([z.string(), z.array(z.string())]),
   listenPort: portSchema.optional(),
   nodeAddress: z.boolean().optional(),
   mtu: z.number().optional(),
+  underlayMtu: intInRange(1280, 65535, 'an underlay MTU').optional(),
   privateKey: keyString.optional(),
   privateKeyFrom: secretSourceSchema.optional(),
   peers: z.array(peerSchema),
@@ -97,6 +148,9 @@ export const wireguardOverlayNodeSchema = z.strictObject({
   distribution: z.enum(['k0s', 'k3s', 'kubeadm']).optional(),
   clusterEndpoint: z.string().optional(),
   ignitionVersion: z.enum(['3.3.0', '3.4.0', '3.5.0']).optional(),
+  kubernetesVersion: z.string().optional(),
+  installK0s: k0sInstallSchema.optional(),
+  installPackages: z.boolean().optional(),
   wireguard: z.array(interfaceSchema),
 });
 
@@ -150,6 +204,40 @@ export function checkInterfaceAddress(address: unknown, path: string, problems: 
   return c;
 }
 
+/** The interface's addresses: one, or a list of one IPv4 and/or one IPv6 address, each checked alone. */
+export function checkInterfaceAddresses(address: unknown, path: string, problems: Problem[]): ParsedCidr[] {
+  if (typeof address === 'string') {
+    const c = checkInterfaceAddress(address, path, problems);
+    return c ? [c] : [];
+  }
+  if (!Array.isArray(address)) return [];
+  if (address.length === 0 || address.length > 2) {
+    problems.push({ path, code: 'addresses', message: `expected one IPv4 and/or one IPv6 interface address, received a list of ${address.length}` });
+  }
+  const out: ParsedCidr[] = [];
+  address.forEach((a, k) => {
+    const c = checkInterfaceAddress(a, `${path}[${k}]`, problems);
+    if (!c) return;
+    if (out.some((o) => o.family === c.family)) {
+      problems.push({ path: `${path}[${k}]`, code: 'addresses', message: `expected at most one IPv${c.family} address per interface (a dual-stack interface has one of each), ${received(a)}` });
+    } else out.push(c);
+  });
+  return out;
+}
+
+/**
+ * The interface MTU derived from the underlay's: minus 80 when any peer is dialled over IPv6 or by hostname (which
+ * may resolve to IPv6), else minus 60.
+ */
+export function derivedMtu(underlayMtu: number, endpoints: readonly unknown[]): number {
+  const v6 = endpoints.some((e) => {
+    if (typeof e !== 'string') return false;
+    const parsed = parseEndpoint(e, true);
+    return parsed !== undefined && (parsed.isHostname || parseIp(parsed.host)?.family === 6);
+  });
+  return underlayMtu - WIREGUARD_OVERHEAD[v6 ? 6 : 4];
+}
+
 function keyProblem(path: string, what: string, secret: boolean): Problem {
   return { path, code: 'key', message: `expected a WireGuard ${what}: base64 of 32 bytes (44 characters ending in "=")${secret ? ', received a value that is not one (not shown: it is secret)' : ''}` };
 }
@@ -168,13 +256,19 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
         problems.push({ path: `${p}.name`, code: 'interface-name', message: `expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, ${received(raw.name)}` });
       } else names.push({ value: raw.name, at: `${p}.name` });
     }
-    const addr = checkInterfaceAddress(raw.address, `${p}.address`, problems);
-    if (addr) networks.push(addr);
+    const addrs = checkInterfaceAddresses(raw.address, `${p}.address`, problems);
+    networks.push(...addrs);
+    const hasV6 = addrs.some((a) => a.family === 6);
     if (typeof raw.mtu === 'number') {
       if (!Number.isInteger(raw.mtu) || raw.mtu < 576 || raw.mtu > 65535) {
         problems.push({ path: `${p}.mtu`, code: 'range', message: `expected an MTU: an integer from 576 to 65535, ${received(raw.mtu)}` });
-      } else if (addr?.family === 6 && raw.mtu < 1280) {
+      } else if (hasV6 && raw.mtu < 1280) {
         problems.push({ path: `${p}.mtu`, code: 'mtu-ipv6', message: `expected an MTU of at least 1280 on an interface with an IPv6 address, ${received(raw.mtu)}` });
+      }
+    } else if (typeof raw.underlayMtu === 'number' && Number.isInteger(raw.underlayMtu)) {
+      const mtu = derivedMtu(raw.underlayMtu, asArray(raw.peers).map((peer) => (isRecord(peer) ? peer.endpoint : undefined)));
+      if (hasV6 && mtu < 1280) {
+        problems.push({ path: `${p}.underlayMtu`, code: 'mtu-ipv6', message: `the interface MTU derived from underlayMtu ${raw.underlayMtu} is ${mtu}, below the 1280 an IPv6 address needs; expected an underlay MTU of at least ${raw.underlayMtu + 1280 - mtu}` });
       }
     }
     const hasKey = raw.privateKey !== undefined;
@@ -201,6 +295,20 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
     if (ip && networks.some((n) => cidrContainsIp(n, ip))) {
       warnings.push({ path: 'wireguard', code: 'no-node-address', message: `the node joins the cluster over the overlay (${input.clusterEndpoint}) but no interface sets nodeAddress: the kubelet will register another interface's address` });
     }
+  }
+  const distribution = input.distribution ?? 'k0s';
+  if (typeof input.kubernetesVersion === 'string') {
+    const minor = kubernetesMinor(input.kubernetesVersion);
+    if (minor === undefined || minor < 28) {
+      problems.push({ path: 'kubernetesVersion', code: 'kubernetes-version', message: `expected a Kubernetes version from 1.28 such as '1.31' or 'v1.31.2', ${received(input.kubernetesVersion)}` });
+    }
+  }
+  if (input.installK0s !== undefined && distribution !== 'k0s') {
+    problems.push({ path: 'installK0s', code: 'distribution', message: `installK0s installs k0s; this node's distribution is ${JSON.stringify(distribution)}` });
+  }
+  const runsKubelet = (input.role ?? 'worker') !== 'controller';
+  if (distribution === 'k0s' && runsKubelet && nodeAddressAt.length > 0 && input.installK0s === undefined) {
+    warnings.push({ path: nodeAddressAt[0], code: 'k0s-node-ip', message: 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s' });
   }
   if (typeof input.clusterEndpoint === 'string' && !clusterEndpointHost(input.clusterEndpoint)) {
     problems.push({ path: 'clusterEndpoint', code: 'endpoint', message: `expected host:port or https://host:port, ${received(input.clusterEndpoint)}` });

@@ -1,7 +1,7 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { formatProblems } from '../errors';
-import { renderHostArtefacts } from '../host/artefacts';
+import { renderHostArtefacts, wireguardConfigs } from '../host/artefacts';
 import { DEFAULT_IGNITION_VERSION, IgnitionVersion } from '../host/ignition';
 import { Claim } from '../invariants';
 import { HostPlan, KubeObject, Plan } from '../types';
@@ -13,6 +13,8 @@ export interface NodeOutputs {
   readonly cloudConfig: pulumi.Output<string>;
   /** Ignition config as JSON text. */
   readonly ignition: pulumi.Output<string>;
+  /** Each WireGuard interface's config by file name (`wg0.conf`), secret when it embeds a key: copy it to `/etc/wireguard/` and reload after a change. */
+  readonly wireguardConfigs: Readonly<Record<string, pulumi.Output<string>>>;
 }
 
 /** The child resource name of a planned object: `<component>-<kind>-<namespace>-<name>`, lowercase. */
@@ -24,7 +26,8 @@ export function childName(component: string, o: KubeObject): string {
 export function nodeOutputs(plan: HostPlan, version: IgnitionVersion): NodeOutputs {
   const a = renderHostArtefacts(plan, version);
   const wrap = (text: string) => (a.secret ? pulumi.secret(text) : pulumi.output(text));
-  return { cloudConfig: wrap(a.cloudConfig), ignition: wrap(a.ignitionJson) };
+  const configs = Object.fromEntries(wireguardConfigs(plan).map((c) => [c.name, c.secret ? pulumi.secret(c.content) : pulumi.output(c.content)]));
+  return { cloudConfig: wrap(a.cloudConfig), ignition: wrap(a.ignitionJson), wireguardConfigs: configs };
 }
 
 /**

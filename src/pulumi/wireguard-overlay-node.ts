@@ -12,6 +12,8 @@ export class WireguardOverlayNode extends pulumi.ComponentResource {
   public readonly cloudConfig: pulumi.Output<string>;
   /** Ignition config JSON (secret when it embeds an inline key). */
   public readonly ignition: pulumi.Output<string>;
+  /** Each interface's config by file name (`wg0.conf`), secret when it embeds a key: copy it to `/etc/wireguard/` and reload after a change. */
+  public readonly wireguardConfigs: Readonly<Record<string, pulumi.Output<string>>>;
 
   public constructor(name: string, args: WireguardOverlayNodeArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planWireguardOverlayNode(args);
@@ -21,6 +23,7 @@ export class WireguardOverlayNode extends pulumi.ComponentResource {
     const out = nodeOutputs(plan.hosts[0], args.ignitionVersion ?? '3.4.0');
     this.cloudConfig = out.cloudConfig;
     this.ignition = out.ignition;
-    this.registerOutputs({ cloudConfig: this.cloudConfig, ignition: this.ignition });
+    this.wireguardConfigs = out.wireguardConfigs;
+    this.registerOutputs({ cloudConfig: this.cloudConfig, ignition: this.ignition, wireguardConfigs: this.wireguardConfigs });
   }
 }

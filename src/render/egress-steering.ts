@@ -13,6 +13,7 @@ import { parseCidr } from '../model/net';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 import { KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, planHostKillSwitch } from './kill-switch';
 import { renderWireguardConfig } from './wireguard-overlay-node';
+import { WG_RELOAD_FILE, wireguardReloadDropin } from '../host/wireguard-reload';
 import { mergeHostPlans } from '../host/host-plan';
 
 /** Returns the problems of EgressSteering props without throwing. */
@@ -281,6 +282,7 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
     const conf = renderWireguardConfig(p.gatewayNode, {
       name: f.iface,
       address: t.address,
+      mtu: 1420,
       table: 'off',
       privateKeyFrom: t.privateKeyFrom,
       postUp: [
@@ -291,8 +293,9 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
       postDown: [`${ipCmd} rule del from ${from} lookup ${EGRESS_ROUTE_TABLE} priority ${EGRESS_RULE_PRIORITY}`, `${RESTEER_PATH} || true`],
       peers: [{ publicKey: t.peer.publicKey, endpoint: t.peer.endpoint, allowedIPs: [addr.family === 4 ? '0.0.0.0/0' : '::/0'], persistentKeepalive: 25, ...(t.peer.presharedKeyFrom ? { presharedKeyFrom: t.peer.presharedKeyFrom } : {}) }],
     }, key.path, psk ? new Map([[0, psk.path]]) : new Map());
-    host.files.push({ path: `/etc/wireguard/${f.iface}.conf`, mode: 0o600, owner: 'root:root', content: conf });
+    host.files.push({ path: `/etc/wireguard/${f.iface}.conf`, mode: 0o600, owner: 'root:root', content: conf }, WG_RELOAD_FILE);
     host.units.push({ name: unit, enabled: true });
+    host.dropins.push(wireguardReloadDropin(unit));
     host.dropins.push({ unit, name: '10-tunnelwright-egress.conf', content: `[Unit]\nAfter=${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}\nRequires=${waits.join(' ')}\n` });
     return mergeHostPlans([host, planHostKillSwitch({ node: p.gatewayNode, tunnelInterface: f.iface, tunnelCidrs: [t.address] })]).plans[0];
   }

@@ -1,6 +1,6 @@
 import { Problem, throwIfProblems } from '../errors';
 import { renderHostArtefacts, userDataSizeWarnings } from '../host/artefacts';
-import { checkWireguardMesh, DEFAULT_KEEPALIVE, meshNodeAddress, WireguardMeshProps } from '../model/wireguard-mesh';
+import { checkWireguardMesh, DEFAULT_KEEPALIVE, meshMtu, meshNodeAddress, WireguardMeshProps } from '../model/wireguard-mesh';
 import { formatIp, parseCidr } from '../model/net';
 import { formatEndpoint, parseEndpoint } from '../model/wireguard-overlay-node';
 import { HostPlan, Plan } from '../types';
@@ -35,6 +35,7 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
   const keepalive = mesh.persistentKeepalive ?? DEFAULT_KEEPALIVE;
   const name = mesh.interfaceName ?? 'wg0';
   const hub = typeof mesh.topology === 'object' ? mesh.topology.hub : undefined;
+  const mtu = mesh.underlayMtu !== undefined ? meshMtu(mesh.underlayMtu, mesh.nodes) : undefined;
 
   // Each node as others see it: computed once, so a full mesh of n nodes costs O(n) here and O(n²) only in output.
   const seen = mesh.nodes.map((n) => {
@@ -74,12 +75,15 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
       address: self.cidr,
       ...(self.listenPort !== undefined ? { listenPort: self.listenPort } : {}),
       nodeAddress: true,
-      mtu: mesh.mtu,
+      mtu: mesh.mtu ?? (mesh.underlayMtu !== undefined ? mtu : undefined),
       privateKeyFrom: self.node.privateKeyFrom,
       peers,
       ...(postUp ? { postUp } : {}),
     };
-    const { host, values } = renderOverlayHost({ peerText, node: self.node.node, role: self.node.role ?? 'worker', distribution: mesh.distribution ?? 'k0s', wireguard: [wireguard] });
+    const { host, values } = renderOverlayHost({
+      peerText, node: self.node.node, role: self.node.role ?? 'worker', distribution: mesh.distribution ?? 'k0s', wireguard: [wireguard],
+      kubernetesVersion: mesh.kubernetesVersion, installK0s: self.node.installK0s, installPackages: mesh.installPackages,
+    });
     nodes[self.node.node] = { node: self.node.node, host, wireguard, values };
     hosts.push(host);
     warnings.push(...userDataSizeWarnings(renderHostArtefacts(host, mesh.ignitionVersion), `nodes[${index}]`));

@@ -3,8 +3,10 @@ import { renderHostArtefacts, userDataSizeWarnings } from '../host/artefacts';
 import { rememberEncoding } from '../host/ignition';
 import { addResolvedSecret, planSecretSource } from '../host/secret-source';
 import {
-  checkWireguardOverlayNode, DEFAULT_WIREGUARD_MTU, Distribution, NodeRole, WireguardInterface, WireguardOverlayNodeProps, WireguardPeer,
+  checkWireguardOverlayNode, DEFAULT_K0S_BINARY, DEFAULT_KUBERNETES_VERSION, derivedMtu, Distribution, interfaceAddresses, K0sInstall, kubernetesMinor, NodeRole,
+  WireguardInterface, WireguardOverlayNodeProps, WireguardPeer,
 } from '../model/wireguard-overlay-node';
+import { WG_RELOAD_FILE, wireguardReloadDropin } from '../host/wireguard-reload';
 import { parseCidr, formatIp } from '../model/net';
 import { emptyHostPlan, HostPlan, Plan } from '../types';
 import { stringify } from 'yaml';
@@ -52,7 +54,9 @@ export function distributionUnit(distribution: Distribution, role: NodeRole): st
 
 export const K0S_CONFIG_PATH = '/etc/k0s/k0s.yaml';
 export const K3S_CONFIG_PATH = '/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml';
-export const KUBEADM_KUBELET_DEFAULTS_PATH = '/etc/default/kubelet';
+/** Where the packaged kubelet unit reads KUBELET_EXTRA_ARGS: Debian family, then RPM family. */
+export const KUBEADM_KUBELET_DEFAULTS_PATHS = ['/etc/default/kubelet', '/etc/sysconfig/kubelet'] as const;
+export const K0S_INSTALL_UNIT = 'tunnelwright-k0s-install.service';
 export const KUBEADM_CONFIG_PATH = '/etc/kubernetes/tunnelwright-kubeadm.yaml';
 
 /** One `[Peer]` section. */
@@ -86,9 +90,10 @@ export function renderWireguardConfig(node: string, iface: RenderInterface, priv
  * sections of work, not n².
  */
 export function renderWireguardConfigShared(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map(), sections?: WeakMap<RenderPeer, PeerSection>): { text: string; encoded?: string } {
-  const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, '[Interface]', `Address = ${iface.address}`];
+  const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, '[Interface]', `Address = ${interfaceAddresses(iface.address).join(', ')}`];
   if (iface.listenPort !== undefined) lines.push(`ListenPort = ${iface.listenPort}`);
-  lines.push(`MTU = ${iface.mtu ?? DEFAULT_WIREGUARD_MTU}`);
+  const mtu = interfaceMtu(iface);
+  if (mtu !== undefined) lines.push(`MTU = ${mtu}`);
   if (iface.table) lines.push(`Table = ${iface.table}`);
   if (iface.privateKey !== undefined) lines.push(`PrivateKey = ${iface.privateKey}`);
   if (privateKeyPath) lines.push(`PostUp = wg set %i private-key ${privateKeyPath}`);
@@ -116,6 +121,15 @@ export function renderWireguardConfigShared(node: string, iface: RenderInterface
   return { text: texts.join(''), encoded: encoded.join('') };
 }
 
+/** The MTU written for an interface: `mtu`, else derived from `underlayMtu`, else none (wg-quick's choice). */
+export function interfaceMtu(iface: WireguardInterface): number | undefined {
+  if (iface.mtu !== undefined) return iface.mtu;
+  return iface.underlayMtu !== undefined ? derivedMtu(iface.underlayMtu, iface.peers.map((p) => p.endpoint)) : undefined;
+}
+
+/** VXLAN's overhead (flannel, Calico VXLAN, Cilium tunnel mode): pods crossing the overlay need their MTU this much below it. */
+export const VXLAN_OVERHEAD = 50;
+
 export interface OverlayNodeInput {
   /** Shared `[Peer]` sections, by peer object (see renderWireguardConfigShared). */
   readonly peerText?: WeakMap<RenderPeer, PeerSection>;
@@ -123,11 +137,17 @@ export interface OverlayNodeInput {
   readonly role: NodeRole;
   readonly distribution: Distribution;
   readonly wireguard: RenderInterface[];
+  readonly kubernetesVersion?: string;
+  readonly installK0s?: K0sInstall;
+  readonly installPackages?: boolean;
 }
 
 /** Renders validated props (no validation here: the mesh calls it with interfaces it generated and checked). */
 export function renderOverlayNode(props: WireguardOverlayNodeProps, warnings: Problem[] = []): Plan {
-  const input: OverlayNodeInput = { node: props.node, role: props.role ?? 'worker', distribution: props.distribution ?? 'k0s', wireguard: props.wireguard };
+  const input: OverlayNodeInput = {
+    node: props.node, role: props.role ?? 'worker', distribution: props.distribution ?? 'k0s', wireguard: props.wireguard,
+    kubernetesVersion: props.kubernetesVersion, installK0s: props.installK0s, installPackages: props.installPackages,
+  };
   const { host, values } = renderOverlayHost(input);
   return { objects: [], hosts: [host], values, warnings };
 }
@@ -136,10 +156,12 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   const { node, role, distribution } = input;
   const host = emptyHostPlan(node);
   if (input.wireguard.length === 0) return { host, values: {} };
-  host.packages.push('wireguard-tools');
+  if (input.installPackages !== false) host.packages.push('wireguard-tools');
+  host.files.push(WG_RELOAD_FILE);
   const k8sUnit = distributionUnit(distribution, role);
   const wgUnits: string[] = [];
-  let nodeIp: string | undefined;
+  let nodeIps: string[] | undefined;
+  let overlayMtu: number | undefined;
   for (const iface of input.wireguard) {
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
@@ -168,9 +190,11 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });
     }
+    host.dropins.push(wireguardReloadDropin(wgUnit));
     if (iface.nodeAddress) {
-      const c = parseCidr(iface.address)!;
-      nodeIp = formatIp(c.family, c.address);
+      // IPv4 first: the first address is the one a single-address setting (k0s api.address, etcd) takes.
+      nodeIps = interfaceAddresses(iface.address).map((a) => parseCidr(a)!).sort((a, b) => a.family - b.family).map((c) => formatIp(c.family, c.address));
+      overlayMtu = interfaceMtu(iface);
     }
   }
   // One drop-in per interface, so two constructs adding interfaces to one node merge instead of clashing.
@@ -178,34 +202,39 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     host.dropins.push({ unit: k8sUnit, name: `10-tunnelwright-${input.wireguard[i].name}.conf`, content: `[Unit]\nAfter=${wgUnit}\nRequires=${wgUnit}\n` });
   }
   const values: Record<string, unknown> = {};
-  if (nodeIp) {
+  const podMtu = overlayMtu !== undefined ? overlayMtu - VXLAN_OVERHEAD : undefined;
+  if (overlayMtu !== undefined) values.network = { overlayMtu, podMtu };
+  if (nodeIps) {
     const controller = role !== 'worker';
-    const apiSans = controller ? [nodeIp] : [];
-    values.node = { name: node, nodeIp, apiSans };
+    const nodeIp = nodeIps[0];
+    const apiSans = controller ? nodeIps : [];
+    values.node = { name: node, nodeIp, nodeIps, apiSans };
     switch (distribution) {
-      case 'k0s': {
-        const installFlags = [`--kubelet-extra-args=--node-ip=${nodeIp}`];
-        values.k0s = { installFlags };
-        if (controller) {
-          const config = { apiVersion: 'k0s.k0sproject.io/v1beta1', kind: 'ClusterConfig', metadata: { name: 'k0s' }, spec: { api: { address: nodeIp, sans: apiSans } } };
-          (values.k0s as Record<string, unknown>).config = config;
-          host.files.push({ path: K0S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: the API listens on the overlay address\n${stringify(config)}` });
-        }
+      case 'k0s':
+        values.k0s = renderK0s(host, input, k8sUnit, nodeIps);
         break;
-      }
       case 'k3s': {
-        const config: Record<string, unknown> = { 'node-ip': nodeIp };
-        if (controller) Object.assign(config, { 'advertise-address': nodeIp, 'tls-san': apiSans });
+        // k3s merges config.yaml.d files key by key: a plain key replaces the user's value, `key+` appends to it
+        // (pkg/configfilearg). node-ip and advertise-address are ours to set; the SANs add to the user's.
+        const config: Record<string, unknown> = { 'node-ip': nodeIps.join(',') };
+        if (controller) Object.assign(config, { 'advertise-address': nodeIp, 'tls-san+': apiSans });
         values.k3s = { config };
         host.files.push({ path: K3S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: register the overlay address\n${stringify(config)}` });
         break;
       }
       case 'kubeadm': {
-        host.files.push({ path: KUBEADM_KUBELET_DEFAULTS_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: register the overlay address\nKUBELET_EXTRA_ARGS=--node-ip=${nodeIp}\n` });
+        // The packaged kubelet drop-in (10-kubeadm.conf) reads /etc/default/kubelet on Debian-family hosts and
+        // /etc/sysconfig/kubelet on RPM-family ones: both, with the same line.
+        const defaults = `# written by tunnelwright: register the overlay address\nKUBELET_EXTRA_ARGS=--node-ip=${nodeIps.join(',')}\n`;
+        for (const path of KUBEADM_KUBELET_DEFAULTS_PATHS) host.files.push({ path, mode: 0o644, owner: 'root:root', content: defaults });
         if (controller) {
+          const minor = kubernetesMinor(input.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION)!;
+          const v4 = minor >= 31;
+          const apiVersion = v4 ? 'kubeadm.k8s.io/v1beta4' : 'kubeadm.k8s.io/v1beta3';
+          const kubeletExtraArgs = v4 ? [{ name: 'node-ip', value: nodeIps.join(',') }] : { 'node-ip': nodeIps.join(',') };
           const docs = [
-            { apiVersion: 'kubeadm.k8s.io/v1beta3', kind: 'InitConfiguration', localAPIEndpoint: { advertiseAddress: nodeIp }, nodeRegistration: { kubeletExtraArgs: { 'node-ip': nodeIp } } },
-            { apiVersion: 'kubeadm.k8s.io/v1beta3', kind: 'ClusterConfiguration', apiServer: { certSANs: apiSans } },
+            { apiVersion, kind: 'InitConfiguration', localAPIEndpoint: { advertiseAddress: nodeIp }, nodeRegistration: { kubeletExtraArgs } },
+            { apiVersion, kind: 'ClusterConfiguration', apiServer: { certSANs: apiSans } },
           ];
           values.kubeadm = { initConfiguration: docs[0], clusterConfiguration: docs[1] };
           host.files.push({ path: KUBEADM_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: kubeadm init --config ${KUBEADM_CONFIG_PATH}\n${docs.map((d) => stringify(d)).join('---\n')}` });
@@ -215,4 +244,60 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     }
   }
   return { host, values };
+}
+
+/**
+ * k0s: the controller's config (API address, SANs, etcd peer address on the overlay) and,
+ * with `installK0s`, a first-boot unit that runs `k0s install` with the kubelet's node IP (k0s takes it only there)
+ * once the overlay is up, then starts k0s. Returns `values.k0s`.
+ */
+function renderK0s(host: HostPlan, input: OverlayNodeInput, k8sUnit: string, nodeIps: string[]): Record<string, unknown> {
+  const controller = input.role !== 'worker';
+  const runsKubelet = input.role !== 'controller';
+  const installFlags = runsKubelet ? [`--kubelet-extra-args=--node-ip=${nodeIps.join(',')}`] : [];
+  const out: Record<string, unknown> = { installFlags };
+  if (controller) {
+    const spec: Record<string, unknown> = { api: { address: nodeIps[0], sans: nodeIps }, storage: { type: 'etcd', etcd: { peerAddress: nodeIps[0] } } };
+    const config = { apiVersion: 'k0s.k0sproject.io/v1beta1', kind: 'ClusterConfig', metadata: { name: 'k0s' }, spec };
+    out.config = config;
+    host.files.push({ path: K0S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: the API and etcd listen on the overlay address\n${stringify(config)}` });
+  }
+  const install = input.installK0s;
+  if (!install) return out;
+  const binary = install.binary ?? DEFAULT_K0S_BINARY;
+  const after = input.wireguard.map((i) => `wg-quick@${i.name}.service`);
+  const args = [binary, 'install', controller ? 'controller' : 'worker'];
+  if (input.role === 'controller+worker') args.push('--enable-worker');
+  if (controller) args.push(`--config=${K0S_CONFIG_PATH}`);
+  if (install.tokenFrom) {
+    const token = planSecretSource('k0s-token', install.tokenFrom, K0S_INSTALL_UNIT);
+    addResolvedSecret(host, token);
+    after.push(token.unit);
+    args.push(`--token-file=${token.path}`);
+    // k0s reads the token file again when it starts: the file must be there first on every boot.
+    host.dropins.push({ unit: k8sUnit, name: '10-tunnelwright-k0s-token.conf', content: `[Unit]\nAfter=${token.unit}\nRequires=${token.unit}\n` });
+  }
+  args.push(...installFlags);
+  host.units.push({
+    name: K0S_INSTALL_UNIT,
+    enabled: true,
+    content: [
+      '[Unit]',
+      `Description=tunnelwright: install k0s with the kubelet on the overlay address`,
+      `After=${after.join(' ')}`,
+      `Requires=${after.join(' ')}`,
+      `ConditionPathExists=!/etc/systemd/system/${k8sUnit}`,
+      '',
+      '[Service]',
+      'Type=oneshot',
+      'RemainAfterExit=yes',
+      `ExecStart=${args.join(' ')}`,
+      `ExecStart=/usr/bin/systemctl start --no-block ${k8sUnit}`,
+      '',
+      '[Install]',
+      'WantedBy=multi-user.target',
+      '',
+    ].join('\n'),
+  });
+  return { ...out, installUnit: K0S_INSTALL_UNIT };
 }

@@ -18,18 +18,23 @@ function listFiles(dir: string): string[] {
 }
 
 describe('cdk8s App', () => {
-  it('writes the manifests, then each node\'s merged user-data and ignition.json', () => {
+  it('writes the manifests, then each node\'s merged user-data, ignition.json and interface config', () => {
     const outdir = tmp();
     const app = new App({ outdir });
     const chart = new Chart(app, 'overlay');
     const mesh = new WireguardMesh(chart, 'mesh', threeNodeMesh());
     app.synth();
     expect(listFiles(outdir)).toEqual([
-      'hosts/site-a/ignition.json', 'hosts/site-a/user-data',
-      'hosts/site-b/ignition.json', 'hosts/site-b/user-data',
-      'hosts/site-c/ignition.json', 'hosts/site-c/user-data',
+      'hosts/site-a/ignition.json', 'hosts/site-a/user-data', 'hosts/site-a/wg0.conf',
+      'hosts/site-b/ignition.json', 'hosts/site-b/user-data', 'hosts/site-b/wg0.conf',
+      'hosts/site-c/ignition.json', 'hosts/site-c/user-data', 'hosts/site-c/wg0.conf',
       'overlay.k8s.yaml',
     ]);
+    // The day-2 file is the interface config the node runs, 0600, and the construct exposes the same text.
+    const conf = fs.readFileSync(path.join(outdir, 'hosts/site-b/wg0.conf'), 'utf8');
+    expect(conf).toBe(planWireguardMesh(threeNodeMesh()).nodes['site-b'].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content);
+    expect(mesh.nodes['site-b'].wireguardConfigs).toEqual({ 'wg0.conf': conf });
+    expect(fs.statSync(path.join(outdir, 'hosts/site-b/wg0.conf')).mode & 0o777).toBe(0o600);
     expect(fs.readFileSync(path.join(outdir, 'hosts/site-b/user-data'), 'utf8')).toBe(mesh.nodes['site-b'].cloudConfig);
     expect(JSON.parse(fs.readFileSync(path.join(outdir, 'hosts/site-b/ignition.json'), 'utf8'))).toEqual(mesh.nodes['site-b'].ignition);
     expect(fs.statSync(path.join(outdir, 'hosts/site-b/user-data')).mode & 0o777).toBe(0o644);
@@ -86,7 +91,7 @@ describe('cdk8s App', () => {
     try {
       const chart = new Chart(new App({ outdir: tmp() }), 'c');
       const props = siteA();
-      const node = new WireguardOverlayNode(chart, 'n', { ...props, wireguard: [{ ...props.wireguard[0], peers: [{ ...props.wireguard[0].peers[0], endpoint: 'b.example.net:51820' }] }] });
+      const node = new WireguardOverlayNode(chart, 'n', { ...props, installK0s: {}, wireguard: [{ ...props.wireguard[0], peers: [{ ...props.wireguard[0].peers[0], endpoint: 'b.example.net:51820' }] }] });
       expect(node.warnings.map((w) => w.code)).toEqual(['hostname-endpoint']);
       expect(node.node.metadata.map((m) => m.data)).toEqual(['wireguard[0].peers[0].endpoint: endpoint "b.example.net:51820" is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP']);
       expect(write).toHaveBeenCalledWith(expect.stringContaining('warning: c/n:\n  wireguard[0].peers[0].endpoint: endpoint "b.example.net:51820"'));

@@ -26,6 +26,13 @@ describe('WireguardOverlayNode validation', () => {
     ['fails on a name used twice', (p) => { p.wireguard.push({ ...p.wireguard[0], address: '10.20.0.1/24', nodeAddress: false, peers: [] }); }, [{ path: 'wireguard[1].name', code: 'duplicate', message: 'interface name "wg0" is already used by wireguard[0]' }]],
     ['fails on a bare IP address', (p) => { p.wireguard[0].address = '10.10.0.1'; }, [{ path: 'wireguard[0].address', code: 'cidr', message: 'expected an interface address with its prefix such as 10.10.0.1/24, received a bare IP "10.10.0.1"' }]],
     ['fails on a network address', (p) => { p.wireguard[0].address = '10.10.0.0/24'; }, [{ path: 'wireguard[0].address', code: 'host-address', message: 'expected a host address inside the network, received "10.10.0.0/24", which is the network address' }]],
+    ['fails on a dual-stack list with two IPv4 addresses', (p) => { p.wireguard[0].address = ['10.10.0.1/24', '10.20.0.1/24']; }, [{ path: 'wireguard[0].address[1]', code: 'addresses', message: 'expected at most one IPv4 address per interface (a dual-stack interface has one of each), received "10.20.0.1/24"' }]],
+    ['fails on an empty address list', (p) => { p.wireguard[0].address = []; }, [{ path: 'wireguard[0].address', code: 'addresses', message: 'expected one IPv4 and/or one IPv6 interface address, received a list of 0' }]],
+    ['checks each address of a dual-stack list alone', (p) => { p.wireguard[0].address = ['10.10.0.1/24', 'fd10::/64']; }, [{ path: 'wireguard[0].address[1]', code: 'host-address', message: 'expected a host address inside the network, received "fd10::/64", which is the network address' }]],
+    ['fails on an underlay MTU that leaves an IPv6 interface under 1280', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].address = ['10.10.0.1/24', 'fd10::1/64']; p.wireguard[0].underlayMtu = 1300; }, [{ path: 'wireguard[0].underlayMtu', code: 'mtu-ipv6', message: 'the interface MTU derived from underlayMtu 1300 is 1240, below the 1280 an IPv6 address needs; expected an underlay MTU of at least 1340' }]],
+    ['fails on an underlay MTU below 1280', (p) => { p.wireguard[0].underlayMtu = 1000; }, [{ path: 'wireguard[0].underlayMtu', code: 'range', message: 'expected an underlay MTU: an integer from 1280 to 65535, received 1000' }]],
+    ['fails on an endpoint that is dotted digits but no address', (p) => { p.wireguard[0].peers[0].endpoint = '1.2.3.4.5:51820'; }, [{ path: 'wireguard[0].peers[0].endpoint', code: 'endpoint', message: 'expected host:port (an IPv6 host in brackets), received "1.2.3.4.5:51820"' }]],
+    ['fails on an address with a leading zero', (p) => { p.wireguard[0].address = '10.10.0.02/24'; }, [{ path: 'wireguard[0].address', code: 'cidr', message: 'expected an interface address such as 10.10.0.1/24, received "10.10.0.02/24"' }]],
     ['fails on a listen port out of range', (p) => { p.wireguard[0].listenPort = 70000; }, [{ path: 'wireguard[0].listenPort', code: 'range', message: 'expected a port: an integer from 1 to 65535, received 70000' }]],
     ['fails on an MTU below 576', (p) => { p.wireguard[0].mtu = 500; }, [{ path: 'wireguard[0].mtu', code: 'range', message: 'expected an MTU: an integer from 576 to 65535, received 500' }]],
     ['fails on an MTU below 1280 with IPv6', (p) => { p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].mtu = 1200; }, [{ path: 'wireguard[0].mtu', code: 'mtu-ipv6', message: 'expected an MTU of at least 1280 on an interface with an IPv6 address, received 1200' }]],
@@ -79,7 +86,7 @@ describe('WireguardOverlayNode validation', () => {
 
   describe('warnings', () => {
     it('warns about a hostname endpoint', () => {
-      const plan = planWireguardOverlayNode(mutate((p) => { p.wireguard[0].peers[0].endpoint = 'site-b.example.net:51820'; }));
+      const plan = planWireguardOverlayNode(mutate((p) => { p.wireguard[0].peers[0].endpoint = 'site-b.example.net:51820'; p.installK0s = {}; }));
       expect(plan.warnings).toEqual([{ path: 'wireguard[0].peers[0].endpoint', code: 'hostname-endpoint', message: 'endpoint "site-b.example.net:51820" is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP' }]);
     });
 
@@ -88,6 +95,7 @@ describe('WireguardOverlayNode validation', () => {
         delete p.wireguard[0].privateKeyFrom;
         p.wireguard[0].privateKey = KEYS.a.privateKey;
         p.wireguard[0].peers[0].presharedKey = KEYS.psk;
+        p.installK0s = {};
       }));
       expect(plan.warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['wireguard[0].privateKey inline-secret', 'wireguard[0].peers[0].presharedKey inline-secret']);
       expect(JSON.stringify(plan.warnings)).not.toContain(KEYS.a.privateKey);

@@ -14,15 +14,21 @@ beforeEach(() => {
 });
 
 describe('Pulumi components', () => {
-  it('WireguardMesh outputs each node\'s artefacts, not secret when they embed no secret', async () => {
+  it('WireguardMesh outputs each node\'s artefacts, secret exactly when they embed a secret (site-c\'s key URL)', async () => {
     const mesh = new tw.WireguardMesh('overlay', threeNodeMesh());
     const plan = planWireguardMesh(threeNodeMesh());
     for (const node of ['site-a', 'site-b', 'site-c']) {
       const expected = renderHostArtefacts(plan.nodes[node].host);
       expect(await valueOf(mesh.nodes[node].cloudConfig)).toBe(expected.cloudConfig);
       expect(await valueOf(mesh.nodes[node].ignition)).toBe(expected.ignitionJson);
-      expect(await pulumi.isSecret(mesh.nodes[node].cloudConfig)).toBe(false);
-      expect(await pulumi.isSecret(mesh.nodes[node].ignition)).toBe(false);
+      // A key URL may carry a token: site-c's artefacts hold it (in a 0600 file) and are secret; the others are not.
+      expect(await pulumi.isSecret(mesh.nodes[node].cloudConfig)).toBe(node === 'site-c');
+      expect(await pulumi.isSecret(mesh.nodes[node].ignition)).toBe(node === 'site-c');
+      // The day-2 file: the interface config alone (it holds no key, so it is not secret).
+      const conf = plan.nodes[node].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content;
+      expect(Object.keys(mesh.nodes[node].wireguardConfigs)).toEqual(['wg0.conf']);
+      expect(await valueOf(mesh.nodes[node].wireguardConfigs['wg0.conf'])).toBe(conf);
+      expect(await pulumi.isSecret(mesh.nodes[node].wireguardConfigs['wg0.conf'])).toBe(false);
     }
     await settle();
     expect(seen.map((r) => `${r.type} ${r.name}`)).toEqual(['tunnelwright:index:WireguardMesh overlay']);
@@ -32,12 +38,13 @@ describe('Pulumi components', () => {
     const props = siteA();
     const { privateKeyFrom: _f, ...iface } = props.wireguard[0];
     const warn = jest.spyOn(pulumi.log, 'warn').mockImplementation(() => Promise.resolve());
-    const lab = new tw.WireguardOverlayNode('lab', { ...props, node: 'lab-1', wireguard: [{ ...iface, privateKey: KEYS.a.privateKey }] });
+    const lab = new tw.WireguardOverlayNode('lab', { ...props, node: 'lab-1', installK0s: {}, wireguard: [{ ...iface, privateKey: KEYS.a.privateKey }] });
     expect(warn).toHaveBeenCalledWith('wireguard[0].privateKey: an inline private key ends up in the host artefacts (0600, secret outputs); use privateKeyFrom outside labs', lab);
     expect(JSON.stringify(warn.mock.calls[0][0])).not.toContain(KEYS.a.privateKey);
     warn.mockRestore();
     expect(await pulumi.isSecret(lab.cloudConfig)).toBe(true);
     expect(await pulumi.isSecret(lab.ignition)).toBe(true);
+    expect(await pulumi.isSecret(lab.wireguardConfigs['wg0.conf'])).toBe(true);
     const prod = new tw.WireguardOverlayNode('prod', siteA());
     expect(await pulumi.isSecret(prod.cloudConfig)).toBe(false);
     expect(await valueOf(prod.cloudConfig)).toBe(renderHostArtefacts(planWireguardOverlayNode(siteA()).hosts[0]).cloudConfig);

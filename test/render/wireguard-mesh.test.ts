@@ -14,7 +14,6 @@ describe('planWireguardMesh', () => {
         '[Interface]',
         'Address = 10.10.0.1/24',
         'ListenPort = 51820',
-        'MTU = 1420',
         'PostUp = wg set %i private-key /run/tunnelwright/secrets/wg0-private-key',
         '',
         '[Peer]',
@@ -36,8 +35,13 @@ describe('planWireguardMesh', () => {
 
   it('registers each node address and orders the distribution unit after the interface', () => {
     const plan = planWireguardMesh(threeNodeMesh());
-    expect(plan.nodes['site-a'].values.node).toEqual({ name: 'site-a', nodeIp: '10.10.0.1', apiSans: ['10.10.0.1'] });
-    expect(plan.nodes['site-b'].host.dropins.map((d) => d.unit)).toEqual(['wg-quick@wg0.service', 'k0sworker.service']);
+    expect(plan.nodes['site-a'].values.node).toEqual({ name: 'site-a', nodeIp: '10.10.0.1', nodeIps: ['10.10.0.1'], apiSans: ['10.10.0.1'] });
+    expect(plan.nodes['site-b'].host.dropins.map((d) => d.unit)).toEqual(['wg-quick@wg0.service', 'wg-quick@wg0.service', 'k0sworker.service']);
+    // k0s nodes that run a kubelet and are not installed by the library: the node IP cannot be set from the host.
+    expect(plan.warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['nodes[0].installK0s k0s-node-ip', 'nodes[1].installK0s k0s-node-ip', 'nodes[2].installK0s k0s-node-ip']);
+    const installed = planWireguardMesh({ ...threeNodeMesh(), nodes: threeNodeMesh().nodes.map((n) => ({ ...n, installK0s: {} })) });
+    expect(installed.warnings).toEqual([]);
+    expect(installed.nodes['site-b'].host.units.find((u) => u.name === 'tunnelwright-k0s-install.service')!.content).toContain('\nExecStart=/usr/local/bin/k0s install worker --kubelet-extra-args=--node-ip=10.10.0.2\n');
   });
 
   it('routes spokes through the hub, which forwards', () => {
@@ -66,10 +70,18 @@ describe('planWireguardMesh', () => {
     }
   });
 
-  it('puts no key in any file', () => {
-    const plan = planWireguardMesh(threeNodeMesh());
-    const text = JSON.stringify(plan.hosts);
-    for (const k of [KEYS.a.privateKey, KEYS.b.privateKey, KEYS.c.privateKey]) expect(text).not.toContain(k);
-    expect(plan.hosts.every((h) => h.files.every((f) => !f.secret))).toBe(true);
+  it('derives every node\'s MTU from the underlay: 60 bytes of overhead over IPv4, 80 once a node is dialled over IPv6', () => {
+    const mtuOf = (props: ReturnType<typeof threeNodeMesh>) => Object.keys(planWireguardMesh(props).nodes).map((n) => /^MTU = (\d+)$/m.exec(confOf(planWireguardMesh(props), n))?.[1]);
+    expect(mtuOf(threeNodeMesh())).toEqual([undefined, undefined, undefined]);
+    expect(mtuOf({ ...threeNodeMesh(), underlayMtu: 1450 })).toEqual(['1390', '1390', '1390']);
+    const v6 = threeNodeMesh();
+    expect(mtuOf({ ...v6, underlayMtu: 1500, nodes: [{ ...v6.nodes[0], endpoint: '[2001:db8::1]' }, ...v6.nodes.slice(1)] })).toEqual(['1420', '1420', '1420']);
+    expect(planWireguardMesh({ ...threeNodeMesh(), underlayMtu: 1450 }).nodes['site-b'].values.network).toEqual({ overlayMtu: 1390, podMtu: 1340 });
+  });
+
+  it('makes each interface reloadable without losing its key', () => {
+    for (const host of planWireguardMesh(threeNodeMesh()).hosts) {
+      expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).toBe('[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n');
+    }
   });
 });

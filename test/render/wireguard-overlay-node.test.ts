@@ -1,4 +1,4 @@
-import { planWireguardOverlayNode, renderHostArtefacts, WireguardOverlayNodeProps } from '../../src';
+import { planWireguardOverlayNode, renderHostArtefacts, validateWireguardOverlayNode, WireguardOverlayNodeProps } from '../../src';
 import { KEYS, siteA } from '../helpers/fixtures';
 import { expectGolden } from '../helpers/golden';
 
@@ -31,10 +31,46 @@ describe('planWireguardOverlayNode', () => {
     );
   });
 
-  it('writes the default MTU when none is given', () => {
+  it.each([
+    ['leaves the MTU to wg-quick when neither mtu nor underlayMtu is given', {}, undefined],
+    ['derives the MTU from a 1450 underlay over IPv4 (60 bytes of overhead)', { underlayMtu: 1450 }, 1390],
+    ['derives the MTU from a 1460 (GCP) underlay', { underlayMtu: 1460 }, 1400],
+    ['derives the MTU from a 1492 (PPPoE) underlay', { underlayMtu: 1492 }, 1432],
+    ['takes mtu over underlayMtu', { underlayMtu: 1492, mtu: 1300 }, 1300],
+  ])('%s', (_name, extra, mtu) => {
     const props = siteA();
     const { mtu: _mtu, ...iface } = props.wireguard[0];
-    expect(conf({ ...props, wireguard: [iface] }).content).toContain('\nMTU = 1420\n');
+    const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...iface, ...extra }] });
+    const line = /^MTU = (\d+)$/m.exec(plan.hosts[0].files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content);
+    expect(line ? Number(line[1]) : undefined).toBe(mtu);
+    // The pods' MTU (VXLAN inside the overlay: 50 bytes less) is known exactly when the overlay's is.
+    expect(plan.values.network).toEqual(mtu === undefined ? undefined : { overlayMtu: mtu, podMtu: mtu - 50 });
+  });
+
+  it('counts 80 bytes of overhead when a peer is dialled over IPv6', () => {
+    const props = siteA();
+    const { mtu: _mtu, ...iface } = props.wireguard[0];
+    const peers = [{ ...iface.peers[0], endpoint: '[2001:db8::2]:51820' }, iface.peers[1]];
+    expect(conf({ ...props, wireguard: [{ ...iface, underlayMtu: 1500, peers }] }).content).toContain('\nMTU = 1420\n');
+  });
+
+  it('writes a dual-stack interface\'s two addresses and registers both as the node IP, IPv4 first', () => {
+    const props = siteA();
+    const plan = planWireguardOverlayNode({ ...props, distribution: 'k3s', wireguard: [{ ...props.wireguard[0], address: ['fd10::1/64', '10.10.0.1/24'] }] });
+    expect(plan.hosts[0].files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content).toContain('\nAddress = fd10::1/64, 10.10.0.1/24\n');
+    expect(plan.values.node).toEqual({ name: 'site-a', nodeIp: '10.10.0.1', nodeIps: ['10.10.0.1', 'fd10::1'], apiSans: ['10.10.0.1', 'fd10::1'] });
+    expect(plan.hosts[0].files.find((f) => f.path.startsWith('/etc/rancher/'))!.content).toContain('node-ip: 10.10.0.1,fd10::1\n');
+  });
+
+  it('makes reload keep the key: a drop-in replaces wg-quick\'s ExecReload with the reload script', () => {
+    const host = planWireguardOverlayNode(siteA()).hosts[0];
+    expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')).toEqual({ unit: 'wg-quick@wg0.service', name: '20-tunnelwright-reload.conf', content: '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n' });
+    expect(host.files.find((f) => f.path === '/opt/tunnelwright/bin/wg-reload')!.mode).toBe(0o755);
+  });
+
+  it('installs wireguard-tools unless told the image ships it', () => {
+    expect(planWireguardOverlayNode(siteA()).hosts[0].packages).toEqual(['wireguard-tools']);
+    expect(planWireguardOverlayNode({ ...siteA(), installPackages: false }).hosts[0].packages).toEqual([]);
   });
 
   it('orders the key unit before the interface and the interface before k0s', () => {
@@ -45,18 +81,26 @@ describe('planWireguardOverlayNode', () => {
     ]);
     expect(host.units[0].content).toContain('ExecStart=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 600\n');
     expect(host.units[0].content).toContain('Before=wg-quick@wg0.service\n');
-    expect(host.dropins).toEqual([
+    expect(host.dropins.filter((d) => d.name !== '20-tunnelwright-reload.conf')).toEqual([
       { unit: 'wg-quick@wg0.service', name: '10-tunnelwright-secrets.conf', content: '[Unit]\nAfter=tunnelwright-secret-wg0-private-key.service\nRequires=tunnelwright-secret-wg0-private-key.service\n' },
       { unit: 'k0scontroller.service', name: '10-tunnelwright-wg0.conf', content: '[Unit]\nAfter=wg-quick@wg0.service\nRequires=wg-quick@wg0.service\n' },
     ]);
   });
 
-  it('fetches a URL source after the network is online, escaping % for systemd', () => {
+  it('fetches a URL source after the network is online, the URL only in a root-only curl config', () => {
     const props = siteA();
-    const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], privateKeyFrom: { url: 'https://vault.example.test/v1/wg%2Fsite-a' } }] });
+    const url = 'https://vault.example.test/v1/wg%2Fsite-a?token=s3cr3t';
+    const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], privateKeyFrom: { url } }] });
     const unit = plan.hosts[0].units[0].content!;
     expect(unit).toContain('Wants=network-online.target\nAfter=network-online.target\n');
-    expect(unit).toContain('ExecStart=/opt/tunnelwright/bin/resolve-secret url https://vault.example.test/v1/wg%%2Fsite-a /run/tunnelwright/secrets/wg0-private-key 300\n');
+    expect(unit).toContain('ExecStart=/opt/tunnelwright/bin/resolve-secret url /etc/tunnelwright/secret-urls/wg0-private-key.curl /run/tunnelwright/secrets/wg0-private-key 300\n');
+    // The URL (and its token) is in no unit, and in no file but the 0600 one, which makes the artefacts secret.
+    const holders = plan.hosts[0].files.filter((f) => f.content.includes('s3cr3t'));
+    expect(holders.map((f) => ({ path: f.path, mode: f.mode, secret: f.secret, content: f.content }))).toEqual([
+      { path: '/etc/tunnelwright/secret-urls/wg0-private-key.curl', mode: 0o600, secret: true, content: `url = "${url}"\n` },
+    ]);
+    expect(plan.hosts[0].units.some((u) => u.content?.includes('s3cr3t'))).toBe(false);
+    expect(renderHostArtefacts(plan.hosts[0]).secret).toBe(true);
   });
 
   it('applies preshared keys from their own resolved files', () => {
@@ -79,12 +123,12 @@ describe('planWireguardOverlayNode', () => {
   });
 
   it.each([
-    ['k0s', 'controller+worker', 'k0scontroller.service', ['/etc/k0s/k0s.yaml'], 'address: 10.10.0.1'],
+    ['k0s', 'controller+worker', 'k0scontroller.service', ['/etc/k0s/k0s.yaml'], 'api:\n    address: 10.10.0.1\n    sans:\n      - 10.10.0.1\n  storage:\n    type: etcd\n    etcd:\n      peerAddress: 10.10.0.1\n'],
     ['k0s', 'worker', 'k0sworker.service', [], ''],
-    ['k3s', 'controller', 'k3s.service', ['/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml'], 'node-ip: 10.10.0.1\nadvertise-address: 10.10.0.1\ntls-san:\n  - 10.10.0.1\n'],
+    ['k3s', 'controller', 'k3s.service', ['/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml'], 'node-ip: 10.10.0.1\nadvertise-address: 10.10.0.1\ntls-san+:\n  - 10.10.0.1\n'],
     ['k3s', 'worker', 'k3s-agent.service', ['/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml'], 'node-ip: 10.10.0.1\n'],
-    ['kubeadm', 'worker', 'kubelet.service', ['/etc/default/kubelet'], 'KUBELET_EXTRA_ARGS=--node-ip=10.10.0.1\n'],
-    ['kubeadm', 'controller', 'kubelet.service', ['/etc/default/kubelet', '/etc/kubernetes/tunnelwright-kubeadm.yaml'], 'certSANs:\n    - 10.10.0.1\n'],
+    ['kubeadm', 'worker', 'kubelet.service', ['/etc/default/kubelet', '/etc/sysconfig/kubelet'], 'KUBELET_EXTRA_ARGS=--node-ip=10.10.0.1\n# written by tunnelwright: register the overlay address\nKUBELET_EXTRA_ARGS=--node-ip=10.10.0.1\n'],
+    ['kubeadm', 'controller', 'kubelet.service', ['/etc/default/kubelet', '/etc/sysconfig/kubelet', '/etc/kubernetes/tunnelwright-kubeadm.yaml'], 'certSANs:\n    - 10.10.0.1\n'],
   ] as const)('%s %s: orders %s after the interface and registers the node address', (distribution, role, unit, files, text) => {
     const plan = planWireguardOverlayNode({ ...siteA(), distribution, role });
     const host = plan.hosts[0];
@@ -92,11 +136,48 @@ describe('planWireguardOverlayNode', () => {
     const written = host.files.filter((f) => !f.path.startsWith('/etc/wireguard/') && !f.path.startsWith('/opt/tunnelwright/'));
     expect(written.map((f) => f.path)).toEqual(files);
     expect(written.map((f) => f.content).join('')).toContain(text);
-    expect(plan.values.node).toEqual({ name: 'site-a', nodeIp: '10.10.0.1', apiSans: role === 'worker' ? [] : ['10.10.0.1'] });
+    expect(plan.values.node).toEqual({ name: 'site-a', nodeIp: '10.10.0.1', nodeIps: ['10.10.0.1'], apiSans: role === 'worker' ? [] : ['10.10.0.1'] });
   });
 
-  it('gives k0s workers the kubelet flag to pass to k0s install', () => {
-    expect(planWireguardOverlayNode({ ...siteA(), role: 'worker' }).values.k0s).toEqual({ installFlags: ['--kubelet-extra-args=--node-ip=10.10.0.1'] });
+  it.each([
+    [undefined, 'kubeadm.k8s.io/v1beta4', [{ name: 'node-ip', value: '10.10.0.1' }]],
+    ['1.31', 'kubeadm.k8s.io/v1beta4', [{ name: 'node-ip', value: '10.10.0.1' }]],
+    ['v1.36.1', 'kubeadm.k8s.io/v1beta4', [{ name: 'node-ip', value: '10.10.0.1' }]],
+    ['1.30', 'kubeadm.k8s.io/v1beta3', { 'node-ip': '10.10.0.1' }],
+    ['v1.28.4', 'kubeadm.k8s.io/v1beta3', { 'node-ip': '10.10.0.1' }],
+  ])('kubeadm %s: writes the config API kubeadm of that version reads (%s)', (kubernetesVersion, apiVersion, kubeletExtraArgs) => {
+    const plan = planWireguardOverlayNode({ ...siteA(), distribution: 'kubeadm', role: 'controller', ...(kubernetesVersion ? { kubernetesVersion } : {}) });
+    const values = plan.values.kubeadm as { initConfiguration: Record<string, unknown>; clusterConfiguration: Record<string, unknown> };
+    expect(values.initConfiguration).toEqual({ apiVersion, kind: 'InitConfiguration', localAPIEndpoint: { advertiseAddress: '10.10.0.1' }, nodeRegistration: { kubeletExtraArgs } });
+    expect(values.clusterConfiguration.apiVersion).toBe(apiVersion);
+    expect(plan.hosts[0].files.find((f) => f.path === '/etc/kubernetes/tunnelwright-kubeadm.yaml')!.content).toContain(`apiVersion: ${apiVersion}\n`);
+  });
+
+  it('gives k0s workers the kubelet flag to pass to k0s install, and warns that nothing on the host sets it', () => {
+    const plan = planWireguardOverlayNode({ ...siteA(), role: 'worker' });
+    expect(plan.values.k0s).toEqual({ installFlags: ['--kubelet-extra-args=--node-ip=10.10.0.1'] });
+    expect(plan.warnings.map((w) => [w.path, w.code])).toEqual([['wireguard[0].nodeAddress', 'k0s-node-ip']]);
+  });
+
+  it.each([
+    ['worker', { tokenFrom: { file: '/run/corium/k0s-token' } }, 'k0sworker.service', '/usr/local/bin/k0s install worker --token-file=/run/tunnelwright/secrets/k0s-token --kubelet-extra-args=--node-ip=10.10.0.1'],
+    ['controller+worker', {}, 'k0scontroller.service', '/usr/local/bin/k0s install controller --enable-worker --config=/etc/k0s/k0s.yaml --kubelet-extra-args=--node-ip=10.10.0.1'],
+    ['controller', { binary: '/opt/bin/k0s' }, 'k0scontroller.service', '/opt/bin/k0s install controller --config=/etc/k0s/k0s.yaml'],
+  ] as const)('installK0s on a %s: installs k0s after the overlay with the node IP, once, then starts it', (role, installK0s, k0sUnit, execStart) => {
+    const plan = planWireguardOverlayNode({ ...siteA(), role, installK0s });
+    expect(plan.warnings).toEqual([]);
+    const unit = plan.hosts[0].units.find((u) => u.name === 'tunnelwright-k0s-install.service')!;
+    expect(unit.enabled).toBe(true);
+    expect(unit.content).toContain(`\nExecStart=${execStart}\nExecStart=/usr/bin/systemctl start --no-block ${k0sUnit}\n`);
+    expect(unit.content).toContain(`\nConditionPathExists=!/etc/systemd/system/${k0sUnit}\n`);
+    expect(unit.content).toMatch(/\nAfter=wg-quick@wg0\.service( tunnelwright-secret-k0s-token\.service)?\nRequires=wg-quick@wg0\.service/);
+  });
+
+  it('refuses installK0s on another distribution, and a Kubernetes version it cannot read', () => {
+    expect(validateWireguardOverlayNode({ ...siteA(), distribution: 'k3s', installK0s: {}, kubernetesVersion: '1.27' })).toEqual([
+      { path: 'installK0s', code: 'distribution', message: 'installK0s installs k0s; this node\'s distribution is "k3s"' },
+      { path: 'kubernetesVersion', code: 'kubernetes-version', message: 'expected a Kubernetes version from 1.28 such as \'1.31\' or \'v1.31.2\', received "1.27"' },
+    ]);
   });
 
   it('renders the golden cloud-config and Ignition of the three-site controller', () => {
@@ -116,7 +197,7 @@ describe('planWireguardOverlayNode', () => {
   it('warns when the user-data is over 16 KiB', () => {
     const peers = Array.from({ length: 120 }, (_, i) => ({ publicKey: Buffer.alloc(32, i + 1).toString('base64'), endpoint: `198.51.100.${i + 1}:51820`, allowedIPs: [`10.10.${i + 1}.0/24`] }));
     const plan = planWireguardOverlayNode({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], address: '10.10.0.1/16', peers }] });
-    expect(plan.warnings.map((w) => w.code)).toEqual(['user-data-size']);
-    expect(plan.warnings[0].message).toMatch(/^the cloud-config of node "site-a" is over 16 KiB \(\d+ characters\)/);
+    expect(plan.warnings.map((w) => w.code)).toEqual(['k0s-node-ip', 'user-data-size']);
+    expect(plan.warnings[1].message).toMatch(/^the cloud-config of node "site-a" is over 16 KiB \(\d+ characters\)/);
   });
 });
