@@ -22,6 +22,12 @@ export function wireguardHostVariants(): { name: string; plan: HostPlan; ignitio
     out.push({ name: `inline-keys-${v}`, plan: planWireguardOverlayNode({ ...inline, ignitionVersion: v }).hosts[0], ignitionVersion: v });
     out.push({ name: `preshared-from-url-${v}`, plan: planWireguardOverlayNode({ ...psk, ignitionVersion: v }).hosts[0], ignitionVersion: v });
   }
+  // k0s installed by the library (the install unit, the token unit, the token drop-in on k0s's own unit).
+  out.push({ name: 'k0s-worker-installed', plan: planWireguardOverlayNode({ ...base, role: 'worker', installK0s: { tokenFrom: { url: 'https://vault.example.test/k0s/worker-token' } } }).hosts[0], ignitionVersion: '3.4.0' });
+  out.push({ name: 'k0s-controller+worker-installed', plan: planWireguardOverlayNode({ ...base, installK0s: { binary: '/opt/bin/k0s' } }).hosts[0], ignitionVersion: '3.5.0' });
+  // Dual stack, MTU from the underlay.
+  const { mtu: _mtu, ...iface } = base.wireguard[0];
+  out.push({ name: 'dual-stack-underlay-mtu', plan: planWireguardOverlayNode({ ...base, distribution: 'kubeadm', wireguard: [{ ...iface, address: ['10.10.0.1/24', 'fd10::1/64'], underlayMtu: 1450 }] }).hosts[0], ignitionVersion: '3.3.0' });
   const mesh = planWireguardMesh(threeNodeMesh());
   for (const h of mesh.hosts) out.push({ name: `mesh-${h.node}`, plan: h, ignitionVersion: '3.4.0' });
   const hub = planWireguardMesh({ ...threeNodeMesh(), topology: { hub: 'site-a' }, distribution: 'k3s' });

@@ -2,92 +2,134 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateKeyPair, planWireguardMesh, WireguardMeshProps } from '../../src';
 import { RESOLVE_SECRET_PATH } from '../../src/host/secret-source';
+import { WG_RELOAD_PATH } from '../../src/host/wireguard-reload';
+import { SCHEMA_DIR } from '../helpers/schemas';
 import { describeWithTools, must, sh, tmpdir } from './tools';
 
 /**
- * Three network namespaces joined by a bridge (the "internet", 198.18.0.0/24), each running the WireGuard
- * interface WireguardMesh generated for it over userspace wireguard-go. The key reaches the interface the way it
- * does on a host: the generated secret unit's ExecStart resolves it into /run/tunnelwright/secrets (a private
- * tmpfs per node), and the generated PostUp applies it.
+ * Up to four network namespaces joined by a bridge (the "internet", 198.18.0.0/24), each running the WireGuard
+ * interface WireguardMesh generated for it over userspace wireguard-go, through its whole life: first boot, a reload
+ * (`systemctl reload wg-quick@wg0` runs the generated drop-in's ExecReload), and a fourth node added by the day-2
+ * path alone (the new configs copied to /etc/wireguard, then reloaded).
+ *
+ * Each node has its own /etc/wireguard and /run/tunnelwright (bind mounts in a private mount namespace per command),
+ * so the generated units' command lines run unchanged: the secret unit's ExecStart resolves the key into
+ * /run/tunnelwright/secrets, wg-quick's PostUp applies it, the reload drop-in's ExecReload keeps it.
  */
-describeWithTools('a three-node WireguardMesh pings across real userspace tunnels', ['wg', 'wg-quick', 'wireguard-go', 'ip', 'ping', 'unshare'], () => {
+describeWithTools('a WireguardMesh over real userspace tunnels: first boot, reload, a node added', ['wg', 'wg-quick', 'wireguard-go', 'ip', 'ping', 'unshare'], () => {
   const id = process.pid % 100000;
   const lan = `twm${id}-lan`;
-  const ns = [0, 1, 2].map((i) => `twm${id}-n${i}`);
-  const ifaces = [0, 1, 2].map((i) => `twm${id % 1000}n${i}`);
+  const ns = [0, 1, 2, 3].map((i) => `twm${id}-n${i}`);
+  // wg-quick names the interface after the config file: short, unique names (wireguard-go's sockets are global).
+  const ifaces = [0, 1, 2, 3].map((i) => `twm${id % 1000}n${i}`);
   const dir = tmpdir('tw-mesh-');
   const env = { WG_QUICK_USERSPACE_IMPLEMENTATION: 'wireguard-go', WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD: '1' };
-  const overlay = ['10.10.0.1', '10.10.0.2', '10.10.0.3'];
+  const overlay = ['10.10.0.1', '10.10.0.2', '10.10.0.3', '10.10.0.4'];
+  const keys = [0, 1, 2, 3].map(() => generateKeyPair());
+  const upstreamUnit = fs.readFileSync(path.join(SCHEMA_DIR, 'wg-quick@.service'), 'utf8');
 
-  const up = (i: number) => {
-    const plan = planWireguardMesh(props).nodes[`node-${i}`];
-    const unit = plan.host.units.find((u) => u.name === 'tunnelwright-secret-wg0-private-key.service')!;
-    const execStart = /^ExecStart=(.+)$/m.exec(unit.content!)![1].replace(RESOLVE_SECRET_PATH, path.join(dir, 'resolve-secret'));
-    const conf = path.join(dir, `${ifaces[i]}.conf`);
-    fs.writeFileSync(conf, plan.host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content, { mode: 0o600 });
-    return sh(`mkdir -p /run/tunnelwright && ip netns exec ${ns[i]} unshare -m sh -c 'mount -t tmpfs -o mode=0700 tmpfs /run/tunnelwright && ${execStart} && wg-quick up ${conf}'`, { env });
+  const node = (i: number) => ({
+    node: `node-${i}`,
+    address: overlay[i],
+    publicKey: keys[i].publicKey,
+    privateKeyFrom: { file: path.join(dir, `node-${i}.key`) },
+    // node-2 has no endpoint, as behind NAT: it dials the others, who learn its address from its handshakes.
+    ...(i !== 2 ? { endpoint: `198.18.0.${i + 1}` } : {}),
+  });
+  const meshOf = (n: number): WireguardMeshProps => ({ network: '10.10.0.0/24', listenPort: 51820, persistentKeepalive: 1, nodes: Array.from({ length: n }, (_, i) => node(i)) });
+
+  /** Runs a command in node i's network namespace with its own /etc/wireguard and /run/tunnelwright. */
+  const inNode = (i: number, cmd: string) => sh(`ip netns exec ${ns[i]} unshare -m sh -c 'mount --make-rprivate / && mount --bind ${dir}/etc${i} /etc/wireguard && mount --bind ${dir}/run${i} /run/tunnelwright && ${cmd}'`, { env, timeout: 60_000 });
+  /** Writes node i's generated interface config where the host has it (the day-2 copy). */
+  const install = (mesh: WireguardMeshProps, i: number) => {
+    const conf = planWireguardMesh(mesh).nodes[`node-${i}`].wireguard.name;
+    const content = planWireguardMesh(mesh).nodes[`node-${i}`].host.files.find((f) => f.path === `/etc/wireguard/${conf}.conf`)!.content;
+    fs.writeFileSync(path.join(dir, `etc${i}`, `${ifaces[i]}.conf`), content, { mode: 0o600 });
   };
-  const down = (i: number) => sh(`ip netns exec ${ns[i]} wg-quick down ${path.join(dir, `${ifaces[i]}.conf`)}`, { env });
+  /** The generated unit's command line with the host paths of this test. */
+  const unitLine = (text: string, key: string) => new RegExp(`^${key}=(.+)$`, 'm').exec(text)![1];
+  const up = (mesh: WireguardMeshProps, i: number) => {
+    const plan = planWireguardMesh(mesh).nodes[`node-${i}`];
+    const unit = plan.host.units.find((u) => u.name === 'tunnelwright-secret-wg0-private-key.service')!;
+    install(mesh, i);
+    return inNode(i, `${unitLine(unit.content!, 'ExecStart').replace(RESOLVE_SECRET_PATH, path.join(dir, 'resolve-secret'))} && wg-quick up ${ifaces[i]}`);
+  };
+  /** `systemctl reload wg-quick@<iface>`: the last ExecReload of the generated drop-in, %i filled in. */
+  const reload = (mesh: WireguardMeshProps, i: number) => {
+    const dropin = planWireguardMesh(mesh).nodes[`node-${i}`].host.dropins.find((d) => d.unit === 'wg-quick@wg0.service' && /ExecReload=/.test(d.content))!;
+    const lines = [...dropin.content.matchAll(/^ExecReload=(.*)$/gm)].map((m) => m[1]);
+    expect(lines[0]).toBe(''); // resets upstream's ExecReload
+    return inNode(i, lines[lines.length - 1].replace(WG_RELOAD_PATH, path.join(dir, 'wg-reload')).replace(/%i/g, ifaces[i]));
+  };
+  const down = (i: number) => inNode(i, `wg-quick down ${ifaces[i]}`);
   const ping = (from: number, to: number, tries = 10) => sh(`for t in $(seq ${tries}); do ip netns exec ${ns[from]} ping -c1 -W1 ${overlay[to]} >/dev/null 2>&1 && exit 0; done; exit 1`, { timeout: 60_000 });
-
-  let props: WireguardMeshProps;
+  const publicKey = (i: number) => sh(`ip netns exec ${ns[i]} wg show ${ifaces[i]} public-key`).stdout.trim();
+  /** Every directed pair among `nodes` that pings, as "a>b"; nodes without an endpoint speak first. */
+  const pinging = (nodes: number[], tries = 10) => {
+    const pairs = nodes.flatMap((a) => nodes.filter((b) => b !== a).map((b) => [a, b] as const)).sort(([a], [b]) => Number(b === 2) - Number(a === 2));
+    return pairs.filter(([a, b]) => ping(a, b, tries).status === 0).map(([a, b]) => `${a}>${b}`).sort();
+  };
+  const allPairs = (nodes: number[]) => nodes.flatMap((a) => nodes.filter((b) => b !== a).map((b) => `${a}>${b}`)).sort();
+  const addNode = (i: number) => [
+    `ip netns add ${ns[i]}`,
+    `ip -n ${ns[i]} link set lo up`,
+    `ip link add eth0 netns ${ns[i]} type veth peer name v${i} netns ${lan}`,
+    `ip -n ${lan} link set v${i} master br0 up`,
+    `ip -n ${ns[i]} addr add 198.18.0.${i + 1}/24 dev eth0`,
+    `ip -n ${ns[i]} link set eth0 up`,
+    `mkdir -p ${dir}/etc${i} ${dir}/run${i}`,
+  ].join(' && ');
 
   beforeAll(() => {
-    const keys = [0, 1, 2].map(() => generateKeyPair());
     keys.forEach((k, i) => fs.writeFileSync(path.join(dir, `node-${i}.key`), `${k.privateKey}\n`, { mode: 0o600 }));
-    props = {
-      network: '10.10.0.0/24',
-      listenPort: 51820,
-      persistentKeepalive: 1,
-      nodes: [0, 1, 2].map((i) => ({
-        node: `node-${i}`,
-        address: overlay[i],
-        publicKey: keys[i].publicKey,
-        privateKeyFrom: { file: path.join(dir, `node-${i}.key`) },
-        // node-2 has no endpoint, as behind NAT: it dials the others, who learn its address from its handshakes.
-        ...(i < 2 ? { endpoint: `198.18.0.${i + 1}` } : {}),
-      })),
-    };
-    const plan = planWireguardMesh(props);
-    fs.writeFileSync(path.join(dir, 'resolve-secret'), plan.nodes['node-0'].host.files.find((f) => f.path === RESOLVE_SECRET_PATH)!.content, { mode: 0o755 });
-    const setup = [
-      `ip netns add ${lan}`,
-      `ip -n ${lan} link add br0 type bridge`,
-      `ip -n ${lan} link set br0 up`,
-      ...ns.flatMap((n, i) => [
-        `ip netns add ${n}`,
-        `ip -n ${n} link set lo up`,
-        `ip link add eth0 netns ${n} type veth peer name v${i} netns ${lan}`,
-        `ip -n ${lan} link set v${i} master br0 up`,
-        `ip -n ${n} addr add 198.18.0.${i + 1}/24 dev eth0`,
-        `ip -n ${n} link set eth0 up`,
-      ]),
-    ].join(' && ');
-    must(sh(setup), 'namespace setup');
-    for (const i of [0, 1, 2]) must(up(i), `wg-quick up on node-${i}`);
+    const files = planWireguardMesh(meshOf(3)).nodes['node-0'].host.files;
+    fs.writeFileSync(path.join(dir, 'resolve-secret'), files.find((f) => f.path === RESOLVE_SECRET_PATH)!.content, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'wg-reload'), files.find((f) => f.path === WG_RELOAD_PATH)!.content, { mode: 0o755 });
+    must(sh(['mkdir -p /etc/wireguard /run/tunnelwright', `ip netns add ${lan}`, `ip -n ${lan} link add br0 type bridge`, `ip -n ${lan} link set br0 up`, ...[0, 1, 2].map(addNode)].join(' && ')), 'namespace setup');
+    for (const i of [0, 1, 2]) must(up(meshOf(3), i), `wg-quick up on node-${i}`);
   });
 
   afterAll(() => {
-    for (const n of [...ns, lan]) sh(`ip netns pids ${n} | xargs -r kill; sleep 0.2; ip netns del ${n}`);
+    for (const n of [...ns, lan]) sh(`ip netns pids ${n} | xargs -r kill; sleep 0.2; ip netns del ${n} 2>/dev/null`);
   });
 
-  it('applies each node its key from the resolved file', () => {
+  it('first boot: each node has its key from the resolved file, and all six directed pairs ping', () => {
+    expect([0, 1, 2].map(publicKey)).toEqual(keys.slice(0, 3).map((k) => k.publicKey));
+    expect(pinging([0, 1, 2])).toEqual(allPairs([0, 1, 2]));
+  });
+
+  it('control: upstream\'s ExecReload (wg syncconf of the stripped config) clears the key, and the overlay stops', () => {
+    const upstream = unitLine(upstreamUnit, 'ExecReload').replace(/%i/g, ifaces[0]).replace(/\/usr\/bin\//g, '');
+    expect(inNode(0, upstream.replace(/'/g, '\'\\\'\'')).status).toBe(0);
+    expect(publicKey(0)).toBe('(none)');
+    expect(ping(1, 0, 3).status).not.toBe(0);
+    // Restore the key as PostUp would on a restart.
+    expect(inNode(0, `wg set ${ifaces[0]} private-key /run/tunnelwright/secrets/wg0-private-key`).status).toBe(0);
+    expect(ping(1, 0).status).toBe(0);
+  });
+
+  it('reload with the generated drop-in keeps every key, and all six pairs still ping', () => {
+    for (const i of [0, 1, 2]) expect({ i, ...must(reload(meshOf(3), i), `reload node-${i}`) && { ok: true } }).toEqual({ i, ok: true });
+    expect([0, 1, 2].map(publicKey)).toEqual(keys.slice(0, 3).map((k) => k.publicKey));
+    expect(pinging([0, 1, 2])).toEqual(allPairs([0, 1, 2]));
+  });
+
+  it('a fourth node joins by the day-2 path alone (copy each config, reload): all twelve directed pairs ping', () => {
+    must(sh(addNode(3)), 'namespace of node-3');
+    must(up(meshOf(4), 3), 'wg-quick up on node-3');
+    // Control: before the others take the new config, the new node reaches none of them.
+    expect(pinging([0, 3], 2).concat(pinging([1, 3], 2))).toEqual([]);
     for (const i of [0, 1, 2]) {
-      const pub = sh(`ip netns exec ${ns[i]} wg show ${ifaces[i]} public-key`);
-      expect(pub.stdout.trim()).toBe(props.nodes[i].publicKey);
+      install(meshOf(4), i);
+      must(reload(meshOf(4), i), `reload node-${i}`);
     }
-  });
-
-  it('every node pings every other node\'s overlay address', () => {
-    // The node without an endpoint speaks first: its peers learn where it is from its handshake.
-    for (const [from, to] of [[2, 0], [2, 1], [0, 1], [1, 0], [0, 2], [1, 2]]) {
-      expect({ from, to, ok: ping(from, to).status === 0 }).toEqual({ from, to, ok: true });
-    }
+    expect([0, 1, 2, 3].map(publicKey)).toEqual(keys.map((k) => k.publicKey));
+    expect(pinging([0, 1, 2, 3])).toEqual(allPairs([0, 1, 2, 3]));
   });
 
   it('when one node takes its interface down, its peers\' pings to it fail, and others still work', () => {
     expect(down(1).status).toBe(0);
-    for (const from of [0, 2]) expect({ from, ok: ping(from, 1, 2).status === 0 }).toEqual({ from, ok: false });
+    for (const from of [0, 2, 3]) expect({ from, ok: ping(from, 1, 2).status === 0 }).toEqual({ from, ok: false });
     expect(ping(0, 2).status).toBe(0);
   });
 });
