@@ -14,8 +14,8 @@ export { renderCloudConfig, USER_DATA_WARN_BYTES } from './host/cloud-init';
 export {
   DEFAULT_IGNITION_VERSION, type IgnitionConfig, type IgnitionFile, type IgnitionUnit, type IgnitionVersion, IGNITION_VERSIONS, renderIgnition, renderIgnitionJson,
 } from './host/ignition';
-export { type HostArtefacts, renderHostArtefacts } from './host/artefacts';
-export { type Distribution, type NodeRole, type WireguardInterface, type WireguardOverlayNodeProps, type WireguardPeer } from './model/wireguard-overlay-node';
+export { type HostArtefacts, renderHostArtefacts, type WireguardConfigFile, wireguardConfigs } from './host/artefacts';
+export { type Distribution, type K0sInstall, type NodeRole, type WireguardInterface, type WireguardOverlayNodeProps, type WireguardPeer } from './model/wireguard-overlay-node';
 export { type WireguardMeshNode, type WireguardMeshProps } from './model/wireguard-mesh';
 export { distributionUnit, planWireguardOverlayNode, validateWireguardOverlayNode } from './render/wireguard-overlay-node';
 export { type MeshNodePlan, type MeshPlan, planWireguardMesh, validateWireguardMesh } from './render/wireguard-mesh';
