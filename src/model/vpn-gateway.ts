@@ -41,6 +41,8 @@ export interface VpnGatewayProps {
   readonly nodeCidrs: Cidr[];
   /** kube-dns ClusterIP. @default - the service CIDR (`clusterCidrs[1]`) + 10, e.g. 10.43.0.10 */
   readonly clusterDnsIp?: string;
+  /** The cluster's DNS domain (kubelet's `clusterDomain`): its names are resolved by kube-dns, never through the tunnel. @default 'cluster.local' */
+  readonly clusterDomain?: string;
   /** gluetun's provider name (`nordvpn`, `protonvpn`, `mullvad`, …), `pia` for private internet access, or `custom`. */
   readonly vpnProvider: string;
   /** @default 'wireguard' */
@@ -105,6 +107,7 @@ export const vpnGatewaySchema = z.strictObject({
   clusterCidrs: z.array(cidrSchema),
   nodeCidrs: z.array(cidrSchema),
   clusterDnsIp: ipSchema.optional(),
+  clusterDomain: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, { message: 'expected a DNS domain such as cluster.local' }).max(253).optional(),
   vpnProvider: z.string(),
   vpnType: z.enum(['wireguard', 'openvpn']).optional(),
   wireguardPrivateKeySecret: secretKeyRefSchema.optional(),
@@ -166,7 +169,6 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
         push('wireguardAddresses', 'required', `required by ${row.gluetunName} over WireGuard: the tunnel addresses the provider assigned to your key`);
       }
       if (wg.presharedKey === 'required' && input.wireguardPresharedKeySecret === undefined) push('wireguardPresharedKeySecret', 'required', `required by ${row.gluetunName} over WireGuard (gluetun checks it)`);
-      if (wg.presharedKey === 'unsupported' && input.wireguardPresharedKeySecret !== undefined) push('wireguardPresharedKeySecret', 'forbidden', `${row.gluetunName} uses no preshared key over WireGuard`);
       const port = input.vpnEndpointPort;
       if (typeof port === 'number') {
         if (wg.endpointPort === 'forbidden') push('vpnEndpointPort', 'forbidden', `must not be set for ${row.gluetunName} over WireGuard (gluetun takes the port from its server data), ${received(port)}`);
@@ -181,7 +183,14 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
     }
   }
   if (row && vpnType === 'openvpn') {
-    if (row.openvpnPort === undefined) push('vpnType', 'no-openvpn', `tunnelwright offers OpenVPN for ${Object.keys(PROVIDERS).filter((p) => PROVIDERS[p].openvpnPort !== undefined).join(', ')} (received ${JSON.stringify(providerName)})`);
+    if (!row.openvpn) {
+      push('vpnType', 'no-openvpn', row.noOpenvpn ?? `tunnelwright offers OpenVPN for ${Object.keys(PROVIDERS).filter((p) => PROVIDERS[p].openvpn !== undefined).join(', ')} (received ${JSON.stringify(providerName)})`);
+    } else if (typeof input.vpnEndpointPort === 'number') {
+      const port = input.vpnEndpointPort;
+      const allowed = row.openvpn.endpointPort;
+      if (allowed === 'forbidden') push('vpnEndpointPort', 'forbidden', `must not be set for ${row.gluetunName} over OpenVPN (gluetun refuses a custom OpenVPN port for it), ${received(port)}`);
+      else if (!allowed.includes(port)) push('vpnEndpointPort', 'port', `expected one of ${allowed.join(', ')} for ${row.gluetunName} over OpenVPN (UDP), ${received(port)}`);
+    }
     if (input.openvpnCredentialsSecret === undefined) push('openvpnCredentialsSecret', 'required', 'required for OpenVPN: the Secret with the username and password');
     for (const key of ['wireguardPrivateKeySecret', 'wireguardPresharedKeySecret', 'wireguardAddresses', 'wireguardPublicKey'] as const) {
       if (input[key] !== undefined) push(key, 'forbidden', 'a WireGuard setting, but vpnType is openvpn');
@@ -205,7 +214,20 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
   }
   if (input.dnsOverTls === true) push('dnsOverTls', 'dns-collision', "gluetun's DNS server (which DNS over TLS needs) binds :53 on every interface and collides with pod-gateway's dnsmasq, which routed pods need for cluster names; leave dnsOverTls off: DNS still leaves through the tunnel");
   checkPortForwarding(input, row, vpnType as string, push);
-  checkNetwork(input, push);
+  checkNetwork(input, row && vpnType === 'wireguard' ? row : undefined, push);
+}
+
+/**
+ * pod-gateway is IPv4-only: its scripts feed every CIDR of VPN_LOCAL_CIDRS and NOT_ROUTED_TO_GATEWAY_CIDRS to
+ * iptables and `ip route` (an IPv6 entry fails `gateway_init.sh` under `set -e`: the init container crash-loops), and
+ * `client_init.sh` deletes the client's IPv6 default route. IPv6 CIDRs are kept out of every gateway list, with a warning.
+ */
+function ipv6Warnings(input: Record<string, unknown>): Problem[] {
+  return [...locatedCidrs(input, 'clusterCidrs'), ...locatedCidrs(input, 'nodeCidrs')].filter((c) => c.value.family === 6).map((c) => ({
+    path: c.at,
+    code: 'ipv6-cidr',
+    message: 'an IPv6 CIDR is kept out of the gateway (pod-gateway routes IPv4 only and removes routed pods\' IPv6 default route): routed pods have no IPv6 egress, which their kill switch denies',
+  }));
 }
 
 function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | undefined, vpnType: string, push: (path: string, code: string, message: string) => void): void {
@@ -228,7 +250,7 @@ function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | 
   if (typeof pf.workload === 'string' && !isDnsLabel(pf.workload)) push('portForwarding.workload', 'name', `expected a workload name (a DNS label), ${received(pf.workload)}`);
 }
 
-function checkNetwork(input: Record<string, unknown>, push: (path: string, code: string, message: string) => void): void {
+function checkNetwork(input: Record<string, unknown>, wireguardRow: ProviderRow | undefined, push: (path: string, code: string, message: string) => void): void {
   const cluster = locatedCidrs(input, 'clusterCidrs');
   const nodes = locatedCidrs(input, 'nodeCidrs');
   if (Array.isArray(input.clusterCidrs) && input.clusterCidrs.length === 0) push('clusterCidrs', 'required', 'expected the pod and service CIDRs: they are never routed through the VPN');
@@ -239,7 +261,11 @@ function checkNetwork(input: Record<string, unknown>, push: (path: string, code:
   const vx = typeof input.vxlanNetwork === 'string' ? parseCidr(input.vxlanNetwork) : undefined;
   if (vx && (vx.family !== 4 || vx.prefix !== 24 || vx.address !== vx.start)) push('vxlanNetwork', 'vxlan-network', `expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), ${received(input.vxlanNetwork)}`);
   const vxLocated = vx ? [{ value: vx, at: 'vxlanNetwork' }] : [{ value: parseCidr('172.16.0.0/24')!, at: 'vxlanNetwork (default 172.16.0.0/24)' }];
-  const tunnel = locatedCidrs(input, 'wireguardAddresses');
+  // The tunnel addresses gluetun uses: the given ones, or the provider's default (nordvpn 10.5.0.2/32, protonvpn 10.2.0.2/32).
+  const defaults = wireguardRow?.wireguard?.defaultAddresses;
+  const tunnel = input.wireguardAddresses === undefined && defaults
+    ? defaults.map((a) => ({ value: parseCidr(a)!, at: `wireguardAddresses (${wireguardRow!.gluetunName}'s default ${a})` }))
+    : locatedCidrs(input, 'wireguardAddresses');
   // A default route is reported as such, not as an overlap with everything.
   for (const o of findOverlaps([...cluster, ...nodes, ...vxLocated, ...tunnel].filter((c) => c.value.prefix > 0))) {
     const [a, b] = [o.a.at, o.b.at].sort();
@@ -248,7 +274,10 @@ function checkNetwork(input: Record<string, unknown>, push: (path: string, code:
     if (a.startsWith('clusterCidrs') && b.startsWith('clusterCidrs')) {
       push(o.b.at, 'overlap', `overlaps ${o.a.at}: the cluster CIDRs must be distinct`);
     } else {
-      push(o.b.at.replace(/ \(default.*\)$/, ''), 'overlap', `overlaps ${o.a.at}: ${o.b.at.startsWith('wireguardAddresses') || o.a.at.startsWith('wireguardAddresses') ? 'FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (it breaks NAT-PMP port forwarding)' : 'the VXLAN, cluster and node networks must be distinct'}`);
+      // A default (not written by the user) is reported at the user's prop it collides with.
+      const [at, other] = / \(/.test(o.b.at) ? [o.a.at, o.b.at] : [o.b.at, o.a.at];
+      const tunnelPair = o.b.at.startsWith('wireguardAddresses') || o.a.at.startsWith('wireguardAddresses');
+      push(at, 'overlap', `overlaps ${other}: ${tunnelPair ? 'FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (traffic to the tunnel gateway, such as NAT-PMP port forwarding, would leave by eth0)' : 'the VXLAN, cluster and node networks must be distinct'}`);
     }
   }
   if (typeof input.clusterDnsIp === 'string') {
@@ -265,5 +294,6 @@ export function checkVpnGateway(input: unknown): { problems: Problem[]; warnings
   const parsed = parseWith<VpnGatewayProps>(vpnGatewaySchema, input);
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   if (isRecord(input)) checkGateway(input, problems);
-  return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  const warnings = isRecord(input) ? ipv6Warnings(input) : [];
+  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }

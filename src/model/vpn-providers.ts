@@ -16,23 +16,35 @@ export type LocationFilter = keyof typeof LOCATION_FILTERS;
 export interface ProviderWireguard {
   /** `WIREGUARD_ADDRESSES`. */
   readonly addresses: 'required' | 'optional';
-  /** `WIREGUARD_PRESHARED_KEY`: checked by gluetun (required), used (optional), or not a thing for the provider (unsupported). */
-  readonly presharedKey: 'required' | 'optional' | 'unsupported';
+  /** gluetun's address when `WIREGUARD_ADDRESSES` is not set (settings/wireguard.go `setDefaults`). */
+  readonly defaultAddresses?: readonly string[];
+  /** `WIREGUARD_PRESHARED_KEY`: checked by gluetun (required) or optional (gluetun validates and uses one when given). */
+  readonly presharedKey: 'required' | 'optional';
   /** `WIREGUARD_ENDPOINT_PORT`: must not be set, any port, required, or one of a list. */
   readonly endpointPort: 'forbidden' | 'any' | 'required' | readonly number[];
-  /** The port the tunnel uses when none is set (pod-gateway's VPN_TRAFFIC_PORT). */
+  /** The port the tunnel uses when none is set (gluetun's `provider/<p>/connection.go`; pod-gateway's VPN_TRAFFIC_PORT). */
   readonly defaultPort: number;
+}
+
+/** OpenVPN over UDP (the only protocol tunnelwright sets) in gluetun v3.41 (settings/openvpnselection.go). */
+export interface ProviderOpenvpn {
+  /** The UDP port when `OPENVPN_ENDPOINT_PORT` is not set (`provider/<p>/connection.go`). */
+  readonly defaultPort: number;
+  /** `OPENVPN_ENDPOINT_PORT`: refused by gluetun (forbidden), or one of a list. */
+  readonly endpointPort: 'forbidden' | readonly number[];
 }
 
 export interface ProviderRow {
   /** `VPN_SERVICE_PROVIDER`. */
   readonly gluetunName: string;
-  /** Absent: gluetun refuses this provider over WireGuard (`why` says what to do instead). */
+  /** Absent: gluetun refuses this provider over WireGuard (`noWireguard` says what to do instead). */
   readonly wireguard?: ProviderWireguard;
   /** Why WireGuard is refused, and the way to do it. */
   readonly noWireguard?: string;
-  /** OpenVPN: the default transport port (UDP), or absent when tunnelwright does not offer OpenVPN for it. */
-  readonly openvpnPort?: number;
+  /** OpenVPN, or absent when tunnelwright does not offer OpenVPN for it (`noOpenvpn` may say why). */
+  readonly openvpn?: ProviderOpenvpn;
+  /** Why OpenVPN is refused, and the way to do it. */
+  readonly noOpenvpn?: string;
   readonly filters: readonly LocationFilter[];
   /** `VPN_PORT_FORWARDING=on` works natively (for these VPN types). */
   readonly nativePortForwarding: readonly ('wireguard' | 'openvpn')[];
@@ -41,19 +53,26 @@ export interface ProviderRow {
 const ALL_BUT_NAMES: readonly LocationFilter[] = ['serverCountries', 'serverRegions', 'serverCities', 'serverHostnames'];
 
 export const PROVIDERS: Readonly<Record<string, ProviderRow>> = {
-  nordvpn: { gluetunName: 'nordvpn', wireguard: { addresses: 'optional', presharedKey: 'unsupported', endpointPort: 'forbidden', defaultPort: 51820 }, openvpnPort: 1194, filters: ALL_BUT_NAMES, nativePortForwarding: [] },
-  protonvpn: { gluetunName: 'protonvpn', wireguard: { addresses: 'optional', presharedKey: 'unsupported', endpointPort: 'forbidden', defaultPort: 51820 }, openvpnPort: 1194, filters: ALL_BUT_NAMES, nativePortForwarding: ['wireguard', 'openvpn'] },
+  nordvpn: { gluetunName: 'nordvpn', wireguard: { addresses: 'optional', defaultAddresses: ['10.5.0.2/32'], presharedKey: 'optional', endpointPort: 'forbidden', defaultPort: 51820 }, openvpn: { defaultPort: 1194, endpointPort: 'forbidden' }, filters: ALL_BUT_NAMES, nativePortForwarding: [] },
+  protonvpn: { gluetunName: 'protonvpn', wireguard: { addresses: 'optional', defaultAddresses: ['10.2.0.2/32'], presharedKey: 'optional', endpointPort: 'forbidden', defaultPort: 51820 }, openvpn: { defaultPort: 1194, endpointPort: [80, 443, 1194, 4569, 5060, 51820] }, filters: [...ALL_BUT_NAMES, 'serverNames'], nativePortForwarding: ['wireguard', 'openvpn'] },
   mullvad: { gluetunName: 'mullvad', wireguard: { addresses: 'required', presharedKey: 'optional', endpointPort: 'any', defaultPort: 51820 }, filters: ['serverCountries', 'serverCities', 'serverHostnames'], nativePortForwarding: [] },
-  surfshark: { gluetunName: 'surfshark', wireguard: { addresses: 'required', presharedKey: 'unsupported', endpointPort: 'forbidden', defaultPort: 51820 }, openvpnPort: 1194, filters: ALL_BUT_NAMES, nativePortForwarding: [] },
-  ivpn: { gluetunName: 'ivpn', wireguard: { addresses: 'required', presharedKey: 'unsupported', endpointPort: [53, 2049, 2050, 30587, 41893, 48574, 58237], defaultPort: 2049 }, openvpnPort: 2049, filters: ['serverCountries', 'serverCities', 'serverHostnames'], nativePortForwarding: [] },
+  surfshark: { gluetunName: 'surfshark', wireguard: { addresses: 'required', presharedKey: 'optional', endpointPort: 'forbidden', defaultPort: 51820 }, openvpn: { defaultPort: 1194, endpointPort: 'forbidden' }, filters: ALL_BUT_NAMES, nativePortForwarding: [] },
+  ivpn: { gluetunName: 'ivpn', wireguard: { addresses: 'required', presharedKey: 'optional', endpointPort: [53, 2049, 2050, 30587, 41893, 48574, 58237], defaultPort: 58237 }, openvpn: { defaultPort: 1194, endpointPort: [53, 1194, 2049, 2050] }, filters: ['serverCountries', 'serverCities', 'serverHostnames'], nativePortForwarding: [] },
   // The wiki says the preshared key "MUST be set"; gluetun's code does not check it: following the code.
-  windscribe: { gluetunName: 'windscribe', wireguard: { addresses: 'required', presharedKey: 'optional', endpointPort: [53, 80, 123, 443, 1194, 65142], defaultPort: 443 }, openvpnPort: 443, filters: ['serverRegions', 'serverCities', 'serverHostnames'], nativePortForwarding: [] },
-  airvpn: { gluetunName: 'airvpn', wireguard: { addresses: 'required', presharedKey: 'required', endpointPort: [1637, 47107], defaultPort: 1637 }, openvpnPort: 443, filters: ['serverCountries', 'serverRegions', 'serverCities', 'serverNames', 'serverHostnames'], nativePortForwarding: [] },
-  fastestvpn: { gluetunName: 'fastestvpn', wireguard: { addresses: 'required', presharedKey: 'unsupported', endpointPort: 'forbidden', defaultPort: 51820 }, openvpnPort: 4443, filters: ['serverCountries', 'serverCities', 'serverHostnames'], nativePortForwarding: [] },
+  windscribe: { gluetunName: 'windscribe', wireguard: { addresses: 'required', presharedKey: 'optional', endpointPort: [53, 80, 123, 443, 1194, 65142], defaultPort: 1194 }, openvpn: { defaultPort: 1194, endpointPort: [53, 80, 123, 443, 1194, 54783] }, filters: ['serverRegions', 'serverCities', 'serverHostnames'], nativePortForwarding: [] },
+  airvpn: {
+    gluetunName: 'airvpn',
+    wireguard: { addresses: 'required', presharedKey: 'required', endpointPort: [1637, 47107], defaultPort: 1637 },
+    noOpenvpn: 'gluetun refuses airvpn over OpenVPN without a client certificate and key (settings/openvpn.go: validateOpenVPNClientCertificate/Key), which tunnelwright does not model: use vpnType "wireguard" (wireguardPrivateKeySecret, wireguardPresharedKeySecret, wireguardAddresses from your AirVPN WireGuard config)',
+    filters: ['serverCountries', 'serverRegions', 'serverCities', 'serverNames', 'serverHostnames'],
+    nativePortForwarding: [],
+  },
+  fastestvpn: { gluetunName: 'fastestvpn', wireguard: { addresses: 'required', presharedKey: 'optional', endpointPort: 'forbidden', defaultPort: 51820 }, openvpn: { defaultPort: 4443, endpointPort: 'forbidden' }, filters: ['serverCountries', 'serverCities', 'serverHostnames'], nativePortForwarding: [] },
   'private internet access': {
     gluetunName: 'private internet access',
     noWireguard: 'gluetun has no WireGuard support for private internet access ("native support cannot be added"): use vpnProvider "custom" with the WireGuard config from pia-wg-config (vpnEndpointIp, vpnEndpointPort, wireguardPublicKey, wireguardAddresses), one serverNames entry, and portForwarding { provider: "private internet access", credentialsSecret }',
-    openvpnPort: 1198,
+    // 1197 with gluetun's default "strong" encryption preset (1198 with "normal", which tunnelwright does not set).
+    openvpn: { defaultPort: 1197, endpointPort: [53, 1194, 1197, 1198, 8080, 9201] },
     filters: ['serverRegions', 'serverNames', 'serverHostnames'],
     nativePortForwarding: ['openvpn'],
   },
@@ -77,5 +96,6 @@ export const GLUETUN_ENV = new Set([
   'HEALTH_SERVER_ADDRESS', 'HEALTH_RESTART_VPN',
   'DNS_SERVER', 'DNS_UPSTREAM_RESOLVER_TYPE', 'DNS_ADDRESS',
   'HTTP_CONTROL_SERVER_ADDRESS', 'HTTP_CONTROL_SERVER_AUTH_CONFIG_FILEPATH',
-  'VPN_PORT_FORWARDING', 'VPN_PORT_FORWARDING_PROVIDER', 'VPN_PORT_FORWARDING_USERNAME', 'VPN_PORT_FORWARDING_PASSWORD', 'VPN_PORT_FORWARDING_UP_COMMAND',
+  'VPN_PORT_FORWARDING', 'VPN_PORT_FORWARDING_PROVIDER', 'VPN_PORT_FORWARDING_USERNAME_SECRETFILE', 'VPN_PORT_FORWARDING_PASSWORD_SECRETFILE',
+  'VPN_PORT_FORWARDING_UP_COMMAND', 'VPN_PORT_FORWARDING_DOWN_COMMAND',
 ]);

@@ -39,7 +39,8 @@ export interface GatewayFacts {
   readonly vxlanPrefix: string;
   readonly vxlanMtu: number;
   readonly clusterDnsIp: string;
-  /** Cluster, node (and ztunnel) CIDRs: never routed through the VPN. */
+  readonly clusterDomain: string;
+  /** Cluster, node (and ztunnel) IPv4 CIDRs: never routed through the VPN (pod-gateway is IPv4-only). */
   readonly localCidrs: string[];
   readonly podLabels: Record<string, string>;
   readonly images: { gluetun: string; podGateway: string };
@@ -66,10 +67,11 @@ export function gatewayFacts(props: VpnGatewayProps): GatewayFacts {
     vxlanPrefix: [24n, 16n, 8n].map((s) => String((vx.start >> s) & 255n)).join('.'),
     vxlanMtu: vpnType === 'wireguard' ? Math.min(WIREGUARD_MTU, podMtu - 50) : podMtu - 50,
     clusterDnsIp: clusterDnsIpOf(props)!,
-    localCidrs: [...props.clusterCidrs, ...props.nodeCidrs, ...(props.mesh === 'istio-ambient' ? [ZTUNNEL_CIDR] : [])],
+    clusterDomain: props.clusterDomain ?? 'cluster.local',
+    localCidrs: [...props.clusterCidrs, ...props.nodeCidrs, ...(props.mesh === 'istio-ambient' ? [ZTUNNEL_CIDR] : [])].filter((c) => parseCidr(c)!.family === 4),
     podLabels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'vpn-gateway', 'app.kubernetes.io/managed-by': 'tunnelwright' },
     images: { gluetun: props.images?.gluetun ?? DEFAULT_IMAGES.gluetun, podGateway: props.images?.podGateway ?? DEFAULT_IMAGES.podGateway },
-    vpnTrafficPort: props.vpnEndpointPort ?? (vpnType === 'wireguard' ? row.wireguard!.defaultPort : row.openvpnPort!),
+    vpnTrafficPort: props.vpnEndpointPort ?? (vpnType === 'wireguard' ? row.wireguard!.defaultPort : row.openvpn!.defaultPort),
   };
 }
 
@@ -118,16 +120,20 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
     set('VPN_PORT_FORWARDING', 'on');
     if (pf.provider) set('VPN_PORT_FORWARDING_PROVIDER', pf.provider === 'pia' ? 'private internet access' : pf.provider);
     if (pf.credentialsSecret) {
-      env.push({ name: 'VPN_PORT_FORWARDING_USERNAME', valueFrom: { secretKeyRef: { name: pf.credentialsSecret.name, key: pf.credentialsSecret.userKey ?? 'username' } } });
-      env.push({ name: 'VPN_PORT_FORWARDING_PASSWORD', valueFrom: { secretKeyRef: { name: pf.credentialsSecret.name, key: pf.credentialsSecret.passwordKey ?? 'password' } } });
+      // gluetun reads any setting from `<NAME>_SECRETFILE` (sources/secrets/reader.go): never the environment.
+      set('VPN_PORT_FORWARDING_USERNAME_SECRETFILE', `${SECRETS_DIR}/vpn_port_forwarding_username`);
+      set('VPN_PORT_FORWARDING_PASSWORD_SECRETFILE', `${SECRETS_DIR}/vpn_port_forwarding_password`);
     }
     if (pf.toPort !== undefined) {
       const to = `${f.vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`;
-      const rules = ['tcp', 'udp'].flatMap((p) => [
-        `iptables -t nat -A PREROUTING -i tun0 -p ${p} --dport {{PORT}} -j DNAT --to-destination ${to}:${pf.toPort}`,
-        `iptables -I FORWARD -i tun0 -d ${to} -p ${p} --dport ${pf.toPort} -j ACCEPT`,
+      const rules = (op: { nat: string; forward: string }) => ['tcp', 'udp'].flatMap((p) => [
+        `iptables -t nat ${op.nat} PREROUTING -i tun0 -p ${p} --dport {{PORT}} -j DNAT --to-destination ${to}:${pf.toPort}`,
+        `iptables ${op.forward} FORWARD -i tun0 -d ${to} -p ${p} --dport ${pf.toPort} -j ACCEPT`,
       ]);
-      set('VPN_PORT_FORWARDING_UP_COMMAND', `/bin/sh -c '${rules.join('; ')}'`);
+      // The down command removes exactly what the up command added (gluetun runs it before a new port's up
+      // command): without it every port change stacks another DNAT rule.
+      set('VPN_PORT_FORWARDING_UP_COMMAND', `/bin/sh -c '${rules({ nat: '-A', forward: '-I' }).join('; ')}'`);
+      set('VPN_PORT_FORWARDING_DOWN_COMMAND', `/bin/sh -c '${rules({ nat: '-D', forward: '-D' }).map((r) => `${r} || true`).join('; ')}'`);
     }
   }
   return env;
@@ -137,10 +143,24 @@ function settingsSh(lines: [string, string | number][]): string {
   return `# pod-gateway settings, written by tunnelwright\n${lines.map(([k, v]) => `${k}=${JSON.stringify(String(v))}`).join('\n')}\n`;
 }
 
+/**
+ * The name pod-gateway looks a client up by: `client_init.sh` takes `hostname | cut -d'-' -f1` in Kubernetes, so a
+ * name with a dash never matches. The forwarded workload's pods get this (dash-free) name as their hostname, and
+ * nat.conf holds the same.
+ */
+export function natName(workload: string): string {
+  return workload.replace(/-/g, '');
+}
+
+/** The name `client_init.sh` derives from a pod of `workload` whose hostname is its pod name: the part before the first dash. */
+export function clientLookupName(workload: string): string {
+  return workload.split('-')[0];
+}
+
 function natConf(props: VpnGatewayProps): string {
   const pf = props.portForwarding;
   const lines = ['# name ip ports: a routed workload with a fixed VXLAN address (pod-gateway nat.conf)'];
-  if (pf?.workload && pf.toPort !== undefined) lines.push(`${pf.workload} ${FORWARDED_WORKLOAD_HOST} tcp:${pf.toPort},udp:${pf.toPort}`);
+  if (pf?.workload && pf.toPort !== undefined) lines.push(`${natName(pf.workload)} ${FORWARDED_WORKLOAD_HOST} tcp:${pf.toPort},udp:${pf.toPort}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -157,7 +177,9 @@ function gatewaySettings(f: GatewayFacts): string {
     ['VPN_TRAFFIC_PORT', f.vpnTrafficPort],
     ['VPN_LOCAL_CIDRS', f.localCidrs.join(' ')],
     ['K8S_DNS_IPS', f.clusterDnsIp],
-    ['DNS_LOCAL_CIDRS', 'cluster.local'],
+    ['DNS_LOCAL_CIDRS', f.clusterDomain],
+    // Never taken from resolv.conf: gluetun rewrites it at start, so a restarted sidecar would copy the tunnel resolver.
+    ['DNS_LOCAL_SERVER', f.clusterDnsIp],
   ]);
 }
 
@@ -180,6 +202,8 @@ function secretVolume(props: VpnGatewayProps): IVolume {
     const c = props.openvpnCredentialsSecret!;
     sources.push({ secret: { name: c.name, items: [{ key: c.userKey ?? 'username', path: 'openvpn_user' }, { key: c.passwordKey ?? 'password', path: 'openvpn_password' }] } });
   }
+  const pf = props.portForwarding?.credentialsSecret;
+  if (pf) sources.push({ secret: { name: pf.name, items: [{ key: pf.userKey ?? 'username', path: 'vpn_port_forwarding_username' }, { key: pf.passwordKey ?? 'password', path: 'vpn_port_forwarding_password' }] } });
   return { name: 'gluetun-secrets', projected: { defaultMode: 0o400, sources } };
 }
 
@@ -187,8 +211,18 @@ function secretVolume(props: VpnGatewayProps): IVolume {
 export function planVpnGateway(props: VpnGatewayProps): Plan {
   const checked = checkVpnGateway(props);
   throwIfProblems(checked.problems, 'VpnGateway props');
-  return renderVpnGateway(checked.value!);
+  const plan = renderVpnGateway(checked.value!);
+  return { ...plan, warnings: checked.warnings };
 }
+
+/**
+ * gluetun's WireGuard adds an `ip rule` for table 51820 and, after an unclean exit (an OOM kill), leaves it in the
+ * pod's network namespace: the restarted container fails with "file exists" (internal/wireguard/rule.go). The gluetun
+ * wiki's Kubernetes page deletes the stale rule from a postStart hook, which runs beside the entrypoint and may delete
+ * the fresh rule instead; deleting it before exec'ing the entrypoint (`/gluetun-entrypoint`, the image's ENTRYPOINT)
+ * cannot race.
+ */
+export const GLUETUN_WIREGUARD_COMMAND = ['/bin/sh', '-c', 'while ip rule del table 51820 2>/dev/null; do :; done; while ip -6 rule del table 51820 2>/dev/null; do :; done; exec /gluetun-entrypoint'];
 
 export function renderVpnGateway(props: VpnGatewayProps): Plan {
   const f = gatewayFacts(props);
@@ -215,6 +249,7 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
       {
         name: 'gluetun',
         image: f.images.gluetun,
+        ...((props.vpnType ?? 'wireguard') === 'wireguard' ? { command: GLUETUN_WIREGUARD_COMMAND } : {}),
         env: gluetunEnv(props, f),
         ports: [{ name: 'health', containerPort: HEALTH_PORT, protocol: 'TCP' }, { name: 'vxlan', containerPort: f.vxlanPort, protocol: 'UDP' }],
         securityContext: { capabilities: { add: ['NET_ADMIN'] } },
@@ -289,7 +324,7 @@ export interface RoutePlan {
   readonly volume: IVolume;
   readonly dnsPolicy: 'None';
   readonly dnsConfig: NonNullable<IPodSpec['dnsConfig']>;
-  /** Set for the port-forwarding workload: pod-gateway matches nat.conf by hostname. */
+  /** Set for the port-forwarding workload: pod-gateway matches nat.conf by the hostname's part before the first "-". */
   readonly hostname?: string;
 }
 
@@ -299,13 +334,17 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   const problems = [...checked.problems];
   if (!isDnsLabel(target.namespace)) problems.push({ path: 'route.namespace', code: 'namespace', message: `expected the workload's namespace, received ${JSON.stringify(target.namespace)}` });
   if (Object.keys(target.podLabels).length === 0) problems.push({ path: 'route.podLabels', code: 'selector-empty', message: 'the routed workload has no pod labels: its kill switch would select every pod in the namespace' });
+  const forwardedTo = checked.value?.portForwarding?.toPort !== undefined ? checked.value.portForwarding.workload : undefined;
+  if (forwardedTo !== undefined && target.name !== forwardedTo && clientLookupName(target.name) === natName(forwardedTo)) {
+    problems.push({ path: 'route.name', code: 'nat-name', message: `pod-gateway looks clients up by the part of the hostname before the first "-": pods of ${JSON.stringify(target.name)} would be taken for the port-forwarding workload ${JSON.stringify(forwardedTo)} (nat.conf name ${JSON.stringify(natName(forwardedTo))}) and get its fixed address; rename one of them` });
+  }
   throwIfProblems(problems, 'VpnGateway route');
   const props = checked.value!;
   const f = gatewayFacts(props);
   // One ConfigMap per routed workload: two routes in one namespace (or a probe beside them) never clash.
   const configName = `${target.name}-vpn-route`.slice(0, 63).replace(/-+$/, '');
   const settings = settingsSh([
-    ['GATEWAY_NAME', `${f.name}.${f.namespace}.svc.cluster.local`],
+    ['GATEWAY_NAME', `${f.name}.${f.namespace}.svc.${f.clusterDomain}`],
     ['K8S_DNS_IPS', f.clusterDnsIp],
     ['NOT_ROUTED_TO_GATEWAY_CIDRS', f.localCidrs.join(' ')],
     ['VXLAN_ID', f.vxlanId],
@@ -341,10 +380,10 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     dnsPolicy: 'None',
     dnsConfig: {
       nameservers: [`${f.vxlanPrefix}.1`],
-      searches: [`${target.namespace}.svc.cluster.local`, 'svc.cluster.local', 'cluster.local'],
+      searches: [`${target.namespace}.svc.${f.clusterDomain}`, `svc.${f.clusterDomain}`, f.clusterDomain],
       options: [{ name: 'ndots', value: '5' }],
     },
-    ...(forwarded ? { hostname: target.name } : {}),
+    ...(forwarded ? { hostname: natName(target.name) } : {}),
   };
 }
 

@@ -27,8 +27,23 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails airvpn without a preshared key', on('airvpn', (p) => { delete p.wireguardPresharedKeySecret; }), [
       { path: 'wireguardPresharedKeySecret', code: 'required', message: 'required by airvpn over WireGuard (gluetun checks it)' },
     ]],
-    ['fails a preshared key nordvpn does not use', on('nordvpn', (p) => { p.wireguardPresharedKeySecret = { name: 'psk' }; }), [
-      { path: 'wireguardPresharedKeySecret', code: 'forbidden', message: 'nordvpn uses no preshared key over WireGuard' },
+    ['fails airvpn over OpenVPN: gluetun needs a client certificate and key', on('airvpn', (p) => {
+      p.vpnType = 'openvpn'; delete p.wireguardPrivateKeySecret; delete p.wireguardPresharedKeySecret; delete p.wireguardAddresses; delete p.vpnEndpointPort; p.openvpnCredentialsSecret = { name: 'airvpn' };
+    }), [
+      { path: 'vpnType', code: 'no-openvpn', message: PROVIDERS.airvpn.noOpenvpn! },
+    ]],
+    ...(['nordvpn', 'surfshark', 'fastestvpn'].map((provider) => [
+      `fails an OpenVPN endpoint port for ${provider} (gluetun allows no custom port)`, on(provider, (p) => { p.vpnType = 'openvpn'; delete p.wireguardPrivateKeySecret; delete p.wireguardAddresses; p.openvpnCredentialsSecret = { name: 'creds' }; p.vpnEndpointPort = 443; }),
+      [{ path: 'vpnEndpointPort', code: 'forbidden', message: `must not be set for ${provider} over OpenVPN (gluetun refuses a custom OpenVPN port for it), received 443` }],
+    ] as [string, Props, Problem[]])),
+    ...([['ivpn', '53, 1194, 2049, 2050'], ['pia', '53, 1194, 1197, 1198, 8080, 9201'], ['protonvpn', '80, 443, 1194, 4569, 5060, 51820'], ['windscribe', '53, 80, 123, 443, 1194, 54783']].map(([provider, list]) => [
+      `fails an OpenVPN endpoint port outside ${provider}'s list`, on(provider === 'pia' ? 'nordvpn' : provider, (p) => {
+        p.vpnProvider = provider; p.vpnType = 'openvpn'; delete p.wireguardPrivateKeySecret; delete p.wireguardAddresses; delete p.wireguardPresharedKeySecret; delete p.serverCountries; delete p.serverRegions; delete p.serverCities; p.openvpnCredentialsSecret = { name: 'creds' }; p.vpnEndpointPort = 9999;
+      }),
+      [{ path: 'vpnEndpointPort', code: 'port', message: `expected one of ${list} for ${provider === 'pia' ? 'private internet access' : provider} over OpenVPN (UDP), received 9999` }],
+    ] as [string, Props, Problem[]])),
+    ['fails protonvpn\'s default tunnel address inside the node networks (NAT-PMP would leave by eth0)', on('protonvpn', (p) => { delete p.wireguardAddresses; p.nodeCidrs = ['10.0.0.0/8']; }), [
+      { path: 'nodeCidrs[0]', code: 'overlap', message: "overlaps wireguardAddresses (protonvpn's default 10.2.0.2/32): FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (traffic to the tunnel gateway, such as NAT-PMP port forwarding, would leave by eth0)" },
     ]],
     ...(['nordvpn', 'protonvpn', 'surfshark', 'fastestvpn'].map((provider) => [
       `fails an endpoint port for ${provider}`, on(provider, (p) => { p.vpnEndpointPort = 51820; }),
@@ -71,7 +86,7 @@ describe('VpnGateway validation: the provider matrix', () => {
       { path: 'wireguardAddresses', code: 'forbidden', message: 'a WireGuard setting, but vpnType is openvpn' },
     ]],
     ['fails OpenVPN for custom', on('custom', (p) => { p.vpnType = 'openvpn'; delete p.wireguardAddresses; delete p.wireguardPublicKey; delete p.wireguardPrivateKeySecret; p.openvpnCredentialsSecret = { name: 'c' }; }), [
-      { path: 'vpnType', code: 'no-openvpn', message: 'tunnelwright offers OpenVPN for nordvpn, protonvpn, surfshark, ivpn, windscribe, airvpn, fastestvpn, private internet access (received "custom")' },
+      { path: 'vpnType', code: 'no-openvpn', message: 'tunnelwright offers OpenVPN for nordvpn, protonvpn, surfshark, ivpn, windscribe, fastestvpn, private internet access (received "custom")' },
     ]],
     ['fails port forwarding where the provider has none', on('nordvpn', (p) => { p.portForwarding = {}; }), [
       { path: 'portForwarding', code: 'no-port-forwarding', message: 'nordvpn has no port forwarding over wireguard in gluetun (ProtonVPN does; PIA via custom WireGuard or OpenVPN)' },
@@ -89,7 +104,7 @@ describe('VpnGateway validation: the provider matrix', () => {
       { path: 'dnsOverTls', code: 'dns-collision', message: "gluetun's DNS server (which DNS over TLS needs) binds :53 on every interface and collides with pod-gateway's dnsmasq, which routed pods need for cluster names; leave dnsOverTls off: DNS still leaves through the tunnel" },
     ]],
     ['fails tunnel addresses overlapping the outbound subnets', on('surfshark', (p) => { p.wireguardAddresses = ['10.1.0.2/32']; }), [
-      { path: 'wireguardAddresses[0]', code: 'overlap', message: 'overlaps clusterCidrs[0]: FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (it breaks NAT-PMP port forwarding)' },
+      { path: 'wireguardAddresses[0]', code: 'overlap', message: 'overlaps clusterCidrs[0]: FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (traffic to the tunnel gateway, such as NAT-PMP port forwarding, would leave by eth0)' },
     ]],
     ['fails a VXLAN network overlapping the cluster', on('nordvpn', (p) => { p.vxlanNetwork = '10.1.5.0/24'; }), [
       { path: 'vxlanNetwork', code: 'overlap', message: 'overlaps clusterCidrs[0]: the VXLAN, cluster and node networks must be distinct' },
@@ -122,11 +137,28 @@ describe('VpnGateway validation: the provider matrix', () => {
   });
 
   it('accepts a node network that contains the cluster\'s (a broad LAN)', () => {
-    expect(validateVpnGateway(mutated(nordvpnGateway(), (p) => { p.nodeCidrs = ['10.0.0.0/8']; }))).toEqual([]);
+    expect(validateVpnGateway(mutated(nordvpnGateway(), (p) => { p.nodeCidrs = ['10.0.0.0/15']; }))).toEqual([]);
   });
 
   it('reports several mistakes at once', () => {
     const problems = validateVpnGateway(mutated(nordvpnGateway(), (p) => { p.vpnEndpointPort = 51820; delete p.wireguardPrivateKeySecret; p.serverNames = ['x']; p.vxlanId = -1; }));
     expect(problems.map((p) => `${p.path} ${p.code}`)).toEqual(['serverNames filter', 'vpnEndpointPort forbidden', 'vxlanId range', 'wireguardPrivateKeySecret required']);
+  });
+});
+
+describe('VpnGateway: what gluetun accepts beyond the refusals', () => {
+  it.each(['nordvpn', 'protonvpn', 'surfshark', 'ivpn', 'windscribe', 'fastestvpn', 'mullvad', 'custom'])('accepts an optional preshared key for %s (gluetun validates and uses one)', (provider) => {
+    expect(validateVpnGateway(on(provider, (p) => { p.wireguardPresharedKeySecret = { name: 'psk' }; }))).toEqual([]);
+  });
+
+  it('accepts ProtonVPN server names (gluetun\'s ProtonVPN data has names)', () => {
+    expect(validateVpnGateway(on('protonvpn', (p) => { p.serverNames = ['CH#10']; }))).toEqual([]);
+  });
+
+  it('warns, and keeps out of the gateway, IPv6 cluster and node CIDRs', async () => {
+    const { planVpnGateway } = await import('../../src');
+    const plan = planVpnGateway(on('nordvpn', (p) => { p.clusterCidrs = ['10.1.0.0/16', '10.152.183.0/24', 'fd00:10::/56']; p.nodeCidrs = ['192.168.1.0/24', 'fd00:1::/64']; }));
+    expect(plan.warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['clusterCidrs[2] ipv6-cidr', 'nodeCidrs[1] ipv6-cidr']);
+    expect(JSON.stringify(plan.objects)).not.toContain('fd00');
   });
 });

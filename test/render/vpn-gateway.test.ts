@@ -1,3 +1,4 @@
+import { thrown } from '../helpers/thrown';
 import * as fc from 'fast-check';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import { applyRoute, planRoute, planVpnGateway, PROVIDERS, VpnGatewayProps } from '../../src';
@@ -81,14 +82,51 @@ describe('planVpnGateway', () => {
     expect((planVpnGateway(gatewayFor('protonvpn')).objects[0] as unknown as { data: Record<string, string> }).data['nat.conf']).toContain('\nqbittorrent 5 tcp:6881,udp:6881\n');
   });
 
-  it('reads PIA port-forwarding credentials from a Secret reference over custom', () => {
+  it('reads PIA port-forwarding credentials from Secret files, never the environment', () => {
+    const plan = planVpnGateway(gatewayFor('custom'));
     const env = gluetunOf(gatewayFor('custom')).env!;
     expect(env.filter((e) => e.name.startsWith('VPN_PORT_FORWARDING'))).toEqual([
       { name: 'VPN_PORT_FORWARDING', value: 'on' },
       { name: 'VPN_PORT_FORWARDING_PROVIDER', value: 'private internet access' },
-      { name: 'VPN_PORT_FORWARDING_USERNAME', valueFrom: { secretKeyRef: { name: 'pia-credentials', key: 'username' } } },
-      { name: 'VPN_PORT_FORWARDING_PASSWORD', valueFrom: { secretKeyRef: { name: 'pia-credentials', key: 'password' } } },
+      { name: 'VPN_PORT_FORWARDING_USERNAME_SECRETFILE', value: '/run/secrets/vpn_port_forwarding_username' },
+      { name: 'VPN_PORT_FORWARDING_PASSWORD_SECRETFILE', value: '/run/secrets/vpn_port_forwarding_password' },
     ]);
+    expect(env.some((e) => e.valueFrom !== undefined)).toBe(false);
+    const deployment = plan.objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment;
+    const projected = deployment.spec!.template.spec!.volumes!.find((v) => v.name === 'gluetun-secrets')!.projected!.sources!;
+    expect(projected.map((s) => s.secret)).toContainEqual({ name: 'pia-credentials', items: [{ key: 'username', path: 'vpn_port_forwarding_username' }, { key: 'password', path: 'vpn_port_forwarding_password' }] });
+  });
+
+  it.each([
+    ['nordvpn', 'wireguard', 51820], ['ivpn', 'wireguard', 58237], ['windscribe', 'wireguard', 1194], ['airvpn', 'wireguard', 1637],
+    ['nordvpn', 'openvpn', 1194], ['ivpn', 'openvpn', 1194], ['windscribe', 'openvpn', 1194], ['fastestvpn', 'openvpn', 4443], ['pia', 'openvpn', 1197],
+  ] as const)('%s over %s: pod-gateway lets the tunnel out on gluetun\'s default port %d', (provider, vpnType, port) => {
+    const { vpnEndpointPort: _port, ...base } = gatewayFor(provider === 'pia' ? 'nordvpn' : provider);
+    const props = vpnType === 'wireguard' ? base : { clusterCidrs: base.clusterCidrs, nodeCidrs: base.nodeCidrs, vpnProvider: provider, vpnType, openvpnCredentialsSecret: { name: 'creds' } };
+    const settings = (planVpnGateway(props).objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['settings.sh'];
+    expect(settings).toContain(`\nVPN_TRAFFIC_PORT="${port}"\n`);
+  });
+
+  it('sets DNS_LOCAL_SERVER to the cluster DNS (a restarted sidecar must not read gluetun\'s resolv.conf) and the cluster domain', () => {
+    const settings = (planVpnGateway({ ...nordvpnGateway(), clusterDomain: 'corp.internal' }).objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['settings.sh'];
+    expect(settings).toContain('\nDNS_LOCAL_CIDRS="corp.internal"\nDNS_LOCAL_SERVER="10.152.183.10"\n');
+    const route = planRoute({ ...nordvpnGateway(), clusterDomain: 'corp.internal' }, { namespace: 'media', podLabels: { app: 'x' }, name: 'x' });
+    expect(route.dnsConfig.searches).toEqual(['media.svc.corp.internal', 'svc.corp.internal', 'corp.internal']);
+    expect((route.objects[0] as unknown as { data: Record<string, string> }).data['settings.sh']).toContain('GATEWAY_NAME="vpn-gateway.vpn-gateway.svc.corp.internal"');
+  });
+
+  it('runs gluetun over WireGuard after deleting a stale table-51820 rule left by an unclean exit', () => {
+    expect(gluetunOf(nordvpnGateway()).command).toEqual(['/bin/sh', '-c', 'while ip rule del table 51820 2>/dev/null; do :; done; while ip -6 rule del table 51820 2>/dev/null; do :; done; exec /gluetun-entrypoint']);
+    expect(gluetunOf({ clusterCidrs: ['10.1.0.0/16', '10.152.183.0/24'], nodeCidrs: ['192.168.1.0/24'], vpnProvider: 'nordvpn', vpnType: 'openvpn', openvpnCredentialsSecret: { name: 'c' } }).command).toBeUndefined();
+  });
+
+  it('removes the forwarded port\'s rules when the port changes: a down command undoing the up command', () => {
+    const env = gluetunOf({ ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit' } }).env!;
+    const up = env.find((e) => e.name === 'VPN_PORT_FORWARDING_UP_COMMAND')!.value!;
+    const down = env.find((e) => e.name === 'VPN_PORT_FORWARDING_DOWN_COMMAND')!.value!;
+    const rules = (cmd: string) => cmd.replace(/^\/bin\/sh -c '|'$/g, '').split('; ').map((r) => r.replace(/ \|\| true$/, '').replace(/ -[AID] (PREROUTING|FORWARD)/, ' X $1'));
+    expect(rules(down)).toEqual(rules(up));
+    expect(down.match(/ -D /g)).toHaveLength(4);
   });
 });
 
@@ -141,5 +179,25 @@ describeWithSchemas('VpnGateway objects against their schemas', () => {
     const plan = planVpnGateway(gatewayFor(provider));
     const route = planRoute(gatewayFor(provider), { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' });
     expect(checkKubeObjects([...plan.objects, ...route.objects], SCHEMA_DIR)).toEqual([]);
+  });
+});
+
+describe('port forwarding to a workload whose name has a dash (pod-gateway looks clients up by hostname | cut -d- -f1)', () => {
+  const props = { ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit' } };
+  const lookup = (hostname: string) => hostname.split('-')[0]; // client_init.sh: hostname | cut -d'-' -f1
+
+  it('gives nat.conf and the pod\'s hostname one dash-free name that the lookup rule finds', () => {
+    const natConf = (planVpnGateway(props).objects[0] as unknown as { data: Record<string, string> }).data['nat.conf'];
+    const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit' });
+    expect(route.hostname).toBe('myqbit');
+    const entry = natConf.split('\n').find((l) => l.startsWith(`${lookup(route.hostname!)} `));
+    expect(entry).toBe('myqbit 5 tcp:6881,udp:6881');
+  });
+
+  it('refuses another routed workload whose pods the lookup would take for the forwarded one', () => {
+    expect(thrown(() => planRoute(props, { namespace: 'media', podLabels: { app: 'myqbit-web' }, name: 'myqbit-web' }))).toMatchObject({
+      problems: [{ path: 'route.name', code: 'nat-name', message: 'pod-gateway looks clients up by the part of the hostname before the first "-": pods of "myqbit-web" would be taken for the port-forwarding workload "my-qbit" (nat.conf name "myqbit") and get its fixed address; rename one of them' }],
+    });
+    expect(planRoute(props, { namespace: 'media', podLabels: { app: 'sonarr' }, name: 'sonarr' }).hostname).toBeUndefined();
   });
 });
