@@ -9,7 +9,11 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 run() { "$@" >>"$log" 2>&1 || { cat "$log" >&2; echo "install-system-tools: failed: $*" >&2; exit 1; }; }
 
-apt_pkgs=(cloud-init wireguard-tools wireguard-go nftables iproute2 iputils-ping ignition systemd python3-jsonschema curl python3)
+apt_pkgs=(cloud-init wireguard-tools wireguard-go nftables iproute2 iputils-ping ignition systemd python3-jsonschema curl python3
+  # pod-gateway's scripts, run by the VpnGateway data-path test (../shared/vendor/pod-gateway-*/README.md)
+  iptables dnsmasq-base bind9-dnsutils udhcpc busybox net-tools psmisc inotify-tools
+  # the EgressSteering OpenVPN tunnel test
+  openvpn)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -81,6 +81,13 @@ export interface VpnGatewayProps {
   readonly dnsOverTls?: boolean;
   /** The plaintext resolver gluetun uses through the tunnel (`DNS_ADDRESS`). @default '1.1.1.1' */
   readonly dnsAddress?: string;
+  /**
+   * DNSSEC validation by the gateway's dnsmasq (pod-gateway's `GATEWAY_ENABLE_DNSSEC`). Turn it off when `dnsAddress`
+   * is a resolver that returns no DNSSEC records (most VPN providers' in-tunnel resolvers, such as ProtonVPN's
+   * 10.2.0.1): dnsmasq then finds every outside answer bogus and routed pods resolve nothing outside the cluster.
+   * @default true
+   */
+  readonly dnssec?: boolean;
   /** The cluster's CNI: Cilium and flannel own UDP 8472, so the VXLAN uses 4789. @default 'other' */
   readonly cni?: 'cilium' | 'flannel' | 'calico' | 'kube-router' | 'other';
   /** The pod network's MTU; the VXLAN MTU is derived from it (−50). @default 1450 */
@@ -127,6 +134,7 @@ export const vpnGatewaySchema = z.strictObject({
   vxlanNetwork: cidrSchema.optional(),
   dnsOverTls: z.boolean().optional(),
   dnsAddress: ipSchema.optional(),
+  dnssec: z.boolean().optional(),
   cni: z.enum(['cilium', 'flannel', 'calico', 'kube-router', 'other']).optional(),
   podMtu: intInRange(1280, 9000, 'a pod MTU').optional(),
   mesh: z.enum(['none', 'istio-ambient']).optional(),

@@ -40,6 +40,7 @@ export interface GatewayFacts {
   readonly vxlanMtu: number;
   readonly clusterDnsIp: string;
   readonly clusterDomain: string;
+  readonly dnssec: boolean;
   /** Cluster, node (and ztunnel) IPv4 CIDRs: never routed through the VPN (pod-gateway is IPv4-only). */
   readonly localCidrs: string[];
   readonly podLabels: Record<string, string>;
@@ -68,6 +69,7 @@ export function gatewayFacts(props: VpnGatewayProps): GatewayFacts {
     vxlanMtu: vpnType === 'wireguard' ? Math.min(WIREGUARD_MTU, podMtu - 50) : podMtu - 50,
     clusterDnsIp: clusterDnsIpOf(props)!,
     clusterDomain: props.clusterDomain ?? 'cluster.local',
+    dnssec: props.dnssec ?? true,
     localCidrs: [...props.clusterCidrs, ...props.nodeCidrs, ...(props.mesh === 'istio-ambient' ? [ZTUNNEL_CIDR] : [])].filter((c) => parseCidr(c)!.family === 4),
     podLabels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'vpn-gateway', 'app.kubernetes.io/managed-by': 'tunnelwright' },
     images: { gluetun: props.images?.gluetun ?? DEFAULT_IMAGES.gluetun, podGateway: props.images?.podGateway ?? DEFAULT_IMAGES.podGateway },
@@ -180,6 +182,7 @@ function gatewaySettings(f: GatewayFacts): string {
     ['DNS_LOCAL_CIDRS', f.clusterDomain],
     // Never taken from resolv.conf: gluetun rewrites it at start, so a restarted sidecar would copy the tunnel resolver.
     ['DNS_LOCAL_SERVER', f.clusterDnsIp],
+    ['GATEWAY_ENABLE_DNSSEC', f.dnssec ? 'true' : 'false'],
   ]);
 }
 

@@ -40,12 +40,15 @@ export function tmpdir(prefix: string): string {
 
 const IS_ROOT = typeof process.getuid === 'function' && process.getuid() === 0;
 
+/** Third-party scripts the tests run (never copied into the repository): `$TUNNELWRIGHT_VENDOR`, else `../shared/vendor`. */
+export const VENDOR_DIR = process.env.TUNNELWRIGHT_VENDOR ?? path.resolve(__dirname, '../../../shared/vendor');
+
 /**
  * `describe` for tests that need real tools (and root, for network namespaces): skipped with a notice when one is
- * missing, except under CI=true, where that fails.
+ * missing, except under CI=true, where that fails. A tool given as an absolute path (a vendored script) must exist.
  */
 export function describeWithTools(name: string, tools: string[], fn: () => void, needsRoot = false): void {
-  const missing = tools.filter((t) => !which(t));
+  const missing = tools.filter((t) => (path.isAbsolute(t) ? !fs.existsSync(t) : !which(t)));
   if (needsRoot && !IS_ROOT) missing.push('(root)');
   if (missing.length === 0) {
     describe(name, fn);

@@ -1,0 +1,79 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { must, Run, sh } from './tools';
+
+/**
+ * A "pod" for running a container image's scripts unchanged on this host: a network namespace (made by the caller)
+ * plus private mount, UTS and PID namespaces whose root is an overlay over the host's `/`, with the image's files
+ * placed in the upper layer (nothing on the host changes), its own /proc, /sys, /run and /tmp, and a hostname.
+ * Killing the holder (PID 1 of the pod) ends every process the pod started.
+ */
+export interface Pod {
+  readonly name: string;
+  readonly netns: string;
+  /** Host PID of the pod's PID 1 (the namespace holder). */
+  readonly pid: number;
+  /** The upper layer: the pod's own files. */
+  readonly upper: string;
+}
+
+export interface PodFile {
+  readonly content: string;
+  readonly mode?: number;
+}
+
+export function startPod(dir: string, name: string, netns: string, hostname: string, files: Record<string, PodFile>): Pod {
+  const base = path.join(dir, name);
+  const upper = path.join(base, 'upper');
+  const work = path.join(base, 'work');
+  const merged = path.join(base, 'merged');
+  for (const d of [upper, work, merged]) fs.mkdirSync(d, { recursive: true });
+  for (const [p, f] of Object.entries(files)) {
+    const full = path.join(upper, p);
+    fs.mkdirSync(path.dirname(full), { recursive: true });
+    fs.writeFileSync(full, f.content, { mode: f.mode ?? 0o644 });
+    fs.chmodSync(full, f.mode ?? 0o644);
+  }
+  const setup = [
+    'mount --make-rprivate /',
+    `mount -t overlay overlay -o lowerdir=/,upperdir=${upper},workdir=${work} ${merged}`,
+    `mount -t proc proc ${merged}/proc`,
+    `mount -t sysfs sysfs ${merged}/sys`,
+    `mount --rbind /dev ${merged}/dev`,
+    `mount -t tmpfs tmpfs ${merged}/run`,
+    `mount -t tmpfs tmpfs ${merged}/tmp`,
+    `hostname ${hostname}`,
+    // PID 1 is a bash that reaps every orphan (as a container runtime's init does): killed processes leave no zombie.
+    `exec chroot ${merged} /bin/bash -c "while :; do sleep 3600 & wait \\$!; done"`,
+  ].join(' && ');
+  const started = must(sh(`ip netns exec ${netns} unshare --mount --uts --pid --fork sh -c '${setup}' >${base}.log 2>&1 & echo $!`), `pod ${name}`);
+  const parent = Number(started.stdout.trim());
+  // The holder is unshare's child once it has exec'd bash in the pod's root (after its mounts).
+  const found = must(sh(`for i in $(seq 50); do c=$(pgrep -P ${parent} -x bash) && { echo $c; exit 0; }; sleep 0.1; done; cat ${base}.log; exit 1`), `pod ${name} holder`);
+  return { name, netns, pid: Number(found.stdout.trim()), upper };
+}
+
+/** Runs a bash script inside the pod (its namespaces and root). */
+export function inPod(pod: Pod, script: string, opts: { env?: Record<string, string>; timeout?: number } = {}): Run {
+  const env = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
+  return sh(`nsenter -t ${pod.pid} -m -u -p -n -r -w env ${env} /bin/bash -c ${quote(script)}`, { timeout: opts.timeout ?? 60_000 });
+}
+
+/** Starts a bash script in the pod's background; its output goes to /tmp/<log> inside the pod. */
+export function startInPod(pod: Pod, script: string, log: string, env: Record<string, string> = {}): void {
+  const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ');
+  must(sh(`nsenter -t ${pod.pid} -m -u -p -n -r -w env ${vars} setsid /bin/bash -c ${quote(`${script} >/tmp/${log} 2>&1`)} </dev/null >/dev/null 2>&1 & echo started`), `start ${log} in ${pod.name}`);
+}
+
+export function podLog(pod: Pod, log: string): string {
+  return inPod(pod, `cat /tmp/${log} 2>/dev/null`).stdout;
+}
+
+export function stopPod(pod: Pod): void {
+  sh(`kill -9 ${pod.pid} 2>/dev/null; for i in $(seq 30); do kill -0 ${pod.pid} 2>/dev/null || exit 0; sleep 0.1; done`);
+}
+
+/** Single-quotes a script for bash. */
+export function quote(s: string): string {
+  return `'${s.replace(/'/g, "'\\''")}'`;
+}
