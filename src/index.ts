@@ -23,7 +23,7 @@ export { type RenderInterface, type RenderPeer } from './render/wireguard-overla
 export { type HostKillSwitch, type KillSwitchProps } from './model/kill-switch';
 export { KILL_SWITCH_TABLE, type KillSwitchHost, killSwitchName, planHostKillSwitch, planKillSwitch, renderKillSwitchTable, validateKillSwitch } from './render/kill-switch';
 export { type CredentialsSecretRef, type PortForwardingProps, type VpnGatewayProps } from './model/vpn-gateway';
-export { PROVIDERS, type ProviderRow, type ProviderWireguard } from './model/vpn-providers';
+export { PROVIDERS, type ProviderOpenvpn, type ProviderRow, type ProviderWireguard } from './model/vpn-providers';
 export { applyRoute, planRoute, planVpnGateway, type RoutePlan, type RouteTarget, validateVpnGateway, vpnGatewayClaims } from './render/vpn-gateway';
 export { type EgressSteeringMonitoring, type EgressSteeringProps, type EgressTunnel } from './model/egress-steering';
 export { egressAlertGroups, egressSteeringClaims, egressSteeringValues, excludedCidrsOf, planEgressSteering, renderResteerScript, validateEgressSteering } from './render/egress-steering';
