@@ -11,7 +11,7 @@ import {
 } from '../model/egress-steering';
 import { parseCidr } from '../model/net';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
-import { KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, planHostKillSwitch } from './kill-switch';
+import { KILL_SWITCH_LEARNT_DIR, KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, planHostKillSwitch } from './kill-switch';
 import { renderWireguardConfig } from './wireguard-overlay-node';
 import { WG_RELOAD_FILE, wireguardReloadDropin } from '../host/wireguard-reload';
 import { mergeHostPlans } from '../host/host-plan';
@@ -113,7 +113,11 @@ export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules
   const label = ksmLabelName(f.uplinkLabel);
   const onGateway = (metric: string) => `${metric} * on(instance) group_left(nodename) node_uname_info{nodename="${node}"}`;
   const gate = `on() (count(kube_node_info{node="${node}"}) > 0)`;
-  const runbook = 'https://github.com/tunnelwright/tunnelwright/blob/main/docs/runbooks.md';
+  const tunnelPresent = `on() (count(${onGateway(`node_network_info{device="${f.iface}"}`)}) > 0)`;
+  const runbookUrl = p.monitoring?.runbookUrl;
+  const annotations = (alert: string, summary: string, description: string) => ({
+    summary, description, runbook: RUNBOOKS[alert](f, node), ...(runbookUrl ? { runbook_url: `${runbookUrl}#${alert.toLowerCase()}` } : {}),
+  });
   return [
     {
       name: `tunnelwright-${f.name}`,
@@ -123,26 +127,46 @@ export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules
           expr: `absent(${onGateway(`node_network_info{device="${f.iface}"}`)}) and ${gate}`,
           for: '2m',
           labels: { severity: 'critical' },
-          annotations: { summary: `the VPN tunnel ${f.iface} is missing on ${node}`, description: `Pods of class ${f.vpnClass} have no way out: Cilium drops their traffic while the tunnel is down (fail closed).`, runbook_url: `${runbook}#vpntunneldown` },
+          annotations: annotations('VPNTunnelDown', `the VPN tunnel ${f.iface} is missing on ${node}`, `Pods of class ${f.vpnClass} have no way out: Cilium drops their traffic while the tunnel is down (fail closed).`),
         },
         {
           alert: 'VPNEgressSteeringStale',
-          expr: `(max(${onGateway(`changes(node_network_iface_id{device="${f.iface}"}[1h])`)}) > (count(count_over_time(kube_node_labels{node="${node}", ${label}!=""}[1h])) - 1)) and ${gate}`,
+          // Distinct label values, not series: a restarted kube-state-metrics is a new series with the same value.
+          expr: `(max(${onGateway(`changes(node_network_iface_id{device="${f.iface}"}[1h])`)}) > (count(count by (${label}) (count_over_time(kube_node_labels{node="${node}", ${label}!=""}[1h]))) - 1)) and ${gate}`,
           for: '5m',
           labels: { severity: 'critical' },
-          annotations: { summary: `${f.iface} on ${node} was re-created more often in the last hour than the uplink label changed`, description: 'Cilium caches the egress interface: after a re-creation it black-holes steered traffic until the node is re-labelled. Check the re-steer hook (tunnelwright-egress-resteer.service).', runbook_url: `${runbook}#vpnegresssteeringstale` },
+          annotations: annotations('VPNEgressSteeringStale', `${f.iface} on ${node} was re-created more often in the last hour than the uplink label changed`, 'Cilium caches the egress interface: after a re-creation it black-holes steered traffic until the node is re-labelled. Check the re-steer hook (tunnelwright-egress-resteer.service).'),
         },
         {
           alert: 'VPNEgressUplinkLabelMissing',
-          expr: `absent(kube_node_labels{node="${node}", ${label}!=""}) and ${gate}`,
+          // Only while the tunnel is up: the hook removes the label while it is gone, and VPNTunnelDown reports that.
+          expr: `absent(kube_node_labels{node="${node}", ${label}!=""}) and ${tunnelPresent} and ${gate}`,
           for: '10m',
           labels: { severity: 'warning' },
-          annotations: { summary: `${node} has no ${f.uplinkLabel} label`, description: 'The re-steer hook has not labelled the gateway node (or kube-state-metrics does not export the label).', runbook_url: `${runbook}#vpnegressuplinklabelmissing` },
+          annotations: annotations('VPNEgressUplinkLabelMissing', `${node} has no ${f.uplinkLabel} label while ${f.iface} is up`, 'The re-steer hook has not labelled the gateway node (or kube-state-metrics does not export the label).'),
         },
       ],
     },
   ];
 }
+
+/** Each alert's runbook, shipped in the alert itself (the `runbook` annotation): what to check, in order. */
+const RUNBOOKS: Record<string, (f: Facts, node: string) => string> = {
+  VPNTunnelDown: (f) => [
+    `1. On the gateway node: systemctl status ${OPENVPN_UNIT} (or wg-quick@${f.iface}) and its journal.`,
+    "2. systemctl status 'tunnelwright-secret-*': a key or config that never arrived.",
+    `3. nft list table inet ${KILL_SWITCH_TABLE}: the drop counters show what the kill switch held back.`,
+  ].join('\n'),
+  VPNEgressSteeringStale: (f, node) => [
+    `1. systemctl status ${RESTEER_SERVICE} ${RESTEER_TIMER} on ${node}; run ${RESTEER_PATH} by hand (it prints kubectl's error).`,
+    `2. kubectl get node,ciliumnode ${node} -L ${f.uplinkLabel}: both carry the same <address>-<ifindex>.`,
+    `3. Label written but Cilium ignored it: in the Cilium agent on ${node}, cilium-dbg bpf egress list; its egress interface (ifindex) must be ip link show ${f.iface}'s.`,
+  ].join('\n'),
+  VPNEgressUplinkLabelMissing: (f, node) => [
+    `1. ${RESTEER_PATH} on ${node}: it labels the node, or prints why not (credential, RBAC).`,
+    `2. kube-state-metrics must export the label: metricLabelsAllowlist ["${ksmAllowlistEntry(f.uplinkLabel)}"] (plan.values.kubeStateMetrics).`,
+  ].join('\n'),
+};
 
 function prometheusRule(p: EgressSteeringProps, f: Facts): KubeObject {
   return {
@@ -223,23 +247,48 @@ done
 `;
 }
 
-function openvpnScripts(): { up: string; down: string } {
+/** The closed state of the egress table: a blackhole default below the tunnel's route, so tunnel-sourced traffic never falls through to the main table. */
+export const EGRESS_BLACKHOLE = `blackhole default table ${EGRESS_ROUTE_TABLE} metric 4294967295`;
+
+export const OPENVPN_UP_PATH = '/opt/tunnelwright/bin/egress-openvpn-up';
+export const OPENVPN_DOWN_PATH = '/opt/tunnelwright/bin/egress-openvpn-down';
+export const OPENVPN_PIN_PATH = '/opt/tunnelwright/bin/egress-openvpn-pin';
+
+function openvpnScripts(): { up: string; down: string; pin: string } {
   const rule = `priority ${EGRESS_RULE_PRIORITY}`;
   return {
     up: `#!/bin/sh
 # tunnelwright: OpenVPN --up (route-noexec: no routes of OpenVPN's). Policy routing for tunnel-sourced traffic,
-# the address into the kill switch, then the re-steer hook.
+# the address into the kill switch (live, and in a file the table includes, so a reload keeps it), then the re-steer hook.
 set -eu
+ip -4 route replace ${EGRESS_BLACKHOLE}
 while ip -4 rule del ${rule} 2>/dev/null; do :; done
 ip -4 rule add from "$ifconfig_local" lookup ${EGRESS_ROUTE_TABLE} ${rule}
 ip -4 route replace default dev "$dev" table ${EGRESS_ROUTE_TABLE}
+mkdir -p ${KILL_SWITCH_LEARNT_DIR}
+echo "add element inet ${KILL_SWITCH_TABLE} ${KILL_SWITCH_SETS.tunnel[4]} { $ifconfig_local }" > ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft.partial
+mv -f ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft.partial ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft
 nft add element inet ${KILL_SWITCH_TABLE} ${KILL_SWITCH_SETS.tunnel[4]} "{ $ifconfig_local }"
 ${RESTEER_PATH} || true
 `,
     down: `#!/bin/sh
-# tunnelwright: OpenVPN --down. The kill switch keeps the address: traffic from it stays blocked off the tunnel.
-while ip -4 rule del ${rule} 2>/dev/null; do :; done
+# tunnelwright: OpenVPN --down. The rule from the tunnel address stays, and with the tunnel's route gone the table's
+# blackhole takes its traffic: it never falls through to the main table (and eth0) while the label still points here.
+# The kill switch keeps the address too.
 ${RESTEER_PATH} || true
+`,
+    pin: `#!/bin/sh
+# tunnelwright: the config with its own remotes removed, so that the pinned --remote is the only server OpenVPN tries
+# (a --remote given beside --config is appended to the config's list, and OpenVPN moves on to the next on failure).
+# usage: egress-openvpn-pin CONFIG PINNED
+set -eu
+umask 077
+if grep -Eq '^[[:space:]]*<connection>' "$1"; then
+  echo "egress-openvpn-pin: $1 has <connection> blocks: remove them to pin a remote" >&2
+  exit 1
+fi
+grep -Ev '^[[:space:]]*(remote|remote-random|remote-random-hostname)([[:space:]]|$)' "$1" > "$2.partial"
+mv -f "$2.partial" "$2"
 `,
   };
 }
@@ -285,18 +334,22 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
       mtu: 1420,
       table: 'off',
       privateKeyFrom: t.privateKeyFrom,
+      // Idempotent (wg-quick runs hooks under set -e; a rule left by an unclean exit must not block the next up), and the
+      // rule and blackhole stay after down: tunnel-sourced traffic never falls through to the main table.
       postUp: [
+        `${ipCmd} route replace ${EGRESS_BLACKHOLE}`,
+        `while ${ipCmd} rule del priority ${EGRESS_RULE_PRIORITY} 2>/dev/null; do :; done`,
         `${ipCmd} rule add from ${from} lookup ${EGRESS_ROUTE_TABLE} priority ${EGRESS_RULE_PRIORITY}`,
         `${ipCmd} route replace default dev %i table ${EGRESS_ROUTE_TABLE}`,
         `${RESTEER_PATH} || true`,
       ],
-      postDown: [`${ipCmd} rule del from ${from} lookup ${EGRESS_ROUTE_TABLE} priority ${EGRESS_RULE_PRIORITY}`, `${RESTEER_PATH} || true`],
+      postDown: [`${RESTEER_PATH} || true`],
       peers: [{ publicKey: t.peer.publicKey, endpoint: t.peer.endpoint, allowedIPs: [addr.family === 4 ? '0.0.0.0/0' : '::/0'], persistentKeepalive: 25, ...(t.peer.presharedKeyFrom ? { presharedKeyFrom: t.peer.presharedKeyFrom } : {}) }],
     }, key.path, psk ? new Map([[0, psk.path]]) : new Map());
     host.files.push({ path: `/etc/wireguard/${f.iface}.conf`, mode: 0o600, owner: 'root:root', content: conf }, WG_RELOAD_FILE);
     host.units.push({ name: unit, enabled: true });
     host.dropins.push(wireguardReloadDropin(unit));
-    host.dropins.push({ unit, name: '10-tunnelwright-egress.conf', content: `[Unit]\nAfter=${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}\nRequires=${waits.join(' ')}\n` });
+    host.dropins.push({ unit, name: '10-tunnelwright-egress.conf', content: `[Unit]\nAfter=${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}\nRequires=${[...waits, KILL_SWITCH_UNIT].join(' ')}\n` });
     return mergeHostPlans([host, planHostKillSwitch({ node: p.gatewayNode, tunnelInterface: f.iface, tunnelCidrs: [t.address] })]).plans[0];
   }
   const config = planSecretSource(`${f.name}-openvpn-config`, t.configFrom, OPENVPN_UNIT);
@@ -309,12 +362,14 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   }
   host.packages.push('openvpn');
   const scripts = openvpnScripts();
-  host.files.push({ path: '/opt/tunnelwright/bin/egress-openvpn-up', mode: 0o755, owner: 'root:root', content: scripts.up });
-  host.files.push({ path: '/opt/tunnelwright/bin/egress-openvpn-down', mode: 0o755, owner: 'root:root', content: scripts.down });
+  host.files.push({ path: OPENVPN_UP_PATH, mode: 0o755, owner: 'root:root', content: scripts.up });
+  host.files.push({ path: OPENVPN_DOWN_PATH, mode: 0o755, owner: 'root:root', content: scripts.down });
+  if (t.remote) host.files.push({ path: OPENVPN_PIN_PATH, mode: 0o755, owner: 'root:root', content: scripts.pin });
   const [rhost, rport] = t.remote ? [t.remote.slice(0, t.remote.lastIndexOf(':')).replace(/^\[|\]$/g, ''), t.remote.slice(t.remote.lastIndexOf(':') + 1)] : [];
+  const pinned = `${config.path}.pinned`;
   const args = [
-    '--suppress-timestamps', `--config ${config.path}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec', '--pull-filter ignore redirect-gateway',
-    '--script-security 2', '--up /opt/tunnelwright/bin/egress-openvpn-up', '--down /opt/tunnelwright/bin/egress-openvpn-down', '--down-pre',
+    '--suppress-timestamps', `--config ${t.remote ? pinned : config.path}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec', '--pull-filter ignore redirect-gateway',
+    '--script-security 2', `--up ${OPENVPN_UP_PATH}`, `--down ${OPENVPN_DOWN_PATH}`, '--down-pre',
     ...(creds ? [`--auth-user-pass ${creds.path}`] : []), ...(t.remote ? [`--remote ${rhost} ${rport}`] : []),
   ];
   host.units.push({
@@ -322,8 +377,9 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
     enabled: true,
     content: [
       '[Unit]', `Description=tunnelwright: OpenVPN split tunnel ${f.iface} (no default-route takeover)`,
-      'Wants=network-online.target', `After=network-online.target ${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}`, `Requires=${waits.join(' ')}`,
-      '', '[Service]', 'Type=simple', `ExecStart=/usr/sbin/openvpn ${args.join(' ')}`, 'Restart=on-failure', 'RestartSec=5s',
+      // Never without the kill switch: Requires= stops the tunnel when the table's unit fails or stops.
+      'Wants=network-online.target', `After=network-online.target ${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}`, `Requires=${[...waits, KILL_SWITCH_UNIT].join(' ')}`,
+      '', '[Service]', 'Type=simple', ...(t.remote ? [`ExecStartPre=${OPENVPN_PIN_PATH} ${config.path} ${pinned}`] : []), `ExecStart=/usr/sbin/openvpn ${args.join(' ')}`, 'Restart=on-failure', 'RestartSec=5s',
       '', '[Install]', 'WantedBy=multi-user.target', '',
     ].join('\n'),
   });
@@ -331,11 +387,17 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   return mergeHostPlans([host, planHostKillSwitch({ node: p.gatewayNode, tunnelInterface: f.iface, tunnelCidrs: [] })]).plans[0];
 }
 
-/** The Helm values the policy needs, for Cilium and kube-state-metrics. */
+/**
+ * The Helm values the policy needs, for Cilium and kube-state-metrics. Helm replaces lists: `devices` is given whole
+ * (your `ciliumValues.devices` with the tunnel added) or not at all (a warning says to add the tunnel to yours).
+ */
 export function egressSteeringValues(p: EgressSteeringProps): Record<string, unknown> {
   const f = facts(p);
+  const yours = p.ciliumValues?.devices;
+  const list = Array.isArray(yours) ? yours.map(String) : typeof yours === 'string' ? yours.split(/[ ,]+/).filter(Boolean) : undefined;
+  const devices = p.egressIp || !list ? undefined : list.includes(f.iface) ? list : [...list, f.iface];
   return {
-    cilium: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, ...(p.egressIp ? {} : { devices: [f.iface] }) },
+    cilium: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, ...(devices ? { devices } : {}) },
     kubeStateMetrics: { metricLabelsAllowlist: [ksmAllowlistEntry(f.uplinkLabel)] },
   };
 }
@@ -350,7 +412,38 @@ export function planEgressSteering(props: EgressSteeringProps): Plan {
   if (p.enforceLabels) objects.push(kyvernoPolicy(p, f));
   if (p.monitoring) objects.push(prometheusRule(p, f));
   objects.push(...rbac(p, f));
-  return { objects, hosts: [hostPlan(p, f)], values: egressSteeringValues(p), warnings: checked.warnings };
+  const host = hostPlan(p, f);
+  const all = host.packages.length > 0 ? [...checked.warnings, ignitionPackagesWarning(host.packages, 'tunnel')] : checked.warnings;
+  const warnings = all.filter((w) => !(p.acknowledge ?? []).includes(w.code));
+  if (p.denyIpv6) objects.push(ipv6DenyPolicy(p, f));
+  return { objects, hosts: [host], values: egressSteeringValues(p), warnings };
+}
+
+/** Ignition has no `packages`: the image must ship them (cloud-init installs them). */
+export function ignitionPackagesWarning(packages: readonly string[], path: string): Problem {
+  return { path, code: 'ignition-packages', message: `the host needs ${packages.join(', ')}: cloud-init installs them (packages), Ignition cannot; on Flatcar or Fedora CoreOS use an image that ships them` };
+}
+
+/**
+ * vpn-class pods' IPv6 egress outside the cluster, denied: Cilium's egress gateway steers IPv4 destinations only
+ * (IPv6 from 1.20), so IPv6 would leave natively. A deny-only policy that leaves default deny off.
+ */
+function ipv6DenyPolicy(p: EgressSteeringProps, f: Facts): KubeObject {
+  const v6Cluster = [...p.clusterCidrs, ...(p.lanCidrs ?? [])].filter((c) => parseCidr(c)!.family === 6);
+  return {
+    apiVersion: 'cilium.io/v2',
+    kind: 'CiliumClusterwideNetworkPolicy',
+    metadata: { name: `${f.name}-deny-ipv6`, labels: MANAGED },
+    spec: {
+      description: `pods of egress class ${f.vpnClass}: no IPv6 egress outside the cluster (it would not leave by the VPN)`,
+      endpointSelector: {
+        matchLabels: { [f.classLabel]: f.vpnClass },
+        ...(p.namespaces ? { matchExpressions: [{ key: 'k8s:io.kubernetes.pod.namespace', operator: 'In', values: [...p.namespaces] }] } : {}),
+      },
+      enableDefaultDeny: { egress: false, ingress: false },
+      egressDeny: [{ toCIDRSet: [{ cidr: '::/0', ...(v6Cluster.length > 0 ? { except: v6Cluster } : {}) }] }],
+    },
+  };
 }
 
 function sourceId(s: SecretSource): string {
@@ -365,8 +458,12 @@ export function egressSteeringClaims(props: EgressSteeringProps): Claim[] {
     ? props.namespaces.map((ns, i) => ({ key: `${base}/ns/${ns}`, path: `namespaces[${i}]`, what: `pods with ${f.classLabel}=${f.vpnClass} in namespace ${ns} of cluster "${f.cluster}"` }))
     : [{ key: base, path: 'vpnClass', what: `pods with ${f.classLabel}=${f.vpnClass} in cluster "${f.cluster}"`, covers: true }];
   const t = props.tunnel;
-  if (t?.type === 'openvpn' && t.remote && t.credentialsFrom) {
-    claims.push({ key: `vpn-server/openvpn/${t.remote}/${sourceId(t.credentialsFrom)}`, path: 'tunnel.remote', what: `VPN server ${t.remote} with the credential ${sourceId(t.credentialsFrom)} (two gateways on one server and account steal each other's session)` });
+  if (t?.type === 'openvpn') {
+    // The server and session: the pinned remote, else the config that names the servers; with the credential when
+    // there is one. (A hostname and its address are two names here: they are not recognised as one server.)
+    const server = t.remote ?? `config ${sourceId(t.configFrom)}`;
+    const credential = t.credentialsFrom ? sourceId(t.credentialsFrom) : 'the config\'s own credential';
+    claims.push({ key: `vpn-server/openvpn/${server}/${credential}`, path: t.remote ? 'tunnel.remote' : 'tunnel.configFrom', what: `VPN server ${server} with ${t.credentialsFrom ? `the credential ${credential}` : credential} (two gateways on one server and account steal each other's session)` });
   }
   if (t?.type === 'wireguard') {
     claims.push({ key: `vpn-server/wireguard/${t.peer.endpoint}/${sourceId(t.privateKeyFrom)}`, path: 'tunnel.peer.endpoint', what: `VPN server ${t.peer.endpoint} with the key ${sourceId(t.privateKeyFrom)}` });

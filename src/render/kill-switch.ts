@@ -14,6 +14,11 @@ export function validateKillSwitch(props: unknown): Problem[] {
 export const KILL_SWITCH_TABLE = 'tunnelwright_killswitch';
 export const KILL_SWITCH_NFT_PATH = '/etc/tunnelwright/killswitch.nft';
 export const KILL_SWITCH_UNIT = 'tunnelwright-killswitch.service';
+/**
+ * Addresses learnt at run time (an OpenVPN tunnel's): the tunnel's up script writes `add element` lines here, and the
+ * table file includes them, so a reload of the table (`nft -f`, a restart after a flush) keeps them.
+ */
+export const KILL_SWITCH_LEARNT_DIR = '/var/lib/tunnelwright/killswitch.d';
 
 /** The policy name: `name`, else the selector's values joined, then `-kill-switch`, as a DNS label. */
 export function killSwitchName(props: Pick<KillSwitchProps, 'name' | 'selector'>): string {
@@ -148,6 +153,8 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
     ...rules(KILL_SWITCH_SETS.tunnel, wan, host.tunnelInterface, 'masqueraded_via_wan_dropped', 'drop'),
     '\t}',
     '}',
+    `# Addresses learnt at run time (a glob: none is fine).`,
+    `include "${KILL_SWITCH_LEARNT_DIR}/*.nft"`,
     '',
   );
   return lines.join('\n');
@@ -166,6 +173,11 @@ export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
       `Description=tunnelwright kill switch: tunnel-sourced traffic leaves by ${host.tunnelInterface} or not at all`,
       'DefaultDependencies=no',
       'Wants=network-pre.target',
+      // The distribution's nftables.service runs `flush ruleset` (its /etc/nftables.conf) at start and reload:
+      // load after it, and again whenever it restarts or reloads.
+      'After=nftables.service',
+      'PartOf=nftables.service',
+      'ReloadPropagatedFrom=nftables.service',
       'Before=network-pre.target shutdown.target',
       'Conflicts=shutdown.target',
       '',
@@ -173,6 +185,7 @@ export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
       'Type=oneshot',
       'RemainAfterExit=yes',
       `ExecStart=/usr/sbin/nft -f ${KILL_SWITCH_NFT_PATH}`,
+      `ExecReload=/usr/sbin/nft -f ${KILL_SWITCH_NFT_PATH}`,
       '',
       '[Install]',
       'WantedBy=sysinit.target',

@@ -66,12 +66,24 @@ describe('EgressSteering validation', () => {
   });
 
   it('warns when kube-state-metrics does not export the uplink label', () => {
-    const plan = planEgressSteering(prod((p) => { delete p.monitoring!.kubeStateMetricsValues; }));
+    const plan = planEgressSteering(prod((p) => { delete p.monitoring!.kubeStateMetricsValues; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; }));
     expect(plan.warnings).toEqual([{ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: 'kube-state-metrics must export the tunnelwright.dev/egress-uplink node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: add metricLabelsAllowlist: ["nodes=[tunnelwright.dev/egress-uplink]"] (plan.values.kubeStateMetrics)' }]);
   });
 
   it('warns about IPv6 destinations (Cilium 1.20)', () => {
-    expect(planEgressSteering(prod((p) => { p.destinationCidrs = ['0.0.0.0/0', '::/0']; })).warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['destinationCidrs[1] ipv6-destination']);
+    expect(planEgressSteering(prod((p) => { p.destinationCidrs = ['0.0.0.0/0', '::/0']; })).warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['destinationCidrs[1] ipv6-destination', 'clusterCidrs dns-wan', 'vpnClass policy-delay', 'tunnel ignition-packages']);
+  });
+
+  it('says what Cilium\'s egress gateway leaves open, each until acknowledged: IPv6, DNS over the WAN, the first packets of new pods', () => {
+    const v6 = prod((p) => { p.clusterCidrs = ['10.42.0.0/16', '10.43.0.0/16', 'fd00:42::/56']; });
+    expect(planEgressSteering(v6).warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['clusterCidrs[2] ipv6-egress', 'clusterCidrs dns-wan', 'vpnClass policy-delay', 'tunnel ignition-packages']);
+    expect(planEgressSteering({ ...v6, denyIpv6: true, acknowledge: ['dns-wan', 'policy-delay', 'ignition-packages'] }).warnings).toEqual([]);
+  });
+
+  it('warns that Cilium needs the tunnel among its devices when it cannot give the whole list', () => {
+    const plan = planEgressSteering(wg((p) => { p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; }));
+    expect(plan.warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['ciliumValues cilium-devices']);
+    expect((plan.values.cilium as Record<string, unknown>).devices).toBeUndefined();
   });
 
   it('reports every mistake at once', () => {

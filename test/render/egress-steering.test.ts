@@ -56,7 +56,7 @@ describe('planEgressSteering', () => {
 
   it('gives the Helm values Cilium and kube-state-metrics need', () => {
     expect(planEgressSteering(prodSteering()).values).toEqual({
-      cilium: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, devices: ['tun0'] },
+      cilium: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, devices: ['eth0', 'tun0'] },
       kubeStateMetrics: { metricLabelsAllowlist: ['nodes=[tunnelwright.dev/egress-uplink]'] },
     });
   });
@@ -97,5 +97,98 @@ describe('planEgressSteering', () => {
 describeWithSchemas('EgressSteering objects against their schemas', () => {
   it.each([['prod', prodSteering()], ['wireguard', wireguardSteering()]])('%s', (_n, props) => {
     expect(checkKubeObjects(planEgressSteering(props).objects, SCHEMA_DIR)).toEqual([]);
+  });
+});
+
+describe('EgressSteering over its lifetime (unit level)', () => {
+  const host = (props = prodSteering()) => planEgressSteering(props).hosts[0];
+  const file = (props: ReturnType<typeof prodSteering>, path: string) => host(props).files.find((f) => f.path === path)!.content;
+  const unit = (props: ReturnType<typeof prodSteering>, name: string) => host(props).units.find((u) => u.name === name)!.content!;
+
+  it('gives Cilium the whole devices list: yours with the tunnel added (Helm replaces lists)', () => {
+    const values = (devices: unknown) => planEgressSteering({ ...prodSteering(), ciliumValues: { ...prodSteering().ciliumValues, devices } }).values.cilium as Record<string, unknown>;
+    expect(values(['eth0', 'eth1', 'tun0']).devices).toEqual(['eth0', 'eth1', 'tun0']);
+    expect(values('eth0 tun+').devices).toEqual(['eth0', 'tun+', 'tun0']);
+  });
+
+  it('pins the remote: the config is filtered of its own remotes before OpenVPN starts, and only the pinned one is given', () => {
+    const u = unit(prodSteering(), 'tunnelwright-openvpn.service');
+    expect(u).toContain('\nExecStartPre=/opt/tunnelwright/bin/egress-openvpn-pin /run/tunnelwright/secrets/vpn-egress-openvpn-config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned\n');
+    expect(u).toContain(' --config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned ');
+    expect(u).toContain(' --remote nl-amsterdam.privacy.network 1198\n');
+    const { remote: _r, ...noRemote } = prodSteering().tunnel as { type: 'openvpn'; remote: string };
+    const plain = unit({ ...prodSteering(), tunnel: noRemote as never }, 'tunnelwright-openvpn.service');
+    expect(plain).not.toContain('ExecStartPre');
+    expect(plain).toContain(' --config /run/tunnelwright/secrets/vpn-egress-openvpn-config ');
+  });
+
+  it('requires the kill switch: neither tunnel runs without the table', () => {
+    expect(unit(prodSteering(), 'tunnelwright-openvpn.service')).toMatch(/\nRequires=.* tunnelwright-killswitch\.service\n/);
+    expect(host(wireguardSteering()).dropins.find((d) => d.name === '10-tunnelwright-egress.conf')!.content).toMatch(/\nRequires=.*tunnelwright-killswitch\.service\n/);
+  });
+
+  it('keeps the egress table closed when the tunnel goes: a blackhole default, and the rule from the tunnel address stays', () => {
+    const up = file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-up');
+    const down = file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-down');
+    expect(up).toContain('ip -4 route replace blackhole default table 51821 metric 4294967295\n');
+    expect(down).not.toMatch(/rule del|route del/);
+    const conf = file(wireguardSteering(), '/etc/wireguard/tun0.conf');
+    expect(conf).toContain('PostUp = ip -4 route replace blackhole default table 51821 metric 4294967295\n');
+    expect(conf).not.toMatch(/PostDown = .*rule del/);
+  });
+
+  it('makes WireGuard\'s PostUp idempotent: any rule left at its priority is deleted before the add', () => {
+    const conf = file(wireguardSteering(), '/etc/wireguard/tun0.conf');
+    expect(conf).toContain('PostUp = while ip -4 rule del priority 5210 2>/dev/null; do :; done\nPostUp = ip -4 rule add from 10.2.0.2 lookup 51821 priority 5210\n');
+  });
+
+  it('keeps the learnt OpenVPN address across a reload of the table: written where the table includes it', () => {
+    expect(file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-up')).toContain('> /var/lib/tunnelwright/killswitch.d/openvpn.nft.partial\n');
+    expect(file(prodSteering(), '/etc/tunnelwright/killswitch.nft')).toMatch(/\ninclude "\/var\/lib\/tunnelwright\/killswitch\.d\/\*\.nft"\n$/);
+  });
+
+  it('loads the kill switch after the distribution\'s nftables.service, and again when it restarts or reloads', () => {
+    const u = unit(prodSteering(), 'tunnelwright-killswitch.service');
+    expect(u).toContain('\nAfter=nftables.service\nPartOf=nftables.service\nReloadPropagatedFrom=nftables.service\n');
+    expect(u).toContain('\nExecReload=/usr/sbin/nft -f /etc/tunnelwright/killswitch.nft\n');
+  });
+
+  it('uses kube-state-metrics\' name for a custom uplink label (sanitized, then snake case)', () => {
+    const props = { ...prodSteering(), uplinkLabel: 'example.com/egressUplink' };
+    const rule = planEgressSteering(props).objects.find((o) => o.kind === 'PrometheusRule')!;
+    const exprs = (rule.spec as { groups: { rules: { expr: string }[] }[] }).groups[0].rules.map((r) => r.expr).join('\n');
+    expect(exprs).toContain('label_example_com_egress_uplink!=""');
+    expect(exprs).not.toContain('egressUplink');
+  });
+
+  it('ships each runbook in its alert, and links one only where told', () => {
+    const alerts = (props: ReturnType<typeof prodSteering>) => (planEgressSteering(props).objects.find((o) => o.kind === 'PrometheusRule')!.spec as { groups: { rules: { alert: string; annotations: Record<string, string> }[] }[] }).groups[0].rules;
+    expect(alerts(prodSteering()).every((r) => r.annotations.runbook_url === undefined && r.annotations.runbook.startsWith('1. '))).toBe(true);
+    expect(alerts(prodSteering()).find((r) => r.alert === 'VPNEgressSteeringStale')!.annotations.runbook).toContain('cilium-dbg bpf egress list');
+    const linked = alerts({ ...prodSteering(), monitoring: { ...prodSteering().monitoring, runbookUrl: 'https://wiki.example.test/runbooks' } });
+    expect(linked.map((r) => r.annotations.runbook_url)).toEqual(['https://wiki.example.test/runbooks#vpntunneldown', 'https://wiki.example.test/runbooks#vpnegresssteeringstale', 'https://wiki.example.test/runbooks#vpnegressuplinklabelmissing']);
+  });
+
+  it('denies vpn-class IPv6 egress outside the cluster on request', () => {
+    const plan = planEgressSteering({ ...prodSteering(), clusterCidrs: ['10.42.0.0/16', 'fd00:42::/56'], denyIpv6: true });
+    expect(plan.objects.find((o) => o.kind === 'CiliumClusterwideNetworkPolicy')!.spec).toEqual({
+      description: 'pods of egress class vpn: no IPv6 egress outside the cluster (it would not leave by the VPN)',
+      endpointSelector: { matchLabels: { 'tunnelwright.dev/egress-class': 'vpn' }, matchExpressions: [{ key: 'k8s:io.kubernetes.pod.namespace', operator: 'In', values: ['media'] }] },
+      enableDefaultDeny: { egress: false, ingress: false },
+      egressDeny: [{ toCIDRSet: [{ cidr: '::/0', except: ['fd00:42::/56'] }] }],
+    });
+  });
+});
+
+describe('one gateway per VPN server and session', () => {
+  const openvpn = (remote?: string) => ({ ...prodSteering(), tunnel: { type: 'openvpn' as const, configFrom: { file: '/etc/openvpn/pia.ovpn' }, credentialsFrom: { file: '/etc/openvpn/pia.creds' }, ...(remote ? { remote } : {}) } });
+  it.each([
+    ['the same config and credential, no remote', openvpn(), openvpn(), true],
+    ['the same pinned remote and credential', openvpn('nl.example.net:1198'), openvpn('nl.example.net:1198'), true],
+    ['two different pinned remotes', openvpn('nl.example.net:1198'), openvpn('de.example.net:1198'), false],
+  ])('%s: claimed twice = %s', (_name, a, b, clash) => {
+    const keys = (p: ReturnType<typeof openvpn>) => egressSteeringClaims(p).filter((c) => c.key.startsWith('vpn-server/')).map((c) => c.key);
+    expect(keys(a)).toHaveLength(1);
+    expect(keys(a)[0] === keys(b)[0]).toBe(clash);
   });
 });
