@@ -228,7 +228,8 @@ if [ -z "\${KUBECTL:-}" ]; then
   fi
 fi
 ${kubeconfig ? `export KUBECONFIG=${kubeconfig}\n` : ''}value=""
-if [ -r "/sys/class/net/$IFACE/ifindex" ]; then
+# TUNNELWRIGHT_TUNNEL_DOWN: called from a down hook that runs while the interface still exists (OpenVPN --down-pre).
+if [ -z "\${TUNNELWRIGHT_TUNNEL_DOWN:-}" ] && [ -r "/sys/class/net/$IFACE/ifindex" ]; then
   ifindex=$(cat "/sys/class/net/$IFACE/ifindex")
   addr=$(ip -o -4 addr show dev "$IFACE" | awk '{ split($4, a, "/"); print a[1]; exit }')
   if [ -z "$addr" ]; then
@@ -274,8 +275,8 @@ ${RESTEER_PATH} || true
     down: `#!/bin/sh
 # tunnelwright: OpenVPN --down. The rule from the tunnel address stays, and with the tunnel's route gone the table's
 # blackhole takes its traffic: it never falls through to the main table (and eth0) while the label still points here.
-# The kill switch keeps the address too.
-${RESTEER_PATH} || true
+# The kill switch keeps the address too. The hook removes the label: the interface is going.
+TUNNELWRIGHT_TUNNEL_DOWN=1 ${RESTEER_PATH} || true
 `,
     pin: `#!/bin/sh
 # tunnelwright: the config with its own remotes removed, so that the pinned --remote is the only server OpenVPN tries
