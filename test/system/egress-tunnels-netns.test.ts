@@ -261,7 +261,7 @@ describeWithTools('EgressSteering over WireGuard: reconnects, and a second up af
   const up = () => inPod(node, 'wg-quick up tun0', { env });
   const kubectl = () => inPod(node, 'cat /tmp/kubectl.log 2>/dev/null').stdout.trim().split('\n').filter(Boolean);
   const rule = () => inPod(node, 'ip -4 rule show priority 5210').stdout.trim();
-  const results: { cycle: number; how: string; upStatus: number | null; rule: string; leakedWhileDown: number }[] = [];
+  const results: { cycle: number; how: string; upStatus: number | null; rule: string; leakedWhileDown: number; labelsWhileDown: string[] }[] = [];
 
   beforeAll(() => {
     w.setup();
@@ -293,14 +293,18 @@ describeWithTools('EgressSteering over WireGuard: reconnects, and a second up af
       w.reset('leaked');
       inPod(node, SEND('10.2.0.2'));
       const leaked = w.counter('leaked');
-      if (how === 'clean') expect(kubectl()).toEqual(['label node gw-1 tunnelwright.dev/egress-uplink-', 'label ciliumnode gw-1 tunnelwright.dev/egress-uplink-']);
+      const labelsWhileDown = kubectl();
       const r = up();
-      results.push({ cycle, how, upStatus: r.status, rule: rule(), leakedWhileDown: leaked });
+      results.push({ cycle, how, upStatus: r.status, rule: rule(), leakedWhileDown: leaked, labelsWhileDown });
       expect(leaked).toBe(0);
       expect(r.output).not.toContain('File exists');
       expect(r.status).toBe(0);
       expect(rule().split('\n')).toHaveLength(1);
     }
+    // A clean down runs PostDown after the interface is gone: the hook removes the label. (An unclean exit runs no hook:
+    // the timer converges the label.)
+    const removed = ['label node gw-1 tunnelwright.dev/egress-uplink-', 'label ciliumnode gw-1 tunnelwright.dev/egress-uplink-'];
+    expect(results.filter((x) => x.how === 'clean').map((x) => x.labelsWhileDown)).toEqual([removed, removed, removed]);
   });
 
   it('control: with PostUp\'s plain `ip rule add` (no delete first), the up after an unclean exit fails on the stale rule', () => {
