@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App as Cdk8sApp, AppProps } from 'cdk8s';
-import { Problem, throwIfProblems } from '../errors';
+import { ApiObject } from 'cdk8s';
+import { IConstruct } from 'constructs';
+import { formatProblems, Problem, throwIfProblems } from '../errors';
+import { checkPodSecurity } from '../model/pod-security';
 import { HostArtefacts, renderHostArtefacts, wireguardConfigs, WireguardConfigFile } from '../host/artefacts';
 import { mergeContributions } from '../host/host-plan';
 import { checkClaims } from '../invariants';
@@ -23,19 +26,25 @@ export class App extends Cdk8sApp {
     return this.node.findAll().filter(isTunnelwrightConstruct);
   }
 
-  /** The cross-construct problems (claims made twice, conflicting host files) and each node's merged artefacts. */
-  public checkHosts(): { problems: Problem[]; hosts: (HostArtefacts & { wireguard: WireguardConfigFile[] })[] } {
+  /**
+   * The cross-construct problems and warnings (claims made twice, conflicting host files, namespaces whose Pod
+   * Security level rejects the pods the constructs make or route) and each node's merged artefacts.
+   */
+  public checkHosts(): { problems: Problem[]; warnings: Problem[]; hosts: (HostArtefacts & { wireguard: WireguardConfigFile[] })[] } {
     const constructs = this.tunnelwrightConstructs;
     const problems = checkClaims(constructs.map((c) => ({ construct: c.node.path, claims: c._claims })));
+    const pods = checkPodSecurity(constructs.flatMap((c) => c._podSecurity), namespacesOf(this));
+    problems.push(...pods.problems);
     const merged = mergeContributions(constructs.flatMap((c) => c._hosts.map((h) => ({ construct: c.node.path, ...h }))));
     problems.push(...merged.problems);
     const hosts = merged.plans.map((h) => Object.assign(renderHostArtefacts(h.plan, h.ignitionVersion), { wireguard: wireguardConfigs(h.plan) }));
-    return { problems, hosts };
+    return { problems, warnings: pods.warnings, hosts };
   }
 
   public synth(): void {
-    const { problems, hosts } = this.checkHosts();
+    const { problems, warnings, hosts } = this.checkHosts();
     throwIfProblems(problems, 'app');
+    if (warnings.length > 0) process.stderr.write(`warning: app:\n${formatProblems(warnings).replace(/^/gm, '  ')}\n`);
     super.synth();
     for (const h of hosts) {
       const dir = path.join(this.outdir, 'hosts', h.node);
@@ -54,4 +63,15 @@ export class App extends Cdk8sApp {
       }
     }
   }
+}
+
+/** Every Namespace object in the app (the library's and yours), by name, with its labels. */
+export function namespacesOf(root: IConstruct): Map<string, Record<string, string>> {
+  const out = new Map<string, Record<string, string>>();
+  for (const c of root.node.findAll()) {
+    if (!(c instanceof ApiObject) || c.kind !== 'Namespace') continue;
+    const json = c.toJson() as { metadata?: { name?: string; labels?: Record<string, string> } };
+    if (json.metadata?.name) out.set(json.metadata.name, json.metadata.labels ?? {});
+  }
+  return out;
 }

@@ -4,6 +4,7 @@ import { formatProblems, Problem } from '../errors';
 import { renderHostArtefacts, wireguardConfigs } from '../host/artefacts';
 import { DEFAULT_IGNITION_VERSION, IgnitionConfig, IgnitionVersion } from '../host/ignition';
 import { Claim } from '../invariants';
+import { PodSecurityNeed, podSecurityNeeds } from '../model/pod-security';
 import { CLUSTER_SCOPED_KINDS, HostPlan, KubeObject, Plan } from '../types';
 
 const MARK = Symbol.for('tunnelwright.cdk8s.construct');
@@ -16,6 +17,8 @@ export interface ITunnelwrightConstruct extends IConstruct {
   readonly _claims: readonly Claim[];
   /** @internal */
   readonly _hosts: readonly { plan: HostPlan; ignitionVersion: IgnitionVersion }[];
+  /** @internal The pods this construct makes or routes, and the Pod Security level each needs. */
+  readonly _podSecurity: readonly PodSecurityNeed[];
 }
 
 export function isTunnelwrightConstruct(x: unknown): x is ITunnelwrightConstruct {
@@ -39,6 +42,8 @@ export abstract class TunnelwrightConstruct extends Construct implements ITunnel
   public readonly _claims: readonly Claim[];
   /** @internal */
   public readonly _hosts: readonly { plan: HostPlan; ignitionVersion: IgnitionVersion }[];
+  /** @internal */
+  public readonly _podSecurity: PodSecurityNeed[];
   /** The ApiObjects emitted, in plan order. */
   public readonly apiObjects: readonly ApiObject[];
 
@@ -48,6 +53,7 @@ export abstract class TunnelwrightConstruct extends Construct implements ITunnel
     this.warnings = plan.warnings;
     this._claims = claims;
     this._hosts = plan.hosts.map((p) => ({ plan: p, ignitionVersion }));
+    this._podSecurity = podSecurityNeeds(plan.objects, this.node.path);
     this.apiObjects = plan.objects.map((o) => emitObject(this, o));
     for (const w of plan.warnings) this.node.addMetadata('tunnelwright:warning', `${w.path}: ${w.message}`);
     if (plan.warnings.length > 0) process.stderr.write(`warning: ${this.node.path}:\n${formatProblems(plan.warnings).replace(/^/gm, '  ')}\n`);

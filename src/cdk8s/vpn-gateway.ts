@@ -1,7 +1,9 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { VpnGatewayProps } from '../model/vpn-gateway';
-import { planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, vpnGatewayClaims } from '../render/vpn-gateway';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import { requiredLevel } from '../model/pod-security';
+import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, vpnGatewayClaims } from '../render/vpn-gateway';
 import { Plan } from '../types';
 import { emitObject, TunnelwrightConstruct } from './base';
 
@@ -35,6 +37,8 @@ export class VpnGateway extends TunnelwrightConstruct {
     const json = obj.toJson() as { metadata: { name: string; namespace?: string }; spec: { template: { metadata?: { labels?: Record<string, string> }; spec: { initContainers?: unknown[]; volumes?: unknown[] } } } };
     const namespace = json.metadata.namespace ?? Chart.of(obj).namespace ?? 'default';
     const route = planRoute(this.props, { namespace, podLabels: json.spec.template.metadata?.labels ?? {}, name: json.metadata.name });
+    const routed = applyRoute(json.spec.template.spec as unknown as IPodSpec, route);
+    this._podSecurity.push({ namespace, what: `the routed ${obj.kind} ${namespace}/${json.metadata.name}`, need: requiredLevel(routed), at: `${this.node.path}:route(${obj.node.path})` });
     const base = '/spec/template/spec';
     const pod = json.spec.template.spec;
     obj.addJsonPatch(

@@ -28,14 +28,34 @@ export interface EgressProbeProps {
   /** Probe interval. @default '60s' */
   readonly interval?: string;
   /** Where the PrometheusRule goes and the labels your Prometheus `ruleSelector` needs. @default - namespace 'monitoring', no labels */
-  readonly monitoring?: { readonly namespace?: string; readonly ruleLabels?: Record<string, string> };
+  readonly monitoring?: { readonly namespace?: string; readonly ruleLabels?: Record<string, string>; readonly runbookUrl?: string };
   /** Also probe from a direct-class twin, to see both public addresses side by side. @default false */
   readonly directTwin?: boolean;
   /** Probe over IPv6 too (a second module with IPv6 only). @default false */
   readonly ipv6?: boolean;
   /** The blackbox exporter image. @default 'prom/blackbox-exporter:v0.25.0' */
   readonly image?: string;
+  /** A DNS-leak probe beside the address probe: which resolver answered for vpn-class pods. @default - none */
+  readonly dnsLeak?: DnsLeakProbe;
 }
+
+/**
+ * The blackbox exporter's `dns` prober, from the same vpn-class placement, asks `resolver` for a name whose answer is
+ * the address of the resolver that asked the name's authoritative server (`whoami.akamai.net`): an answer in
+ * `leakedCidrs` (your ISP's resolvers) is a leak, and with `tunnelCidrs` an answer outside them is one too.
+ */
+export interface DnsLeakProbe {
+  /** The name to ask; its answer must be the asking resolver's address. @default 'whoami.akamai.net' */
+  readonly queryName?: string;
+  /** The resolver vpn-class pods use. @default - the gateway's (the VXLAN network's .1) with vpnGateway; required with egressSteering (your cluster DNS address) */
+  readonly resolver?: string;
+  /** Answers that mean the lookup left by the WAN (your ISP's resolvers, your WAN range). */
+  readonly leakedCidrs?: Cidr[];
+  /** Answers that mean the lookup went through the tunnel (the VPN provider's resolvers); anything else fails. */
+  readonly tunnelCidrs?: Cidr[];
+}
+
+export const DEFAULT_DNS_LEAK_NAME = 'whoami.akamai.net';
 
 export const DEFAULT_BLACKBOX_IMAGE = 'prom/blackbox-exporter:v0.25.0';
 
@@ -51,10 +71,19 @@ export const egressProbeSchema = z.strictObject({
   wanIps: z.array(z.string()),
   vpnCidrs: z.array(cidrSchema).optional(),
   interval: durationSchema.optional(),
-  monitoring: z.strictObject({ namespace: z.string().optional(), ruleLabels: z.record(z.string(), z.string()).optional() }).optional(),
+  monitoring: z.strictObject({
+    namespace: z.string().optional(), ruleLabels: z.record(z.string(), z.string()).optional(),
+    runbookUrl: z.string().regex(/^https?:\/\/[^\s#"']+$/, { message: 'expected an http(s) URL without a fragment' }).optional(),
+  }).optional(),
   directTwin: z.boolean().optional(),
   ipv6: z.boolean().optional(),
   image: z.string().optional(),
+  dnsLeak: z.strictObject({
+    queryName: z.string().regex(/^([a-zA-Z0-9_]([-a-zA-Z0-9_]*[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}\.?$/, { message: 'expected a DNS name such as whoami.akamai.net' }).max(253).optional(),
+    resolver: z.string().optional(),
+    leakedCidrs: z.array(cidrSchema).optional(),
+    tunnelCidrs: z.array(cidrSchema).optional(),
+  }).optional(),
 });
 
 /** Validates EgressProbe props: all problems at once. */
@@ -108,6 +137,19 @@ export function checkEgressProbe(input: unknown): { problems: Problem[]; warning
     }
     const mon = input.monitoring;
     if (isRecord(mon) && typeof mon.namespace === 'string' && !isDnsLabel(mon.namespace)) push('monitoring.namespace', 'namespace', `expected a namespace name, ${received(mon.namespace)}`);
+    const dns = input.dnsLeak;
+    if (isRecord(dns)) {
+      if (!Array.isArray(dns.leakedCidrs) && !Array.isArray(dns.tunnelCidrs)) push('dnsLeak', 'required', 'expected leakedCidrs (answers that mean a leak) and/or tunnelCidrs (answers that mean the tunnel): without either the probe cannot tell');
+      for (const key of ['leakedCidrs', 'tunnelCidrs'] as const) {
+        if (Array.isArray(dns[key]) && (dns[key] as unknown[]).length === 0) push(`dnsLeak.${key}`, 'required', 'expected at least one range (or leave it out)');
+        asArray(dns[key]).forEach((c, i) => {
+          const parsed = typeof c === 'string' ? parseCidr(c) : undefined;
+          if (parsed?.family === 6) push(`dnsLeak.${key}[${i}]`, 'ipv6-range', `expected an IPv4 range (the probe asks for an A record), ${received(c)}`);
+        });
+      }
+      if (dns.resolver !== undefined && !parseIp(dns.resolver)) push('dnsLeak.resolver', 'ip', `expected the resolver's address, ${received(dns.resolver)}`);
+      if (dns.resolver === undefined && isRecord(via) && via.egressSteering !== undefined) push('dnsLeak.resolver', 'required', 'required with egressSteering: the cluster DNS address vpn-class pods ask (kube-dns\'s ClusterIP)');
+    }
   }
   return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }

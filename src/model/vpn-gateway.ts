@@ -94,6 +94,21 @@ export interface VpnGatewayProps {
   readonly podMtu?: number;
   /** `istio-ambient`: ztunnel's 169.254.7.127/32 is kept local. @default 'none' */
   readonly mesh?: 'none' | 'istio-ambient';
+  /**
+   * Emit the gateway's Namespace, labelled for the Pod Security level its pod needs (privileged: pod-gateway's init
+   * container is privileged). `false` leaves the namespace to you: the App checks its labels if it is in the app, and
+   * warns with the label to set if not. @default true
+   */
+  readonly createNamespace?: boolean;
+  /**
+   * How gluetun gets `/dev/net/tun`. `'runtime'`: gluetun creates the node itself, and the container runtime's default
+   * device rules must allow it (runc has allowed 10:200 since its first release, except 1.2.0–1.2.3, which dropped it:
+   * containerd 1.7.24 and 2.0.0–2.0.1 ship those); `'privileged'`: gluetun runs privileged (the gluetun wiki's
+   * Kubernetes fix), which every runtime honours; `{ resource }`: a device plugin's resource that hands the
+   * container the device (for example squat/generic-device-plugin's `squat.ai/tun`). A `hostPath` of the device is no
+   * remedy: a mount does not change the device rules. @default 'runtime'
+   */
+  readonly tunDevice?: 'runtime' | 'privileged' | { readonly resource: string };
   /** Images. @default - pinned: qmcgaw/gluetun:v3.41.1, ghcr.io/angelnu/pod-gateway:v1.13.0 */
   readonly images?: { readonly gluetun?: string; readonly podGateway?: string };
 }
@@ -139,6 +154,11 @@ export const vpnGatewaySchema = z.strictObject({
   podMtu: intInRange(1280, 9000, 'a pod MTU').optional(),
   mesh: z.enum(['none', 'istio-ambient']).optional(),
   images: z.strictObject({ gluetun: z.string().optional(), podGateway: z.string().optional() }).optional(),
+  createNamespace: z.boolean().optional(),
+  tunDevice: z.union([
+    z.enum(['runtime', 'privileged']),
+    z.strictObject({ resource: z.string().regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/, { message: 'expected an extended resource name such as squat.ai/tun' }) }),
+  ]).optional(),
 });
 
 /** The provider's row (aliases resolved), or undefined. */

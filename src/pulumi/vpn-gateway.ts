@@ -4,6 +4,9 @@ import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { VpnGatewayProps } from '../model/vpn-gateway';
 import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, vpnGatewayClaims } from '../render/vpn-gateway';
 import { childName, emitPlan, reserve } from './base';
+import { formatProblems } from '../errors';
+import { checkPodSecurity, PodSecurityNeed, podSecurityNeeds, requiredLevel } from '../model/pod-security';
+import { KubeObject } from '../types';
 
 /** Arguments of the VpnGateway component (plain values). */
 export type VpnGatewayArgs = VpnGatewayProps;
@@ -30,7 +33,17 @@ export class VpnGateway extends pulumi.ComponentResource {
     this.componentName = name;
     this.opts = opts;
     this.kubernetesResources = emitPlan(this, name, plan, opts);
+    // A Pulumi program's own Namespaces cannot be read here: say what level the gateway's namespace needs when the
+    // library does not create it.
+    this.warnPodSecurity(podSecurityNeeds(plan.objects, name), plan.objects);
     this.registerOutputs({});
+  }
+
+  private warnPodSecurity(needs: PodSecurityNeed[], objects: readonly KubeObject[]): void {
+    const known = new Map(objects.filter((o) => o.kind === 'Namespace').map((o) => [o.metadata.name, o.metadata.labels ?? {}]));
+    const { problems, warnings } = checkPodSecurity(needs, known);
+    const all = [...problems, ...warnings];
+    if (all.length > 0) void pulumi.log.warn(formatProblems(all), this);
   }
 
   /**
@@ -55,6 +68,7 @@ export class VpnGateway extends pulumi.ComponentResource {
         this.kubernetesResources.push(new k8s.apiextensions.CustomResource(childName(this.componentName, o), o as k8s.apiextensions.CustomResourceArgs, { parent: this, ...(this.opts?.provider ? { provider: this.opts.provider } : {}) }));
       }
       const spec = applyRoute(props.spec.template.spec, route);
+      this.warnPodSecurity([{ namespace, what: `the routed ${args.type.split(':').pop()} ${namespace}/${name}`, need: requiredLevel(spec), at: `${this.componentName}:routeTransform(${args.name})` }], []);
       return { props: { ...props, spec: { ...props.spec, template: { ...props.spec.template, spec } } }, opts: args.opts };
     };
   }

@@ -5,10 +5,11 @@ import type { IService } from 'kubernetes-models/v1/Service';
 import { stringify } from 'yaml';
 import { Problem, throwIfProblems } from '../errors';
 import { DEFAULT_EGRESS_CLASS_LABEL } from '../model/egress-steering';
-import { checkEgressProbe, DEFAULT_BLACKBOX_IMAGE, EgressProbeProps } from '../model/egress-probe';
+import { checkEgressProbe, DEFAULT_BLACKBOX_IMAGE, DEFAULT_DNS_LEAK_NAME, DnsLeakProbe, EgressProbeProps } from '../model/egress-probe';
+import { VpnGatewayProps } from '../model/vpn-gateway';
 import { formatIp, parseCidr, parseIp } from '../model/net';
 import { KubeObject, Plan } from '../types';
-import { applyRoute, planRoute } from './vpn-gateway';
+import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
 
 /** Returns the problems of EgressProbe props without throwing. */
 export function validateEgressProbe(props: unknown): Problem[] {
@@ -68,14 +69,47 @@ export function blackboxConfig(p: EgressProbeProps, name = p.name ?? 'egress-pro
     }
     config[m.key] = { prober: 'http', timeout: '10s', http };
   }
+  if (p.dnsLeak) config[DNS_LEAK_MODULE] = dnsLeakModule(p.dnsLeak);
   return `# blackbox exporter modules, written by tunnelwright\n${stringify({ modules: config })}`;
 }
 
-/** The alert rules: VPNEgressLeak (a vpn-class probe saw a WAN address) and VPNEgressProbeFailing. */
+export const DNS_LEAK_MODULE = 'dns_leak';
+
+/** The blackbox `dns` module: asks for the whoami name and fails on an answer that names a WAN-side resolver. */
+function dnsLeakModule(d: DnsLeakProbe): Record<string, unknown> {
+  const rrs: Record<string, string[]> = {};
+  if (d.leakedCidrs) rrs.fail_if_matches_regexp = d.leakedCidrs.map(cidrRegexp);
+  if (d.tunnelCidrs) rrs.fail_if_none_matches_regexp = [d.tunnelCidrs.map(cidrRegexp).join('|')];
+  return {
+    prober: 'dns',
+    timeout: '10s',
+    dns: {
+      query_name: d.queryName ?? DEFAULT_DNS_LEAK_NAME, query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false,
+      valid_rcodes: ['NOERROR'], validate_answer_rrs: rrs,
+    },
+  };
+}
+
+/** The resolver the DNS-leak probe asks: given, or the gateway's dnsmasq (the VXLAN network's .1), which routed pods use. */
+export function dnsLeakResolver(p: EgressProbeProps): string {
+  if (p.dnsLeak?.resolver) return p.dnsLeak.resolver;
+  const gateway = (p.via as { vpnGateway: VpnGatewayProps }).vpnGateway;
+  return `${gatewayFacts(gateway).vxlanPrefix}.1`;
+}
+
+const PROBE_RUNBOOKS = {
+  VPNEgressLeak: '1. Treat it as an incident: stop the affected vpn-class workloads.\n2. Check the steering or the gateway (VPNTunnelDown, VPNEgressSteeringStale) and the kill switch counters.',
+  VPNEgressProbeFailing: '1. The IP-echo targets are unreachable from the vpn class: often the tunnel is down (VPNTunnelDown) and the kill switch is holding.\n2. Check the targets themselves from elsewhere.',
+  VPNDNSLeak: '1. Find who resolves for the vpn class: the routed pods\' gateway dnsmasq forwards outside names to gluetun\'s DNS_ADDRESS through the tunnel; vpn-class pods of an EgressSteering ask CoreDNS, whose forward leaves from its own node.\n2. Make that resolver\'s upstream reachable only through the tunnel (README: "DNS leaves by the WAN"), then watch probe_success of the dns-leak job return to 1.',
+};
+
+/** The alert rules: VPNEgressLeak (a vpn-class probe saw a WAN address), VPNEgressProbeFailing, and VPNDNSLeak with a DNS-leak probe. */
 export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rules: Record<string, unknown>[] }[] {
   const name = p.name ?? 'egress-probe';
   const jobs = modules(p, name).filter((m) => m.egressClass === 'vpn').map((m) => m.job).join('|');
-  const runbook = 'https://github.com/tunnelwright/tunnelwright/blob/main/docs/runbooks.md';
+  const runbookUrl = p.monitoring?.runbookUrl;
+  const link = (alert: string) => (runbookUrl ? { runbook_url: `${runbookUrl}#${alert.toLowerCase()}` } : {});
+  const dnsJob = `${name}-dns-leak`;
   return [
     {
       name: `tunnelwright-${name}`,
@@ -85,15 +119,23 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
           expr: `max by (job, instance) (probe_failed_due_to_regex{job=~"${jobs}"}) == 1`,
           for: '1m',
           labels: { severity: 'critical' },
-          annotations: { summary: 'vpn-class traffic left without the VPN: the probe saw a WAN address (or one outside the VPN ranges)', description: 'The blackbox probe running as a vpn-class workload in {{ $labels.job }} got an answer from {{ $labels.instance }} naming an address it must never have.', runbook_url: `${runbook}#vpnegressleak` },
+          annotations: { summary: 'vpn-class traffic left without the VPN: the probe saw a WAN address (or one outside the VPN ranges)', description: 'The blackbox probe running as a vpn-class workload in {{ $labels.job }} got an answer from {{ $labels.instance }} naming an address it must never have.', runbook: PROBE_RUNBOOKS.VPNEgressLeak, ...link('VPNEgressLeak') },
         },
         {
           alert: 'VPNEgressProbeFailing',
           expr: `max by (job, instance) (probe_success{job=~"${jobs}"}) == 0 unless on(job, instance) (max by (job, instance) (probe_failed_due_to_regex{job=~"${jobs}"}) == 1)`,
           for: '10m',
           labels: { severity: 'warning' },
-          annotations: { summary: 'no successful egress probe from the vpn class for 10 minutes', description: '{{ $labels.instance }} is unreachable from {{ $labels.job }}: the tunnel may be down (and the kill switch holding).', runbook_url: `${runbook}#vpnegressprobefailing` },
+          annotations: { summary: 'no successful egress probe from the vpn class for 10 minutes', description: '{{ $labels.instance }} is unreachable from {{ $labels.job }}: the tunnel may be down (and the kill switch holding).', runbook: PROBE_RUNBOOKS.VPNEgressProbeFailing, ...link('VPNEgressProbeFailing') },
         },
+        ...(p.dnsLeak ? [{
+          alert: 'VPNDNSLeak',
+          // The query was answered (the resolver works) and the answer named a WAN-side resolver: a leak, not an outage.
+          expr: `max by (job, instance) (probe_dns_query_succeeded{job="${dnsJob}"}) == 1 and on(job, instance) max by (job, instance) (probe_success{job="${dnsJob}"}) == 0`,
+          for: '1m',
+          labels: { severity: 'critical' },
+          annotations: { summary: 'vpn-class DNS lookups leave by the WAN: the probe\'s resolver reached the name\'s servers from a WAN-side resolver', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? DEFAULT_DNS_LEAK_NAME} with a resolver address that is not the tunnel's: every name vpn-class pods look up is seen outside the VPN.`, runbook: PROBE_RUNBOOKS.VPNDNSLeak, ...link('VPNDNSLeak') },
+        }] : []),
       ],
     },
   ];
@@ -123,7 +165,8 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
         args: ['--config.file=/config/blackbox.yml'],
         ports: [{ name: 'http', containerPort: BLACKBOX_PORT, protocol: 'TCP' }],
         readinessProbe: { httpGet: { path: '/-/healthy', port: BLACKBOX_PORT } },
-        securityContext: { runAsNonRoot: true, runAsUser: 65534, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        // Restricted-compatible: a vpn-class probe (via EgressSteering) runs in any namespace.
+        securityContext: { runAsNonRoot: true, runAsUser: 65534, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
         resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '64Mi' } },
         volumeMounts: [{ name: 'config', mountPath: '/config', readOnly: true }],
       }],
@@ -162,6 +205,21 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
         module: m.key,
         prober: { url: `${prober}.${ns}.svc:${BLACKBOX_PORT}` },
         targets: { staticConfig: { static: [...p.targets], labels: { egress_class: m.egressClass, ip_family: `ipv${m.family}` } } },
+      },
+    });
+  }
+  if (p.dnsLeak) {
+    objects.push({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'Probe',
+      metadata: { name: `${name}-dns-leak`, namespace: ns, labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
+      spec: {
+        jobName: `${name}-dns-leak`,
+        interval: p.interval ?? '60s',
+        module: DNS_LEAK_MODULE,
+        // The dns prober's target is the resolver it asks: the one vpn-class pods use, asked from their placement.
+        prober: { url: `${name}.${ns}.svc:${BLACKBOX_PORT}` },
+        targets: { staticConfig: { static: [dnsLeakResolver(p)], labels: { egress_class: 'vpn', check: 'dns-leak' } } },
       },
     });
   }

@@ -9,6 +9,7 @@ import { Problem, throwIfProblems } from '../errors';
 import { Claim } from '../invariants';
 import { KillSwitchProps } from '../model/kill-switch';
 import { isDnsLabel } from '../model/labels';
+import { podSecurityLabels, requiredLevel } from '../model/pod-security';
 import { parseCidr } from '../model/net';
 import { checkVpnGateway, clusterDnsIpOf, DEFAULT_IMAGES, providerRow, VpnGatewayProps } from '../model/vpn-gateway';
 import { LOCATION_FILTERS, LocationFilter } from '../model/vpn-providers';
@@ -227,6 +228,17 @@ export function planVpnGateway(props: VpnGatewayProps): Plan {
  */
 export const GLUETUN_WIREGUARD_COMMAND = ['/bin/sh', '-c', 'while ip rule del table 51820 2>/dev/null; do :; done; while ip -6 rule del table 51820 2>/dev/null; do :; done; exec /gluetun-entrypoint'];
 
+/** gluetun's security context and resources for the way it gets /dev/net/tun (see `tunDevice`). */
+function gluetunDevice(props: VpnGatewayProps): Pick<IContainer, 'securityContext' | 'resources'> {
+  const tun = props.tunDevice ?? 'runtime';
+  const resources = { requests: { cpu: '50m', memory: '256Mi' } as Record<string, string>, limits: { memory: '512Mi' } as Record<string, string> };
+  if (typeof tun === 'object') {
+    resources.requests[tun.resource] = '1';
+    resources.limits[tun.resource] = '1';
+  }
+  return { securityContext: tun === 'privileged' ? { privileged: true } : { capabilities: { add: ['NET_ADMIN'] } }, resources };
+}
+
 export function renderVpnGateway(props: VpnGatewayProps): Plan {
   const f = gatewayFacts(props);
   const settingsName = `${f.name}-settings`;
@@ -255,12 +267,11 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
         ...((props.vpnType ?? 'wireguard') === 'wireguard' ? { command: GLUETUN_WIREGUARD_COMMAND } : {}),
         env: gluetunEnv(props, f),
         ports: [{ name: 'health', containerPort: HEALTH_PORT, protocol: 'TCP' }, { name: 'vxlan', containerPort: f.vxlanPort, protocol: 'UDP' }],
-        securityContext: { capabilities: { add: ['NET_ADMIN'] } },
+        ...gluetunDevice(props),
         // gluetun's health server: 500 while the tunnel is down (never /v1/publicip/ip, which is always 200).
         startupProbe: { httpGet: { path: '/', port: HEALTH_PORT }, periodSeconds: 5, failureThreshold: 60 },
         livenessProbe: { httpGet: { path: '/', port: HEALTH_PORT }, periodSeconds: 30, failureThreshold: 5 },
         readinessProbe: { httpGet: { path: '/', port: HEALTH_PORT }, periodSeconds: 10, failureThreshold: 3 },
-        resources: { requests: { cpu: '50m', memory: '256Mi' }, limits: { memory: '512Mi' } },
         volumeMounts: [
           { name: 'gluetun-secrets', mountPath: SECRETS_DIR, readOnly: true },
           { name: 'pod-gateway-config', mountPath: '/iptables/post-rules.txt', subPath: 'post-rules.txt', readOnly: true },
@@ -293,7 +304,13 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
       },
     },
   };
-  return { objects: [configMap, service, deployment] as KubeObject[], hosts: [], values: {}, warnings: [] };
+  const objects = [configMap, service, deployment] as KubeObject[];
+  if (props.createNamespace !== false) {
+    // Privileged: gateway-init is (pod-gateway's routes need it), and gluetun adds NET_ADMIN.
+    const level = requiredLevel(podSpec).level;
+    objects.unshift({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: f.namespace, labels: { ...podSecurityLabels(level), 'app.kubernetes.io/managed-by': 'tunnelwright' } } });
+  }
+  return { objects, hosts: [], values: {}, warnings: [] };
 }
 
 /** What the gateway claims across an App: its VXLAN id in its cluster, its key Secret, a pinned server with its credential. */

@@ -29,6 +29,7 @@ describe('cdk8s VpnGateway', () => {
     gateway.route(qbittorrent(chart));
     const objects = chart.toJson() as { kind: string; metadata: { name: string; namespace?: string }; spec?: { template?: { spec: Record<string, unknown> } } }[];
     expect(objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+      'Namespace undefined/vpn-gateway',
       'ConfigMap vpn-gateway/vpn-gateway-settings',
       'Service vpn-gateway/vpn-gateway',
       'Deployment vpn-gateway/vpn-gateway',
@@ -36,7 +37,7 @@ describe('cdk8s VpnGateway', () => {
       'NetworkPolicy media/qbittorrent-vpn-kill-switch',
       'Deployment media/qbittorrent',
     ]);
-    const spec = objects[5].spec!.template!.spec as { initContainers: { name: string }[]; containers: { name: string }[]; dnsPolicy: string; volumes: { name: string }[] };
+    const spec = objects[6].spec!.template!.spec as { initContainers: { name: string }[]; containers: { name: string }[]; dnsPolicy: string; volumes: { name: string }[] };
     expect(spec.initContainers.map((c) => c.name)).toEqual(['vpn-route-init', 'fix-perms']);
     expect(spec.containers.map((c) => c.name)).toEqual(['qbittorrent', 'vpn-route-sidecar']);
     expect(spec.dnsPolicy).toBe('None');

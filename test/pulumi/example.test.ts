@@ -17,6 +17,7 @@ describe('examples/pulumi under mocks', () => {
       'kubernetes:networking.k8s.io/v1:NetworkPolicy': ['protonvpn-networkpolicy-media-qbittorrent-vpn-kill-switch'],
       'kubernetes:rbac.authorization.k8s.io/v1:ClusterRole': ['egress-clusterrole-vpn-egress-resteer'],
       'kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding': ['egress-clusterrolebinding-vpn-egress-resteer'],
+      'kubernetes:v1:Namespace': ['protonvpn-namespace-vpn-gateway'],
       'kubernetes:v1:ConfigMap': ['protonvpn-configmap-media-qbittorrent-vpn-route', 'protonvpn-configmap-vpn-gateway-vpn-gateway-settings'],
       'kubernetes:v1:Secret': ['egress-secret-kube-system-vpn-egress-resteer-token'],
       'kubernetes:v1:Service': ['protonvpn-service-vpn-gateway-vpn-gateway'],

@@ -1,5 +1,5 @@
 import { parse } from 'yaml';
-import { addressRegexp, blackboxConfig, cidrRegexp, planEgressProbe } from '../../src';
+import { addressRegexp, blackboxConfig, cidrRegexp, planEgressProbe, validateEgressProbe } from '../../src';
 import { checkKubeObjects } from '../../src/testing';
 import { gatewayProbe } from '../helpers/fixtures';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
@@ -66,5 +66,37 @@ describe('planEgressProbe', () => {
 describeWithSchemas('EgressProbe objects against their schemas', () => {
   it.each([['through a gateway', gatewayProbe()], ['for a steering class, with IPv6', { ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true }]])('%s', (_n, props) => {
     expect(checkKubeObjects(planEgressProbe(props).objects, SCHEMA_DIR)).toEqual([]);
+  });
+});
+
+describe('EgressProbe DNS-leak probe', () => {
+  const withDns = (dnsLeak: Record<string, unknown>, via?: unknown) => ({ ...gatewayProbe(), ...(via ? { via } : {}), dnsLeak } as never);
+
+  it('adds a dns module that fails on a leaked answer and on an answer outside the tunnel ranges', () => {
+    const config = parse(blackboxConfig(withDns({ leakedCidrs: ['192.0.2.0/24'], tunnelCidrs: ['10.64.0.0/10'] }))) as { modules: Record<string, unknown> };
+    expect(config.modules.dns_leak).toEqual({
+      prober: 'dns',
+      timeout: '10s',
+      dns: {
+        query_name: 'whoami.akamai.net', query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false, valid_rcodes: ['NOERROR'],
+        validate_answer_rrs: { fail_if_matches_regexp: [cidrRegexp('192.0.2.0/24')], fail_if_none_matches_regexp: [cidrRegexp('10.64.0.0/10')] },
+      },
+    });
+  });
+
+  it('asks the resolver routed pods use (the gateway\'s dnsmasq), from the vpn-class probe, and alerts VPNDNSLeak', () => {
+    const plan = planEgressProbe(withDns({ leakedCidrs: ['192.0.2.0/24'] }));
+    const probe = plan.objects.find((o) => o.kind === 'Probe' && o.metadata.name === 'egress-probe-dns-leak')!;
+    expect(probe.spec).toEqual({ jobName: 'egress-probe-dns-leak', interval: '60s', module: 'dns_leak', prober: { url: 'egress-probe.media.svc:9115' }, targets: { staticConfig: { static: ['172.16.0.1'], labels: { egress_class: 'vpn', check: 'dns-leak' } } } });
+    const rules = (plan.objects.find((o) => o.kind === 'PrometheusRule')!.spec as { groups: { rules: { alert: string; labels: Record<string, string> }[] }[] }).groups[0].rules;
+    expect(rules.map((r) => `${r.alert} ${r.labels.severity}`)).toEqual(['VPNEgressLeak critical', 'VPNEgressProbeFailing warning', 'VPNDNSLeak critical']);
+  });
+
+  it.each([
+    ['neither range', withDns({}), [{ path: 'dnsLeak', code: 'required', message: 'expected leakedCidrs (answers that mean a leak) and/or tunnelCidrs (answers that mean the tunnel): without either the probe cannot tell' }]],
+    ['an IPv6 range', withDns({ leakedCidrs: ['2001:db8::/32'] }), [{ path: 'dnsLeak.leakedCidrs[0]', code: 'ipv6-range', message: 'expected an IPv4 range (the probe asks for an A record), received "2001:db8::/32"' }]],
+    ['no resolver with egressSteering', withDns({ leakedCidrs: ['192.0.2.0/24'] }, { egressSteering: {} }), [{ path: 'dnsLeak.resolver', code: 'required', message: 'required with egressSteering: the cluster DNS address vpn-class pods ask (kube-dns\'s ClusterIP)' }]],
+  ])('refuses %s', (_name, props, problems) => {
+    expect(validateEgressProbe(props)).toEqual(problems);
   });
 });

@@ -66,7 +66,7 @@ describe('planVpnGateway', () => {
   });
 
   it('derives the VXLAN MTU from the pod MTU and pins the WireGuard MTU', () => {
-    const settings = (podMtu: number) => ((planVpnGateway({ ...nordvpnGateway(), podMtu }).objects[0] as unknown as { data: Record<string, string> }).data['settings.sh']);
+    const settings = (podMtu: number) => ((planVpnGateway({ ...nordvpnGateway(), podMtu }).objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['settings.sh']);
     expect(settings(1450)).toContain('VPN_INTERFACE_MTU="1320"');
     expect(settings(1350)).toContain('VPN_INTERFACE_MTU="1300"');
   });
@@ -79,7 +79,7 @@ describe('planVpnGateway', () => {
     const env = gluetunOf(gatewayFor('protonvpn')).env!;
     expect(env.find((e) => e.name === 'VPN_PORT_FORWARDING')).toEqual({ name: 'VPN_PORT_FORWARDING', value: 'on' });
     expect(env.find((e) => e.name === 'VPN_PORT_FORWARDING_UP_COMMAND')!.value).toContain('-j DNAT --to-destination 172.16.0.5:6881');
-    expect((planVpnGateway(gatewayFor('protonvpn')).objects[0] as unknown as { data: Record<string, string> }).data['nat.conf']).toContain('\nqbittorrent 5 tcp:6881,udp:6881\n');
+    expect((planVpnGateway(gatewayFor('protonvpn')).objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['nat.conf']).toContain('\nqbittorrent 5 tcp:6881,udp:6881\n');
   });
 
   it('reads PIA port-forwarding credentials from Secret files, never the environment', () => {
@@ -187,7 +187,7 @@ describe('port forwarding to a workload whose name has a dash (pod-gateway looks
   const lookup = (hostname: string) => hostname.split('-')[0]; // client_init.sh: hostname | cut -d'-' -f1
 
   it('gives nat.conf and the pod\'s hostname one dash-free name that the lookup rule finds', () => {
-    const natConf = (planVpnGateway(props).objects[0] as unknown as { data: Record<string, string> }).data['nat.conf'];
+    const natConf = (planVpnGateway(props).objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['nat.conf'];
     const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit' });
     expect(route.hostname).toBe('myqbit');
     const entry = natConf.split('\n').find((l) => l.startsWith(`${lookup(route.hostname!)} `));

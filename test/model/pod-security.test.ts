@@ -1,0 +1,99 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ApiObject, Chart } from 'cdk8s';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import { applyRoute, planEgressProbe, planRoute, planVpnGateway, ValidationError } from '../../src';
+import { App, VpnGateway } from '../../src/cdk8s';
+import { checkPodSecurity, namespacePolicy, PodSecurityLevel, requiredLevel } from '../../src/model/pod-security';
+import { gatewayProbe, nordvpnGateway } from '../helpers/fixtures';
+import { thrown } from '../helpers/thrown';
+
+const podOf = (objects: { kind: string; spec?: unknown }[]) => ((objects.find((o) => o.kind === 'Deployment') as { spec: { template: { spec: IPodSpec } } }).spec.template.spec);
+const plain: IPodSpec = { containers: [{ name: 'app', image: 'nginx' }] };
+
+/** Each pod the library makes, the level it needs, and why. */
+const pods: [string, IPodSpec, PodSecurityLevel, string][] = [
+  ['the gateway', podOf(planVpnGateway(nordvpnGateway()).objects), 'privileged', 'container gateway-init is privileged'],
+  ['a routed workload', applyRoute(plain, planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: 'x' }, name: 'x' })), 'privileged', 'container vpn-route-init adds NET_ADMIN, NET_RAW'],
+  ['the probe routed through a gateway', podOf(planEgressProbe(gatewayProbe()).objects), 'privileged', 'container vpn-route-init adds NET_ADMIN, NET_RAW'],
+  ['the probe of an EgressSteering class', podOf(planEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} } }).objects), 'restricted', 'it meets the restricted level'],
+  ['a plain pod (runtime defaults)', plain, 'baseline', 'container app may run as root'],
+];
+
+describe('Pod Security: what each pod needs, against each level', () => {
+  it.each(pods)('%s needs %s', (_what, spec, level, why) => {
+    expect(requiredLevel(spec)).toEqual({ level, why });
+  });
+
+  const levels: PodSecurityLevel[] = ['privileged', 'baseline', 'restricted'];
+  const matrix = pods.flatMap(([what, spec, need]) => levels.map((ns) => [what, ns, spec, levels.indexOf(ns) <= levels.indexOf(need)] as const));
+  it.each(matrix)('%s in a namespace enforcing %s: admitted = %s', (what, ns, spec, admitted) => {
+    const need = requiredLevel(spec);
+    const { problems } = checkPodSecurity([{ namespace: 'media', what, need, at: 'c:route' }], new Map([['media', { 'pod-security.kubernetes.io/enforce': ns }]]));
+    expect(problems.length === 0).toBe(admitted);
+  });
+
+  it('reads the labels the way the admission plugin does: unknown enforce is restricted, unknown audit/warn privileged, unknown version latest', () => {
+    expect(namespacePolicy({
+      'pod-security.kubernetes.io/enforce': 'Privileged', 'pod-security.kubernetes.io/enforce-version': 'v1.30',
+      'pod-security.kubernetes.io/audit': 'strict', 'pod-security.kubernetes.io/warn': 'baseline', 'pod-security.kubernetes.io/warn-version': '1.30',
+    })).toEqual({
+      enforce: { level: 'restricted', version: 'v1.30', invalid: 'Privileged' },
+      audit: { level: 'privileged', version: 'latest', invalid: 'strict' },
+      warn: { level: 'baseline', version: 'latest' },
+    });
+    expect(namespacePolicy({})).toEqual({});
+  });
+});
+
+describe('VpnGateway and Pod Security at synth', () => {
+  it('emits its namespace labelled for the level its pod needs, unless told not to', () => {
+    const ns = planVpnGateway(nordvpnGateway()).objects[0];
+    expect(ns).toEqual({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'vpn-gateway', labels: {
+      'pod-security.kubernetes.io/enforce': 'privileged', 'pod-security.kubernetes.io/enforce-version': 'latest',
+      'pod-security.kubernetes.io/audit': 'privileged', 'pod-security.kubernetes.io/warn': 'privileged', 'app.kubernetes.io/managed-by': 'tunnelwright',
+    } } });
+    expect(planVpnGateway({ ...nordvpnGateway(), createNamespace: false }).objects.some((o) => o.kind === 'Namespace')).toBe(false);
+  });
+
+  it.each([
+    ['runtime', { capabilities: { add: ['NET_ADMIN'] } }, {}],
+    ['privileged', { privileged: true }, {}],
+    [{ resource: 'squat.ai/tun' }, { capabilities: { add: ['NET_ADMIN'] } }, { 'squat.ai/tun': '1' }],
+  ] as const)('gets /dev/net/tun as chosen: %j', (tunDevice, securityContext, extra) => {
+    const gluetun = podOf(planVpnGateway({ ...nordvpnGateway(), tunDevice }).objects).containers.find((c) => c.name === 'gluetun')!;
+    expect(gluetun.securityContext).toEqual(securityContext);
+    expect(gluetun.resources).toEqual({ requests: { cpu: '50m', memory: '256Mi', ...extra }, limits: { memory: '512Mi', ...extra } });
+  });
+
+  const synth = (nsLabels: Record<string, string> | undefined) => {
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-psa-'));
+    const app = new App({ outdir });
+    const chart = new Chart(app, 'media');
+    if (nsLabels) new ApiObject(chart, 'media-ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'media', labels: nsLabels } });
+    const gateway = new VpnGateway(chart, 'gateway', nordvpnGateway());
+    gateway.route(new ApiObject(chart, 'qbittorrent', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'qbittorrent', namespace: 'media' }, spec: { selector: { matchLabels: { app: 'q' } }, template: { metadata: { labels: { app: 'q' } }, spec: plain } } }));
+    return { app, outdir };
+  };
+
+  it('refuses, writing nothing, a namespace in the app whose enforced level rejects the routed workload, with the label to set', () => {
+    const { app, outdir } = synth({ 'pod-security.kubernetes.io/enforce': 'baseline' });
+    const error = thrown(() => app.synth());
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).problems).toEqual([{
+      path: 'media/gateway:route(media/qbittorrent)',
+      code: 'pod-security',
+      message: 'namespace media enforces baseline, which rejects the routed Deployment media/qbittorrent (container vpn-route-init adds NET_ADMIN, NET_RAW): label it pod-security.kubernetes.io/enforce=privileged',
+    }]);
+    expect(fs.readdirSync(outdir)).toEqual([]);
+  });
+
+  it('admits it in a privileged namespace; warns with the level to set when the namespace is not in the app', () => {
+    expect(synth({ 'pod-security.kubernetes.io/enforce': 'privileged' }).app.checkHosts()).toMatchObject({ problems: [], warnings: [] });
+    const { warnings, problems } = synth(undefined).app.checkHosts();
+    expect(problems).toEqual([]);
+    expect(warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['media/gateway:route(media/qbittorrent) pod-security']);
+    expect(warnings[0].message).toContain('label it pod-security.kubernetes.io/enforce=privileged');
+  });
+});
