@@ -27,5 +27,6 @@ export { PROVIDERS, type ProviderOpenvpn, type ProviderRow, type ProviderWiregua
 export { applyRoute, planRoute, planVpnGateway, type RoutePlan, type RouteTarget, validateVpnGateway, vpnGatewayClaims } from './render/vpn-gateway';
 export { type EgressSteeringMonitoring, type EgressSteeringProps, type EgressTunnel } from './model/egress-steering';
 export { egressAlertGroups, egressSteeringClaims, egressSteeringValues, excludedCidrsOf, planEgressSteering, renderResteerScript, validateEgressSteering } from './render/egress-steering';
-export { type EgressProbeProps, type EgressProbeVia } from './model/egress-probe';
+export { type DnsLeakProbe, type EgressProbeProps, type EgressProbeVia } from './model/egress-probe';
+export { checkPodSecurity, namespacePolicy, type PodSecurityLevel, type PodSecurityNeed, podSecurityLabels, requiredLevel } from './model/pod-security';
 export { addressRegexp, blackboxConfig, cidrRegexp, egressProbeAlertGroups, planEgressProbe, validateEgressProbe } from './render/egress-probe';
