@@ -28,5 +28,5 @@ export { applyRoute, planRoute, planVpnGateway, type RoutePlan, type RouteTarget
 export { type EgressSteeringMonitoring, type EgressSteeringProps, type EgressTunnel } from './model/egress-steering';
 export { egressAlertGroups, egressSteeringClaims, egressSteeringValues, excludedCidrsOf, planEgressSteering, renderResteerScript, validateEgressSteering } from './render/egress-steering';
 export { type DnsLeakProbe, type EgressProbeProps, type EgressProbeVia } from './model/egress-probe';
-export { checkPodSecurity, namespacePolicy, type PodSecurityLevel, type PodSecurityNeed, podSecurityLabels, requiredLevel } from './model/pod-security';
+export { checkPodSecurity, type LevelNeed, type ModePolicy, namespacePolicy, type PodSecurityLevel, type PodSecurityNeed, podSecurityLabels, requiredLevel } from './model/pod-security';
 export { addressRegexp, blackboxConfig, cidrRegexp, egressProbeAlertGroups, planEgressProbe, validateEgressProbe } from './render/egress-probe';
