@@ -14,12 +14,18 @@ export interface Problem {
 
 /** Thrown by every `plan*` function and construct when the props are invalid: all problems at once. */
 export class ValidationError extends Error {
-  public readonly problems: Problem[];
+  public declare readonly problems: Problem[];
 
   public constructor(problems: Problem[], subject = 'props') {
     super(`invalid ${subject}:\n${formatProblems(problems)}`);
     this.name = 'ValidationError';
-    this.problems = problems;
+    // Not enumerable: Node prints an uncaught error's enumerable fields after its message, which holds them already.
+    Object.defineProperty(this, 'problems', { value: problems, enumerable: false, writable: false });
+  }
+
+  /** The same problems, for a subject named more precisely (a construct path). */
+  public withSubject(subject: string): ValidationError {
+    return new ValidationError(this.problems, subject);
   }
 }
 

@@ -70,3 +70,32 @@ export function checkClaims(sets: readonly ClaimSet[]): Problem[] {
   }
   return problems;
 }
+
+/** A VXLAN endpoint: a gateway's pods listening on a port, or a kill switch letting its pods reach them on a port. */
+export interface VxlanEndpoint {
+  /** The construct's path (cdk8s node path or Pulumi name). */
+  readonly construct: string;
+  readonly cluster: string;
+  /** The gateway pods' namespace. */
+  readonly namespace: string;
+  /** The gateway pods' labels (a kill switch's `gatewayPodLabels`). */
+  readonly podLabels: Readonly<Record<string, string>>;
+  readonly port: number;
+}
+
+/**
+ * Every kill switch that lets its pods reach a gateway's pods on another VXLAN port than the gateway uses (its
+ * `gatewayPodLabels` select the gateway's pods in the gateway's namespace and cluster): the kill switch would drop the
+ * pods' VXLAN to the gateway. One problem per such kill switch, at `<construct>:vxlanPort`.
+ */
+export function checkVxlanPorts(gateways: readonly VxlanEndpoint[], killSwitches: readonly VxlanEndpoint[]): Problem[] {
+  const problems: Problem[] = [];
+  for (const k of killSwitches) {
+    const labels = Object.entries(k.podLabels);
+    const gateway = gateways.find((g) => g.cluster === k.cluster && g.namespace === k.namespace && labels.length > 0 && labels.every(([key, v]) => g.podLabels[key] === v));
+    if (gateway && gateway.port !== k.port) {
+      problems.push({ path: `${k.construct}:vxlanPort`, code: 'vxlan-port', message: `VXLAN to the gateway pods is allowed on UDP ${k.port}, but the gateway ${gateway.construct} uses ${gateway.port} (derived from its cni): set vxlanPort: ${gateway.port}` });
+    }
+  }
+  return problems;
+}

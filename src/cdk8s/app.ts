@@ -1,14 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App as Cdk8sApp, AppProps } from 'cdk8s';
-import { ApiObject } from 'cdk8s';
-import { IConstruct } from 'constructs';
 import { formatProblems, Problem, throwIfProblems } from '../errors';
-import { checkPodSecurity } from '../model/pod-security';
 import { HostArtefacts, renderHostArtefacts, wireguardConfigs, WireguardConfigFile } from '../host/artefacts';
-import { mergeContributions } from '../host/host-plan';
-import { checkClaims } from '../invariants';
-import { isTunnelwrightConstruct, ITunnelwrightConstruct } from './base';
+import { isTunnelwrightConstruct, ITunnelwrightConstruct, TUNNELWRIGHT_APP } from './base';
+import { appChecks } from './checks';
 
 /**
  * A cdk8s App that also writes host artefacts. `synth()` runs every cross-construct check first (nothing is written
@@ -19,6 +15,8 @@ import { isTunnelwrightConstruct, ITunnelwrightConstruct } from './base';
 export class App extends Cdk8sApp {
   public constructor(props: AppProps = {}) {
     super(props);
+    // Marks the root for the constructs' validations: under this App they leave the checks to synth().
+    Object.defineProperty(this, TUNNELWRIGHT_APP, { value: true });
   }
 
   /** Every tunnelwright construct in the app, in construct-tree order. */
@@ -28,17 +26,13 @@ export class App extends Cdk8sApp {
 
   /**
    * The cross-construct problems and warnings (claims made twice, conflicting host files, namespaces whose Pod
-   * Security level rejects the pods the constructs make or route) and each node's merged artefacts.
+   * Security level rejects the pods the constructs make or route, VXLAN ports that disagree) and each node's merged
+   * artefacts.
    */
   public checkHosts(): { problems: Problem[]; warnings: Problem[]; hosts: (HostArtefacts & { wireguard: WireguardConfigFile[] })[] } {
-    const constructs = this.tunnelwrightConstructs;
-    const problems = checkClaims(constructs.map((c) => ({ construct: c.node.path, claims: c._claims })));
-    const pods = checkPodSecurity(constructs.flatMap((c) => c._podSecurity), namespacesOf(this));
-    problems.push(...pods.problems);
-    const merged = mergeContributions(constructs.flatMap((c) => c._hosts.map((h) => ({ construct: c.node.path, ...h }))));
-    problems.push(...merged.problems);
-    const hosts = merged.plans.map((h) => Object.assign(renderHostArtefacts(h.plan, h.ignitionVersion), { wireguard: wireguardConfigs(h.plan) }));
-    return { problems, warnings: pods.warnings, hosts };
+    const checks = appChecks(this);
+    const hosts = checks.hosts.map((h) => Object.assign(renderHostArtefacts(h.plan, h.ignitionVersion), { wireguard: wireguardConfigs(h.plan) }));
+    return { problems: checks.problems, warnings: checks.warnings, hosts };
   }
 
   public synth(): void {
@@ -46,6 +40,12 @@ export class App extends Cdk8sApp {
     throwIfProblems(problems, 'app');
     if (warnings.length > 0) process.stderr.write(`warning: app:\n${formatProblems(warnings).replace(/^/gm, '  ')}\n`);
     super.synth();
+    // Hosts no longer in the app: their old artefacts would be copied to the wrong machines.
+    const hostsDir = path.join(this.outdir, 'hosts');
+    const current = new Set(hosts.map((h) => h.node));
+    if (fs.existsSync(hostsDir)) {
+      for (const entry of fs.readdirSync(hostsDir)) if (!current.has(entry)) fs.rmSync(path.join(hostsDir, entry), { recursive: true, force: true });
+    }
     for (const h of hosts) {
       const dir = path.join(this.outdir, 'hosts', h.node);
       fs.mkdirSync(dir, { recursive: true });
@@ -65,13 +65,3 @@ export class App extends Cdk8sApp {
   }
 }
 
-/** Every Namespace object in the app (the library's and yours), by name, with its labels. */
-export function namespacesOf(root: IConstruct): Map<string, Record<string, string>> {
-  const out = new Map<string, Record<string, string>>();
-  for (const c of root.node.findAll()) {
-    if (!(c instanceof ApiObject) || c.kind !== 'Namespace') continue;
-    const json = c.toJson() as { metadata?: { name?: string; labels?: Record<string, string> } };
-    if (json.metadata?.name) out.set(json.metadata.name, json.metadata.labels ?? {});
-  }
-  return out;
-}

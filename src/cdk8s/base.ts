@@ -1,13 +1,17 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { formatProblems, Problem } from '../errors';
+import { formatProblems, Problem, ValidationError } from '../errors';
 import { renderHostArtefacts, wireguardConfigs } from '../host/artefacts';
 import { DEFAULT_IGNITION_VERSION, IgnitionConfig, IgnitionVersion } from '../host/ignition';
 import { Claim } from '../invariants';
 import { PodSecurityNeed, podSecurityNeeds } from '../model/pod-security';
+import type { VxlanEndpoints } from './checks';
+import { appChecks } from './checks';
 import { CLUSTER_SCOPED_KINDS, HostPlan, KubeObject, Plan } from '../types';
 
 const MARK = Symbol.for('tunnelwright.cdk8s.construct');
+/** Set on tunnelwright's App: under it, synth() runs the cross-construct checks itself. */
+export const TUNNELWRIGHT_APP = Symbol.for('tunnelwright.cdk8s.app');
 
 /** What the App needs from every tunnelwright construct. */
 export interface ITunnelwrightConstruct extends IConstruct {
@@ -19,6 +23,8 @@ export interface ITunnelwrightConstruct extends IConstruct {
   readonly _hosts: readonly { plan: HostPlan; ignitionVersion: IgnitionVersion }[];
   /** @internal The pods this construct makes or routes, and the Pod Security level each needs. */
   readonly _podSecurity: readonly PodSecurityNeed[];
+  /** @internal */
+  readonly _vxlan?: VxlanEndpoints;
 }
 
 export function isTunnelwrightConstruct(x: unknown): x is ITunnelwrightConstruct {
@@ -44,6 +50,8 @@ export abstract class TunnelwrightConstruct extends Construct implements ITunnel
   public readonly _hosts: readonly { plan: HostPlan; ignitionVersion: IgnitionVersion }[];
   /** @internal */
   public readonly _podSecurity: PodSecurityNeed[];
+  /** @internal */
+  public _vxlan?: VxlanEndpoints;
   /** The ApiObjects emitted, in plan order. */
   public readonly apiObjects: readonly ApiObject[];
 
@@ -54,15 +62,41 @@ export abstract class TunnelwrightConstruct extends Construct implements ITunnel
     this._claims = claims;
     this._hosts = plan.hosts.map((p) => ({ plan: p, ignitionVersion }));
     this._podSecurity = podSecurityNeeds(plan.objects, this.node.path);
+    // Under any App (cdk8s's own, Testing.app()), the cross-construct invariants run at synth; under tunnelwright's
+    // App, synth() runs them itself before writing anything.
+    this.node.addValidation({ validate: () => this.validateInApp() });
     this.apiObjects = plan.objects.map((o) => emitObject(this, o));
     for (const w of plan.warnings) this.node.addMetadata('tunnelwright:warning', `${w.path}: ${w.message}`);
     if (plan.warnings.length > 0) process.stderr.write(`warning: ${this.node.path}:\n${formatProblems(plan.warnings).replace(/^/gm, '  ')}\n`);
+  }
+
+  private validateInApp(): string[] {
+    const root = this.node.root as unknown as Record<symbol, unknown>;
+    if (root[TUNNELWRIGHT_APP] === true) return [];
+    if (this._hosts.length > 0) {
+      process.stderr.write(`warning: ${this.node.path}: its host artefacts (user-data, ignition.json) are not written under cdk8s's App: use App from tunnelwright/cdk8s, or write this construct's cloudConfig / ignition yourself\n`);
+    }
+    // Each problem is reported by the construct it names, once.
+    return appChecks(this.node.root).problems.filter((p) => p.path.startsWith(`${this.node.path}:`)).map((p) => `${p.path}: ${p.message}`);
   }
 
   /** Artefacts of one host plan of this construct. */
   protected artefactsOf(plan: HostPlan, ignitionVersion: IgnitionVersion): NodeArtefacts {
     const a = renderHostArtefacts(plan, ignitionVersion);
     return { cloudConfig: a.cloudConfig, ignition: a.ignition, wireguardConfigs: Object.fromEntries(wireguardConfigs(plan).map((c) => [c.name, c.content])) };
+  }
+}
+
+/**
+ * Runs a construct's planning and names the construct in a ValidationError: `invalid KillSwitch props at
+ * media/qbittorrent`, so that an app with many constructs says which one.
+ */
+export function planAt<T>(scope: Construct, id: string, kind: string, plan: () => T): T {
+  try {
+    return plan();
+  } catch (e) {
+    if (e instanceof ValidationError) throw e.withSubject(`${kind} props at ${scope.node.path ? `${scope.node.path}/${id}` : id}`);
+    throw e;
   }
 }
 

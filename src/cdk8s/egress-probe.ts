@@ -2,7 +2,7 @@ import { Construct } from 'constructs';
 import { EgressProbeProps } from '../model/egress-probe';
 import { planEgressProbe } from '../render/egress-probe';
 import { Plan } from '../types';
-import { TunnelwrightConstruct } from './base';
+import { planAt, TunnelwrightConstruct } from './base';
 
 /**
  * A blackbox-exporter probe running as a vpn-class workload (routed through a VpnGateway, or labelled for an
@@ -14,7 +14,7 @@ export class EgressProbe extends TunnelwrightConstruct {
   public readonly plan: Plan;
 
   public constructor(scope: Construct, id: string, props: EgressProbeProps) {
-    const plan = planEgressProbe(props);
+    const plan = planAt(scope, id, 'EgressProbe', () => planEgressProbe(props));
     super(scope, id, plan, []);
     this.plan = plan;
   }

@@ -3,7 +3,7 @@ import { IgnitionConfig } from '../host/ignition';
 import { EgressSteeringProps } from '../model/egress-steering';
 import { egressSteeringClaims, planEgressSteering } from '../render/egress-steering';
 import { Plan } from '../types';
-import { TunnelwrightConstruct } from './base';
+import { planAt, TunnelwrightConstruct } from './base';
 
 /**
  * Cilium egress gateway out of a host VPN tunnel on one node: the CiliumEgressGatewayPolicy, label enforcement,
@@ -18,7 +18,7 @@ export class EgressSteering extends TunnelwrightConstruct {
   public readonly plan: Plan;
 
   public constructor(scope: Construct, id: string, props: EgressSteeringProps) {
-    const plan = planEgressSteering(props);
+    const plan = planAt(scope, id, 'EgressSteering', () => planEgressSteering(props));
     super(scope, id, plan, egressSteeringClaims(props));
     this.plan = plan;
     const a = this.artefactsOf(plan.hosts[0], '3.4.0');

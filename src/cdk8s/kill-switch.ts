@@ -1,9 +1,9 @@
 import { Construct } from 'constructs';
 import { IgnitionConfig } from '../host/ignition';
 import { KillSwitchProps } from '../model/kill-switch';
-import { planKillSwitch } from '../render/kill-switch';
+import { killSwitchVxlan, planKillSwitch } from '../render/kill-switch';
 import { Plan } from '../types';
-import { TunnelwrightConstruct } from './base';
+import { planAt, TunnelwrightConstruct } from './base';
 
 /**
  * Fails closed: the selected pods reach only `allowCidrs`, cluster DNS and their gateway (a NetworkPolicy or
@@ -18,9 +18,11 @@ export class KillSwitch extends TunnelwrightConstruct {
   public readonly plan: Plan;
 
   public constructor(scope: Construct, id: string, props: KillSwitchProps) {
-    const plan = planKillSwitch(props);
+    const plan = planAt(scope, id, 'KillSwitch', () => planKillSwitch(props));
     super(scope, id, plan, []);
     this.plan = plan;
+    const vxlan = killSwitchVxlan(props, this.node.path);
+    if (vxlan) this._vxlan = { killSwitch: vxlan };
     if (plan.hosts.length > 0) {
       const a = this.artefactsOf(plan.hosts[0], '3.4.0');
       this.cloudConfig = a.cloudConfig;

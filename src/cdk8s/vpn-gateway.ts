@@ -2,10 +2,11 @@ import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { VpnGatewayProps } from '../model/vpn-gateway';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import { ValidationError } from '../errors';
 import { requiredLevel } from '../model/pod-security';
-import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, vpnGatewayClaims } from '../render/vpn-gateway';
+import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { Plan } from '../types';
-import { emitObject, TunnelwrightConstruct } from './base';
+import { planAt, emitObject, TunnelwrightConstruct } from './base';
 
 /**
  * A shared VPN egress gateway: one gluetun + pod-gateway pod that routed workloads send their traffic through over
@@ -18,10 +19,11 @@ export class VpnGateway extends TunnelwrightConstruct {
   private readonly routed = new Set<string>();
 
   public constructor(scope: Construct, id: string, props: VpnGatewayProps) {
-    const plan = planVpnGateway(props);
+    const plan = planAt(scope, id, 'VpnGateway', () => planVpnGateway(props));
     super(scope, id, plan, vpnGatewayClaims(props));
     this.plan = plan;
     this.props = props;
+    this._vxlan = { gateway: vpnGatewayVxlan(props, this.node.path) };
   }
 
   /**
@@ -30,17 +32,26 @@ export class VpnGateway extends TunnelwrightConstruct {
    * the workload's namespace and a kill switch for its pods. Returns the route plan.
    */
   public route(workload: ApiObject | IConstruct): RoutePlan {
-    const obj = workload instanceof ApiObject ? workload : ApiObject.of(workload);
-    if (!(ROUTABLE_KINDS as readonly string[]).includes(obj.kind)) {
-      throw new Error(`VpnGateway.route: expected a Deployment, StatefulSet or DaemonSet, received a ${obj.kind} (${obj.node.path})`);
+    const refuse = (message: string): never => {
+      throw new ValidationError([{ path: 'route(workload)', code: 'workload', message }], `VpnGateway route at ${this.node.path}`);
+    };
+    let obj: ApiObject | undefined;
+    try {
+      obj = workload instanceof ApiObject ? workload : ApiObject.of(workload);
+    } catch {
+      obj = undefined;
     }
-    const json = obj.toJson() as { metadata: { name: string; namespace?: string }; spec: { template: { metadata?: { labels?: Record<string, string> }; spec: { initContainers?: unknown[]; volumes?: unknown[] } } } };
+    if (!obj) return refuse(`expected an ApiObject of kind ${ROUTABLE_KINDS.join(', ')} (or a cdk8s-plus workload), received ${workload === null ? 'null' : typeof workload === 'object' ? 'a construct without an ApiObject' : typeof workload}`);
+    if (!(ROUTABLE_KINDS as readonly string[]).includes(obj.kind)) refuse(`expected a ${ROUTABLE_KINDS.join(', ')}, received a ${obj.kind} (${obj.node.path})`);
+    const json = obj.toJson() as { metadata: { name: string; namespace?: string }; spec?: { template?: { metadata?: { labels?: Record<string, string> }; spec?: { initContainers?: unknown[]; volumes?: unknown[]; containers?: unknown[] } } } };
+    if (!Array.isArray(json.spec?.template?.spec?.containers)) refuse(`expected ${obj.node.path} to have spec.template.spec.containers: a workload without a pod template cannot be routed`);
     const namespace = json.metadata.namespace ?? Chart.of(obj).namespace ?? 'default';
-    const route = planRoute(this.props, { namespace, podLabels: json.spec.template.metadata?.labels ?? {}, name: json.metadata.name });
-    const routed = applyRoute(json.spec.template.spec as unknown as IPodSpec, route);
+    const template = json.spec!.template!;
+    const route = planRoute(this.props, { namespace, podLabels: template.metadata?.labels ?? {}, name: json.metadata.name });
+    const routed = applyRoute(template.spec as unknown as IPodSpec, route);
     this._podSecurity.push({ namespace, what: `the routed ${obj.kind} ${namespace}/${json.metadata.name}`, need: requiredLevel(routed), at: `${this.node.path}:route(${obj.node.path})` });
     const base = '/spec/template/spec';
-    const pod = json.spec.template.spec;
+    const pod = template.spec!;
     obj.addJsonPatch(
       pod.initContainers ? JsonPatch.add(`${base}/initContainers/0`, route.initContainer) : JsonPatch.add(`${base}/initContainers`, [route.initContainer]),
       JsonPatch.add(`${base}/containers/-`, route.sidecar),

@@ -1,7 +1,7 @@
 import { Construct } from 'constructs';
 import { WireguardMeshProps } from '../model/wireguard-mesh';
 import { MeshPlan, planWireguardMesh } from '../render/wireguard-mesh';
-import { NodeArtefacts, TunnelwrightConstruct } from './base';
+import { planAt, NodeArtefacts, TunnelwrightConstruct } from './base';
 
 /** Every node of a WireGuard overlay, generated and checked as a whole: `mesh.nodes[name].cloudConfig` / `.ignition`. */
 export class WireguardMesh extends TunnelwrightConstruct {
@@ -11,7 +11,7 @@ export class WireguardMesh extends TunnelwrightConstruct {
   public readonly plan: MeshPlan;
 
   public constructor(scope: Construct, id: string, props: WireguardMeshProps) {
-    const plan = planWireguardMesh(props);
+    const plan = planAt(scope, id, 'WireguardMesh', () => planWireguardMesh(props));
     super(scope, id, plan, [], props.ignitionVersion);
     this.plan = plan;
     const version = props.ignitionVersion ?? '3.4.0';

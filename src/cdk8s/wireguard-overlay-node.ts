@@ -3,7 +3,7 @@ import { IgnitionConfig } from '../host/ignition';
 import { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
 import { planWireguardOverlayNode } from '../render/wireguard-overlay-node';
 import { Plan } from '../types';
-import { TunnelwrightConstruct } from './base';
+import { planAt, TunnelwrightConstruct } from './base';
 
 /**
  * One node's host WireGuard interfaces, rendered into cloud-init and Ignition. Add it to an `App` (from
@@ -20,7 +20,7 @@ export class WireguardOverlayNode extends TunnelwrightConstruct {
   public readonly plan: Plan;
 
   public constructor(scope: Construct, id: string, props: WireguardOverlayNodeProps) {
-    const plan = planWireguardOverlayNode(props);
+    const plan = planAt(scope, id, 'WireguardOverlayNode', () => planWireguardOverlayNode(props));
     super(scope, id, plan, [], props.ignitionVersion);
     this.plan = plan;
     const a = this.artefactsOf(plan.hosts[0], props.ignitionVersion ?? '3.4.0');

@@ -38,6 +38,12 @@ export function durationSeconds(text: string): number | undefined {
   return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
 }
 
+/**
+ * The message for a key field that holds no key. A key field's value is never echoed, public or not: a private key
+ * pasted into a `publicKey` field is the common mistake.
+ */
+export const KEY_FIELD_MESSAGE = 'expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: key fields are never echoed)';
+
 /** Quotes a received value for a message. */
 export function received(value: unknown): string {
   return `received ${JSON.stringify(value) ?? String(value)}`;
@@ -104,7 +110,7 @@ export const secretSourceSchema = z
   });
 
 /** Prop names whose values are secret: never echoed in a message. */
-const SECRET_PROPS = /(privateKey|presharedKey|password|apiKey|apikey)$/;
+const SECRET_PROPS = /(privateKey|presharedKey|publicKey|PublicKey|password|apiKey|apikey)$/;
 
 /** zod issues as Problems, with paths into the props as written (secret values redacted). */
 export function zodProblems(error: z.ZodError): Problem[] {

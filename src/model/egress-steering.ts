@@ -4,6 +4,7 @@ import { isWireguardKey } from '../keys';
 import {
   asArray, Cidr, locatedCidrs, cidrSchema, clusterSchema, isRecord, parseWith, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
+import { KEY_FIELD_MESSAGE } from './common';
 import { checkInterfaceName } from './kill-switch';
 import { isDnsLabel, isLabelKey, isLabelValue } from './labels';
 import { cidrContains, hasHostBits, parseCidr, parseIp } from './net';
@@ -232,7 +233,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       }
       const peer = t.peer;
       if (isRecord(peer)) {
-        if (typeof peer.publicKey === 'string' && !isWireguardKey(peer.publicKey)) push('tunnel.peer.publicKey', 'key', `expected a WireGuard public key: base64 of 32 bytes, ${received(peer.publicKey)}`);
+        if (typeof peer.publicKey === 'string' && !isWireguardKey(peer.publicKey)) push('tunnel.peer.publicKey', 'key', KEY_FIELD_MESSAGE);
         if (typeof peer.endpoint === 'string') {
           const e = parseEndpoint(peer.endpoint);
           if (!e) push('tunnel.peer.endpoint', 'endpoint', `expected host:port (an IPv6 host in brackets), ${received(peer.endpoint)}`);

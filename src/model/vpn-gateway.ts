@@ -4,6 +4,7 @@ import { isWireguardKey } from '../keys';
 import {
   Cidr, locatedCidrs, cidrSchema, clusterSchema, intInRange, ipSchema, isRecord, parseWith, portSchema, received, SecretKeyRef, secretKeyRefSchema, sortProblems,
 } from './common';
+import { KEY_FIELD_MESSAGE } from './common';
 import { isDnsLabel } from './labels';
 import { cidrContainsIp, findOverlaps, parseCidr, parseIp } from './net';
 import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, PROVIDER_ALIASES, PROVIDERS, ProviderRow } from './vpn-providers';
@@ -229,7 +230,7 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
     for (const key of ['vpnEndpointIp', 'wireguardPublicKey'] as const) if (input[key] !== undefined) push(key, 'forbidden', `only for vpnProvider custom (gluetun takes ${row.gluetunName}'s from its server data)`);
   }
   if (typeof input.vpnEndpointIp === 'string' && !parseIp(input.vpnEndpointIp)) push('vpnEndpointIp', 'ip', `expected an IP address, never a hostname (gluetun takes an IP), ${received(input.vpnEndpointIp)}`);
-  if (typeof input.wireguardPublicKey === 'string' && !isWireguardKey(input.wireguardPublicKey)) push('wireguardPublicKey', 'key', `expected a WireGuard public key: base64 of 32 bytes, ${received(input.wireguardPublicKey)}`);
+  if (typeof input.wireguardPublicKey === 'string' && !isWireguardKey(input.wireguardPublicKey)) push('wireguardPublicKey', 'key', KEY_FIELD_MESSAGE);
   if (row) {
     for (const filter of Object.keys(LOCATION_FILTERS) as LocationFilter[]) {
       if (input[filter] === undefined) continue;

@@ -4,6 +4,7 @@ import { isWireguardKey } from '../keys';
 import {
   asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
+import { KEY_FIELD_MESSAGE } from './common';
 import { cidrContainsIp, findDuplicates, formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
 import {
   derivedMtu, Distribution, HOSTNAME, INTERFACE_NAME, K0sInstall, k0sInstallSchema, kubernetesMinor, NodeRole, parseEndpoint,
@@ -137,7 +138,7 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
       warnings.push({ path: `${p}.installK0s`, code: 'k0s-node-ip', message: 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.nodes[<node>].values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s' });
     }
     if (typeof n.publicKey === 'string') {
-      if (!isWireguardKey(n.publicKey)) problems.push({ path: `${p}.publicKey`, code: 'key', message: `expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), ${received(n.publicKey)}` });
+      if (!isWireguardKey(n.publicKey)) problems.push({ path: `${p}.publicKey`, code: 'key', message: KEY_FIELD_MESSAGE });
       else keys.push({ value: n.publicKey, at: `${p}.publicKey` });
     }
     if (typeof n.address === 'string' && network) {

@@ -4,6 +4,7 @@ import { isWireguardKey } from '../keys';
 import {
   asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
+import { KEY_FIELD_MESSAGE } from './common';
 import {
   cidrContainsIp, findDuplicates, findOverlaps, formatIp, hasHostBits, isNonCanonicalIpv4, Located, parseCidr, ParsedCidr, parseIp,
 } from './net';
@@ -323,7 +324,7 @@ function checkPeers(raw: Record<string, unknown>, p: string, problems: Problem[]
     if (!isRecord(peer)) return;
     const pp = `${p}.peers[${j}]`;
     if (typeof peer.publicKey === 'string') {
-      if (!isWireguardKey(peer.publicKey)) problems.push({ ...keyProblem(`${pp}.publicKey`, 'public key', false), message: `expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), ${received(peer.publicKey)}` });
+      if (!isWireguardKey(peer.publicKey)) problems.push({ ...keyProblem(`${pp}.publicKey`, 'public key', false), message: KEY_FIELD_MESSAGE });
       else keys.push({ value: peer.publicKey, at: `${pp}.publicKey` });
     }
     if (typeof peer.endpoint === 'string') {

@@ -1,9 +1,9 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { formatProblems } from '../errors';
+import { formatProblems, ValidationError } from '../errors';
 import { renderHostArtefacts, wireguardConfigs } from '../host/artefacts';
 import { DEFAULT_IGNITION_VERSION, IgnitionVersion } from '../host/ignition';
-import { Claim } from '../invariants';
+import { Claim, VxlanEndpoint } from '../invariants';
 import { HostPlan, KubeObject, Plan } from '../types';
 import { registerComponent } from './registry';
 
@@ -15,6 +15,16 @@ export interface NodeOutputs {
   readonly ignition: pulumi.Output<string>;
   /** Each WireGuard interface's config by file name (`wg0.conf`), secret when it embeds a key: copy it to `/etc/wireguard/` and reload after a change. */
   readonly wireguardConfigs: Readonly<Record<string, pulumi.Output<string>>>;
+}
+
+/** Runs a component's planning and names the component in a ValidationError: `invalid KillSwitch props at qbittorrent`. */
+export function planAt<T>(name: string, kind: string, plan: () => T): T {
+  try {
+    return plan();
+  } catch (e) {
+    if (e instanceof ValidationError) throw e.withSubject(`${kind} props at ${name}`);
+    throw e;
+  }
 }
 
 /** The child resource name of a planned object: `<component>-<kind>-<namespace>-<name>`, lowercase. */
@@ -34,8 +44,8 @@ export function nodeOutputs(plan: HostPlan, version: IgnitionVersion): NodeOutpu
  * Checks a planned component against every earlier one of the program (claims, host files of shared nodes) and
  * records it. Call it before `super()`: a clash then registers nothing, not even the component.
  */
-export function reserve(name: string, plan: Plan, claims: readonly Claim[], ignitionVersion: IgnitionVersion = DEFAULT_IGNITION_VERSION): void {
-  registerComponent({ construct: name, claims, hosts: plan.hosts.map((p) => ({ plan: p, ignitionVersion })) });
+export function reserve(name: string, plan: Plan, claims: readonly Claim[], ignitionVersion: IgnitionVersion = DEFAULT_IGNITION_VERSION, vxlan?: { gateway?: VxlanEndpoint; killSwitch?: VxlanEndpoint }): void {
+  registerComponent({ construct: name, claims, hosts: plan.hosts.map((p) => ({ plan: p, ignitionVersion })), vxlan });
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { EgressProbeProps } from '../model/egress-probe';
 import { planEgressProbe } from '../render/egress-probe';
-import { emitPlan, reserve } from './base';
+import { planAt, emitPlan, reserve } from './base';
 
 /** Arguments of the EgressProbe component (plain values). */
 export type EgressProbeArgs = EgressProbeProps;
@@ -11,7 +11,7 @@ export class EgressProbe extends pulumi.ComponentResource {
   /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
   public readonly kubernetesResources: pulumi.CustomResource[];
   public constructor(name: string, args: EgressProbeArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planEgressProbe(args);
+    const plan = planAt(name, 'EgressProbe', () => planEgressProbe(args));
     reserve(name, plan, []);
     super('tunnelwright:index:EgressProbe', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);

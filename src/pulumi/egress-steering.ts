@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { EgressSteeringProps } from '../model/egress-steering';
 import { egressSteeringClaims, planEgressSteering } from '../render/egress-steering';
-import { emitPlan, nodeOutputs, reserve } from './base';
+import { planAt, emitPlan, nodeOutputs, reserve } from './base';
 
 /** Arguments of the EgressSteering component (plain values). */
 export type EgressSteeringArgs = EgressSteeringProps;
@@ -18,7 +18,7 @@ export class EgressSteering extends pulumi.ComponentResource {
   public readonly values: Record<string, unknown>;
 
   public constructor(name: string, args: EgressSteeringArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planEgressSteering(args);
+    const plan = planAt(name, 'EgressSteering', () => planEgressSteering(args));
     reserve(name, plan, egressSteeringClaims(args));
     super('tunnelwright:index:EgressSteering', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);

@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { KillSwitchProps } from '../model/kill-switch';
-import { planKillSwitch } from '../render/kill-switch';
-import { emitPlan, nodeOutputs, reserve } from './base';
+import { killSwitchVxlan, planKillSwitch } from '../render/kill-switch';
+import { planAt, emitPlan, nodeOutputs, reserve } from './base';
 
 /** Arguments of the KillSwitch component (plain values). */
 export type KillSwitchArgs = KillSwitchProps;
@@ -16,8 +16,9 @@ export class KillSwitch extends pulumi.ComponentResource {
   public readonly ignition?: pulumi.Output<string>;
 
   public constructor(name: string, args: KillSwitchArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planKillSwitch(args);
-    reserve(name, plan, []);
+    const plan = planAt(name, 'KillSwitch', () => planKillSwitch(args));
+    const vxlan = killSwitchVxlan(args, name);
+    reserve(name, plan, [], undefined, vxlan ? { killSwitch: vxlan } : undefined);
     super('tunnelwright:index:KillSwitch', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
     if (plan.hosts.length > 0) {

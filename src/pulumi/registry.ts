@@ -1,7 +1,7 @@
 import { Problem, throwIfProblems } from '../errors';
 import { mergeContributions } from '../host/host-plan';
 import { IgnitionVersion } from '../host/ignition';
-import { checkClaims, ClaimSet } from '../invariants';
+import { checkClaims, checkVxlanPorts, ClaimSet, VxlanEndpoint } from '../invariants';
 import { HostPlan } from '../types';
 
 /**
@@ -10,6 +10,7 @@ import { HostPlan } from '../types';
  */
 interface Entry extends ClaimSet {
   readonly hosts: readonly { plan: HostPlan; ignitionVersion: IgnitionVersion }[];
+  readonly vxlan?: { readonly gateway?: VxlanEndpoint; readonly killSwitch?: VxlanEndpoint };
 }
 
 const entries: Entry[] = [];
@@ -24,6 +25,10 @@ export function registerComponent(entry: Entry): void {
   const nodes = new Set(entry.hosts.map((h) => h.plan.node));
   const earlier = entries.flatMap((e) => e.hosts.filter((h) => nodes.has(h.plan.node)).map((h) => ({ ...h, construct: e.construct })));
   if (earlier.length > 0) problems.push(...mergeContributions([...earlier, ...entry.hosts.map((h) => ({ ...h, construct: entry.construct }))]).problems);
+  // A kill switch and a gateway that disagree on the VXLAN port, whichever of the two comes second.
+  const all = [...entries, entry];
+  const ports = checkVxlanPorts(all.flatMap((e) => (e.vxlan?.gateway ? [e.vxlan.gateway] : [])), all.flatMap((e) => (e.vxlan?.killSwitch ? [e.vxlan.killSwitch] : [])));
+  problems.push(...ports.filter((p) => p.path.startsWith(`${entry.construct}:`) || p.message.includes(`gateway ${entry.construct} uses`)));
   throwIfProblems(problems, 'Pulumi program');
   entries.push(entry);
 }

@@ -2,9 +2,9 @@ import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { VpnGatewayProps } from '../model/vpn-gateway';
-import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, vpnGatewayClaims } from '../render/vpn-gateway';
-import { childName, emitPlan, reserve } from './base';
-import { formatProblems } from '../errors';
+import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
+import { childName, planAt, emitPlan, reserve } from './base';
+import { formatProblems, ValidationError } from '../errors';
 import { checkPodSecurity, PodSecurityNeed, podSecurityNeeds, requiredLevel } from '../model/pod-security';
 import { KubeObject } from '../types';
 
@@ -26,8 +26,8 @@ export class VpnGateway extends pulumi.ComponentResource {
   private readonly routed = new Set<string>();
 
   public constructor(name: string, args: VpnGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planVpnGateway(args);
-    reserve(name, plan, vpnGatewayClaims(args));
+    const plan = planAt(name, 'VpnGateway', () => planVpnGateway(args));
+    reserve(name, plan, vpnGatewayClaims(args), undefined, { gateway: vpnGatewayVxlan(args, name) });
     super('tunnelwright:index:VpnGateway', name, {}, opts);
     this.args = args;
     this.componentName = name;
@@ -58,6 +58,9 @@ export class VpnGateway extends pulumi.ComponentResource {
     return (args: { type: string; name: string; props: Record<string, unknown>; opts: pulumi.CustomResourceOptions }) => {
       if (!ROUTABLE_TYPES.has(args.type)) return undefined;
       const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
+      if (!Array.isArray(props?.spec?.template?.spec?.containers)) {
+        throw new ValidationError([{ path: 'routeTransform(workload)', code: 'workload', message: `expected ${args.name} to have spec.template.spec.containers: a workload without a pod template cannot be routed` }], `VpnGateway route at ${this.componentName}`);
+      }
       const name = props.metadata?.name ?? args.name;
       const namespace = props.metadata?.namespace ?? 'default';
       const route = planRoute(this.args, { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name });

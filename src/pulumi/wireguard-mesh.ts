@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { WireguardMeshProps } from '../model/wireguard-mesh';
 import { planWireguardMesh } from '../render/wireguard-mesh';
-import { emitPlan, nodeOutputs, reserve, NodeOutputs } from './base';
+import { planAt, emitPlan, NodeOutputs, nodeOutputs, reserve } from './base';
 
 /** Arguments of the WireguardMesh component (plain values). */
 export type WireguardMeshArgs = WireguardMeshProps;
@@ -12,7 +12,7 @@ export class WireguardMesh extends pulumi.ComponentResource {
   public readonly nodes: Readonly<Record<string, NodeOutputs>>;
 
   public constructor(name: string, args: WireguardMeshArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planWireguardMesh(args);
+    const plan = planAt(name, 'WireguardMesh', () => planWireguardMesh(args));
     reserve(name, plan, [], args.ignitionVersion);
     super('tunnelwright:index:WireguardMesh', name, {}, opts);
     emitPlan(this, name, plan, opts);

@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
 import { planWireguardOverlayNode } from '../render/wireguard-overlay-node';
-import { emitPlan, nodeOutputs, reserve } from './base';
+import { planAt, emitPlan, nodeOutputs, reserve } from './base';
 
 /** Arguments of the WireguardOverlayNode component: the core props, as plain values (validated before anything is registered). */
 export type WireguardOverlayNodeArgs = WireguardOverlayNodeProps;
@@ -16,7 +16,7 @@ export class WireguardOverlayNode extends pulumi.ComponentResource {
   public readonly wireguardConfigs: Readonly<Record<string, pulumi.Output<string>>>;
 
   public constructor(name: string, args: WireguardOverlayNodeArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planWireguardOverlayNode(args);
+    const plan = planAt(name, 'WireguardOverlayNode', () => planWireguardOverlayNode(args));
     reserve(name, plan, [], args.ignitionVersion);
     super('tunnelwright:index:WireguardOverlayNode', name, {}, opts);
     emitPlan(this, name, plan, opts);

@@ -3,6 +3,7 @@ import type { INetworkPolicyEgressRule } from 'kubernetes-models/networking.k8s.
 import { Problem, throwIfProblems } from '../errors';
 import { checkKillSwitch, DEFAULT_VXLAN_PORT, HostKillSwitch, KillSwitchProps } from '../model/kill-switch';
 import { parseCidr } from '../model/net';
+import { VxlanEndpoint } from '../invariants';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 
 /** Returns the problems of KillSwitch props without throwing. */
@@ -193,4 +194,10 @@ export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
     ].join('\n'),
   });
   return plan;
+}
+
+/** The kill switch's VXLAN endpoint (when it lets its pods reach gateway pods), for the cross-construct port check. */
+export function killSwitchVxlan(props: KillSwitchProps, construct: string): VxlanEndpoint | undefined {
+  if (!props.gatewayPodLabels) return undefined;
+  return { construct, cluster: props.cluster ?? 'default', namespace: props.gatewayNamespace ?? props.namespace, podLabels: props.gatewayPodLabels, port: props.vxlanPort ?? DEFAULT_VXLAN_PORT };
 }

@@ -6,8 +6,9 @@ import type { IService } from 'kubernetes-models/v1/Service';
 import type { IVolume } from 'kubernetes-models/v1/Volume';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Problem, throwIfProblems } from '../errors';
-import { Claim } from '../invariants';
+import { Claim, VxlanEndpoint } from '../invariants';
 import { KillSwitchProps } from '../model/kill-switch';
+import { isRecord, received } from '../model/common';
 import { isDnsLabel } from '../model/labels';
 import { podSecurityLabels, requiredLevel } from '../model/pod-security';
 import { parseCidr } from '../model/net';
@@ -313,6 +314,12 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
   return { objects, hosts: [], values: {}, warnings: [] };
 }
 
+/** The gateway's VXLAN endpoint, for the cross-construct check of kill switches that reach it. */
+export function vpnGatewayVxlan(props: VpnGatewayProps, construct: string): VxlanEndpoint {
+  const f = gatewayFacts(props);
+  return { construct, cluster: f.cluster, namespace: f.namespace, podLabels: f.podLabels, port: f.vxlanPort };
+}
+
 /** What the gateway claims across an App: its VXLAN id in its cluster, its key Secret, a pinned server with its credential. */
 export function vpnGatewayClaims(props: VpnGatewayProps): Claim[] {
   const f = gatewayFacts(props);
@@ -351,11 +358,9 @@ export interface RoutePlan {
 /** Plans routing one workload through the gateway (pure: the same for the cdk8s route() and Pulumi's routeTransform()). */
 export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): RoutePlan {
   const checked = checkVpnGateway(gatewayProps);
-  const problems = [...checked.problems];
-  if (!isDnsLabel(target.namespace)) problems.push({ path: 'route.namespace', code: 'namespace', message: `expected the workload's namespace, received ${JSON.stringify(target.namespace)}` });
-  if (Object.keys(target.podLabels).length === 0) problems.push({ path: 'route.podLabels', code: 'selector-empty', message: 'the routed workload has no pod labels: its kill switch would select every pod in the namespace' });
+  const problems = [...checked.problems, ...checkRouteTarget(target)];
   const forwardedTo = checked.value?.portForwarding?.toPort !== undefined ? checked.value.portForwarding.workload : undefined;
-  if (forwardedTo !== undefined && target.name !== forwardedTo && clientLookupName(target.name) === natName(forwardedTo)) {
+  if (forwardedTo !== undefined && typeof target?.name === 'string' && target.name !== forwardedTo && clientLookupName(target.name) === natName(forwardedTo)) {
     problems.push({ path: 'route.name', code: 'nat-name', message: `pod-gateway looks clients up by the part of the hostname before the first "-": pods of ${JSON.stringify(target.name)} would be taken for the port-forwarding workload ${JSON.stringify(forwardedTo)} (nat.conf name ${JSON.stringify(natName(forwardedTo))}) and get its fixed address; rename one of them` });
   }
   throwIfProblems(problems, 'VpnGateway route');
@@ -405,6 +410,22 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     },
     ...(forwarded ? { hostname: natName(target.name) } : {}),
   };
+}
+
+/** The problems of a route target (from JavaScript or YAML, anything may arrive). */
+function checkRouteTarget(target: unknown): Problem[] {
+  if (!isRecord(target)) return [{ path: 'route', code: 'type', message: `expected the workload to route ({ namespace, podLabels, name }), received ${typeof target === 'object' ? 'null' : typeof target}` }];
+  const problems: Problem[] = [];
+  if (typeof target.namespace !== 'string' || !isDnsLabel(target.namespace)) problems.push({ path: 'route.namespace', code: 'namespace', message: `expected the workload's namespace, ${typeof target.namespace === 'string' ? received(target.namespace) : `received ${typeof target.namespace}`}` });
+  if (typeof target.name !== 'string' || !isDnsSubdomain(target.name)) problems.push({ path: 'route.name', code: 'name', message: `expected the workload's name, ${typeof target.name === 'string' ? received(target.name) : `received ${typeof target.name}`}` });
+  const labels = target.podLabels;
+  if (!isRecord(labels) || Object.values(labels).some((v) => typeof v !== 'string')) problems.push({ path: 'route.podLabels', code: 'labels', message: 'expected the pod template\'s labels: a map of strings' });
+  else if (Object.keys(labels).length === 0) problems.push({ path: 'route.podLabels', code: 'selector-empty', message: 'the routed workload has no pod labels: its kill switch would select every pod in the namespace' });
+  return problems;
+}
+
+function isDnsSubdomain(s: string): boolean {
+  return s.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(s);
 }
 
 /** A pod spec routed through the gateway: the client init container first, the sidecar last, DNS by the gateway. Pure. */

@@ -20,6 +20,14 @@ export function checkCloudConfig(text: string, schemaDir?: string): string[] {
 /** Problems of an Ignition config against its spec's JSON schema (3.4.0, 3.5.0; 3.3.0 against 3.4.0's, a superset: `ignition-validate` is the real check). */
 export function checkIgnition(config: unknown, schemaDir?: string): string[] {
   const dir = resolveSchemaDir(schemaDir);
+  if (typeof config === 'string') {
+    // The JSON text a file or a Pulumi output holds.
+    try {
+      config = JSON.parse(config) as unknown;
+    } catch (e) {
+      return [`(root): expected an Ignition config (an object, or its JSON text), received text that is not JSON: ${(e as Error).message}`];
+    }
+  }
   const version = (config as { ignition?: { version?: string } })?.ignition?.version;
   const file = version === '3.5.0' ? 'ignition-v3_5-schema.json' : 'ignition-v3_4-schema.json';
   if (version !== '3.3.0' && version !== '3.4.0' && version !== '3.5.0') return [`/ignition/version: expected 3.3.0, 3.4.0 or 3.5.0, received ${JSON.stringify(version)}`];

@@ -1,3 +1,4 @@
+import { Construct } from 'constructs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -57,7 +58,20 @@ describe('cdk8s VpnGateway', () => {
     const chart = new Chart(app(), 'media');
     const gateway = new VpnGateway(chart, 'gateway', nordvpnGateway());
     const cm = new ApiObject(chart, 'cm', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } });
-    expect(() => gateway.route(cm)).toThrow('VpnGateway.route: expected a Deployment, StatefulSet or DaemonSet, received a ConfigMap (media/cm)');
+    expect(() => gateway.route(cm)).toThrow('invalid VpnGateway route at media/gateway:\nroute(workload): expected a Deployment, StatefulSet, DaemonSet, received a ConfigMap (media/cm)');
+  });
+
+  it.each([
+    ['undefined', undefined, 'expected an ApiObject of kind Deployment, StatefulSet, DaemonSet (or a cdk8s-plus workload), received undefined'],
+    ['a construct without an ApiObject', 'construct', 'expected an ApiObject of kind Deployment, StatefulSet, DaemonSet (or a cdk8s-plus workload), received a construct without an ApiObject'],
+    ['a Deployment without spec', 'nospec', 'expected media/bare to have spec.template.spec.containers: a workload without a pod template cannot be routed'],
+  ])('refuses %s with a ValidationError, never a TypeError', (_name, what, message) => {
+    const chart = new Chart(app(), 'media');
+    const gateway = new VpnGateway(chart, 'gateway', nordvpnGateway());
+    const workload = what === 'construct' ? new Construct(chart, 'plain') : what === 'nospec' ? new ApiObject(chart, 'bare', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'bare' } }) : undefined;
+    const error = thrown(() => gateway.route(workload as never));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).problems).toEqual([{ path: 'route(workload)', code: 'workload', message }]);
   });
 
   it('refuses two gateways with one VXLAN id in a cluster, and one key Secret in two gateways, before writing anything', () => {

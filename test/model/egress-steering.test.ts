@@ -1,3 +1,4 @@
+import { KEY_FIELD_MESSAGE } from '../../src/model/common';
 import { EgressSteeringProps, planEgressSteering, Problem, validateEgressSteering } from '../../src';
 import { KEYS, prodSteering, wireguardSteering } from '../helpers/fixtures';
 import { Mutable, mutated } from '../helpers/mutable';
@@ -45,7 +46,7 @@ describe('EgressSteering validation', () => {
       { path: 'tunnel.address', code: 'host-address', message: 'expected a host address, received "10.2.0.0/24"' },
     ]],
     ['fails a WireGuard peer key that is not a key', wg((p) => { (p.tunnel as { peer: { publicKey: string } }).peer.publicKey = 'abc'; }), [
-      { path: 'tunnel.peer.publicKey', code: 'key', message: 'expected a WireGuard public key: base64 of 32 bytes, received "abc"' },
+      { path: 'tunnel.peer.publicKey', code: 'key', message: KEY_FIELD_MESSAGE },
     ]],
     ['fails a WireGuard endpoint without a port', wg((p) => { (p.tunnel as { peer: { endpoint: string } }).peer.endpoint = '198.51.100.7'; }), [
       { path: 'tunnel.peer.endpoint', code: 'endpoint', message: 'expected host:port (an IPv6 host in brackets), received "198.51.100.7"' },

@@ -1,0 +1,53 @@
+import { ApiObject } from 'cdk8s';
+import { IConstruct } from 'constructs';
+import { Problem } from '../errors';
+import { HostContribution, mergeContributions } from '../host/host-plan';
+import { IgnitionVersion } from '../host/ignition';
+import { checkClaims, checkVxlanPorts, VxlanEndpoint } from '../invariants';
+import { checkPodSecurity } from '../model/pod-security';
+import { HostPlan } from '../types';
+import { isTunnelwrightConstruct } from './base';
+
+/** The cross-construct checks of every tunnelwright construct under `root`, and each node's merged host plan. */
+export interface AppChecks {
+  readonly problems: Problem[];
+  readonly warnings: Problem[];
+  readonly hosts: { plan: HostPlan; ignitionVersion: IgnitionVersion }[];
+}
+
+/**
+ * Claims made twice, host files written twice differently, namespaces whose Pod Security level rejects the pods the
+ * constructs make or route, and kill switches that reach a gateway on another VXLAN port than it uses. One function
+ * for tunnelwright's App (which runs it before writing anything) and for the validation every construct adds, so the
+ * invariants hold under cdk8s's own App and `Testing.app()` too.
+ */
+export function appChecks(root: IConstruct): AppChecks {
+  const constructs = root.node.findAll().filter(isTunnelwrightConstruct);
+  const problems = checkClaims(constructs.map((c) => ({ construct: c.node.path, claims: c._claims })));
+  const pods = checkPodSecurity(constructs.flatMap((c) => c._podSecurity), namespacesOf(root));
+  problems.push(...pods.problems);
+  const gateways = constructs.flatMap((c) => (c._vxlan?.gateway ? [c._vxlan.gateway] : []));
+  const killSwitches = constructs.flatMap((c) => (c._vxlan?.killSwitch ? [c._vxlan.killSwitch] : []));
+  problems.push(...checkVxlanPorts(gateways, killSwitches));
+  const contributions: HostContribution[] = constructs.flatMap((c) => c._hosts.map((h) => ({ construct: c.node.path, ...h })));
+  const merged = mergeContributions(contributions);
+  problems.push(...merged.problems);
+  return { problems, warnings: pods.warnings, hosts: merged.plans };
+}
+
+/** Every Namespace object in the app (the library's and yours), by name, with its labels. */
+export function namespacesOf(root: IConstruct): Map<string, Record<string, string>> {
+  const out = new Map<string, Record<string, string>>();
+  for (const c of root.node.findAll()) {
+    if (!(c instanceof ApiObject) || c.kind !== 'Namespace') continue;
+    const json = c.toJson() as { metadata?: { name?: string; labels?: Record<string, string> } };
+    if (json.metadata?.name) out.set(json.metadata.name, json.metadata.labels ?? {});
+  }
+  return out;
+}
+
+/** The VXLAN endpoints a construct declares, for `checkVxlanPorts`. */
+export interface VxlanEndpoints {
+  readonly gateway?: VxlanEndpoint;
+  readonly killSwitch?: VxlanEndpoint;
+}
