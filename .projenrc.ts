@@ -1,18 +1,11 @@
 import { DependencyType, javascript, typescript, JsonFile, TextFile } from 'projen';
+import { OLDEST_PEERS, PEERS, peerRange, TESTING_PEERS } from './projenrc/peers';
 
 /**
  * The single source of the project configuration. Run `npx projen` after editing.
  * projen's own defaults (caret ranges, typescript ^6, jest ^30, eslint ^9, GitHub workflows, release, mergify)
  * are switched off or pinned here: every tool is an exact version that installs with `npm ci` on Node 20.
  */
-const PEERS: Record<string, string> = {
-  'cdk8s': '2.70.106',
-  'cdk8s-plus-28': '2.5.6',
-  'constructs': '10.8.1',
-  '@pulumi/pulumi': '3.248.0',
-  '@pulumi/kubernetes': '4.34.2',
-};
-
 const project = new typescript.TypeScriptProject({
   name: 'tunnelwright',
   description: 'Typed constructs for VPN egress gateways, egress steering, kill switches and host WireGuard overlays on self-hosted Kubernetes (cdk8s and Pulumi).',
@@ -61,10 +54,15 @@ const project = new typescript.TypeScriptProject({
       noUnusedParameters: true,
       noImplicitReturns: true,
       strict: true,
+      // The zod schemas are internal: the published types stay plain TypeScript (no zod types under a user's tsc).
+      stripInternal: true,
     },
   },
-  deps: ['zod@4.6.7', 'yaml@2.9.1', 'ipaddr.js@2.5.0', 'ajv@8.17.1', 'ajv-formats@3.0.1', 'ajv-draft-04@1.0.0', 'kubernetes-models@4.5.1', '@kubernetes-models/prometheus-operator@4.4.4'],
-  peerDeps: Object.entries(PEERS).map(([n, v]) => `${n}@${v}`),
+  deps: ['zod@4.6.7', 'yaml@2.9.1', 'ipaddr.js@2.5.0', 'kubernetes-types@1.30.0'],
+  peerDeps: [
+    ...Object.entries(OLDEST_PEERS).map(([n, v]) => `${n}@${peerRange(v)}`),
+    ...Object.entries(TESTING_PEERS).map(([n, v]) => `${n}@${peerRange(v)}`),
+  ],
   devDeps: [
     '@types/jest@29.5.14',
     '@types/node@20.19.43',
@@ -78,6 +76,7 @@ const project = new typescript.TypeScriptProject({
     'typescript-eslint@8.74.0',
     'eslint-plugin-jest@28.14.0',
     ...Object.entries(PEERS).map(([n, v]) => `${n}@${v}`),
+    ...Object.entries(TESTING_PEERS).map(([n, v]) => `${n}@${v}`),
   ],
   peerDependencyOptions: { pinnedDevDependency: false },
   gitignore: ['/.ci-out/', '/.typedoc-out/', '/dist/', '/.tools/', '/examples/*/dist/', '/examples/*/node_modules/', '/.bench/'],
@@ -95,6 +94,10 @@ for (const dep of project.deps.all) {
   }
 }
 
+// Packed with its sources: the inline source maps name src/ files, which a stack trace or "go to definition" opens.
+project.npmignore?.addPatterns('!/src/', '!/src/**/*.ts');
+// `npm pack` (and publish) builds first: a tarball without lib/ is no package.
+project.package.setScript('prepack', 'npx projen compile');
 for (const p of ['/examples/', '/scripts/', '/.ci/', '/.tools/', '/bench/', '/test/', '/.typedoc-out/', '/.ci-out/', '/dist/', '/eslint.config.mjs', '/jest.system.config.json', '/tsconfig.dev.json', '/typedoc.json']) project.npmignore?.exclude(p);
 project.package.addField('main', 'lib/index.js');
 project.package.addField('types', 'lib/index.d.ts');
@@ -112,7 +115,7 @@ project.package.addField('typesVersions', {
     'testing': ['lib/testing/index.d.ts'],
   },
 });
-project.package.addField('peerDependenciesMeta', Object.fromEntries(Object.keys(PEERS).map((n) => [n, { optional: true }])));
+project.package.addField('peerDependenciesMeta', Object.fromEntries([...Object.keys(PEERS), ...Object.keys(TESTING_PEERS)].map((n) => [n, { optional: true }])));
 
 // Tasks. `npm test` needs nothing but npm; system tests need the Debian tools (scripts/install-system-tools.sh).
 project.testTask.reset('jest --passWithNoTests=false', { receiveArgs: true });

@@ -1,7 +1,7 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { VpnGatewayProps } from '../model/vpn-gateway';
-import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { ValidationError } from '../errors';
 import { requiredLevel } from '../model/pod-security';
 import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';

@@ -53,34 +53,42 @@ function custom(ctx: z.RefinementCtx, code: string, message: string): void {
   ctx.addIssue({ code: 'custom', message, params: { code } });
 }
 
+/** @internal */
 export const cidrSchema = z.string().superRefine((v, ctx) => {
   if (!parseCidr(v)) custom(ctx, 'cidr', `expected a CIDR such as 10.0.0.0/24, ${received(v)}`);
 });
 
+/** @internal */
 export const ipSchema = z.string().superRefine((v, ctx) => {
   if (!parseIp(v)) custom(ctx, 'ip', `expected an IP address such as 203.0.113.7, ${received(v)}`);
 });
 
+/** @internal */
 export const durationSchema = z.string().superRefine((v, ctx) => {
   if (durationSeconds(v) === undefined) custom(ctx, 'duration', `expected a duration such as 30s, 10m or 1h, ${received(v)}`);
 });
 
+/** @internal */
 export function intInRange(min: number, max: number, what: string) {
   return z.number().superRefine((v, ctx) => {
     if (!Number.isInteger(v) || v < min || v > max) custom(ctx, 'range', `expected ${what}: an integer from ${min} to ${max}, ${received(v)}`);
   });
 }
 
+/** @internal */
 export const portSchema = intInRange(1, 65535, 'a port');
 
 /** The cluster a construct belongs to; invariants such as unique VXLAN ids hold per cluster. */
+/** @internal */
 export const clusterSchema = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: 'expected a DNS label such as "prod"' });
 
+/** @internal */
 export const secretKeyRefSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { message: 'expected the name of a Secret (a DNS subdomain)' }),
   key: z.string().regex(/^[-._a-zA-Z0-9]+$/, { message: 'expected a Secret key ([-._a-zA-Z0-9]+)' }).optional(),
 });
 
+/** @internal */
 export const secretSourceSchema = z
   .strictObject({
     file: z.string().optional(),
@@ -113,6 +121,7 @@ export const secretSourceSchema = z
 const SECRET_PROPS = /(privateKey|presharedKey|publicKey|PublicKey|password|apiKey|apikey)$/;
 
 /** zod issues as Problems, with paths into the props as written (secret values redacted). */
+/** @internal */
 export function zodProblems(error: z.ZodError): Problem[] {
   const out: Problem[] = [];
   for (const issue of error.issues) {
@@ -147,6 +156,7 @@ export function zodProblems(error: z.ZodError): Problem[] {
 }
 
 /** Parses with a zod schema: the value, or the problems. */
+/** @internal */
 export function parseWith<T>(schema: z.ZodType, input: unknown): { ok: true; value: T } | { ok: false; problems: Problem[] } {
   const r = schema.safeParse(input, { reportInput: true });
   return r.success ? { ok: true, value: r.data as T } : { ok: false, problems: zodProblems(r.error) };

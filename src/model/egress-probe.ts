@@ -59,6 +59,7 @@ export const DEFAULT_DNS_LEAK_NAME = 'whoami.akamai.net';
 
 export const DEFAULT_BLACKBOX_IMAGE = 'prom/blackbox-exporter:v0.25.0';
 
+/** @internal */
 export const egressProbeSchema = z.strictObject({
   cluster: clusterSchema.optional(),
   name: z.string().optional(),

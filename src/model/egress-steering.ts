@@ -92,6 +92,7 @@ export const RFC1918 = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
 
 const labelsSchema = z.record(z.string(), z.string());
 
+/** @internal */
 export const egressSteeringSchema = z.strictObject({
   cluster: clusterSchema.optional(),
   name: z.string().optional(),

@@ -52,6 +52,7 @@ export const LINUX_INTERFACE = /^[A-Za-z0-9_.-]{1,15}$/;
 
 const labels = z.record(z.string(), z.string());
 
+/** @internal */
 export const hostKillSwitchSchema = z.strictObject({
   node: z.string().regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }),
   wanInterface: z.string(),
@@ -60,6 +61,7 @@ export const hostKillSwitchSchema = z.strictObject({
   podCidrs: z.array(cidrSchema).optional(),
 });
 
+/** @internal */
 export const killSwitchSchema = z.strictObject({
   cluster: clusterSchema.optional(),
   name: z.string().optional(),

@@ -1,5 +1,5 @@
-import type { IContainer } from 'kubernetes-models/v1/Container';
-import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { Container as IContainer } from 'kubernetes-types/core/v1';
+import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { Problem } from '../errors';
 import { KubeObject } from '../types';
 

@@ -123,6 +123,7 @@ const credentials = z.strictObject({
 });
 const names = z.array(z.string().min(1));
 
+/** @internal */
 export const vpnGatewaySchema = z.strictObject({
   cluster: clusterSchema.optional(),
   name: z.string().optional(),

@@ -71,6 +71,7 @@ const nodeSchema = z.strictObject({
   installK0s: k0sInstallSchema.optional(),
 });
 
+/** @internal */
 export const wireguardMeshSchema = z.strictObject({
   cluster: clusterSchema.optional(),
   network: cidrSchema,

@@ -116,6 +116,7 @@ export const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-
 
 const keyString = z.string();
 
+/** @internal */
 export const k0sInstallSchema = z.strictObject({
   tokenFrom: secretSourceSchema.optional(),
   binary: z.string().regex(/^\/[-_./a-zA-Z0-9]+$/, { message: 'expected an absolute path' }).optional(),
@@ -142,6 +143,7 @@ const interfaceSchema = z.strictObject({
   peers: z.array(peerSchema),
 });
 
+/** @internal */
 export const wireguardOverlayNodeSchema = z.strictObject({
   cluster: clusterSchema.optional(),
   node: z.string().regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }),

@@ -1,6 +1,6 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { VpnGatewayProps } from '../model/vpn-gateway';
 import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { childName, planAt, emitPlan, reserve } from './base';

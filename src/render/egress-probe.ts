@@ -1,7 +1,7 @@
-import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
-import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
-import type { IService } from 'kubernetes-models/v1/Service';
+import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
+import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
+import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
+import type { Service as IService } from 'kubernetes-types/core/v1';
 import { stringify } from 'yaml';
 import { Problem, throwIfProblems } from '../errors';
 import { DEFAULT_EGRESS_CLASS_LABEL } from '../model/egress-steering';

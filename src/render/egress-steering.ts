@@ -1,7 +1,7 @@
-import type { IClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
-import type { IClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
-import type { ISecret } from 'kubernetes-models/v1/Secret';
-import type { IServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import type { ClusterRole as IClusterRole } from 'kubernetes-types/rbac/v1';
+import type { ClusterRoleBinding as IClusterRoleBinding } from 'kubernetes-types/rbac/v1';
+import type { Secret as ISecret } from 'kubernetes-types/core/v1';
+import type { ServiceAccount as IServiceAccount } from 'kubernetes-types/core/v1';
 import { Problem, throwIfProblems } from '../errors';
 import { addResolvedSecret, planSecretSource } from '../host/secret-source';
 import { SecretSource } from '../model/common';

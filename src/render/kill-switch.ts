@@ -1,5 +1,5 @@
-import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
-import type { INetworkPolicyEgressRule } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyEgressRule';
+import type { NetworkPolicy as INetworkPolicy } from 'kubernetes-types/networking/v1';
+import type { NetworkPolicyEgressRule as INetworkPolicyEgressRule } from 'kubernetes-types/networking/v1';
 import { Problem, throwIfProblems } from '../errors';
 import { checkKillSwitch, DEFAULT_VXLAN_PORT, HostKillSwitch, KillSwitchProps } from '../model/kill-switch';
 import { parseCidr } from '../model/net';

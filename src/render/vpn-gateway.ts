@@ -1,10 +1,10 @@
-import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import type { IContainer } from 'kubernetes-models/v1/Container';
-import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
-import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
-import type { IService } from 'kubernetes-models/v1/Service';
-import type { IVolume } from 'kubernetes-models/v1/Volume';
-import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
+import type { Container as IContainer } from 'kubernetes-types/core/v1';
+import type { EnvVar as IEnvVar } from 'kubernetes-types/core/v1';
+import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
+import type { Service as IService } from 'kubernetes-types/core/v1';
+import type { Volume as IVolume } from 'kubernetes-types/core/v1';
+import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
 import { Problem, throwIfProblems } from '../errors';
 import { Claim, VxlanEndpoint } from '../invariants';
 import { KillSwitchProps } from '../model/kill-switch';

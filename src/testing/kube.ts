@@ -1,4 +1,5 @@
 import { CLUSTER_SCOPED_KINDS } from '../types';
+import { requirePeer } from './peers';
 import { resolveSchemaDir, schemaValidator } from './schemas';
 
 interface ObjectLike {
@@ -17,6 +18,8 @@ export const CUSTOM_RESOURCE_SCHEMAS: Readonly<Record<string, string>> = {
 };
 
 function kubernetesModel(apiVersion: string, kind: string): { new (data: unknown): { validate(): void } } | undefined {
+  // The packages themselves must be there (a clear error if not); a kind they do not model is skipped below.
+  requirePeer(apiVersion.startsWith('monitoring.coreos.com/') ? '@kubernetes-models/prometheus-operator/package.json' : 'kubernetes-models/package.json');
   const modules = apiVersion.startsWith('monitoring.coreos.com/')
     ? [`@kubernetes-models/prometheus-operator/${apiVersion}/${kind}`]
     : [`kubernetes-models/${apiVersion}/${kind}`];

@@ -1,9 +1,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Ajv from 'ajv';
-import AjvDraft04 from 'ajv-draft-04';
-import addFormats from 'ajv-formats';
+import type Ajv from 'ajv';
+import type AjvDraft04 from 'ajv-draft-04';
+import type addFormats from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
+import { requirePeer } from './peers';
+
+/** A CommonJS module's default export (ajv and friends set `exports.default` beside `module.exports`). */
+function defaultOf<T>(mod: T | { default: T }): T {
+  return (mod as { default?: T }).default ?? (mod as T);
+}
 
 type Json = Record<string, unknown>;
 
@@ -114,8 +120,11 @@ export function schemaValidator(schemaDir: string, file: string): Validate {
   const schema = closeSchema(readSchema(full));
   const draft04 = String(schema.$schema ?? '').includes('draft-04');
   const options = { strict: false, allErrors: true, logger: false as const, validateFormats: true, code: { regExp: goRegExp } };
-  const ajv = draft04 ? new AjvDraft04(options) : new Ajv(options);
-  addFormats(ajv as unknown as Ajv);
+  const AjvClass = defaultOf(requirePeer<typeof Ajv | { default: typeof Ajv }>('ajv'));
+  const AjvDraft04Class = defaultOf(requirePeer<typeof AjvDraft04 | { default: typeof AjvDraft04 }>('ajv-draft-04'));
+  const formats = defaultOf(requirePeer<typeof addFormats | { default: typeof addFormats }>('ajv-formats'));
+  const ajv = draft04 ? new AjvDraft04Class(options) : new AjvClass(options);
+  formats(ajv as unknown as Ajv);
   for (const f of ['int32', 'int64', 'byte', 'int-or-string', 'quantity']) ajv.addFormat(f, true);
   const check = ajv.compile(schema);
   const validate: Validate = (value) => {

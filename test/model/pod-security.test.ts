@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApiObject, Chart } from 'cdk8s';
-import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { applyRoute, planEgressProbe, planRoute, planVpnGateway, ValidationError } from '../../src';
 import { App, VpnGateway } from '../../src/cdk8s';
 import { checkPodSecurity, namespacePolicy, PodSecurityLevel, requiredLevel } from '../../src/model/pod-security';

@@ -1,6 +1,6 @@
 import { thrown } from '../helpers/thrown';
 import * as fc from 'fast-check';
-import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
 import { applyRoute, planRoute, planVpnGateway, PROVIDERS, VpnGatewayProps } from '../../src';
 import { GLUETUN_ENV } from '../../src/model/vpn-providers';
 import { checkKubeObjects } from '../../src/testing';
