@@ -7,7 +7,7 @@
 export { formatProblems, joinPath, type Problem, ValidationError } from './errors';
 export { CLUSTER_SCOPED_KINDS, type HostDropin, type HostFile, type HostPlan, type HostUnit, type KubeObject, type Plan } from './types';
 export { type Cidr, type Duration, durationSeconds, type SecretKeyRef, type SecretSource } from './model/common';
-export { type Claim, type ClaimSet, checkClaims } from './invariants';
+export { type Claim, type ClaimSet, checkClaims, checkVxlanPorts, type VxlanEndpoint } from './invariants';
 export { generateKeyPair, isWireguardKey, publicKeyFromPrivate } from './keys';
 export { mergeHostPlans } from './host/host-plan';
 export { renderCloudConfig, USER_DATA_WARN_BYTES } from './host/cloud-init';

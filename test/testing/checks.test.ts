@@ -71,7 +71,6 @@ describeWithSchemas('the output checks catch what the real tools let through', (
 
 describe('tunnelwright/testing\'s optional peers', () => {
   it('says what to install when one is missing', () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { requirePeer } = require('../../src/testing/peers') as typeof import('../../src/testing/peers');
     expect(() => requirePeer('kubernetes-models-that-is-not-installed')).toThrow('tunnelwright/testing needs kubernetes-models-that-is-not-installed, an optional peer dependency: npm install --save-dev ajv ajv-formats ajv-draft-04 kubernetes-models @kubernetes-models/prometheus-operator');
   });
