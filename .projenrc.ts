@@ -94,6 +94,8 @@ for (const dep of project.deps.all) {
   }
 }
 
+// The README snippets the docs test writes out (after projen's own `!/test/`, so that it wins).
+project.gitignore.addPatterns('/test/.readme-snippets/');
 // Packed with its sources: the inline source maps name src/ files, which a stack trace or "go to definition" opens.
 project.npmignore?.addPatterns('!/src/', '!/src/**/*.ts');
 // `npm pack` (and publish) builds first: a tarball without lib/ is no package.
@@ -147,7 +149,7 @@ new JsonFile(project, 'tsconfig.dev.json', {
     extends: './tsconfig.json',
     compilerOptions: { noEmit: true, rootDir: '.', baseUrl: '.', paths: { 'tunnelwright': ['src/index.ts'], 'tunnelwright/*': ['src/*/index.ts'] } },
     include: ['src/**/*.ts', 'test/**/*.ts', 'examples/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', '.projenrc.ts'],
-    exclude: ['node_modules', 'examples/*/node_modules'],
+    exclude: ['node_modules', 'examples/*/node_modules', 'test/.readme-snippets'],
   },
 });
 
@@ -190,7 +192,7 @@ new TextFile(project, 'eslint.config.mjs', {
     "import jest from 'eslint-plugin-jest';",
     '',
     'export default tseslint.config(',
-    "  { ignores: ['lib/**', 'dist/**', 'node_modules/**', '.tools/**', '.typedoc-out/**', 'coverage/**', 'examples/*/dist/**', '**/*.js', '**/*.mjs'] },",
+    "  { ignores: ['lib/**', 'dist/**', 'node_modules/**', '.tools/**', '.typedoc-out/**', 'coverage/**', 'examples/*/dist/**', 'test/.readme-snippets/**', '**/*.js', '**/*.mjs'] },",
     '  ...tseslint.configs.recommended,',
     '  {',
     "    rules: {",

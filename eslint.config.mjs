@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import jest from 'eslint-plugin-jest';
 
 export default tseslint.config(
-  { ignores: ['lib/**', 'dist/**', 'node_modules/**', '.tools/**', '.typedoc-out/**', 'coverage/**', 'examples/*/dist/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['lib/**', 'dist/**', 'node_modules/**', '.tools/**', '.typedoc-out/**', 'coverage/**', 'examples/*/dist/**', 'test/.readme-snippets/**', '**/*.js', '**/*.mjs'] },
   ...tseslint.configs.recommended,
   {
     rules: {

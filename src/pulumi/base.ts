@@ -52,8 +52,8 @@ export function reserve(name: string, plan: Plan, claims: readonly Claim[], igni
  * Registers a core Plan's objects under a component: logs warnings with `pulumi.log.warn`, then creates one
  * Kubernetes resource per object, parented to the component and with the component's `provider`.
  */
-export function emitPlan(component: pulumi.ComponentResource, name: string, plan: Plan, opts: pulumi.ComponentResourceOptions | undefined): pulumi.CustomResource[] {
+export function emitPlan(component: pulumi.ComponentResource, name: string, plan: Plan, opts: pulumi.ComponentResourceOptions | undefined, resolve: (value: unknown) => unknown = (v) => v): pulumi.CustomResource[] {
   if (plan.warnings.length > 0) void pulumi.log.warn(formatProblems(plan.warnings), component);
   const provider = opts?.provider;
-  return plan.objects.map((o) => new k8s.apiextensions.CustomResource(childName(name, o), o as k8s.apiextensions.CustomResourceArgs, { parent: component, ...(provider ? { provider } : {}) }));
+  return plan.objects.map((o) => new k8s.apiextensions.CustomResource(childName(name, o), resolve(o) as k8s.apiextensions.CustomResourceArgs, { parent: component, ...(provider ? { provider } : {}) }));
 }

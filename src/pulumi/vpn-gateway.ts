@@ -4,12 +4,45 @@ import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { VpnGatewayProps } from '../model/vpn-gateway';
 import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { childName, planAt, emitPlan, reserve } from './base';
+import { lowerInputs } from './inputs';
 import { formatProblems, ValidationError } from '../errors';
 import { checkPodSecurity, PodSecurityNeed, podSecurityNeeds, requiredLevel } from '../model/pod-security';
 import { KubeObject } from '../types';
 
-/** Arguments of the VpnGateway component (plain values). */
-export type VpnGatewayArgs = VpnGatewayProps;
+/** A Secret reference whose name and key may come from other resources (`Input`s). */
+export interface InputSecretKeyRef {
+  readonly name: pulumi.Input<string>;
+  /** @default - depends on the prop (documented there) */
+  readonly key?: pulumi.Input<string>;
+}
+
+/** Credentials in a Secret whose name and keys may come from other resources (`Input`s). */
+export interface InputCredentialsSecretRef {
+  readonly name: pulumi.Input<string>;
+  /** @default 'username' */
+  readonly userKey?: pulumi.Input<string>;
+  /** @default 'password' */
+  readonly passwordKey?: pulumi.Input<string>;
+}
+
+/**
+ * Arguments of the VpnGateway component: VpnGatewayProps, with the names and keys of Secrets as `Input`s (a Secret
+ * made by another resource). Every other prop is a plain value: the checks read it at preview time.
+ */
+export type VpnGatewayArgs = Omit<VpnGatewayProps, 'wireguardPrivateKeySecret' | 'wireguardPresharedKeySecret' | 'openvpnCredentialsSecret' | 'portForwarding'> & {
+  readonly wireguardPrivateKeySecret?: InputSecretKeyRef;
+  readonly wireguardPresharedKeySecret?: InputSecretKeyRef;
+  readonly openvpnCredentialsSecret?: InputCredentialsSecretRef;
+  readonly portForwarding?: Omit<NonNullable<VpnGatewayProps['portForwarding']>, 'credentialsSecret'> & { readonly credentialsSecret?: InputCredentialsSecretRef };
+};
+
+/** Where VpnGatewayArgs take Inputs. */
+const INPUT_PATHS = [
+  ['wireguardPrivateKeySecret', 'name'], ['wireguardPrivateKeySecret', 'key'],
+  ['wireguardPresharedKeySecret', 'name'], ['wireguardPresharedKeySecret', 'key'],
+  ['openvpnCredentialsSecret', 'name'], ['openvpnCredentialsSecret', 'userKey'], ['openvpnCredentialsSecret', 'passwordKey'],
+  ['portForwarding', 'credentialsSecret', 'name'], ['portForwarding', 'credentialsSecret', 'userKey'], ['portForwarding', 'credentialsSecret', 'passwordKey'],
+] as const;
 
 /** A transform usable in both `transforms` and `transformations`. */
 export type RouteTransform = pulumi.ResourceTransform & pulumi.ResourceTransformation;
@@ -20,19 +53,21 @@ const ROUTABLE_TYPES = new Set(ROUTABLE_KINDS.map((k) => `kubernetes:apps/v1:${k
 export class VpnGateway extends pulumi.ComponentResource {
   /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
   public readonly kubernetesResources: pulumi.CustomResource[];
-  private readonly args: VpnGatewayArgs;
+  private readonly args: VpnGatewayProps;
   private readonly componentName: string;
   private readonly opts?: pulumi.ComponentResourceOptions;
   private readonly routed = new Set<string>();
 
   public constructor(name: string, args: VpnGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'VpnGateway', () => planVpnGateway(args));
-    reserve(name, plan, vpnGatewayClaims(args), undefined, { gateway: vpnGatewayVxlan(args, name) });
+    const inputs = lowerInputs(args as VpnGatewayProps, INPUT_PATHS);
+    const props = inputs.plain;
+    const plan = planAt(name, 'VpnGateway', () => planVpnGateway(props));
+    reserve(name, plan, vpnGatewayClaims(props), undefined, { gateway: vpnGatewayVxlan(props, name) });
     super('tunnelwright:index:VpnGateway', name, {}, opts);
-    this.args = args;
+    this.args = props;
     this.componentName = name;
     this.opts = opts;
-    this.kubernetesResources = emitPlan(this, name, plan, opts);
+    this.kubernetesResources = emitPlan(this, name, plan, opts, inputs.resolve);
     // A Pulumi program's own Namespaces cannot be read here: say what level the gateway's namespace needs when the
     // library does not create it.
     this.warnPodSecurity(podSecurityNeeds(plan.objects, name), plan.objects);

@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { planWireguardMesh, planWireguardOverlayNode, renderHostArtefacts, ValidationError } from '../../src';
-import { KEYS, siteA, threeNodeMesh } from '../helpers/fixtures';
+import { KEYS, nordvpnGateway, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { recordResources, settle, valueOf } from '../helpers/pulumi';
 
 const seen = recordResources();
@@ -83,5 +83,17 @@ describe('Pulumi components', () => {
     expect(child.type).toBe('kubernetes:v1:ConfigMap');
     expect(child.inputs).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'vpn' }, data: { a: 'b' } });
     expect(child.provider).toMatch(/::cluster::cluster-id$/);
+  });
+
+  it('takes a Secret\'s name and key made by another resource as Outputs, and registers them resolved', async () => {
+    const secret = pulumi.output('made-by-another-stack');
+    const key = pulumi.output('wg.key');
+    new tw.VpnGateway('elsewhere', { ...nordvpnGateway(), wireguardPrivateKeySecret: { name: secret, key } });
+    await settle();
+    await new Promise((r) => setTimeout(r, 200));
+    const deployment = seen.find((r) => r.name === 'elsewhere-deployment-vpn-gateway-vpn-gateway')!;
+    const volumes = (deployment.inputs.spec as { template: { spec: { volumes: { name: string; projected?: { sources: { secret: { name: string; items: { key: string }[] } }[] } }[] } } }).template.spec.volumes;
+    expect(volumes.find((v) => v.name === 'gluetun-secrets')!.projected!.sources[0].secret).toEqual({ name: 'made-by-another-stack', items: [{ key: 'wg.key', path: 'wireguard_private_key' }] });
+    expect(JSON.stringify(seen.map((r) => r.inputs))).not.toContain('tw-input-');
   });
 });
