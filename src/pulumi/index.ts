@@ -8,6 +8,6 @@ export { registeredHosts, resetRegistry } from './registry';
 export { WireguardOverlayNode, type WireguardOverlayNodeArgs } from './wireguard-overlay-node';
 export { WireguardMesh, type WireguardMeshArgs } from './wireguard-mesh';
 export { KillSwitch, type KillSwitchArgs } from './kill-switch';
-export { type RouteTransform, VpnGateway, type VpnGatewayArgs } from './vpn-gateway';
+export { type InputCredentialsSecretRef, type InputSecretKeyRef, type RouteTransform, VpnGateway, type VpnGatewayArgs } from './vpn-gateway';
 export { EgressSteering, type EgressSteeringArgs } from './egress-steering';
 export { EgressProbe, type EgressProbeArgs } from './egress-probe';
