@@ -5,12 +5,16 @@
  * process; ratio = ms / floorMs. Each case runs in its own process so peak RSS is its own.
  */
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Chart } from 'cdk8s';
 import { stringify } from 'yaml';
-import { applyRoute, KubeObject, planRoute, planVpnGateway, planWireguardMesh, renderHostArtefacts, VpnGatewayProps, WireguardMeshProps } from '../src';
+import { applyRoute, KubeObject, planRoute, planVpnGateway, planWireguardMesh, validateWireguardMesh, VpnGatewayProps, WireguardMeshProps, wireguardConfigs } from '../src';
+import { App, WireguardMesh } from '../src/cdk8s';
 import { CLOUD_CONFIG_YAML, cloudConfigDocument } from '../src/host/cloud-init';
 import { renderIgnition } from '../src/host/ignition';
 
-const CASES: Record<string, number> = { 'mesh-full-100': 100, 'mesh-full-500': 500, 'mesh-full-1000': 1000, 'vpn-gateways-50': 50 };
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 
 /** A full mesh of n nodes: every node dialable, keys derived deterministically (public keys only). */
@@ -26,6 +30,7 @@ export function meshProps(n: number): WireguardMeshProps {
         address: `10.64.${Math.floor((i + 1) / 250)}.${((i + 1) % 250) + 1}`,
         publicKey: key.toString('base64'),
         privateKeyFrom: { file: '/run/keys/wg0.key' },
+        installK0s: {},
         endpoint: `198.18.${Math.floor(i / 250)}.${(i % 250) + 1}`,
       };
     }),
@@ -82,59 +87,124 @@ function runGateways(name: string, n: number): void {
     const ser = time(() => objects.map((o) => stringify(o)).join('---\n'));
     floor = Math.min(floor, ser.ms);
   }
-  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-  process.stdout.write(`${JSON.stringify({ case: name, nodes: n, ms: Math.round(best), floorMs: Math.round(floor), ratio: Number((best / floor).toFixed(3)), bytes, peakRssMb })}\n`);
+  process.stdout.write(`${JSON.stringify({ case: name, nodes: n, ms: Math.round(best), floorMs: Math.round(floor), ratio: Number((best / floor).toFixed(3)), bytes, peakRssMb: peakRss() })}\n`);
 }
 
-function runCase(name: string): void {
-  const n = CASES[name];
-  if (name.startsWith('vpn-gateways')) return runGateways(name, n);
+/** The median of a list of numbers. */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+const line = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
+const peakRss = () => Math.round(process.resourceUsage().maxRSS / 1024);
+
+/**
+ * What a user runs: tunnelwright's cdk8s App with the mesh, synthesized to disk (manifests, then each node's
+ * user-data, ignition.json and wg0.conf, one node at a time). Prints the time of each run and the process's peak RSS.
+ */
+function runApp(n: number): void {
   const props = meshProps(n);
-  const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
-  // Warm up the code paths on a small mesh.
-  const warm = planWireguardMesh(meshProps(20));
-  for (const h of warm.hosts) renderHostArtefacts(h);
-  let best = Infinity;
-  let floor = Infinity;
+  // The App's warnings (every node's user-data is over 16 KiB) are formatted and written as usual, to nowhere.
+  process.stderr.write = (() => true) as typeof process.stderr.write;
+  const times: number[] = [];
   let bytes = 0;
   for (let r = 0; r < RUNS; r++) {
-    gc();
-    // Everything a user writes out: both formats for every node (the artefacts render lazily, so read them here).
-    const full = time(() => {
-      const plan = planWireguardMesh(props);
-      const texts = plan.hosts.flatMap((h) => {
-        const a = renderHostArtefacts(h);
-        return [a.cloudConfig, a.ignitionJson];
-      });
-      return { plan, texts };
-    });
-    best = Math.min(best, full.ms);
-    bytes = full.value.texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
-    // The floor: the same final objects, serialized with the same serializers.
-    const docs = full.value.plan.hosts.map((h) => cloudConfigDocument(h));
-    const igns = full.value.plan.hosts.map((h) => renderIgnition(h));
-    gc();
-    const ser = time(() => {
-      let total = 0;
-      for (const d of docs) total += `#cloud-config\n${stringify(d, CLOUD_CONFIG_YAML)}`.length;
-      for (const i of igns) total += JSON.stringify(i).length;
-      return total;
-    });
-    floor = Math.min(floor, ser.ms);
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-bench-app-'));
+    times.push(time(() => {
+      const app = new App({ outdir });
+      new WireguardMesh(new Chart(app, 'overlay'), 'mesh', props);
+      app.synth();
+    }).ms);
+    bytes = dirBytes(path.join(outdir, 'hosts'));
+    fs.rmSync(outdir, { recursive: true, force: true });
   }
-  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-  process.stdout.write(`${JSON.stringify({ case: name, nodes: n, ms: Math.round(best), floorMs: Math.round(floor), ratio: Number((best / floor).toFixed(3)), bytes, peakRssMb })}\n`);
+  line({ times, bytes, peakRssMb: peakRss() });
 }
 
-function main(): void {
-  const only = process.argv[2];
-  if (only) return runCase(only);
-  let failed = 0;
-  for (const name of Object.keys(CASES)) {
-    const r = spawnSync(process.execPath, ['--expose-gc', '--max-semi-space-size=64', '-r', 'ts-node/register/transpile-only', __filename, name], { stdio: ['ignore', 'inherit', 'inherit'] });
-    if (r.status !== 0) failed++;
+/**
+ * The floor: the same final bytes, made by the same serializers from the final objects (each node's cloud-config
+ * document, Ignition config and interface config, built before the clock starts), written to the same files.
+ */
+function runFloor(n: number): void {
+  const plan = planWireguardMesh(meshProps(n));
+  const nodes = plan.hosts.map((h) => ({ node: h.node, doc: cloudConfigDocument(h), ignition: renderIgnition(h), confs: wireguardConfigs(h).map((c) => [c.name, c.content] as const) }));
+  const times: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-bench-floor-'));
+    times.push(time(() => {
+      for (const x of nodes) {
+        const dir = path.join(outdir, 'hosts', x.node);
+        fs.mkdirSync(dir, { recursive: true });
+        fs.writeFileSync(path.join(dir, 'user-data'), `#cloud-config\n${stringify(x.doc, CLOUD_CONFIG_YAML)}`);
+        fs.writeFileSync(path.join(dir, 'ignition.json'), `${JSON.stringify(x.ignition, undefined, 2)}\n`);
+        for (const [file, text] of x.confs) fs.writeFileSync(path.join(dir, file), text);
+      }
+    }).ms);
+    fs.rmSync(outdir, { recursive: true, force: true });
   }
-  process.exit(failed === 0 ? 0 : 1);
+  line({ times });
+}
+
+/** Validation alone (no rendering) of a full mesh: its growth with n must stay near n log n. */
+function runValidation(n: number): void {
+  const props = meshProps(n);
+  validateWireguardMesh(meshProps(50));
+  const times: number[] = [];
+  for (let r = 0; r < RUNS * 3; r++) times.push(time(() => validateWireguardMesh(props)).ms);
+  line({ times, peakRssMb: peakRss() });
+}
+
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) total += e.isDirectory() ? dirBytes(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).size;
+  return total;
+}
+
+/** Runs one part of a case in its own process (its own heap, its own peak RSS) and returns its JSON line. */
+function child(part: string, n: number): Record<string, number | number[]> {
+  const r = spawnSync(process.execPath, ['--expose-gc', '--max-semi-space-size=64', '-r', 'ts-node/register/transpile-only', __filename, part, String(n)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`bench ${part} ${n} failed`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, number | number[]>;
+}
+
+function meshCase(name: string, n: number): Record<string, unknown> {
+  const app = child('app', n);
+  const floor = child('floor', n);
+  const ms = median(app.times as number[]);
+  const floorMs = median(floor.times as number[]);
+  const bytes = app.bytes as number;
+  return { case: name, nodes: n, ms: Math.round(ms), floorMs: Math.round(floorMs), ratio: Number((ms / floorMs).toFixed(3)), bytes, peakRssMb: app.peakRssMb, runs: { ms: app.times, floorMs: floor.times }, nsPerByte: Number(((ms * 1e6) / bytes).toFixed(2)) };
+}
+
+const MESHES: Record<string, number> = { 'mesh-full-100': 100, 'mesh-full-500': 500, 'mesh-full-1000': 1000 };
+const VALIDATIONS = [250, 500, 1000];
+
+function main(): void {
+  const [part, n] = [process.argv[2], Number(process.argv[3])];
+  if (part === 'app') return runApp(n);
+  if (part === 'floor') return runFloor(n);
+  if (part === 'validate') return runValidation(n);
+  if (part === 'gateways') return runGateways('vpn-gateways-50', n);
+  const lines: Record<string, unknown>[] = [];
+  const emit = (o: Record<string, unknown>) => {
+    lines.push(o);
+    line(o);
+  };
+  for (const [name, nodes] of Object.entries(MESHES)) emit(meshCase(name, nodes));
+  const gw = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', __filename, 'gateways', '50'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  emit(JSON.parse(gw.stdout.trim()) as Record<string, unknown>);
+  for (const v of VALIDATIONS) {
+    const r = child('validate', v);
+    const ms = median(r.times as number[]);
+    const peers = v * (v - 1);
+    emit({ case: `validate-mesh-${v}`, nodes: v, ms: Number(ms.toFixed(2)), floorMs: null, ratio: null, bytes: 0, peakRssMb: r.peakRssMb, nsPerPeerLogPeer: Number(((ms * 1e6) / (peers * Math.log2(peers))).toFixed(3)) });
+  }
+  // Time per output byte across the mesh sizes: flat within ±20 % is the target.
+  const per = lines.filter((l) => typeof l.nsPerByte === 'number').map((l) => l.nsPerByte as number);
+  const mid = median(per);
+  emit({ case: 'summary', nsPerByte: per, spreadPct: Number((Math.max(...per.map((p) => Math.abs(p - mid) / mid)) * 100).toFixed(1)), ratiosOk: lines.filter((l) => typeof l.ratio === 'number').every((l) => (l.ratio as number) <= 1.25) });
+  if (process.env.BENCH_RESULTS) fs.writeFileSync(process.env.BENCH_RESULTS, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
 }
 
 if (require.main === module) main();

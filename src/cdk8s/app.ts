@@ -3,6 +3,10 @@ import * as path from 'node:path';
 import { App as Cdk8sApp, AppProps } from 'cdk8s';
 import { formatProblems, Problem, throwIfProblems } from '../errors';
 import { HostArtefacts, renderHostArtefacts, wireguardConfigs, WireguardConfigFile } from '../host/artefacts';
+import { renderCloudConfig } from '../host/cloud-init';
+import { hostPlanHasSecret } from '../host/host-plan';
+import { IgnitionVersion, renderIgnition } from '../host/ignition';
+import { HostPlan } from '../types';
 import { isTunnelwrightConstruct, ITunnelwrightConstruct, TUNNELWRIGHT_APP } from './base';
 import { appChecks } from './checks';
 
@@ -35,33 +39,38 @@ export class App extends Cdk8sApp {
     return { problems: checks.problems, warnings: checks.warnings, hosts };
   }
 
+  /**
+   * Checks, then writes the manifests, then each node's artefacts in turn: rendered, written and let go before the
+   * next node (peak memory: the model plus one node's artefacts, whatever the number of nodes).
+   */
   public synth(): void {
-    const { problems, warnings, hosts } = this.checkHosts();
-    throwIfProblems(problems, 'app');
-    if (warnings.length > 0) process.stderr.write(`warning: app:\n${formatProblems(warnings).replace(/^/gm, '  ')}\n`);
+    const checks = appChecks(this);
+    throwIfProblems(checks.problems, 'app');
+    if (checks.warnings.length > 0) process.stderr.write(`warning: app:\n${formatProblems(checks.warnings).replace(/^/gm, '  ')}\n`);
     super.synth();
     // Hosts no longer in the app: their old artefacts would be copied to the wrong machines.
     const hostsDir = path.join(this.outdir, 'hosts');
-    const current = new Set(hosts.map((h) => h.node));
+    const current = new Set(checks.hosts.map((h) => h.plan.node));
     if (fs.existsSync(hostsDir)) {
       for (const entry of fs.readdirSync(hostsDir)) if (!current.has(entry)) fs.rmSync(path.join(hostsDir, entry), { recursive: true, force: true });
     }
-    for (const h of hosts) {
-      const dir = path.join(this.outdir, 'hosts', h.node);
-      fs.mkdirSync(dir, { recursive: true });
-      const mode = h.secret ? 0o600 : 0o644;
-      for (const [file, text] of [['user-data', h.cloudConfig], ['ignition.json', `${JSON.stringify(h.ignition, undefined, 2)}\n`]] as const) {
-        const target = path.join(dir, file);
-        fs.writeFileSync(target, text, { mode });
-        fs.chmodSync(target, mode);
-      }
-      // Each interface's config on its own, for the day-2 path: copy it to /etc/wireguard/, then reload the unit.
-      for (const c of h.wireguard) {
-        const target = path.join(dir, c.name);
-        fs.writeFileSync(target, c.content, { mode: 0o600 });
-        fs.chmodSync(target, 0o600);
-      }
-    }
+    for (const h of checks.hosts) writeHost(this.outdir, h.plan, h.ignitionVersion);
   }
+}
+
+/** Writes one node's user-data, ignition.json and interface configs (0600 where they embed a secret). */
+export function writeHost(outdir: string, plan: HostPlan, ignitionVersion: IgnitionVersion): void {
+  const dir = path.join(outdir, 'hosts', plan.node);
+  fs.mkdirSync(dir, { recursive: true });
+  const mode = hostPlanHasSecret(plan) ? 0o600 : 0o644;
+  const write = (file: string, text: string, m: number) => {
+    const target = path.join(dir, file);
+    fs.writeFileSync(target, text, { mode: m });
+    fs.chmodSync(target, m);
+  };
+  write('user-data', renderCloudConfig(plan), mode);
+  write('ignition.json', `${JSON.stringify(renderIgnition(plan, ignitionVersion), undefined, 2)}\n`, mode);
+  // Each interface's config on its own, for the day-2 path: copy it to /etc/wireguard/, then reload the unit.
+  for (const c of wireguardConfigs(plan)) write(c.name, c.content, 0o600);
 }
 

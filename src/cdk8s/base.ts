@@ -82,8 +82,19 @@ export abstract class TunnelwrightConstruct extends Construct implements ITunnel
 
   /** Artefacts of one host plan of this construct. */
   protected artefactsOf(plan: HostPlan, ignitionVersion: IgnitionVersion): NodeArtefacts {
+    // Rendered when read, and once: a 1000-node mesh renders nothing at construction (the App streams its own).
     const a = renderHostArtefacts(plan, ignitionVersion);
-    return { cloudConfig: a.cloudConfig, ignition: a.ignition, wireguardConfigs: Object.fromEntries(wireguardConfigs(plan).map((c) => [c.name, c.content])) };
+    return {
+      get cloudConfig() {
+        return a.cloudConfig;
+      },
+      get ignition() {
+        return a.ignition;
+      },
+      get wireguardConfigs() {
+        return Object.fromEntries(wireguardConfigs(plan).map((c) => [c.name, c.content]));
+      },
+    };
   }
 }
 

@@ -1,7 +1,7 @@
 import { Problem } from '../errors';
 import { HostPlan } from '../types';
 import { renderCloudConfig, USER_DATA_WARN_BYTES } from './cloud-init';
-import { hostPlanHasSecret } from './host-plan';
+import { contentLength, hostPlanHasSecret } from './host-plan';
 import { DEFAULT_IGNITION_VERSION, IgnitionConfig, IgnitionVersion, renderIgnition } from './ignition';
 
 /** A host plan rendered for the machine: cloud-config text and Ignition config. */
@@ -85,11 +85,20 @@ export function wireguardConfigs(plan: HostPlan): WireguardConfigFile[] {
   });
 }
 
-/** The `user-data-size` warning when the cloud-config is over 16 KiB. */
-export function userDataSizeWarnings(artefacts: HostArtefacts, path: string): Problem[] {
-  const text = artefacts.cloudConfig;
-  // UTF-8 never takes fewer bytes than UTF-16 code units: a long text is over without scanning it.
-  const over = text.length > USER_DATA_WARN_BYTES || Buffer.byteLength(text, 'utf8') > USER_DATA_WARN_BYTES;
-  if (!over) return [];
-  return [{ path, code: 'user-data-size', message: `the cloud-config of node "${artefacts.node}" is over 16 KiB (${text.length} characters): many clouds cap user-data at 16 KiB (use Ignition, or fewer peers per node with topology { hub })` }];
+/**
+ * The `user-data-size` warning when the cloud-config is over 16 KiB. The files' contents alone over it decide without
+ * rendering anything (a large mesh's configs are computed only when written); a smaller plan is rendered to measure.
+ */
+export function userDataSizeWarnings(plan: HostPlan, path: string): Problem[] {
+  let size = 0;
+  for (const f of plan.files) size += contentLength(f);
+  for (const u of plan.units) size += u.content?.length ?? 0;
+  for (const d of plan.dropins) size += d.content.length;
+  if (size <= USER_DATA_WARN_BYTES) {
+    const text = renderCloudConfig(plan);
+    // UTF-8 never takes fewer bytes than UTF-16 code units: a long text is over without scanning it.
+    size = text.length > USER_DATA_WARN_BYTES ? text.length : Buffer.byteLength(text, 'utf8');
+  }
+  if (size <= USER_DATA_WARN_BYTES) return [];
+  return [{ path, code: 'user-data-size', message: `the cloud-config of node "${plan.node}" is over 16 KiB (its files alone are ${size} characters or more): many clouds cap user-data at 16 KiB (use Ignition, or fewer peers per node with topology { hub })` }];
 }

@@ -1,5 +1,5 @@
 import { Problem } from '../errors';
-import { HostPlan } from '../types';
+import { HostFile, HostPlan } from '../types';
 import { IgnitionVersion } from './ignition';
 
 /** True when any file in the plan embeds a secret value. */
@@ -13,7 +13,7 @@ export function hostPlanHasSecret(plan: HostPlan): boolean {
  * for the problem paths.
  */
 export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly string[] = []): { plans: HostPlan[]; problems: Problem[] } {
-  const byNode = new Map<string, { plan: HostPlan; fileAt: Map<string, { content: string; mode: number; owner: string; src: string }>; unitAt: Map<string, { content?: string; src: string }>; dropinAt: Map<string, { content: string; src: string }> }>();
+  const byNode = new Map<string, { plan: HostPlan; fileAt: Map<string, { file: HostFile; src: string }>; unitAt: Map<string, { content?: string; src: string }>; dropinAt: Map<string, { content: string; src: string }> }>();
   const problems: Problem[] = [];
   plans.forEach((p, i) => {
     const src = sources[i] ?? `hosts[${i}]`;
@@ -26,9 +26,10 @@ export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly str
     for (const f of p.files) {
       const seen = fileAt.get(f.path);
       if (!seen) {
-        fileAt.set(f.path, { content: f.content, mode: f.mode, owner: f.owner, src });
+        // The file itself, not its content: a lazy content (a mesh's interface config) is read only on a conflict.
+        fileAt.set(f.path, { file: f, src });
         plan.files.push(f);
-      } else if (seen.content !== f.content || seen.mode !== f.mode || seen.owner !== f.owner) {
+      } else if (seen.file !== f && (seen.file.mode !== f.mode || seen.file.owner !== f.owner || seen.file.content !== f.content)) {
         problems.push({ path: `${src}:${f.path}`, code: 'host-file-conflict', message: `node "${p.node}": ${f.path} is also written by ${seen.src} with different content; one machine takes one version of a file` });
       }
     }
@@ -95,4 +96,17 @@ export function mergeContributions(contributions: readonly HostContribution[]): 
   }
   const merged = mergeHostPlans(contributions.map((c) => c.plan), contributions.map((c) => c.construct));
   return { plans: merged.plans.map((plan) => ({ plan, ignitionVersion: versions.get(plan.node)!.version })), problems: [...problems, ...merged.problems] };
+}
+
+const lengths = new WeakMap<HostFile, () => number>();
+
+/** Records how to get a lazy content's length without rendering it (see `contentLength`). */
+export function rememberLength(file: HostFile, length: () => number): void {
+  lengths.set(file, length);
+}
+
+/** A file's content length in UTF-16 code units, without rendering a lazy content. */
+export function contentLength(f: HostFile): number {
+  const lazy = lengths.get(f);
+  return lazy ? lazy() : f.content.length;
 }

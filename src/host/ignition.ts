@@ -33,20 +33,21 @@ export function dataUrl(text: string): string {
   return `data:,${encodeURIComponent(text)}`;
 }
 
-const encodings = new WeakMap<HostFile, string>();
+const encodings = new WeakMap<HostFile, () => string>();
 
 /**
- * Records `encodeURIComponent(file.content)` computed more cheaply by the file's planner (a mesh joins the
- * encodings of peer sections it shares between nodes). Percent-encoding is per character, so the join is exact.
+ * Records how to compute `encodeURIComponent(file.content)` more cheaply than encoding it (a mesh joins the
+ * encodings of the peer sections its nodes share). Percent-encoding is per character, so the join is exact. A
+ * function, so that the text exists only while a config is rendered.
  */
-export function rememberEncoding(file: HostFile, encoded: string): void {
+export function rememberEncoding(file: HostFile, encoded: () => string): void {
   encodings.set(file, encoded);
 }
 
 /** The data URL of a file: its remembered encoding, else `dataUrl(content)`. */
 function encodedDataUrl(f: HostFile): string {
   const encoded = encodings.get(f);
-  return encoded === undefined ? dataUrl(f.content) : `data:,${encoded}`;
+  return encoded === undefined ? dataUrl(f.content) : `data:,${encoded()}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Problem, throwIfProblems } from '../errors';
-import { renderHostArtefacts, userDataSizeWarnings } from '../host/artefacts';
+import { userDataSizeWarnings } from '../host/artefacts';
 import { checkWireguardMesh, DEFAULT_KEEPALIVE, meshMtu, meshNodeAddress, WireguardMeshProps } from '../model/wireguard-mesh';
 import { formatIp, parseCidr } from '../model/net';
 import { formatEndpoint, parseEndpoint } from '../model/wireguard-overlay-node';
@@ -86,7 +86,7 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
     });
     nodes[self.node.node] = { node: self.node.node, host, wireguard, values };
     hosts.push(host);
-    warnings.push(...userDataSizeWarnings(renderHostArtefacts(host, mesh.ignitionVersion), `nodes[${index}]`));
+    warnings.push(...userDataSizeWarnings(host, `nodes[${index}]`));
   }
   return { objects: [], hosts, values: {}, warnings, nodes };
 }

@@ -1,5 +1,6 @@
 import { Problem, throwIfProblems } from '../errors';
-import { renderHostArtefacts, userDataSizeWarnings } from '../host/artefacts';
+import { userDataSizeWarnings } from '../host/artefacts';
+import { rememberLength } from '../host/host-plan';
 import { rememberEncoding } from '../host/ignition';
 import { addResolvedSecret, planSecretSource } from '../host/secret-source';
 import {
@@ -8,7 +9,7 @@ import {
 } from '../model/wireguard-overlay-node';
 import { WG_RELOAD_FILE, wireguardReloadDropin } from '../host/wireguard-reload';
 import { parseCidr, formatIp } from '../model/net';
-import { emptyHostPlan, HostPlan, Plan } from '../types';
+import { emptyHostPlan, HostFile, HostPlan, Plan } from '../types';
 import { stringify } from 'yaml';
 
 /** Returns the problems of WireguardOverlayNode props without throwing (warnings are not problems). */
@@ -21,8 +22,7 @@ export function planWireguardOverlayNode(props: WireguardOverlayNodeProps): Plan
   const checked = checkWireguardOverlayNode(props);
   throwIfProblems(checked.problems, 'WireguardOverlayNode props');
   const plan = renderOverlayNode(checked.value!, checked.warnings);
-  const artefacts = renderHostArtefacts(plan.hosts[0], checked.value!.ignitionVersion);
-  return { ...plan, warnings: [...plan.warnings, ...userDataSizeWarnings(artefacts, 'wireguard')] };
+  return { ...plan, warnings: [...plan.warnings, ...userDataSizeWarnings(plan.hosts[0], 'wireguard')] };
 }
 
 /** A peer as rendered; `comment` names it in the config (the mesh's node names). */
@@ -89,7 +89,7 @@ export function renderWireguardConfig(node: string, iface: RenderInterface, priv
  * (the cache is keyed by peer object, which a mesh shares among every node that sees it), so a full mesh does n
  * sections of work, not n².
  */
-export function renderWireguardConfigShared(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map(), sections?: WeakMap<RenderPeer, PeerSection>): { text: string; encoded?: string } {
+export function renderWireguardConfigShared(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map(), sections?: WeakMap<RenderPeer, PeerSection>): { readonly text: string; readonly encoded?: string; readonly length?: number } {
   const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, '[Interface]', `Address = ${interfaceAddresses(iface.address).join(', ')}`];
   if (iface.listenPort !== undefined) lines.push(`ListenPort = ${iface.listenPort}`);
   const mtu = interfaceMtu(iface);
@@ -105,9 +105,9 @@ export function renderWireguardConfigShared(node: string, iface: RenderInterface
   for (const cmd of iface.postDown ?? []) lines.push(`PostDown = ${cmd}`);
   const header = `${lines.join('\n')}\n`;
   if (!sections) return { text: header + iface.peers.map(renderPeer).join('') };
-  // One join each: flat strings (appending would build ropes that every later reader flattens again).
-  const texts = [header];
-  const encoded = [encodeURIComponent(header)];
+  // One join each: flat strings (appending would build ropes that every later reader flattens again). The encoded
+  // text and the length are computed only when asked for.
+  const parts: PeerSection[] = [];
   for (const peer of iface.peers) {
     let section = sections.get(peer);
     if (section === undefined) {
@@ -115,10 +115,19 @@ export function renderWireguardConfigShared(node: string, iface: RenderInterface
       section = { text, encoded: encodeURIComponent(text) };
       sections.set(peer, section);
     }
-    texts.push(section.text);
-    encoded.push(section.encoded);
+    parts.push(section);
   }
-  return { text: texts.join(''), encoded: encoded.join('') };
+  return {
+    get text() {
+      return [header, ...parts.map((p) => p.text)].join('');
+    },
+    get encoded() {
+      return [encodeURIComponent(header), ...parts.map((p) => p.encoded)].join('');
+    },
+    get length() {
+      return parts.reduce((n, p) => n + p.text.length, header.length);
+    },
+  };
 }
 
 /** The MTU written for an interface: `mtu`, else derived from `underlayMtu`, else none (wg-quick's choice). */
@@ -129,6 +138,21 @@ export function interfaceMtu(iface: WireguardInterface): number | undefined {
 
 /** VXLAN's overhead (flannel, Calico VXLAN, Cilium tunnel mode): pods crossing the overlay need their MTU this much below it. */
 export const VXLAN_OVERHEAD = 50;
+
+/**
+ * The interface's config file. In a mesh (shared peer sections) its content is computed when read, from the sections
+ * every node shares, and not kept: a 1000-node mesh holds n sections, not n² lines, and a writer holds one node's
+ * text at a time. Without shared sections it is a plain string.
+ */
+function wireguardConfigFile(node: string, iface: RenderInterface, keyPath: string | undefined, pskPaths: ReadonlyMap<number, string>, secret: boolean, sections?: WeakMap<RenderPeer, PeerSection>): HostFile {
+  const base = { path: `/etc/wireguard/${iface.name}.conf`, mode: 0o600, owner: 'root:root', ...(secret ? { secret: true } : {}) };
+  if (!sections) return { ...base, content: renderWireguardConfigShared(node, iface, keyPath, pskPaths).text };
+  const render = () => renderWireguardConfigShared(node, iface, keyPath, pskPaths, sections);
+  const file: HostFile = Object.defineProperty({ ...base } as HostFile, 'content', { get: () => render().text, enumerable: true });
+  rememberEncoding(file, () => render().encoded!);
+  rememberLength(file, () => render().length!);
+  return file;
+}
 
 export interface OverlayNodeInput {
   /** Shared `[Peer]` sections, by peer object (see renderWireguardConfigShared). */
@@ -182,10 +206,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
       before.push(s.unit);
     });
     const inlineSecret = iface.privateKey !== undefined || iface.peers.some((p) => p.presharedKey !== undefined);
-    const conf = renderWireguardConfigShared(node, iface, keyPath, pskPaths, input.peerText);
-    const file = { path: `/etc/wireguard/${iface.name}.conf`, mode: 0o600, owner: 'root:root', content: conf.text, secret: inlineSecret || undefined };
-    if (conf.encoded !== undefined) rememberEncoding(file, conf.encoded);
-    host.files.push(file);
+    host.files.push(wireguardConfigFile(node, iface, keyPath, pskPaths, inlineSecret, input.peerText));
     host.units.push({ name: wgUnit, enabled: true });
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });
