@@ -44,9 +44,30 @@ export function durationSeconds(text: string): number | undefined {
  */
 export const KEY_FIELD_MESSAGE = 'expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: key fields are never echoed)';
 
-/** Quotes a received value for a message. */
+/** Quotes a received value for a message: any value at all, and never a whole object or a huge string. */
 export function received(value: unknown): string {
-  return `received ${JSON.stringify(value) ?? String(value)}`;
+  return `received ${describeValue(value)}`;
+}
+
+/** A value as a message shows it: primitives quoted (long strings cut), objects and the rest by their kind only. */
+export function describeValue(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value.length > 120 ? `${JSON.stringify(value.slice(0, 60))}… (${value.length} characters)` : JSON.stringify(value);
+    case 'number':
+    case 'boolean':
+      return String(value);
+    case 'bigint':
+      return 'a bigint';
+    case 'undefined':
+      return 'undefined';
+    case 'symbol':
+      return 'a symbol';
+    case 'function':
+      return 'a function';
+    default:
+      return value === null ? 'null' : Array.isArray(value) ? `an array of ${value.length}` : 'an object';
+  }
 }
 
 function custom(ctx: z.RefinementCtx, code: string, message: string): void {
@@ -167,26 +188,25 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** A list prop as a dense array (a sparse array's holes read as undefined), or none. */
 export function asArray(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : [];
+  return Array.isArray(v) ? Array.from(v) : [];
 }
 
-/** Problems in the order of the props (stable across runs). */
+/** Problems in the order of the props (stable across runs). Each path is split once: O(n log n) comparisons of parts. */
 export function sortProblems(problems: Problem[]): Problem[] {
   const seen = new Set<string>();
-  const unique = problems.filter((p) => {
+  const keyed: { p: Problem; parts: string[] }[] = [];
+  for (const p of problems) {
     const k = `${p.path}\0${p.code}\0${p.message}`;
-    if (seen.has(k)) return false;
+    if (seen.has(k)) continue;
     seen.add(k);
-    return true;
-  });
-  return unique.sort((a, b) => comparePaths(a.path, b.path));
+    keyed.push({ p, parts: p.path.split(/[.[\]]+/).filter(Boolean) });
+  }
+  return keyed.sort((a, b) => compareParts(a.parts, b.parts)).map((k) => k.p);
 }
 
-function comparePaths(a: string, b: string): number {
-  const split = (s: string) => s.split(/[.[\]]+/).filter(Boolean);
-  const x = split(a);
-  const y = split(b);
+function compareParts(x: readonly string[], y: readonly string[]): number {
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
     if (x[i] === y[i]) continue;
     const nx = Number(x[i]);

@@ -106,7 +106,7 @@ export function checkHostKillSwitch(host: Record<string, unknown>, path: string,
     problems.push({ path: `${path}.tunnelInterface`, code: 'same-interface', message: `expected the tunnel and the WAN to be different interfaces, both are ${JSON.stringify(host.wanInterface)}` });
   }
   if (Array.isArray(host.tunnelCidrs) && host.tunnelCidrs.length === 0) {
-    problems.push({ path: `${path}.tunnelCidrs`, code: 'required', message: "expected at least one CIDR: the tunnel's own addresses" });
+    problems.push({ path: `${path}.tunnelCidrs`, code: 'empty', message: "expected at least one CIDR: the tunnel's own addresses" });
   }
   for (const key of ['tunnelCidrs', 'podCidrs'] as const) {
     const parsed = asArray(host[key]).map((c) => (typeof c === 'string' ? parseCidr(c) : undefined)).filter((c): c is ParsedCidr => c !== undefined);
@@ -144,4 +144,16 @@ export function checkKillSwitch(input: unknown): { problems: Problem[]; warnings
     if (isRecord(input.host)) checkHostKillSwitch(input.host, 'host', problems);
   }
   return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+}
+
+/**
+ * Validates a host kill switch on its own (the input of `planHostKillSwitch`, which EgressSteering also plans): the
+ * schema with the WAN interface optional, and the host checks (tunnelCidrs may be empty). All problems at once.
+ */
+export function checkHostKillSwitchInput(input: unknown): Problem[] {
+  const parsed = parseWith(hostKillSwitchSchema.partial({ wanInterface: true }), input);
+  const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
+  if (isRecord(input)) checkHostKillSwitch(input, '', problems);
+  // Here tunnelCidrs may be empty: an OpenVPN tunnel's address is learnt at connect and added by its up script.
+  return sortProblems(problems.map((p) => ({ ...p, path: p.path.replace(/^\./, '') })).filter((p) => !(p.path === 'tunnelCidrs' && p.code === 'empty')));
 }

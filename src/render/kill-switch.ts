@@ -1,7 +1,7 @@
 import type { NetworkPolicy as INetworkPolicy } from 'kubernetes-types/networking/v1';
 import type { NetworkPolicyEgressRule as INetworkPolicyEgressRule } from 'kubernetes-types/networking/v1';
 import { Problem, throwIfProblems } from '../errors';
-import { checkKillSwitch, DEFAULT_VXLAN_PORT, HostKillSwitch, KillSwitchProps } from '../model/kill-switch';
+import { checkHostKillSwitchInput, checkKillSwitch, DEFAULT_VXLAN_PORT, HostKillSwitch, KillSwitchProps } from '../model/kill-switch';
 import { parseCidr } from '../model/net';
 import { VxlanEndpoint } from '../invariants';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
@@ -163,6 +163,7 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
 
 /** The host plan of a kill switch: the table, and a unit that loads it before the network (and so any tunnel) starts. */
 export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
+  throwIfProblems(checkHostKillSwitchInput(host), 'host kill switch');
   const plan = emptyHostPlan(host.node);
   plan.packages.push('nftables');
   plan.files.push({ path: KILL_SWITCH_NFT_PATH, mode: 0o644, owner: 'root:root', content: renderKillSwitchTable(host) });

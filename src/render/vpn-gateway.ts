@@ -5,10 +5,10 @@ import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import type { Service as IService } from 'kubernetes-types/core/v1';
 import type { Volume as IVolume } from 'kubernetes-types/core/v1';
 import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
-import { Problem, throwIfProblems } from '../errors';
+import { Problem, throwIfProblems, ValidationError } from '../errors';
 import { Claim, VxlanEndpoint } from '../invariants';
 import { KillSwitchProps } from '../model/kill-switch';
-import { isRecord, received } from '../model/common';
+import { describeValue, isRecord, received } from '../model/common';
 import { isDnsLabel } from '../model/labels';
 import { podSecurityLabels, requiredLevel } from '../model/pod-security';
 import { parseCidr } from '../model/net';
@@ -430,6 +430,12 @@ function isDnsSubdomain(s: string): boolean {
 
 /** A pod spec routed through the gateway: the client init container first, the sidecar last, DNS by the gateway. Pure. */
 export function applyRoute(spec: IPodSpec, route: RoutePlan): IPodSpec {
+  if (!isRecord(spec) || !Array.isArray(spec.containers) || spec.containers.some((c) => !isRecord(c))) {
+    throw new ValidationError([{ path: 'spec', code: 'pod-spec', message: 'expected a pod spec with its containers (spec.template.spec of a Deployment, StatefulSet or DaemonSet)' }], 'routed pod spec');
+  }
+  for (const key of ['initContainers', 'volumes'] as const) {
+    if (spec[key] !== undefined && !Array.isArray(spec[key])) throw new ValidationError([{ path: `spec.${key}`, code: 'type', message: `expected a list, received ${describeValue(spec[key])}` }], 'routed pod spec');
+  }
   const has = (list: { name: string }[] | undefined, name: string) => (list ?? []).some((c) => c.name === name);
   if (has(spec.initContainers, route.initContainer.name)) return spec;
   return {

@@ -27,7 +27,7 @@ describe('KillSwitch validation', () => {
     ['fails on a tunnel interface name over 15 characters', (p) => { p.host!.tunnelInterface = 'wireguard-tunnel-0'; }, [{ path: 'host.tunnelInterface', code: 'interface-name', message: 'expected a Linux interface name (1–15 characters of [A-Za-z0-9_.-]), received "wireguard-tunnel-0"' }]],
     ['fails on the same interface for WAN and tunnel', (p) => { p.host!.tunnelInterface = 'eth0'; }, [{ path: 'host.tunnelInterface', code: 'same-interface', message: 'expected the tunnel and the WAN to be different interfaces, both are "eth0"' }]],
     ['fails on tunnel CIDRs that cover everything', (p) => { p.host!.tunnelCidrs = ['0.0.0.0/0']; }, [{ path: 'host.tunnelCidrs', code: 'default-route', message: "expected the tunnel's own addresses, received CIDRs that cover all of IPv4: every packet would count as tunnel-sourced" }]],
-    ['fails on no tunnel CIDRs', (p) => { p.host!.tunnelCidrs = []; }, [{ path: 'host.tunnelCidrs', code: 'required', message: "expected at least one CIDR: the tunnel's own addresses" }]],
+    ['fails on no tunnel CIDRs', (p) => { p.host!.tunnelCidrs = []; }, [{ path: 'host.tunnelCidrs', code: 'empty', message: "expected at least one CIDR: the tunnel's own addresses" }]],
     ['fails on an unknown flavor', (p) => { (p as Record<string, unknown>).flavor = 'calico'; }, [{ path: 'flavor', code: 'enum', message: 'expected one of "kubernetes"|"cilium", received "calico"' }]],
   ];
 

@@ -1,0 +1,156 @@
+import * as fc from 'fast-check';
+import {
+  applyRoute, planEgressProbe, planEgressSteering, planHostKillSwitch, planKillSwitch, planRoute, planVpnGateway, planWireguardMesh, planWireguardOverlayNode,
+  validateEgressProbe, validateEgressSteering, validateKillSwitch, validateVpnGateway, validateWireguardMesh, validateWireguardOverlayNode, ValidationError,
+} from '../../src';
+import { gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
+
+/**
+ * Every public entry point, given malformed props as JavaScript callers and YAML-loaded configs produce them: a plan
+ * or a ValidationError whose every problem has a path and a message, never another exception; no message or warning
+ * holds a value given to a secret-bearing field or a whole user object; no call takes a second. Fixed seed: the same
+ * 10 000+ inputs every run.
+ */
+const SECRET_FIELDS = /(privateKey|presharedKey|publicKey|password|apiKey|url)$/i;
+const MARKER = 'S3CR3T-marker-value-q9';
+
+type Json = unknown;
+const circular = (): Json => {
+  const o: Record<string, unknown> = { a: 1 };
+  o.self = o;
+  return o;
+};
+const nullProto = (): Json => Object.assign(Object.create(null) as object, { name: 'x', extra: MARKER });
+const sparse = (): Json => {
+  const a: unknown[] = [];
+  a[3] = '10.0.0.0/8';
+  return a;
+};
+/** Hostile values: wrong types, BigInt, Symbol, circular and null-prototype objects, sparse arrays, prototype keys, huge values. */
+const hostile = fc.oneof(
+  fc.constantFrom<() => Json>(
+    () => undefined, () => null, () => 0, () => -1, () => NaN, () => Infinity, () => 1e308, () => true, () => '', () => ' ', () => 'x'.repeat(1_000_000),
+    () => 10n ** 30n, () => Symbol('s'), () => circular(), () => nullProto(), () => sparse(), () => [], () => ({}),
+    () => JSON.parse('{"__proto__": {"polluted": true}, "constructor": {"prototype": {}}}'), () => ({ constructor: 'x', toString: 'y', hasOwnProperty: 1 }),
+    () => Array.from({ length: 10_000 }, (_, i) => `10.${i >> 8}.${i & 255}.0/24`), () => Array.from({ length: 10_000 }, () => ({})),
+    () => [MARKER], () => ({ secretish: MARKER }), () => MARKER, () => '256.1.1.1/24', () => '1.2.3.4.5', () => '::ffff:1.2.3', () => 'fe80::1%eth0', () => '0x7f.0.0.1',
+    () => '../../etc/passwd', () => 'a'.repeat(300), () => 'UPPER_case', () => '\u0000', () => '\u202e', () => new Date(0), () => () => 1, () => new Map(), () => Buffer.from('x'),
+  ).map((f) => f()),
+  fc.anything({ withBigInt: true, withNullPrototype: true, withSparseArray: true, withTypedArray: true, withMap: true, withSet: true, maxDepth: 2 }),
+);
+
+/** Every path of a plain value, to mutate one. */
+function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
+  const out: (string | number)[][] = [prefix];
+  if (Array.isArray(value)) value.forEach((v, i) => out.push(...paths(v, [...prefix, i])));
+  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...prefix, k]));
+  return out;
+}
+
+/** A copy of `base` with `value` at `path` (or, for a key that is not there, added beside the others). */
+function withValue(base: unknown, path: (string | number)[], value: unknown): unknown {
+  if (path.length === 0) return value;
+  const copy = Array.isArray(base) ? [...base] : { ...(base as Record<string, unknown>) };
+  const [head, ...rest] = path;
+  (copy as Record<string | number, unknown>)[head] = withValue((base as Record<string | number, unknown>)[head], rest, value);
+  return copy;
+}
+
+/**
+ * What must never come back in a message: the value put into a secret-bearing field, or the marker inside an object
+ * (a whole user object is never echoed). A plain string in another field may be quoted: that is the point of a message.
+ */
+function forbiddenFor(path: (string | number)[], value: unknown): string | undefined {
+  if (SECRET_FIELDS.test(String(path[path.length - 1] ?? '')) && typeof value === 'string' && value.length > 8) return value.slice(0, 200);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && hasMarker(value)) return MARKER;
+  return undefined;
+}
+function hasMarker(value: object): boolean {
+  try {
+    // A value inside the object; its keys may be named (an unknown prop is reported by its name).
+    return Object.values(value).includes(MARKER);
+  } catch {
+    return false;
+  }
+}
+
+function hasHugeList(value: unknown): boolean {
+  return Array.isArray(value) && value.length > 1000;
+}
+
+interface Entry {
+  readonly name: string;
+  readonly fixture: () => unknown;
+  readonly call: (input: unknown) => unknown;
+}
+
+const route = { namespace: 'media', podLabels: { app: 'x' }, name: 'x' };
+const ENTRIES: Entry[] = [
+  { name: 'validateWireguardOverlayNode', fixture: siteA, call: (i) => validateWireguardOverlayNode(i) },
+  { name: 'planWireguardOverlayNode', fixture: () => ({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], privateKeyFrom: undefined, privateKey: KEYS.a.privateKey }] }), call: (i) => planWireguardOverlayNode(i as never) },
+  { name: 'validateWireguardMesh', fixture: threeNodeMesh, call: (i) => validateWireguardMesh(i) },
+  { name: 'planWireguardMesh', fixture: threeNodeMesh, call: (i) => planWireguardMesh(i as never) },
+  { name: 'validateKillSwitch', fixture: qbittorrentKillSwitch, call: (i) => validateKillSwitch(i) },
+  { name: 'planKillSwitch', fixture: qbittorrentKillSwitch, call: (i) => planKillSwitch(i as never) },
+  { name: 'planHostKillSwitch', fixture: () => qbittorrentKillSwitch().host, call: (i) => planHostKillSwitch(i as never) },
+  { name: 'validateVpnGateway', fixture: nordvpnGateway, call: (i) => validateVpnGateway(i) },
+  { name: 'planVpnGateway', fixture: nordvpnGateway, call: (i) => planVpnGateway(i as never) },
+  { name: 'planRoute (gateway props)', fixture: nordvpnGateway, call: (i) => planRoute(i as never, route) },
+  { name: 'planRoute (target)', fixture: () => route, call: (i) => planRoute(nordvpnGateway(), i as never) },
+  { name: 'applyRoute (pod spec)', fixture: () => ({ containers: [{ name: 'app', image: 'x' }] }), call: (i) => applyRoute(i as never, planRoute(nordvpnGateway(), route)) },
+  { name: 'validateEgressSteering', fixture: prodSteering, call: (i) => validateEgressSteering(i) },
+  { name: 'planEgressSteering', fixture: wireguardSteering, call: (i) => planEgressSteering(i as never) },
+  { name: 'validateEgressProbe', fixture: gatewayProbe, call: (i) => validateEgressProbe(i) },
+  { name: 'planEgressProbe', fixture: gatewayProbe, call: (i) => planEgressProbe(i as never) },
+];
+
+const RUNS = 700;
+
+describe('bad input: a plan or a ValidationError, never a crash or an echoed secret', () => {
+  const figures: Record<string, { inputs: number; refused: number; planned: number }> = {};
+  afterAll(() => {
+    const total = Object.values(figures).reduce((n, f) => n + f.inputs, 0);
+    process.stdout.write(`bad-input properties: ${total} inputs over ${ENTRIES.length} entry points, 0 crashes, 0 echoed secrets: ${JSON.stringify(figures)}\n`);
+  });
+
+  it.each(ENTRIES.map((e) => [e.name, e] as const))('%s', (name, entry) => {
+    const f = (figures[name] = { inputs: 0, refused: 0, planned: 0 });
+    const base = entry.fixture();
+    const all = paths(base);
+    fc.assert(
+      fc.property(fc.nat({ max: all.length - 1 }), hostile, fc.boolean(), (i, value, whole) => {
+        const path = whole && i % 7 === 0 ? [] : all[i];
+        const input = withValue(base, path, value);
+        const secret = forbiddenFor(path, value);
+        const started = process.hrtime.bigint();
+        let result: unknown;
+        try {
+          result = entry.call(input);
+        } catch (e) {
+          if (!(e instanceof ValidationError)) throw new Error(`${name} threw ${(e as Error)?.name}: ${(e as Error)?.message?.slice(0, 300)} at ${JSON.stringify(path)}`);
+          expect(e.problems.length).toBeGreaterThan(0);
+          for (const p of e.problems) {
+            expect(typeof p.path).toBe('string');
+            expect(typeof p.message).toBe('string');
+            expect(p.message.length).toBeGreaterThan(0);
+          }
+          if (secret) expect(e.message).not.toContain(secret);
+          f.refused++;
+          result = undefined;
+        }
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        // A second at the sizes the bench uses (1000 nodes); a 10 000-item list, ten times that, must only finish.
+        expect(ms).toBeLessThan(hasHugeList(value) ? 30_000 : 1000);
+        if (result !== undefined) {
+          f.planned++;
+          const warnings = JSON.stringify((result as { warnings?: unknown }).warnings ?? []);
+          if (secret) expect(warnings).not.toContain(secret);
+          // A problems list (validate*) says where and what, for each problem.
+          if (Array.isArray(result)) for (const p of result as { path: unknown; message: unknown }[]) expect([typeof p.path, typeof p.message]).toEqual(['string', 'string']);
+        }
+        f.inputs++;
+      }),
+      { seed: 20261130, numRuns: RUNS },
+    );
+  });
+});
