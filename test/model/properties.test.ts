@@ -6,10 +6,25 @@ import { thrown } from '../helpers/thrown';
 
 const key = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('base64'));
 
+/** An overlay network of either family, at random: an IPv4 /24 in a private range or an IPv6 /64 in fd00::/8. */
+const networkArb = fc.oneof(
+  fc.record({ base: fc.constantFrom('10', '172.16', '172.31', '192.168', '100.64'), mid: fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 2, maxLength: 2 }) }).map(({ base, mid }) => {
+    const prefix = [base, ...mid].join('.').split('.').slice(0, 3).join('.');
+    return { cidr: `${prefix}.0/24`, host: (h: number) => `${prefix}.${h}` };
+  }),
+  fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 3, maxLength: 3 }).map(([a, b, c]) => {
+    const prefix = `fd${(a & 0xff).toString(16).padStart(2, '0')}:${b.toString(16)}:${c.toString(16)}:1`;
+    return { cidr: `${prefix}::/64`, host: (h: number) => `${prefix}::${h.toString(16)}` };
+  }),
+);
+
 /** Random valid meshes: unique names, addresses and keys; in a full mesh at most one node without an endpoint. */
 const meshArb: fc.Arbitrary<WireguardMeshProps> = fc
   .record({
     n: fc.integer({ min: 2, max: 12 }),
+    network: networkArb,
+    listenPort: fc.integer({ min: 1024, max: 65535 }).filter((p) => p !== 4789 && p !== 8472),
+    v6Endpoints: fc.boolean(),
     hosts: fc.uniqueArray(fc.integer({ min: 1, max: 254 }), { minLength: 12, maxLength: 12 }),
     keys: fc.uniqueArray(key, { minLength: 12, maxLength: 12 }),
     dialable: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
@@ -17,15 +32,15 @@ const meshArb: fc.Arbitrary<WireguardMeshProps> = fc
     keepalive: fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }),
     distribution: fc.constantFrom('k0s', 'k3s', 'kubeadm') as fc.Arbitrary<'k0s' | 'k3s' | 'kubeadm'>,
   })
-  .map(({ n, hosts, keys, dialable, hub, keepalive, distribution }) => {
+  .map(({ n, network, listenPort, v6Endpoints, hosts, keys, dialable, hub, keepalive, distribution }) => {
     const nodes = Array.from({ length: n }, (_, i) => ({
       node: `node-${i}`,
-      address: `10.10.0.${hosts[i]}`,
+      address: network.host(hosts[i]),
       publicKey: keys[i],
       privateKeyFrom: i % 2 === 0 ? { file: `/run/keys/node-${i}` } : { url: `https://keys.example.test/node-${i}`, waitFor: '5m' },
-      ...((hub ? i === 0 || dialable[i] : i < n - 1 || dialable[i]) ? { endpoint: `198.51.100.${i + 1}` } : {}),
+      ...((hub ? i === 0 || dialable[i] : i < n - 1 || dialable[i]) ? { endpoint: v6Endpoints ? `[2001:db8::${i + 1}]` : `198.51.100.${i + 1}` } : {}),
     }));
-    return { network: '10.10.0.0/24', listenPort: 51820, distribution, ...(keepalive ? { persistentKeepalive: keepalive } : {}), ...(hub ? { topology: { hub: 'node-0' } } : {}), nodes };
+    return { network: network.cidr, listenPort, distribution, ...(keepalive ? { persistentKeepalive: keepalive } : {}), ...(hub ? { topology: { hub: 'node-0' } } : {}), nodes };
   });
 
 /** Random overlay nodes with inline keys (the case where secrets sit in the props). */
