@@ -11,7 +11,7 @@ import { describeWithTools, must, sh, tmpdir } from './tools';
  */
 describeWithTools('the host kill switch fails closed on a real network stack', ['nft', 'ip', 'ping', 'wg', 'wireguard-go'], () => {
   const id = process.pid % 10000;
-  const [client, gw, inet, vpn] = ['client', 'gw', 'inet', 'vpn'].map((n) => `twks${id}-${n}`);
+  const [client, gw, inet, vpn, foreign] = ['client', 'gw', 'inet', 'vpn', 'fx'].map((n) => `twks${id}-${n}`);
   const tun = `twks${id}t`;
   const vpnTun = `twks${id}v`;
   const dir = tmpdir('tw-ks-');
@@ -57,7 +57,13 @@ describeWithTools('the host kill switch fails closed on a real network stack', [
     fs.writeFileSync(path.join(dir, 'inet.nft'), 'table inet wan_watch {\n\tcounter leaked {\n\t}\n\tchain input {\n\t\ttype filter hook input priority filter; policy accept;\n\t\tiifname "i-gw" ip daddr 203.0.113.1 counter name "leaked"\n\t}\n}\n');
     fs.writeFileSync(path.join(dir, 'vpn.nft'), 'table ip nat {\n\tchain postrouting {\n\t\ttype nat hook postrouting priority srcnat; policy accept;\n\t\toifname "v-inet" masquerade\n\t}\n}\n');
     must(sh([
-      ...[client, gw, inet, vpn].map((n) => `ip netns add ${n} && ip -n ${n} link set lo up`),
+      ...[client, gw, inet, vpn, foreign].map((n) => `ip netns add ${n} && ip -n ${n} link set lo up`),
+      // A client outside the pod CIDRs whose traffic the gateway source-NATs to the tunnel address (as Cilium's egress
+      // gateway does): after NAT it is tunnel-sourced, which only the postrouting rule sees.
+      `ip link add f0 netns ${foreign} type veth peer name f-gw netns ${gw}`,
+      `ip -n ${foreign} addr add 10.50.0.5/24 dev f0 && ip -n ${foreign} link set f0 up && ip -n ${foreign} route add default via 10.50.0.1`,
+      `ip -n ${gw} addr add 10.50.0.1/24 dev f-gw && ip -n ${gw} link set f-gw up && ip -n ${gw} rule add from 10.50.0.0/24 lookup 100`,
+      `ip netns exec ${gw} nft add table ip twnat && ip netns exec ${gw} nft add chain ip twnat post '{ type nat hook postrouting priority srcnat; }' && ip netns exec ${gw} nft add rule ip twnat post ip saddr 10.50.0.0/24 snat to 10.99.0.2`,
       `ip link add c0 netns ${client} type veth peer name c-gw netns ${gw}`,
       `ip link add wan0 netns ${gw} type veth peer name i-gw netns ${inet}`,
       `ip link add v-inet netns ${vpn} type veth peer name i-vpn netns ${inet}`,
@@ -82,7 +88,7 @@ describeWithTools('the host kill switch fails closed on a real network stack', [
   });
 
   afterAll(() => {
-    for (const n of [client, gw, inet, vpn]) sh(`ip netns pids ${n} | xargs -r kill; sleep 0.2; ip netns del ${n}`);
+    for (const n of [client, gw, inet, vpn, foreign]) sh(`ip netns pids ${n} | xargs -r kill; sleep 0.2; ip netns del ${n}`);
   });
 
   it('with the tunnel up, pod traffic leaves by the tunnel and none by the WAN', () => {
@@ -124,6 +130,59 @@ describeWithTools('the host kill switch fails closed on a real network stack', [
     expect(sh(`ip netns exec ${gw} ping -c3 -i0.2 -W1 ${target}`).status).toBe(0);
     expect(leaks()).toBe(3);
     expect(['tunnel_via_wan_dropped', 'pods_via_wan_dropped', 'masqueraded_via_wan_dropped'].map((c) => counter(gw, 'inet', KILL_SWITCH_TABLE, c))).toEqual(before);
+  });
+
+  it('with the tunnel up, tunnel-sourced traffic leaves by the tunnel (its accept rule lets it)', () => {
+    const before = counter(gw, 'inet', KILL_SWITCH_TABLE, 'tunnel_via_tunnel');
+    expect(sh(`for t in $(seq 5); do ip netns exec ${gw} ping -c1 -W1 -I 10.99.0.2 ${target} >/dev/null && exit 0; done; exit 1`).status).toBe(0);
+    expect(counter(gw, 'inet', KILL_SWITCH_TABLE, 'tunnel_via_tunnel') - before).toBeGreaterThanOrEqual(1);
+  });
+
+  /**
+   * Traffic each drop rule stands in front of, with the tunnel's link down (its address stays). The node's own
+   * tunnel-sourced traffic meets two rules: the output-hook drop, and behind it the post-NAT drop (the same source
+   * address on the WAN); the control removes both, and removing the first alone must move the second's counter.
+   */
+  const probes: [string, string, () => void, string | undefined][] = [
+    ['pods_via_wan_dropped', 'a pod\'s traffic', () => void pingFromClient(2), undefined],
+    ['tunnel_via_wan_dropped', 'the node\'s traffic from the tunnel address', () => void sh(`ip netns exec ${gw} ping -c2 -i0.2 -W1 -I 10.99.0.2 ${target}`), 'masqueraded_via_wan_dropped'],
+    ['masqueraded_via_wan_dropped', 'forwarded traffic source-NATed to the tunnel address', () => void sh(`ip netns exec ${foreign} ping -c2 -i0.2 -W1 ${target}`), undefined],
+  ];
+  const ruleHandles = (name: string) => [...sh(`ip netns exec ${gw} nft -a list table inet ${KILL_SWITCH_TABLE}`).stdout.matchAll(new RegExp(`^\\s*(\\S+).*counter name "${name}".* # handle (\\d+)$`, 'gm'))];
+  const chainOf = (handle: string) => {
+    let chain = '';
+    for (const l of sh(`ip netns exec ${gw} nft -a list table inet ${KILL_SWITCH_TABLE}`).stdout.split('\n')) {
+      const m = /^\s*chain (\S+) \{/.exec(l);
+      if (m) chain = m[1];
+      if (l.endsWith(`# handle ${handle}`)) return chain;
+    }
+    return chain;
+  };
+
+  it.each(probes)('%s stops %s; control: without it (and any rule behind it) the traffic reaches the WAN', (rule, _what, send, behind) => {
+    must(sh(`ip -n ${gw} link set ${tun} down`), 'link down');
+    const deleteRule = (name: string) => {
+      for (const [, , handle] of ruleHandles(name)) must(sh(`ip netns exec ${gw} nft delete rule inet ${KILL_SWITCH_TABLE} ${chainOf(handle)} handle ${handle}`), `delete ${name}`);
+    };
+    const leakedBy = () => {
+      const before = leaks();
+      send();
+      return leaks() - before;
+    };
+    try {
+      const withRule = leakedBy();
+      deleteRule(rule);
+      const behindBefore = behind ? counter(gw, 'inet', KILL_SWITCH_TABLE, behind) : 0;
+      const withoutRule = leakedBy();
+      const caughtBehind = behind ? counter(gw, 'inet', KILL_SWITCH_TABLE, behind) - behindBefore > 0 : false;
+      if (behind) deleteRule(behind);
+      const withoutEither = behind ? leakedBy() : withoutRule;
+      const leakedPastFirst = behind ? withoutRule : 0; // with a rule behind it, removing the first alone leaks nothing
+      expect({ rule, withRule, leakedPastFirst, caughtBehind, leakedWithout: withoutEither > 0 }).toEqual({ rule, withRule: 0, leakedPastFirst: 0, caughtBehind: behind !== undefined, leakedWithout: true });
+    } finally {
+      must(sh(`ip netns exec ${gw} nft -f ${path.join(dir, 'killswitch.nft')}`), 'reload the table');
+      must(linkUp(), 'link up');
+    }
   });
 
   it('would have leaked without the table (the test can fail)', () => {
