@@ -75,11 +75,14 @@ const project = new typescript.TypeScriptProject({
     'eslint@9.39.5',
     'typescript-eslint@8.74.0',
     'eslint-plugin-jest@28.14.0',
+    '@stryker-mutator/core@9.6.1',
+    '@stryker-mutator/jest-runner@9.6.1',
+    '@stryker-mutator/typescript-checker@9.6.1',
     ...Object.entries(PEERS).map(([n, v]) => `${n}@${v}`),
     ...Object.entries(TESTING_PEERS).map(([n, v]) => `${n}@${v}`),
   ],
   peerDependencyOptions: { pinnedDevDependency: false },
-  gitignore: ['/.ci-out/', '/.typedoc-out/', '/dist/', '/.tools/', '/examples/*/dist/', '/examples/*/node_modules/', '/.bench/'],
+  gitignore: ['/.ci-out/', '/.typedoc-out/', '/dist/', '/.tools/', '/examples/*/dist/', '/examples/*/node_modules/', '/.bench/', '/.stryker-tmp/', '/reports/'],
 
 });
 
@@ -100,7 +103,7 @@ project.gitignore.addPatterns('/test/.readme-snippets/');
 project.npmignore?.addPatterns('!/src/', '!/src/**/*.ts');
 // `npm pack` (and publish) builds first: a tarball without lib/ is no package.
 project.package.setScript('prepack', 'npx projen compile');
-for (const p of ['/examples/', '/scripts/', '/.ci/', '/.tools/', '/bench/', '/test/', '/.typedoc-out/', '/.ci-out/', '/dist/', '/eslint.config.mjs', '/jest.system.config.json', '/tsconfig.dev.json', '/typedoc.json']) project.npmignore?.exclude(p);
+for (const p of ['/examples/', '/scripts/', '/.ci/', '/.tools/', '/bench/', '/test/', '/.typedoc-out/', '/.ci-out/', '/dist/', '/eslint.config.mjs', '/jest.system.config.json', '/tsconfig.dev.json', '/typedoc.json', '/stryker.config.json']) project.npmignore?.exclude(p);
 project.package.addField('main', 'lib/index.js');
 project.package.addField('types', 'lib/index.d.ts');
 project.package.addField('exports', {
@@ -142,6 +145,40 @@ project.addTask('bench', {
   exec: 'node --expose-gc -r ts-node/register/transpile-only bench/run.ts',
 });
 project.postCompileTask.reset();
+
+// Mutation testing (not in CI: it is long). Incremental: a rerun tests only mutants whose code or covering tests
+// changed; the incremental file is committed. `npm run mutation -- --mutate src/model/net.ts` narrows a run.
+project.addTask('mutation', {
+  description: 'StrykerJS over src/model, src/render and src/host (incremental; report in reports/mutation/)',
+  exec: 'bash scripts/mutation.sh',
+  receiveArgs: true,
+});
+new JsonFile(project, 'stryker.config.json', {
+  marker: false,
+  obj: {
+    $schema: './node_modules/@stryker-mutator/core/schema/stryker-schema.json',
+    packageManager: 'npm',
+    testRunner: 'jest',
+    jest: { projectType: 'custom', enableFindRelatedTests: false },
+    checkers: ['typescript'],
+    tsconfigFile: 'tsconfig.json',
+    typescriptChecker: { prioritizePerformanceOverAccuracy: true },
+    mutate: ['src/model/**/*.ts', 'src/render/**/*.ts', 'src/host/**/*.ts', '!src/**/index.ts'],
+    coverageAnalysis: 'perTest',
+    ignoreStatic: true,
+    incremental: true,
+    incrementalFile: 'test/mutation/stryker-incremental.json',
+    reporters: ['clear-text', 'progress', 'json', 'html'],
+    jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+    htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+    concurrency: 2,
+    timeoutMS: 20000,
+    thresholds: { high: 90, low: 80, break: null },
+    ignorePatterns: ['/.tools', '/.ci-out', '/.bench', '/dist', '/lib', '/reports', '/.typedoc-out', '/examples/*/node_modules', '/examples/*/dist', '/test/.readme-snippets', '/test/system'],
+    tempDirName: '.stryker-tmp',
+    cleanTempDir: 'always',
+  },
+});
 
 // Type-checks everything TypeScript in the repository (sources, tests, examples, bench, scripts).
 new JsonFile(project, 'tsconfig.dev.json', {
