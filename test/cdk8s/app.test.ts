@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Chart } from 'cdk8s';
-import { renderHostArtefacts, planWireguardMesh, planWireguardOverlayNode, ValidationError } from '../../src';
+import { renderHostArtefacts, planWireguardMesh, ValidationError } from '../../src';
 import { App, WireguardMesh, WireguardOverlayNode } from '../../src/cdk8s';
 import { emitObject } from '../../src/cdk8s/base';
 import { KEYS, siteA, threeNodeMesh } from '../helpers/fixtures';
@@ -100,10 +100,16 @@ describe('cdk8s App', () => {
     }
   });
 
-  it('exposes the same plan as the core', () => {
-    const node = new WireguardOverlayNode(new Chart(new App({ outdir: tmp() }), 'c'), 'n', siteA());
-    expect(node.plan).toEqual(planWireguardOverlayNode(siteA()));
-    expect(node.cloudConfig).toBe(renderHostArtefacts(planWireguardOverlayNode(siteA()).hosts[0]).cloudConfig);
+  it('exposes, as cloudConfig, ignition and wireguardConfigs, exactly what the App writes for the node', () => {
+    const outdir = tmp();
+    const app = new App({ outdir });
+    const node = new WireguardOverlayNode(new Chart(app, 'c'), 'n', siteA());
+    app.synth();
+    expect(fs.readFileSync(path.join(outdir, 'hosts/site-a/user-data'), 'utf8')).toBe(node.cloudConfig);
+    expect(JSON.parse(fs.readFileSync(path.join(outdir, 'hosts/site-a/ignition.json'), 'utf8'))).toEqual(node.ignition);
+    expect(Object.entries(node.wireguardConfigs).map(([name, text]) => [name, fs.readFileSync(path.join(outdir, 'hosts/site-a', name), 'utf8') === text])).toEqual([['wg0.conf', true]]);
+    expect(node.cloudConfig).toMatch(/^#cloud-config\n/);
+    expect(node.cloudConfig).toContain('wg-quick@wg0');
   });
 
   it('never gives a cluster-scoped object the chart namespace', () => {
