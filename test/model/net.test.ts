@@ -36,6 +36,7 @@ describe('addresses and CIDRs', () => {
     ['10.0.0.0/16', '10.1.0.0/24', false],
     ['10.0.128.0/17', '10.0.0.0/24', false],
     ['0.0.0.0/0', '::/0', false], // different families never contain each other
+    ['::/0', '0.0.0.0/0', false], // not even when the numbers would fit
     ['::/0', 'fd00::/8', true],
   ])('cidrContains(%s, %s) is %s', (outer, inner, expected) => {
     expect(cidrContains(cidr(outer), cidr(inner))).toBe(expected);
@@ -55,6 +56,7 @@ describe('addresses and CIDRs', () => {
     [['10.0.0.0/8', '10.1.0.0/16'], ['10.0.0.0/8 ⊇ 10.1.0.0/16']],
     [['10.1.0.0/16', '10.0.0.0/8'], ['10.0.0.0/8 ⊇ 10.1.0.0/16']], // order of the input does not matter
     [['10.0.0.0/24', '10.0.1.0/24'], []], // adjacent blocks do not overlap
+    [['10.0.0.0/24', '10.0.0.255/32'], ['10.0.0.0/24 ⊇ 10.0.0.255/32']], // the block's last address is inside it
     [['10.0.0.0/24', '10.0.0.0/24'], ['10.0.0.0/24 ⊇ 10.0.0.0/24']],
     [['10.0.0.0/8', '10.1.0.0/16', '10.200.0.0/16'], ['10.0.0.0/8 ⊇ 10.1.0.0/16', '10.0.0.0/8 ⊇ 10.200.0.0/16']], // the wider block keeps covering
     [['10.0.0.0/16', '10.0.0.0/8', '10.5.0.0/16'], ['10.0.0.0/8 ⊇ 10.0.0.0/16', '10.0.0.0/8 ⊇ 10.5.0.0/16']], // same start: the wider one first
