@@ -155,13 +155,6 @@ function floorRun(nodes: FloorNode[]): number {
   return ms;
 }
 
-function runFloor(n: number): void {
-  const nodes = floorNodes(n);
-  const times: number[] = [];
-  for (let r = 0; r < RUNS; r++) times.push(floorRun(nodes));
-  line({ times });
-}
-
 /**
  * The timing pair: App and floor alternate in one process (one warm-up each, not counted), so disk and CPU noise on
  * a shared machine falls on both sides of the ratio alike; the best run of each is reported.
@@ -223,7 +216,6 @@ const VALIDATIONS = [250, 500, 1000];
 function main(): void {
   const [part, n] = [process.argv[2], Number(process.argv[3])];
   if (part === 'app') return runApp(n);
-  if (part === 'floor') return runFloor(n);
   if (part === 'pair') return runPair(n);
   if (part === 'validate') return runValidation(n);
   if (part === 'gateways') return runGateways('vpn-gateways-50', n);
