@@ -148,21 +148,22 @@ describeWithTools('the host kill switch fails closed on a real network stack', [
     ['tunnel_via_wan_dropped', 'the node\'s traffic from the tunnel address', () => void sh(`ip netns exec ${gw} ping -c2 -i0.2 -W1 -I 10.99.0.2 ${target}`), 'masqueraded_via_wan_dropped'],
     ['masqueraded_via_wan_dropped', 'forwarded traffic source-NATed to the tunnel address', () => void sh(`ip netns exec ${foreign} ping -c2 -i0.2 -W1 ${target}`), undefined],
   ];
-  const ruleHandles = (name: string) => [...sh(`ip netns exec ${gw} nft -a list table inet ${KILL_SWITCH_TABLE}`).stdout.matchAll(new RegExp(`^\\s*(\\S+).*counter name "${name}".* # handle (\\d+)$`, 'gm'))];
-  const chainOf = (handle: string) => {
+  /** The chain and handle of every rule counting into `name`, from one listing of the table. */
+  const rulesCounting = (name: string) => {
+    const found: { chain: string; handle: string }[] = [];
     let chain = '';
     for (const l of sh(`ip netns exec ${gw} nft -a list table inet ${KILL_SWITCH_TABLE}`).stdout.split('\n')) {
-      const m = /^\s*chain (\S+) \{/.exec(l);
-      if (m) chain = m[1];
-      if (l.endsWith(`# handle ${handle}`)) return chain;
+      chain = /^\s*chain (\S+) \{/.exec(l)?.[1] ?? chain;
+      const m = new RegExp(`counter name "${name}".* # handle (\\d+)$`).exec(l);
+      if (m) found.push({ chain, handle: m[1] });
     }
-    return chain;
+    return found;
   };
 
   it.each(probes)('%s stops %s; control: without it (and any rule behind it) the traffic reaches the WAN', (rule, _what, send, behind) => {
     must(sh(`ip -n ${gw} link set ${tun} down`), 'link down');
     const deleteRule = (name: string) => {
-      for (const [, , handle] of ruleHandles(name)) must(sh(`ip netns exec ${gw} nft delete rule inet ${KILL_SWITCH_TABLE} ${chainOf(handle)} handle ${handle}`), `delete ${name}`);
+      for (const { chain, handle } of rulesCounting(name)) must(sh(`ip netns exec ${gw} nft delete rule inet ${KILL_SWITCH_TABLE} ${chain} handle ${handle}`), `delete ${name}`);
     };
     const leakedBy = () => {
       const before = leaks();
