@@ -45,7 +45,10 @@ export interface EgressSteeringProps {
   readonly cluster?: string;
   /** Name of the CiliumEgressGatewayPolicy (and of the objects around it). @default 'vpn-egress' */
   readonly name?: string;
-  /** The one node traffic leaves by: the policy selects it by `kubernetes.io/hostname`, so it can match no other. */
+  /**
+   * The one node traffic leaves by: the policy selects it by `kubernetes.io/hostname`, so it can match no other. A
+   * label value: at most 63 characters.
+   */
   readonly gatewayNode: string;
   /** The tunnel's interface on the gateway node. Never together with `egressIp`. @default 'tun0' */
   readonly interface?: string;
@@ -96,7 +99,10 @@ const labelsSchema = z.record(z.string(), z.string());
 export const egressSteeringSchema = z.strictObject({
   cluster: clusterSchema.optional(),
   name: z.string().optional(),
-  gatewayNode: z.string().regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }),
+  // The policy selects the node by its kubernetes.io/hostname label, whose value is at most 63 characters.
+  gatewayNode: z.string()
+    .regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' })
+    .max(63, { message: 'expected at most 63 characters: the policy selects the node by its kubernetes.io/hostname label, and a label value is at most 63' }),
   interface: z.string().optional(),
   egressIp: z.string().optional(),
   egressClassLabel: z.string().optional(),

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { Problem } from '../errors';
 import { asArray, Cidr, cidrSchema, clusterSchema, isRecord, parseWith, portSchema, received, sortProblems } from './common';
 import { checkSelector, isDnsLabel } from './labels';
-import { HOSTNAME } from './wireguard-overlay-node';
+import { nodeNameSchema } from './wireguard-overlay-node';
 import { parseCidr, ParsedCidr } from './net';
 
 /** The host part of a kill switch: an nftables table on one node. */
 export interface HostKillSwitch {
-  /** The node (hostname) the table is loaded on. */
+  /** The node (hostname) the table is loaded on: a Kubernetes node name (a DNS subdomain, at most 253 characters). */
   readonly node: string;
   /** The interface that reaches the internet directly: tunnel- and pod-sourced traffic leaving by it is dropped. */
   readonly wanInterface: string;
@@ -54,7 +54,7 @@ const labels = z.record(z.string(), z.string());
 
 /** @internal */
 export const hostKillSwitchSchema = z.strictObject({
-  node: z.string().regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }),
+  node: nodeNameSchema,
   wanInterface: z.string(),
   tunnelInterface: z.string(),
   tunnelCidrs: z.array(cidrSchema),

@@ -74,11 +74,6 @@ export function cidrContainsIp(outer: ParsedCidr, ip: ParsedIp): boolean {
   return outer.family === ip.family && outer.start <= ip.value && ip.value <= outer.end;
 }
 
-/** The network form of a CIDR: `10.10.0.1/24` → `10.10.0.0/24`. */
-export function networkOf(c: ParsedCidr): string {
-  return `${formatIp(c.family, c.start)}/${c.prefix}`;
-}
-
 /** An address as text: dotted IPv4, or IPv6 in RFC 5952's compressed form. */
 export function formatIp(family: IpFamily, value: bigint): string {
   const bytes: number[] = [];

@@ -7,12 +7,12 @@ import {
 import { KEY_FIELD_MESSAGE } from './common';
 import { cidrContainsIp, findDuplicates, formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
 import {
-  derivedMtu, Distribution, HOSTNAME, INTERFACE_NAME, K0sInstall, k0sInstallSchema, kubernetesMinor, NodeRole, parseEndpoint,
+  derivedMtu, Distribution, INTERFACE_NAME, K0sInstall, k0sInstallSchema, kubernetesMinor, NodeRole, nodeNameSchema, parseEndpoint,
 } from './wireguard-overlay-node';
 
 /** One node of a mesh. */
 export interface WireguardMeshNode {
-  /** The node's hostname, unique in the mesh. */
+  /** The node's hostname, unique in the mesh: a Kubernetes node name (a DNS subdomain, at most 253 characters). */
   readonly node: string;
   /** Overlay address inside `network`: `10.10.0.1`, or with the network's prefix `10.10.0.1/24`. */
   readonly address: string;
@@ -61,7 +61,7 @@ export interface WireguardMeshProps {
 export const DEFAULT_KEEPALIVE = 25;
 
 const nodeSchema = z.strictObject({
-  node: z.string().regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }),
+  node: nodeNameSchema,
   address: z.string(),
   publicKey: z.string(),
   privateKeyFrom: secretSourceSchema,

@@ -61,7 +61,7 @@ export interface WireguardInterface {
 export interface WireguardOverlayNodeProps {
   /** The cluster this node belongs to. @default 'default' */
   readonly cluster?: string;
-  /** The node's hostname. */
+  /** The node's hostname: a Kubernetes node name (a DNS subdomain, at most 253 characters). */
   readonly node: string;
   /** @default 'worker' */
   readonly role?: NodeRole;
@@ -114,6 +114,15 @@ export function interfaceAddresses(address: string | readonly string[]): string[
 export const INTERFACE_NAME = /^[a-z0-9][-a-z0-9]*$/;
 export const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
+/**
+ * A Kubernetes node name: a DNS-1123 subdomain of at most 253 characters, as the API server takes it. It is also a
+ * folder the App writes (`hosts/<node>/`): without the limit a long name validates and the synth fails on disk.
+ * @internal
+ */
+export const nodeNameSchema = z.string()
+  .regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' })
+  .max(253, { message: 'expected a node name of at most 253 characters (a DNS subdomain, as Kubernetes takes it)' });
+
 const keyString = z.string();
 
 /** @internal */
@@ -146,7 +155,7 @@ const interfaceSchema = z.strictObject({
 /** @internal */
 export const wireguardOverlayNodeSchema = z.strictObject({
   cluster: clusterSchema.optional(),
-  node: z.string().regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }),
+  node: nodeNameSchema,
   role: z.enum(['controller', 'worker', 'controller+worker']).optional(),
   distribution: z.enum(['k0s', 'k3s', 'kubeadm']).optional(),
   clusterEndpoint: z.string().optional(),
