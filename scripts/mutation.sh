@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TUNNELWRIGHT_SCHEMAS="${TUNNELWRIGHT_SCHEMAS:-$(cd .. && pwd)/shared/schemas}"
+# Properties take 15 % of their runs (test/helpers/runs.ts): each mutant runs every covering test to its end.
+export TUNNELWRIGHT_PROPERTY_RUNS_SCALE="${TUNNELWRIGHT_PROPERTY_RUNS_SCALE:-0.15}"
 exec npx stryker run "$@"

@@ -4,6 +4,7 @@ import {
   validateEgressProbe, validateEgressSteering, validateKillSwitch, validateVpnGateway, validateWireguardMesh, validateWireguardOverlayNode, ValidationError,
 } from '../../src';
 import { gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
+import { runs } from '../helpers/runs';
 
 /**
  * Every public entry point, given malformed props as JavaScript callers and YAML-loaded configs produce them: a plan
@@ -109,7 +110,7 @@ const ENTRIES: Entry[] = [
   { name: 'planEgressProbe', fixture: gatewayProbe, call: (i) => planEgressProbe(i as never) },
 ];
 
-const RUNS = 700;
+const RUNS = runs(700);
 
 describe('bad input: a plan or a ValidationError, never a crash or an echoed secret', () => {
   const figures: Record<string, { inputs: number; refused: number; planned: number }> = {};

@@ -3,6 +3,7 @@ import {
   planWireguardMesh, planWireguardOverlayNode, renderHostArtefacts, validateWireguardMesh, validateWireguardOverlayNode, ValidationError, WireguardMeshProps, WireguardOverlayNodeProps,
 } from '../../src';
 import { thrown } from '../helpers/thrown';
+import { runs } from '../helpers/runs';
 
 const key = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('base64'));
 
@@ -64,7 +65,7 @@ describe('properties', () => {
         }
         expect(one.objects).toEqual([]);
       }),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     );
   });
 
@@ -81,7 +82,7 @@ describe('properties', () => {
         expect(error ? true : renderHostArtefacts(plan!.hosts[0]).secret).toBe(true);
         for (const s of secrets) expect(said).not.toContain(s);
       }),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     );
   });
 
@@ -91,7 +92,7 @@ describe('properties', () => {
         const problems = validateWireguardOverlayNode({ node: 'lab-1', wireguard: [{ name: 'wg0', address: '10.10.0.1/24', privateKey: bad, peers: [{ publicKey: 'x'.repeat(10), allowedIPs: ['10.10.0.2/32'], presharedKey: bad }] }] });
         expect(JSON.stringify(problems)).not.toContain(JSON.stringify(bad).slice(1, -1));
       }),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 
@@ -107,7 +108,7 @@ describe('properties', () => {
           }
         }
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 });

@@ -6,6 +6,7 @@ import { GLUETUN_ENV } from '../../src/model/vpn-providers';
 import { checkKubeObjects } from '../../src/testing';
 import { gatewayFor, nordvpnGateway } from '../helpers/fixtures';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+import { runs } from '../helpers/runs';
 
 const deploymentOf = (props: VpnGatewayProps) => planVpnGateway(props).objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment;
 const gluetunOf = (props: VpnGatewayProps) => deploymentOf(props).spec!.template.spec!.containers.find((c) => c.name === 'gluetun')!;
@@ -170,7 +171,7 @@ describe('properties', () => {
       const keys = text.match(/[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=/g) ?? [];
       expect(keys.filter((k) => k !== props.wireguardPublicKey)).toEqual([]);
       expect(text).not.toMatch(/"name":"[A-Z_]*(PRIVATE_KEY|PRESHARED_KEY|PASSWORD|USER)","value"/);
-    }), { numRuns: 100 });
+    }), { numRuns: runs(100) });
   });
 });
 
