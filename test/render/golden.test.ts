@@ -1,0 +1,48 @@
+import { stringify } from 'yaml';
+import {
+  applyRoute, planEgressProbe, planEgressSteering, planKillSwitch, Plan, planRoute, planVpnGateway, planWireguardMesh, planWireguardOverlayNode,
+  renderHostArtefacts, VpnGatewayProps,
+} from '../../src';
+import { gatewayFor, gatewayProbe, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
+import { expectGolden } from '../helpers/golden';
+
+/**
+ * Every construct's whole output for the fixtures, as a reviewer reads it: the Kubernetes objects as the manifests
+ * carry them, the values to hand to Helm charts, the warnings, and each node's user-data. A change to any of it is a
+ * diff in test/golden/ for a person to review (`UPDATE_GOLDEN=1 npm test`).
+ */
+const yaml = (v: unknown) => stringify(v, { aliasDuplicateObjects: false, lineWidth: 0 });
+
+function document(plan: Plan, extra: Record<string, unknown> = {}): string {
+  const parts = [
+    `# warnings\n${yaml(plan.warnings.map((w) => `${w.path} ${w.code}: ${w.message}`))}`,
+    `# values\n${yaml(plan.values)}`,
+    ...Object.entries(extra).map(([k, v]) => `# ${k}\n${yaml(v)}`),
+    ...plan.objects.map((o) => `# object ${o.kind}/${(o.metadata as { name?: string } | undefined)?.name ?? ''}\n${yaml(o)}`),
+    ...plan.hosts.map((h) => `# host ${h.node}: user-data\n${renderHostArtefacts(h).cloudConfig}`),
+  ];
+  return parts.join('---\n');
+}
+
+const WORKLOAD_SPEC = { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3' }] };
+
+function gatewayWithRoute(props: VpnGatewayProps): string {
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' });
+  return document(planVpnGateway(props), { 'route objects': route.objects, 'routed pod spec': applyRoute(WORKLOAD_SPEC, route) });
+}
+
+describe('golden output', () => {
+  it.each<[string, () => string]>([
+    ['vpn-gateway.nordvpn.yaml', () => gatewayWithRoute(nordvpnGateway())],
+    ['vpn-gateway.pia-openvpn.yaml', () => gatewayWithRoute(gatewayFor('private internet access'))],
+    ['vpn-gateway.custom.yaml', () => gatewayWithRoute(gatewayFor('custom'))],
+    ['egress-steering.prod.yaml', () => document(planEgressSteering(prodSteering()))],
+    ['egress-steering.wireguard.yaml', () => document(planEgressSteering(wireguardSteering()))],
+    ['kill-switch.qbittorrent.yaml', () => document(planKillSwitch(qbittorrentKillSwitch()))],
+    ['egress-probe.yaml', () => document(planEgressProbe(gatewayProbe()))],
+    ['wireguard-overlay-node.site-a.yaml', () => document(planWireguardOverlayNode(siteA()))],
+    ['wireguard-mesh.three.yaml', () => document(planWireguardMesh(threeNodeMesh()))],
+  ])('%s', (name, render) => {
+    expectGolden(name, render());
+  });
+});
