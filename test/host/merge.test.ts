@@ -1,0 +1,52 @@
+import { HostFile, HostPlan, mergeHostPlans, Problem } from '../../src';
+
+/**
+ * Two constructs on one machine: their host plans merge into the one user-data the machine boots with. A file,
+ * unit or drop-in given twice alike is written once; given twice differently it is refused, since a machine takes
+ * one version of a file. A unit one construct only enables and another writes is written and enabled.
+ */
+const plan = (p: Partial<HostPlan>): HostPlan => ({ node: 'n1', files: [], units: [], dropins: [], commands: [], packages: [], ...p });
+const file = (f: Partial<HostFile> = {}): HostFile => ({ path: '/etc/x', mode: 0o644, owner: 'root:root', content: 'x\n', ...f });
+const conflict = (path: string, message: string): Problem => ({ path, code: 'host-file-conflict', message });
+
+describe('merging host plans', () => {
+  it.each<[string, HostPlan[], Partial<HostPlan>[], Problem[]]>([
+    ['the same file from two constructs is written once', [plan({ files: [file()] }), plan({ files: [file()] })], [{ files: [file()] }], []],
+    ['a file with another mode is refused', [plan({ files: [file()] }), plan({ files: [file({ mode: 0o600 })] })], [{ files: [file()] }],
+      [conflict('b:/etc/x', 'node "n1": /etc/x is also written by a with different content; one machine takes one version of a file')]],
+    ['a file with another owner is refused', [plan({ files: [file()] }), plan({ files: [file({ owner: 'nobody:nogroup' })] })], [{ files: [file()] }],
+      [conflict('b:/etc/x', 'node "n1": /etc/x is also written by a with different content; one machine takes one version of a file')]],
+    ['a file with other content is refused', [plan({ files: [file()] }), plan({ files: [file({ content: 'y\n' })] })], [{ files: [file()] }],
+      [conflict('b:/etc/x', 'node "n1": /etc/x is also written by a with different content; one machine takes one version of a file')]],
+    ['a unit only enabled by one and written by the other is written and enabled',
+      [plan({ units: [{ name: 'x.service', enabled: true }] }), plan({ units: [{ name: 'x.service', content: '[Unit]\n' }] })],
+      [{ units: [{ name: 'x.service', content: '[Unit]\n', enabled: true }] }], []],
+    ['a unit written twice alike, enabled by the second, is enabled',
+      [plan({ units: [{ name: 'x.service', content: '[Unit]\n' }] }), plan({ units: [{ name: 'x.service', content: '[Unit]\n', enabled: true }] })],
+      [{ units: [{ name: 'x.service', content: '[Unit]\n', enabled: true }] }], []],
+    ['a unit written twice alike, enabled by neither, stays disabled',
+      [plan({ units: [{ name: 'x.service', content: '[Unit]\n' }] }), plan({ units: [{ name: 'x.service', content: '[Unit]\n' }] })],
+      [{ units: [{ name: 'x.service', content: '[Unit]\n', enabled: undefined }] }], []],
+    ['a unit written twice differently is refused',
+      [plan({ units: [{ name: 'x.service', content: '[Unit]\n' }] }), plan({ units: [{ name: 'x.service', content: '[Service]\n' }] })],
+      [{ units: [{ name: 'x.service', content: '[Unit]\n' }] }], [conflict('b:x.service', 'node "n1": unit x.service is also written by a with different content')]],
+    ['a drop-in given twice alike is written once',
+      [plan({ dropins: [{ unit: 'k.service', name: '10-a.conf', content: 'a' }] }), plan({ dropins: [{ unit: 'k.service', name: '10-a.conf', content: 'a' }] })],
+      [{ dropins: [{ unit: 'k.service', name: '10-a.conf', content: 'a' }] }], []],
+    ['a drop-in given twice differently is refused',
+      [plan({ dropins: [{ unit: 'k.service', name: '10-a.conf', content: 'a' }] }), plan({ dropins: [{ unit: 'k.service', name: '10-a.conf', content: 'b' }] })],
+      [{ dropins: [{ unit: 'k.service', name: '10-a.conf', content: 'a' }] }], [conflict('b:k.service/10-a.conf', 'node "n1": drop-in k.service/10-a.conf is also written by a with different content')]],
+    ['commands and packages once each, in first-seen order',
+      [plan({ commands: ['a', 'b'], packages: ['p'] }), plan({ commands: ['b', 'c'], packages: ['q', 'p'] })],
+      [{ commands: ['a', 'b', 'c'], packages: ['p', 'q'] }], []],
+    ['two machines stay two', [plan({ commands: ['a'] }), plan({ node: 'n2', commands: ['b'] })], [{ commands: ['a'] }, { node: 'n2', commands: ['b'] }], []],
+  ])('%s', (_n, plans, expected, problems) => {
+    const merged = mergeHostPlans(plans, ['a', 'b']);
+    expect(merged.problems).toEqual(problems);
+    expect(merged.plans).toEqual(expected.map((e) => plan(e)));
+  });
+
+  it('names an unnamed contribution by its index', () => {
+    expect(mergeHostPlans([plan({ files: [file()] }), plan({ files: [file({ content: 'y' })] })]).problems.map((p) => p.path)).toEqual(['hosts[1]:/etc/x']);
+  });
+});
