@@ -212,7 +212,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       const vpnClass = typeof input.vpnClass === 'string' ? input.vpnClass : 'vpn';
       if (Array.isArray(enforce.classes) && !enforce.classes.includes(vpnClass)) push('enforceLabels.classes', 'classes', `expected the allowed classes to include the vpn class "${vpnClass}", received ${JSON.stringify(enforce.classes)}`);
       asArray(enforce.classes).forEach((c, i) => {
-        if (typeof c === 'string' && (!isLabelValue(c) || c === '' || c.includes('|'))) push(`enforceLabels.classes[${i}]`, 'label-value', `expected a label value, ${received(c)}`);
+        if (typeof c === 'string' && (!isLabelValue(c) || c === '' || c.includes('|'))) push(`enforceLabels.classes[${i}]`, 'label-value', `expected a non-empty label value without "|" (Kyverno reads "|" in a pattern as "or"), ${received(c)}`);
       });
     }
     const mon = input.monitoring;

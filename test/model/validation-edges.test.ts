@@ -1,0 +1,84 @@
+import {
+  EgressProbeProps, EgressSteeringProps, planEgressSteering, planRoute, planVpnGateway, Problem, validateEgressProbe, validateEgressSteering, validateVpnGateway,
+  validateWireguardMesh, VpnGatewayProps, WireguardMeshProps,
+} from '../../src';
+import { gatewayFor, gatewayProbe, nordvpnGateway, prodSteering, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
+import { Mutable, mutated } from '../helpers/mutable';
+
+/**
+ * Refusals the other tables did not reach, each with the whole problem list a user reads, and the renderings that
+ * depend on an optional prop being there or not.
+ */
+const probe = (fn: (p: Mutable<EgressProbeProps>) => void) => mutated(gatewayProbe(), fn);
+const steering = (fn: (p: Mutable<EgressSteeringProps>) => void) => mutated(prodSteering(), fn);
+const wgSteering = (fn: (p: Mutable<EgressSteeringProps>) => void) => mutated(wireguardSteering(), fn);
+const gateway = (base: VpnGatewayProps, fn: (p: Mutable<VpnGatewayProps>) => void) => mutated(base, fn);
+const mesh = (fn: (p: Mutable<WireguardMeshProps>) => void) => mutated(threeNodeMesh(), fn);
+
+describe('refusals at the edges', () => {
+  it.each<[string, () => Problem[], Problem[]]>([
+    ['EgressProbe: a vpn class that is no label value', () => validateEgressProbe(probe((p) => { (p as { via: unknown }).via = { egressSteering: { vpnClass: 'vpn class' } }; })), [
+      { path: 'via.egressSteering.vpnClass', code: 'label-value', message: 'expected a label value, received "vpn class"' },
+    ]],
+    ['EgressProbe: a monitoring namespace that is no DNS label', () => validateEgressProbe(probe((p) => { p.monitoring!.namespace = 'Monitoring'; })), [
+      { path: 'monitoring.namespace', code: 'namespace', message: 'expected a namespace name, received "Monitoring"' },
+    ]],
+    ['EgressSteering: a name that is no DNS label', () => validateEgressSteering(steering((p) => { p.name = 'VPN egress'; })), [
+      { path: 'name', code: 'name', message: 'expected a DNS label, received "VPN egress"' },
+    ]],
+    ['EgressSteering: an empty class and a class with "|" (the policy joins classes with it)', () => validateEgressSteering(steering((p) => { p.enforceLabels!.classes = ['vpn', '', 'a|b']; })), [
+      { path: 'enforceLabels.classes[1]', code: 'label-value', message: 'expected a non-empty label value without "|" (Kyverno reads "|" in a pattern as "or"), received ""' },
+      { path: 'enforceLabels.classes[2]', code: 'label-value', message: 'expected a non-empty label value without "|" (Kyverno reads "|" in a pattern as "or"), received "a|b"' },
+    ]],
+    ['EgressSteering: a WireGuard tunnel address without its prefix', () => validateEgressSteering(wgSteering((p) => { (p.tunnel as { address: string }).address = '10.2.0.2'; })), [
+      { path: 'tunnel.address', code: 'cidr', message: 'expected the tunnel address with its prefix such as 10.2.0.2/32, received "10.2.0.2"' },
+    ]],
+    ['EgressSteering: an interface alone is taken', () => validateEgressSteering(steering((p) => { p.interface = 'tun1'; p.ciliumValues!.devices = ['eth0', 'tun1']; })), []],
+    ['VpnGateway: a custom port-forwarding provider gluetun does not know', () => validateVpnGateway(gateway(gatewayFor('custom'), (p) => { p.portForwarding!.provider = 'nordvpn'; })), [
+      { path: 'portForwarding.provider', code: 'provider', message: 'expected one of perfect privacy, private internet access, privatevpn, protonvpn, received "nordvpn"' },
+    ]],
+    ['VpnGateway: port-forwarding credentials for a provider that forwards itself', () => validateVpnGateway(gateway(gatewayFor('protonvpn'), (p) => { p.portForwarding!.credentialsSecret = { name: 'pia-credentials' }; })), [
+      { path: 'portForwarding.credentialsSecret', code: 'forbidden', message: 'only for private internet access port forwarding over custom' },
+    ]],
+    ['VpnGateway: no node CIDRs', () => validateVpnGateway(gateway(nordvpnGateway(), (p) => { p.nodeCidrs = []; })), [
+      { path: 'nodeCidrs', code: 'required', message: 'expected the node (LAN) CIDRs: kubelet probes to routed pods come from there' },
+    ]],
+    ['WireguardMesh: installK0s on a k3s mesh', () => validateWireguardMesh(mesh((p) => { p.distribution = 'k3s'; p.nodes[0].installK0s = {}; })), [
+      { path: 'nodes[0].installK0s', code: 'distribution', message: 'installK0s installs k0s; the mesh\'s distribution is "k3s"' },
+    ]],
+    ['WireguardMesh: an address outside the network', () => validateWireguardMesh(mesh((p) => { p.nodes[2].address = '10.11.0.3'; })), [
+      { path: 'nodes[2].address', code: 'outside-network', message: 'expected an address inside 10.10.0.0/24, received "10.11.0.3"' },
+    ]],
+  ])('%s', (_n, validate, expected) => {
+    expect(validate()).toEqual(expected);
+  });
+});
+
+describe('renderings that depend on an optional prop', () => {
+  const settings = (props: VpnGatewayProps) => {
+    const cm = planVpnGateway(props).objects.find((o) => o.kind === 'ConfigMap' && (o.metadata as { name: string }).name === 'vpn-gateway-settings') as { data: Record<string, string> };
+    return cm.data;
+  };
+
+  it('a given cluster DNS address is the one the routed pods resolve with', () => {
+    expect(settings(gateway(nordvpnGateway(), (p) => { p.clusterDnsIp = '10.152.183.53'; }))['settings.sh']).toContain('K8S_DNS_IPS="10.152.183.53"');
+  });
+
+  it('nat.conf forwards a port to the workload only when both are given', () => {
+    const header = '# name ip ports: a routed workload with a fixed VXLAN address (pod-gateway nat.conf)\n';
+    expect(settings(gatewayFor('protonvpn'))['nat.conf']).toBe(`${header}qbittorrent 5 tcp:6881,udp:6881\n`);
+    expect(settings(gateway(gatewayFor('protonvpn'), (p) => { delete p.portForwarding!.toPort; }))['nat.conf']).toBe(header);
+  });
+
+  it('a kill switch name cut at 63 characters ends without a dash', () => {
+    const route = planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: 'x' }, name: 'w'.repeat(53) });
+    expect(route.objects.filter((o) => o.kind === 'NetworkPolicy').map((o) => (o.metadata as { name: string }).name)).toEqual([`${'w'.repeat(53)}-vpn-kill`]);
+  });
+
+  it('a policy with no excluded destination has no excludedCIDRs (Cilium takes the field out, not an empty list)', () => {
+    const plan = planEgressSteering(steering((p) => { p.destinationCidrs = ['203.0.113.0/24']; delete p.lanCidrs; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; }));
+    const policy = plan.objects.find((o) => o.kind === 'CiliumEgressGatewayPolicy') as { spec: Record<string, unknown> };
+    expect(policy.spec.excludedCIDRs).toBeUndefined();
+    expect(policy.spec.destinationCIDRs).toEqual(['203.0.113.0/24']);
+  });
+});
