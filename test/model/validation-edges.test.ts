@@ -56,7 +56,7 @@ describe('refusals at the edges', () => {
 
 describe('renderings that depend on an optional prop', () => {
   const settings = (props: VpnGatewayProps) => {
-    const cm = planVpnGateway(props).objects.find((o) => o.kind === 'ConfigMap' && (o.metadata as { name: string }).name === 'vpn-gateway-settings') as { data: Record<string, string> };
+    const cm = planVpnGateway(props).objects.find((o) => o.kind === 'ConfigMap' && (o.metadata as { name: string }).name === 'vpn-gateway-settings') as unknown as { data: Record<string, string> };
     return cm.data;
   };
 
@@ -77,7 +77,7 @@ describe('renderings that depend on an optional prop', () => {
 
   it('a policy with no excluded destination has no excludedCIDRs (Cilium takes the field out, not an empty list)', () => {
     const plan = planEgressSteering(steering((p) => { p.destinationCidrs = ['203.0.113.0/24']; delete p.lanCidrs; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; }));
-    const policy = plan.objects.find((o) => o.kind === 'CiliumEgressGatewayPolicy') as { spec: Record<string, unknown> };
+    const policy = plan.objects.find((o) => o.kind === 'CiliumEgressGatewayPolicy') as unknown as { spec: Record<string, unknown> };
     expect(policy.spec.excludedCIDRs).toBeUndefined();
     expect(policy.spec.destinationCIDRs).toEqual(['203.0.113.0/24']);
   });
