@@ -65,12 +65,17 @@ export function writeHost(outdir: string, plan: HostPlan, ignitionVersion: Ignit
   const mode = hostPlanHasSecret(plan) ? 0o600 : 0o644;
   const write = (file: string, text: string, m: number) => {
     const target = path.join(dir, file);
-    fs.writeFileSync(target, text, { mode: m });
+    // With the encoding named, Node takes its one-call UTF-8 path (open, write, close in C++); an options object
+    // without it falls back to a Buffer copy and a JS write loop.
+    fs.writeFileSync(target, text, { mode: m, encoding: 'utf8' });
     fs.chmodSync(target, m);
   };
-  write('user-data', renderCloudConfig(plan), mode);
+  // A lazy content (a mesh node's interface config) is rendered once here, for the user-data and the .conf file
+  // alike; Ignition takes the plan itself, whose files remember their encodings.
+  const rendered: HostPlan = { ...plan, files: plan.files.map((f) => ({ ...f })) };
+  write('user-data', renderCloudConfig(rendered), mode);
   write('ignition.json', `${JSON.stringify(renderIgnition(plan, ignitionVersion), undefined, 2)}\n`, mode);
   // Each interface's config on its own, for the day-2 path: copy it to /etc/wireguard/, then reload the unit.
-  for (const c of wireguardConfigs(plan)) write(c.name, c.content, 0o600);
+  for (const c of wireguardConfigs(rendered)) write(c.name, c.content, 0o600);
 }
 
