@@ -215,6 +215,37 @@ async function runPair(n: number): Promise<void> {
   line({ app: app.map((x) => x.ms), floor: floor.map((x) => x.ms), appGc: app.map((x) => x.gcMs), floorGc: floor.map((x) => x.gcMs) });
 }
 
+/**
+ * Where the time per byte goes as a node's files grow: each stage of the first 60 nodes of an n-node mesh, in ns per
+ * output byte (documents, YAML, Ignition, JSON, interface configs; writes to the temp folder's disk and to tmpfs).
+ */
+function runStages(n: number): void {
+  const plan = planWireguardMesh(meshProps(n));
+  const t: Record<string, number> = { documents: 0, yaml: 0, ignition: 0, json: 0, configs: 0, writeDisk: 0, writeTmpfs: 0 };
+  let bytes = 0;
+  const dirs = { writeDisk: fs.mkdtempSync(path.join(os.tmpdir(), 'tw-bench-stages-')), writeTmpfs: fs.existsSync('/dev/shm') ? fs.mkdtempSync('/dev/shm/tw-bench-stages-') : undefined };
+  const clock = <T>(key: string, fn: () => T): T => {
+    const r = time(fn);
+    t[key] += r.ms;
+    return r.value;
+  };
+  plan.hosts.slice(0, 60).forEach((h, i) => {
+    const doc = clock('documents', () => cloudConfigDocument(h));
+    const userData = clock('yaml', () => `#cloud-config\n${stringify(doc, CLOUD_CONFIG_YAML)}`);
+    const ignition = clock('ignition', () => renderIgnition(h));
+    const json = clock('json', () => `${JSON.stringify(ignition, undefined, 2)}\n`);
+    const conf = clock('configs', () => wireguardConfigs(h)[0].content);
+    bytes += Buffer.byteLength(userData) + Buffer.byteLength(json) + Buffer.byteLength(conf);
+    for (const key of ['writeDisk', 'writeTmpfs'] as const) {
+      const dir = dirs[key];
+      if (dir === undefined) continue;
+      clock(key, () => [userData, json, conf].forEach((text, j) => fs.writeFileSync(path.join(dir, `${i}-${j}`), text, { encoding: 'utf8' })));
+    }
+  });
+  for (const dir of Object.values(dirs)) if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  line({ bytesPerNode: Math.round(bytes / 60), nsPerByte: Object.fromEntries(Object.entries(t).map(([k, v]) => [k, Number(((v * 1e6) / bytes).toFixed(2))])) });
+}
+
 /** Validation alone (no rendering) of a full mesh: its growth with n must stay near n log n. */
 function runValidation(n: number): void {
   const props = meshProps(n);
@@ -263,6 +294,7 @@ function main(): void {
   if (part === 'app') return runApp(n);
   if (part === 'pair') return void runPair(n);
   if (part === 'validate') return runValidation(n);
+  if (part === 'stages') return runStages(n);
   if (part === 'gateways') return runGateways('vpn-gateways-50', n);
   const lines: Record<string, unknown>[] = [];
   const emit = (o: Record<string, unknown>) => {
@@ -278,6 +310,7 @@ function main(): void {
     const peers = v * (v - 1);
     emit({ case: `validate-mesh-${v}`, nodes: v, ms: Number(ms.toFixed(2)), floorMs: null, ratio: null, bytes: 0, peakRssMb: r.peakRssMb, nsPerPeerLogPeer: Number(((ms * 1e6) / (peers * Math.log2(peers))).toFixed(3)) });
   }
+  for (const n of [500, 1000]) emit({ case: `stages-mesh-${n}`, nodes: n, ...child('stages', n) });
   // Time per output byte across the mesh sizes: flat within ±20 % is the target. The floor's own spread is printed
   // beside it: what the machine (disk, page cache) adds to both sides alike.
   const spread = (key: string) => {

@@ -1,6 +1,6 @@
 import {
   EgressProbeProps, EgressSteeringProps, planEgressSteering, planRoute, planVpnGateway, Problem, validateEgressProbe, validateEgressSteering, validateVpnGateway,
-  validateWireguardMesh, VpnGatewayProps, WireguardMeshProps,
+  planWireguardMesh, validateWireguardMesh, VpnGatewayProps, WireguardMeshProps,
 } from '../../src';
 import { gatewayFor, gatewayProbe, nordvpnGateway, prodSteering, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
 import { Mutable, mutated } from '../helpers/mutable';
@@ -49,8 +49,30 @@ describe('refusals at the edges', () => {
     ['WireguardMesh: an address outside the network', () => validateWireguardMesh(mesh((p) => { p.nodes[2].address = '10.11.0.3'; })), [
       { path: 'nodes[2].address', code: 'outside-network', message: 'expected an address inside 10.10.0.0/24, received "10.11.0.3"' },
     ]],
+    ['VpnGateway: a VXLAN network inside the cluster CIDRs', () => validateVpnGateway(gateway(nordvpnGateway(), (p) => { p.vxlanNetwork = '10.1.200.0/24'; })), [
+      { path: 'vxlanNetwork', code: 'overlap', message: 'overlaps clusterCidrs[0]: the VXLAN, cluster and node networks must be distinct' },
+    ]],
+    ['WireguardMesh: an IPv6 overlay whose underlay leaves an MTU under 1280', () => validateWireguardMesh(mesh((p) => {
+      p.network = 'fd10::/64';
+      p.nodes.forEach((n, i) => { n.address = `fd10::${i + 1}`; });
+      p.nodes[0].endpoint = '[2001:db8::1]';
+      p.underlayMtu = 1340;
+    })), [
+      { path: 'underlayMtu', code: 'mtu-ipv6', message: 'the interface MTU derived from underlayMtu 1340 is 1260, below the 1280 an IPv6 overlay needs' },
+    ]],
+    ['WireguardMesh: an endpoint host name over 253 characters', () => validateWireguardMesh(mesh((p) => { p.nodes[0].endpoint = `${'h'.repeat(63)}.${'h'.repeat(63)}.${'h'.repeat(63)}.${'h'.repeat(62)}`; })), [
+      { path: 'nodes[0].endpoint', code: 'endpoint', message: `expected host or host:port (an IPv6 host in brackets), received "${'h'.repeat(60)}"… (254 characters)` },
+    ]],
   ])('%s', (_n, validate, expected) => {
     expect(validate()).toEqual(expected);
+  });
+
+  it('WireguardMesh: a host-name endpoint is taken, with a warning that DNS may not resolve at boot', () => {
+    const props = mesh((p) => { p.nodes[0].endpoint = 'site-a.example.test'; });
+    expect(validateWireguardMesh(props)).toEqual([]);
+    expect(planWireguardMesh(props).warnings.filter((w) => w.code === 'hostname-endpoint')).toEqual([
+      { path: 'nodes[0].endpoint', code: 'hostname-endpoint', message: 'endpoint "site-a.example.test" is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP' },
+    ]);
   });
 });
 

@@ -1,0 +1,32 @@
+import { planWireguardOverlayNode, renderHostArtefacts, WireguardOverlayNodeProps } from '../../src';
+import { siteA } from '../helpers/fixtures';
+
+/**
+ * The user-data-size warning matches the user-data a cloud receives: it is given exactly when the rendered
+ * cloud-config is over 16 KiB, also when the files alone are just under it and the YAML around them tips it over.
+ */
+function nodeWithPeers(count: number): WireguardOverlayNodeProps {
+  const props = siteA();
+  const peers = Array.from({ length: count }, (_, i) => {
+    const key = Buffer.alloc(32);
+    key.writeUInt32BE(i + 1, 28);
+    return { publicKey: key.toString('base64'), endpoint: `198.51.100.${(i % 250) + 1}:51820`, allowedIPs: [`10.10.${Math.floor(i / 250) + 1}.${(i % 250) + 1}/32`] };
+  });
+  return { ...props, wireguard: [{ ...props.wireguard[0], address: '10.10.0.1/16', peers }] };
+}
+
+describe('the user-data size warning', () => {
+  const sizes = Array.from({ length: 60 }, (_, i) => 50 + i).map((count) => {
+    const plan = planWireguardOverlayNode(nodeWithPeers(count));
+    return { count, bytes: Buffer.byteLength(renderHostArtefacts(plan.hosts[0]).cloudConfig), warned: plan.warnings.some((w) => w.code === 'user-data-size') };
+  });
+
+  it('the range crosses 16 KiB (the cases below test both sides)', () => {
+    expect(sizes.some((s) => s.bytes <= 16384)).toBe(true);
+    expect(sizes.some((s) => s.bytes > 16384)).toBe(true);
+  });
+
+  it('is given exactly when the rendered cloud-config is over 16 KiB', () => {
+    expect(sizes.filter((s) => s.warned !== s.bytes > 16384)).toEqual([]);
+  });
+});
