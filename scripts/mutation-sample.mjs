@@ -9,6 +9,42 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Instrumenter } from '@stryker-mutator/instrumenter';
 
+// `npm run mutation:sample -- --rerun`: the last sample's survivors only, against the suite as it is now (after tests
+// written against them): how many of them it kills. Reads reports/mutation/sample.json and sample-run.json.
+if (process.argv[2] === '--rerun') {
+  const last = JSON.parse(fs.readFileSync('reports/mutation/sample.json', 'utf8'));
+  const run = JSON.parse(fs.readFileSync('reports/mutation/sample-run.json', 'utf8'));
+  const wantedSurvivors = new Set(last.survivors.map((line) => line.split(' ').slice(0, 1).concat(line.split(' ').slice(2)).join(' ')));
+  const targets = [];
+  for (const [file, f] of Object.entries(run.files)) {
+    for (const m of f.mutants) {
+      if (wantedSurvivors.has(`${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} ${JSON.stringify(m.replacement)}`)) targets.push({ file, m });
+    }
+  }
+  const report = 'reports/mutation/rerun-run.json';
+  const config = 'reports/mutation/rerun.stryker.config.json';
+  const base = JSON.parse(fs.readFileSync('stryker.config.json', 'utf8'));
+  const ranges = targets.map(({ file, m }) => `${file}:${m.location.start.line}:${m.location.start.column - 1}-${m.location.end.line}:${m.location.end.column - 1}`);
+  fs.writeFileSync(config, JSON.stringify({ ...base, $schema: undefined, mutate: ranges, incremental: false, reporters: ['json', 'progress'], jsonReporter: { fileName: report } }, null, 2));
+  const r = spawnSync('bash', ['scripts/mutation.sh', config], { stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+  const result = JSON.parse(fs.readFileSync(report, 'utf8'));
+  const counts = {};
+  const still = [];
+  for (const [file, f] of Object.entries(result.files)) {
+    for (const m of f.mutants) {
+      const line = `${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} ${JSON.stringify(m.replacement)}`;
+      if (!wantedSurvivors.has(line)) continue;
+      counts[m.status] = (counts[m.status] ?? 0) + 1;
+      if (m.status === 'Survived' || m.status === 'NoCoverage') still.push(`${line} ${m.status}`);
+    }
+  }
+  const out = { of: last.survivors.length, matched: Object.values(counts).reduce((a, b) => a + b, 0), counts, survivors: still.sort() };
+  fs.writeFileSync('reports/mutation/rerun.json', `${JSON.stringify(out, null, 2)}\n`);
+  console.log(JSON.stringify(out, null, 2));
+  process.exit(0);
+}
+
 const [size, seed] = [Number(process.argv[2] ?? 400), Number(process.argv[3] ?? 20261130)];
 const noop = () => {};
 const logger = Object.fromEntries(['trace', 'debug', 'info', 'warn', 'error', 'fatal'].flatMap((l) => [[l, noop], [`is${l[0].toUpperCase()}${l.slice(1)}Enabled`, () => false]]));
