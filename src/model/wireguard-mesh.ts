@@ -89,12 +89,12 @@ export const wireguardMeshSchema = z.strictObject({
 });
 
 /** A node's address as an interface CIDR in the network, or a problem. */
-export function meshNodeAddress(address: string, network: ParsedCidr): { cidr?: string; problem?: Omit<Problem, 'path'> } {
+export function meshNodeAddress(address: string, network: ParsedCidr, networkText = `${formatIp(network.family, network.start)}/${network.prefix}`): { cidr?: string; problem?: Omit<Problem, 'path'> } {
   const asCidr = parseCidr(address);
   const ip = asCidr ? { family: asCidr.family, value: asCidr.address } : parseIp(address);
   if (!ip) return { problem: { code: 'ip', message: `expected an address inside the network such as 10.10.0.1, ${received(address)}` } };
   if (asCidr && asCidr.prefix !== network.prefix) return { problem: { code: 'prefix', message: `expected the network's prefix /${network.prefix} (or a bare address), ${received(address)}` } };
-  if (!cidrContainsIp(network, ip)) return { problem: { code: 'outside-network', message: `expected an address inside the network ${network.prefix}-bit block, ${received(address)}` } };
+  if (!cidrContainsIp(network, ip)) return { problem: { code: 'outside-network', message: `expected an address inside ${networkText}, ${received(address)}` } };
   const bits = network.family === 4 ? 32 : 128;
   if (network.prefix < bits - 1 && (ip.value === network.start || (network.family === 4 && ip.value === network.end))) {
     return { problem: { code: 'host-address', message: `expected a host address, ${received(address)}, which is the network's ${ip.value === network.start ? 'network' : 'broadcast'} address` } };
@@ -143,8 +143,8 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
       else keys.push({ value: n.publicKey, at: `${p}.publicKey` });
     }
     if (typeof n.address === 'string' && network) {
-      const a = meshNodeAddress(n.address, network);
-      if (a.problem) problems.push({ path: `${p}.address`, ...a.problem, message: a.problem.code === 'outside-network' ? `expected an address inside ${input.network}, ${received(n.address)}` : a.problem.message });
+      const a = meshNodeAddress(n.address, network, String(input.network));
+      if (a.problem) problems.push({ path: `${p}.address`, ...a.problem });
       else addrs.push({ value: String(parseCidr(a.cidr!)!.address), at: `${p}.address` });
     }
     if (typeof n.endpoint === 'string') {

@@ -1,7 +1,8 @@
 import {
   EgressProbeProps, EgressSteeringProps, planEgressSteering, planRoute, planVpnGateway, Problem, validateEgressProbe, validateEgressSteering, validateVpnGateway,
-  planWireguardMesh, validateWireguardMesh, VpnGatewayProps, WireguardMeshProps,
+  planWireguardMesh, renderKillSwitchTable, validateWireguardMesh, ValidationError, VpnGatewayProps, WireguardMeshProps,
 } from '../../src';
+import { thrown } from '../helpers/thrown';
 import { gatewayFor, gatewayProbe, nordvpnGateway, prodSteering, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
 import { Mutable, mutated } from '../helpers/mutable';
 
@@ -32,6 +33,9 @@ describe('refusals at the edges', () => {
     ]],
     ['EgressSteering: a WireGuard tunnel address without its prefix', () => validateEgressSteering(wgSteering((p) => { (p.tunnel as { address: string }).address = '10.2.0.2'; })), [
       { path: 'tunnel.address', code: 'cidr', message: 'expected the tunnel address with its prefix such as 10.2.0.2/32, received "10.2.0.2"' },
+    ]],
+    ['EgressSteering: Cilium devices without the tunnel (a list is shown by its length, never echoed)', () => validateEgressSteering(steering((p) => { p.ciliumValues!.devices = ['eth0']; })), [
+      { path: 'ciliumValues.devices', code: 'cilium-values', message: 'the egress gateway needs the tunnel device "tun0" in devices (Cilium only egresses by devices it manages), received an array of 1' },
     ]],
     ['EgressSteering: an interface alone is taken', () => validateEgressSteering(steering((p) => { p.interface = 'tun1'; p.ciliumValues!.devices = ['eth0', 'tun1']; })), []],
     ['VpnGateway: a custom port-forwarding provider gluetun does not know', () => validateVpnGateway(gateway(gatewayFor('custom'), (p) => { p.portForwarding!.provider = 'nordvpn'; })), [
@@ -102,5 +106,38 @@ describe('renderings that depend on an optional prop', () => {
     const policy = plan.objects.find((o) => o.kind === 'CiliumEgressGatewayPolicy') as unknown as { spec: Record<string, unknown> };
     expect(policy.spec.excludedCIDRs).toBeUndefined();
     expect(policy.spec.destinationCIDRs).toEqual(['203.0.113.0/24']);
+  });
+});
+
+describe('texts that only differ with two of something', () => {
+  it('a kill-switch set lists every CIDR, comma-separated, as nft reads it', () => {
+    const table = renderKillSwitchTable({ node: 'gw-1', wanInterface: 'eth0', tunnelInterface: 'tun0', tunnelCidrs: ['10.2.0.2/32'], podCidrs: ['10.42.0.0/16', '10.44.0.0/16'] });
+    expect(table).toContain('\t\telements = { 10.42.0.0/16, 10.44.0.0/16 }');
+  });
+
+  it('the Kyverno policy names every enforced namespace', () => {
+    const plan = planEgressSteering(steering((p) => { p.namespaces = ['media', 'downloads']; p.enforceLabels!.namespaces = ['media', 'downloads']; }));
+    const policy = plan.objects.find((o) => o.kind === 'ClusterPolicy') as unknown as { metadata: { annotations: Record<string, string> } };
+    expect(policy.metadata.annotations['policies.kyverno.io/description']).toBe('Pods in media, downloads must say how they reach the internet: tunnelwright.dev/egress-class is one of vpn, direct.');
+  });
+});
+
+describe('messages a caller reads', () => {
+  it('a route to a workload whose name is not an object name', () => {
+    const e = thrown(() => planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: 'x' }, name: 'Q Bittorrent' }));
+    expect(e instanceof ValidationError ? e.problems : e).toEqual([{ path: 'route.name', code: 'name', message: 'expected the workload\'s name, received "Q Bittorrent"' }]);
+  });
+
+  it('invalid gateway props name their construct', () => {
+    expect(thrown(() => planVpnGateway(gateway(nordvpnGateway(), (p) => { p.nodeCidrs = []; })))?.message).toBe('invalid VpnGateway props:\nnodeCidrs: expected the node (LAN) CIDRs: kubelet probes to routed pods come from there');
+  });
+
+  it('an IPv6 overlay whose underlay leaves 1280 or more is taken (the control of the MTU refusal)', () => {
+    expect(validateWireguardMesh(mesh((p) => {
+      p.network = 'fd10::/64';
+      p.nodes.forEach((n, i) => { n.address = `fd10::${i + 1}`; });
+      p.nodes[0].endpoint = '[2001:db8::1]';
+      p.underlayMtu = 1360;
+    }))).toEqual([]);
   });
 });
