@@ -9,37 +9,45 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Instrumenter } from '@stryker-mutator/instrumenter';
 
+/** Runs Stryker (scripts/mutation.sh) on exactly `ranges`, not incremental; returns its JSON report. */
+function runStryker(name, ranges) {
+  const report = `reports/mutation/${name}-run.json`;
+  const config = `reports/mutation/${name}.stryker.config.json`;
+  fs.mkdirSync(path.dirname(config), { recursive: true });
+  const base = JSON.parse(fs.readFileSync('stryker.config.json', 'utf8'));
+  fs.writeFileSync(config, JSON.stringify({ ...base, $schema: undefined, mutate: ranges, incremental: false, reporters: ['json', 'progress'], jsonReporter: { fileName: report } }, null, 2));
+  const run = spawnSync('bash', ['scripts/mutation.sh', config], { stdio: 'inherit' });
+  if (run.status !== 0) process.exit(run.status ?? 1);
+  return JSON.parse(fs.readFileSync(report, 'utf8'));
+}
+
+/** The statuses of the report's mutants that `counted(file, m)` takes (a range also runs the mutants nested in it). */
+function tally(result, counted) {
+  const counts = {};
+  const survivors = [];
+  for (const [file, f] of Object.entries(result.files)) {
+    for (const m of f.mutants) {
+      if (!counted(file, m)) continue;
+      counts[m.status] = (counts[m.status] ?? 0) + 1;
+      if (m.status === 'Survived' || m.status === 'NoCoverage') survivors.push({ file, m });
+    }
+  }
+  return { counts, matched: Object.values(counts).reduce((a, b) => a + b, 0), survivors };
+}
+
+/** A report mutant by where it starts, what it does and its replacement (a survivor line without its status). */
+const startKey = (file, m) => `${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} ${JSON.stringify(m.replacement)}`;
+
 // `npm run mutation:sample -- --rerun`: the last sample's survivors only, against the suite as it is now (after tests
 // written against them): how many of them it kills. Reads reports/mutation/sample.json and sample-run.json.
 if (process.argv[2] === '--rerun') {
   const last = JSON.parse(fs.readFileSync('reports/mutation/sample.json', 'utf8'));
   const run = JSON.parse(fs.readFileSync('reports/mutation/sample-run.json', 'utf8'));
   const wantedSurvivors = new Set(last.survivors.map((line) => line.split(' ').slice(0, 1).concat(line.split(' ').slice(2)).join(' ')));
-  const targets = [];
-  for (const [file, f] of Object.entries(run.files)) {
-    for (const m of f.mutants) {
-      if (wantedSurvivors.has(`${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} ${JSON.stringify(m.replacement)}`)) targets.push({ file, m });
-    }
-  }
-  const report = 'reports/mutation/rerun-run.json';
-  const config = 'reports/mutation/rerun.stryker.config.json';
-  const base = JSON.parse(fs.readFileSync('stryker.config.json', 'utf8'));
+  const targets = Object.entries(run.files).flatMap(([file, f]) => f.mutants.filter((m) => wantedSurvivors.has(startKey(file, m))).map((m) => ({ file, m })));
   const ranges = targets.map(({ file, m }) => `${file}:${m.location.start.line}:${m.location.start.column - 1}-${m.location.end.line}:${m.location.end.column - 1}`);
-  fs.writeFileSync(config, JSON.stringify({ ...base, $schema: undefined, mutate: ranges, incremental: false, reporters: ['json', 'progress'], jsonReporter: { fileName: report } }, null, 2));
-  const r = spawnSync('bash', ['scripts/mutation.sh', config], { stdio: 'inherit' });
-  if (r.status !== 0) process.exit(r.status ?? 1);
-  const result = JSON.parse(fs.readFileSync(report, 'utf8'));
-  const counts = {};
-  const still = [];
-  for (const [file, f] of Object.entries(result.files)) {
-    for (const m of f.mutants) {
-      const line = `${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} ${JSON.stringify(m.replacement)}`;
-      if (!wantedSurvivors.has(line)) continue;
-      counts[m.status] = (counts[m.status] ?? 0) + 1;
-      if (m.status === 'Survived' || m.status === 'NoCoverage') still.push(`${line} ${m.status}`);
-    }
-  }
-  const out = { of: last.survivors.length, matched: Object.values(counts).reduce((a, b) => a + b, 0), counts, survivors: still.sort() };
+  const { counts, matched, survivors } = tally(runStryker('rerun', ranges), (file, m) => wantedSurvivors.has(startKey(file, m)));
+  const out = { of: last.survivors.length, matched, counts, survivors: survivors.map(({ file, m }) => `${startKey(file, m)} ${m.status}`).sort() };
   fs.writeFileSync('reports/mutation/rerun.json', `${JSON.stringify(out, null, 2)}\n`);
   console.log(JSON.stringify(out, null, 2));
   process.exit(0);
@@ -81,32 +89,16 @@ const key = (file, loc, mutator, replacement) => `${file}:${loc.start.line}:${lo
 const wanted = new Set(sample.map((m) => key(m.fileName, m.location, m.mutatorName, m.replacement)));
 const ranges = sample.map((m) => `${m.fileName}:${m.location.start.line + 1}:${m.location.start.column}-${m.location.end.line + 1}:${m.location.end.column}`);
 
-const report = 'reports/mutation/sample-run.json';
-const config = 'reports/mutation/sample.stryker.config.json';
-fs.mkdirSync(path.dirname(config), { recursive: true });
-const base = JSON.parse(fs.readFileSync('stryker.config.json', 'utf8'));
-fs.writeFileSync(config, JSON.stringify({ ...base, $schema: undefined, mutate: ranges, incremental: false, reporters: ['json', 'progress'], jsonReporter: { fileName: report } }, null, 2));
-const run = spawnSync('bash', ['scripts/mutation.sh', config], { stdio: 'inherit' });
-if (run.status !== 0) process.exit(run.status ?? 1);
-
-// A range also takes the mutants nested inside it: only the sampled ones count.
-const result = JSON.parse(fs.readFileSync(report, 'utf8'));
-const counts = {};
-const survivors = [];
-for (const [file, f] of Object.entries(result.files)) {
-  for (const m of f.mutants) {
-    if (!wanted.has(key(file, { start: { line: m.location.start.line - 1, column: m.location.start.column - 1 }, end: { line: m.location.end.line - 1, column: m.location.end.column - 1 } }, m.mutatorName, m.replacement))) continue;
-    counts[m.status] = (counts[m.status] ?? 0) + 1;
-    if (m.status === 'Survived' || m.status === 'NoCoverage') survivors.push(`${file}:${m.location.start.line}:${m.location.start.column} ${m.status} ${m.mutatorName} ${JSON.stringify(m.replacement)}`);
-  }
-}
+const result = runStryker('sample', ranges);
+const { counts, matched, survivors: left } = tally(result, (file, m) => wanted.has(key(file, { start: { line: m.location.start.line - 1, column: m.location.start.column - 1 }, end: { line: m.location.end.line - 1, column: m.location.end.column - 1 } }, m.mutatorName, m.replacement)));
+const survivors = left.map(({ file, m }) => `${file}:${m.location.start.line}:${m.location.start.column} ${m.status} ${m.mutatorName} ${JSON.stringify(m.replacement)}`);
 const detected = (counts.Killed ?? 0) + (counts.Timeout ?? 0);
 const valid = detected + (counts.Survived ?? 0) + (counts.NoCoverage ?? 0);
 const p = detected / valid;
 const z = 1.96;
 const centre = (p + (z * z) / (2 * valid)) / (1 + (z * z) / valid);
 const half = (z * Math.sqrt((p * (1 - p)) / valid + (z * z) / (4 * valid * valid))) / (1 + (z * z) / valid);
-const out = { seed, mutants: mutants.length, containers: mutants.length - leaves.length, population: leaves.length, sampled: sample.length, matched: Object.values(counts).reduce((a, b) => a + b, 0), counts, score: Number((p * 100).toFixed(1)), interval95: [Number(((centre - half) * 100).toFixed(1)), Number(((centre + half) * 100).toFixed(1))], survivors: survivors.sort() };
+const out = { seed, mutants: mutants.length, containers: mutants.length - leaves.length, population: leaves.length, sampled: sample.length, matched, counts, score: Number((p * 100).toFixed(1)), interval95: [Number(((centre - half) * 100).toFixed(1)), Number(((centre + half) * 100).toFixed(1))], survivors: survivors.sort() };
 fs.writeFileSync('reports/mutation/sample.json', `${JSON.stringify(out, null, 2)}\n`);
 console.log(JSON.stringify({ ...out, survivors: survivors.length }, null, 2));
 for (const s of out.survivors) console.log(`  ${s}`);
