@@ -88,8 +88,8 @@ export const wireguardMeshSchema = z.strictObject({
   nodes: z.array(nodeSchema),
 });
 
-/** A node's address as an interface CIDR in the network, or a problem. */
-export function meshNodeAddress(address: string, network: ParsedCidr, networkText = `${formatIp(network.family, network.start)}/${network.prefix}`): { cidr?: string; problem?: Omit<Problem, 'path'> } {
+/** A node's address as an interface CIDR in the network (`networkText`: the network as the user wrote it), or a problem. */
+export function meshNodeAddress(address: string, network: ParsedCidr, networkText: string): { cidr?: string; problem?: Omit<Problem, 'path'> } {
   const asCidr = parseCidr(address);
   const ip = asCidr ? { family: asCidr.family, value: asCidr.address } : parseIp(address);
   if (!ip) return { problem: { code: 'ip', message: `expected an address inside the network such as 10.10.0.1, ${received(address)}` } };

@@ -39,7 +39,7 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
 
   // Each node as others see it: computed once, so a full mesh of n nodes costs O(n) here and O(n²) only in output.
   const seen = mesh.nodes.map((n) => {
-    const cidr = meshNodeAddress(n.address, network).cidr!;
+    const cidr = meshNodeAddress(n.address, network, mesh.network).cidr!;
     const ip = parseCidr(cidr)!;
     const listenPort = n.listenPort ?? mesh.listenPort;
     const e = n.endpoint !== undefined ? parseEndpoint(n.endpoint, true)! : undefined;
