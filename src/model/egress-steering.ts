@@ -6,9 +6,9 @@ import {
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
 import { checkInterfaceName } from './kill-switch';
-import { isDnsLabel, isLabelKey, isLabelValue } from './labels';
+import { DNS_SUBDOMAIN, isDnsLabel, isLabelKey, isLabelValue } from './labels';
 import { cidrContains, hasHostBits, parseCidr, parseIp } from './net';
-import { HOSTNAME, parseEndpoint } from './wireguard-overlay-node';
+import { parseEndpoint } from './wireguard-overlay-node';
 
 /** A host tunnel the gateway node brings up (a split tunnel: no default-route takeover). */
 export type EgressTunnel =
@@ -101,7 +101,7 @@ export const egressSteeringSchema = z.strictObject({
   name: z.string().optional(),
   // The policy selects the node by its kubernetes.io/hostname label, whose value is at most 63 characters.
   gatewayNode: z.string()
-    .regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' })
+    .regex(DNS_SUBDOMAIN, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' })
     .max(63, { message: 'expected at most 63 characters: the policy selects the node by its kubernetes.io/hostname label, and a label value is at most 63' }),
   interface: z.string().optional(),
   egressIp: z.string().optional(),

@@ -2,7 +2,8 @@ import { Problem } from '../errors';
 import { received } from './common';
 
 const LABEL_NAME = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** A DNS-1123 subdomain's syntax (its length is checked apart: `isDnsSubdomain`). */
+export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 /** Kubernetes label key syntax: `[prefix/]name`, prefix a DNS subdomain ≤ 253, name ≤ 63. */
@@ -10,12 +11,17 @@ export function isLabelKey(key: string): boolean {
   const slash = key.lastIndexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
   const name = slash >= 0 ? key.slice(slash + 1) : key;
-  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) return false;
+  if (prefix !== undefined && !isDnsSubdomain(prefix)) return false;
   return name.length > 0 && name.length <= 63 && LABEL_NAME.test(name);
 }
 
 export function isLabelValue(value: string): boolean {
   return value.length <= 63 && LABEL_VALUE.test(value);
+}
+
+/** A DNS-1123 subdomain (object names, node names, host names ≤ 253). */
+export function isDnsSubdomain(text: string): boolean {
+  return text.length <= 253 && DNS_SUBDOMAIN.test(text);
 }
 
 /** A DNS-1123 label (namespace names, object names ≤ 63). */

@@ -5,6 +5,7 @@ import {
   asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
+import { DNS_SUBDOMAIN, isDnsSubdomain } from './labels';
 import {
   cidrContainsIp, findDuplicates, findOverlaps, formatIp, hasHostBits, isNonCanonicalIpv4, Located, parseCidr, ParsedCidr, parseIp,
 } from './net';
@@ -112,7 +113,6 @@ export function interfaceAddresses(address: string | readonly string[]): string[
   return typeof address === 'string' ? [address] : [...address];
 }
 export const INTERFACE_NAME = /^[a-z0-9][-a-z0-9]*$/;
-export const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /**
  * A Kubernetes node name: a DNS-1123 subdomain of at most 253 characters, as the API server takes it. It is also a
@@ -120,7 +120,7 @@ export const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-
  * @internal
  */
 export const nodeNameSchema = z.string()
-  .regex(HOSTNAME, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' })
+  .regex(DNS_SUBDOMAIN, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' })
   .max(253, { message: 'expected a node name of at most 253 characters (a DNS subdomain, as Kubernetes takes it)' });
 
 const keyString = z.string();
@@ -185,7 +185,7 @@ export function parseEndpoint(text: string, portOptional = false): ParsedEndpoin
   if (parseIp(host)) return { host, port, isHostname: false };
   // Dotted digits that are not an address (`1.2.3.4.5`, `256.1.1.1`) are no hostname either: a top-level label is never all digits.
   if (/^[\d.]+$/.test(host) || isNonCanonicalIpv4(host)) return undefined;
-  return HOSTNAME.test(host) && host.length <= 253 ? { host, port, isHostname: true } : undefined;
+  return isDnsSubdomain(host) ? { host, port, isHostname: true } : undefined;
 }
 
 /** `host:port` with IPv6 hosts in brackets. */

@@ -9,7 +9,7 @@ import { Problem, throwIfProblems, ValidationError } from '../errors';
 import { Claim, VxlanEndpoint } from '../invariants';
 import { KillSwitchProps } from '../model/kill-switch';
 import { describeValue, isRecord, received } from '../model/common';
-import { isDnsLabel } from '../model/labels';
+import { isDnsLabel, isDnsSubdomain } from '../model/labels';
 import { podSecurityLabels, requiredLevel } from '../model/pod-security';
 import { parseCidr } from '../model/net';
 import { checkVpnGateway, clusterDnsIpOf, DEFAULT_IMAGES, providerRow, VpnGatewayProps } from '../model/vpn-gateway';
@@ -422,10 +422,6 @@ function checkRouteTarget(target: unknown): Problem[] {
   if (!isRecord(labels) || Object.values(labels).some((v) => typeof v !== 'string')) problems.push({ path: 'route.podLabels', code: 'labels', message: 'expected the pod template\'s labels: a map of strings' });
   else if (Object.keys(labels).length === 0) problems.push({ path: 'route.podLabels', code: 'selector-empty', message: 'the routed workload has no pod labels: its kill switch would select every pod in the namespace' });
   return problems;
-}
-
-function isDnsSubdomain(s: string): boolean {
-  return s.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(s);
 }
 
 /** A pod spec routed through the gateway: the client init container first, the sidecar last, DNS by the gateway. Pure. */
