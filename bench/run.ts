@@ -102,7 +102,7 @@ const peakRss = () => Math.round(process.resourceUsage().maxRSS / 1024);
 
 /**
  * What a user runs: tunnelwright's cdk8s App with the mesh, synthesized to disk (manifests, then each node's
- * user-data, ignition.json and wg0.conf, one node at a time). Prints the time of each run and the process's peak RSS.
+ * user-data, ignition.json and wg0.conf, one node at a time). Returns the output folder.
  */
 function appSynth(props: WireguardMeshProps): string {
   const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-bench-app-'));
@@ -127,6 +127,7 @@ function appRun(props: WireguardMeshProps): { ms: number; bytes: number } {
   return { ms, bytes: bytesAndRemove(outdir) };
 }
 
+/** The App alone in its process: the time of each run, the bytes written and the process's peak RSS. */
 function runApp(n: number): void {
   const props = meshProps(n);
   // The App's warnings (every node's user-data is over 16 KiB) are formatted and written as usual, to nowhere.
@@ -167,7 +168,10 @@ function floorRun(nodes: FloorNode[]): string {
 /** GC pauses as V8 reports them (perf_hooks 'gc' entries), to tell a run's own work from its collector's. */
 const gcPauses: { start: number; ms: number }[] = [];
 
-/** Runs fn; its wall time and the GC time inside it (entries are delivered after fn returns: hence async). */
+/**
+ * Runs fn; its wall time and the GC time inside it (entries are delivered after fn returns: hence async). Then
+ * removes the folder fn wrote, off the clock.
+ */
 async function timedWithGc(fn: () => string): Promise<{ ms: number; gcMs: number }> {
   const t0 = performance.now();
   const outdir = fn();
@@ -180,7 +184,7 @@ async function timedWithGc(fn: () => string): Promise<{ ms: number; gcMs: number
 
 /**
  * The timing pair: App and floor alternate in one process (one warm-up each, not counted), so disk and CPU noise on
- * a shared machine falls on both sides of the ratio alike; the best run of each is reported, with its GC time.
+ * a shared machine falls on both sides of the ratio alike. Every run is reported, with its GC time.
  */
 async function runPair(n: number): Promise<void> {
   new PerformanceObserver((list) => {
@@ -312,7 +316,7 @@ function main(): void {
   }
   for (const n of [500, 1000]) emit({ case: `stages-mesh-${n}`, nodes: n, ...child('stages', n) });
   // Time per output byte across the mesh sizes: flat within ±20 % is the target. The floor's own spread is printed
-  // beside it: what the machine (disk, page cache) adds to both sides alike.
+  // beside it: what the shared serializers and the machine add to both sides alike (the stages cases say which).
   const spread = (key: string) => {
     const per = lines.filter((l) => typeof l[key] === 'number').map((l) => l[key] as number);
     const mid = median(per);
