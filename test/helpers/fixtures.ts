@@ -1,4 +1,5 @@
-import { EgressProbeProps, EgressSteeringProps, KillSwitchProps, VpnGatewayProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
+import { EgressProbeProps, EgressSteeringProps, HostPlan, KillSwitchProps, VpnGatewayProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
+import { emptyHostPlan } from '../../src/types';
 
 /** Fixed keys (generated once with `wg genkey` / `wg pubkey`): tests must be deterministic. */
 export const KEYS = {
@@ -124,4 +125,9 @@ export function gatewayProbe(): EgressProbeProps {
     directTwin: true,
     monitoring: { ruleLabels: { release: 'kube-prometheus-stack' } },
   };
+}
+
+/** A host plan for node n1: empty but for what is given. */
+export function hostPlan(p: Partial<HostPlan> = {}): HostPlan {
+  return { ...emptyHostPlan('n1'), ...p };
 }

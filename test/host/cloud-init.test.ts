@@ -2,6 +2,7 @@ import { parse } from 'yaml';
 import { HostPlan, renderHostArtefacts } from '../../src';
 import { checkCloudConfig } from '../../src/testing';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+import { hostPlan as plan } from '../helpers/fixtures';
 
 /**
  * What cloud-init runs from a host plan at its edges: the smallest plans (nothing to write, nothing to start) must
@@ -10,7 +11,6 @@ import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
  * and started (only those), then the plan's commands.
  */
 const UNIT = '[Unit]\nDescription=x\n[Service]\nType=oneshot\nExecStart=/bin/true\n';
-const plan = (p: Partial<HostPlan>): HostPlan => ({ node: 'n1', files: [], units: [], dropins: [], commands: [], packages: [], ...p });
 const doc = (p: HostPlan) => parse(renderHostArtefacts(p).cloudConfig) as Record<string, unknown>;
 
 const CASES: [string, HostPlan, Record<string, unknown>][] = [

@@ -1,13 +1,13 @@
 import { HostPlan, renderHostArtefacts } from '../../src';
 import { checkIgnition } from '../../src/testing';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+import { hostPlan as plan } from '../helpers/fixtures';
 
 /**
  * What Ignition applies from a host plan at its edges, as exact configs: files with their decimal mode, owner and
  * data URL; units enabled only when asked; a drop-in on a unit the plan does not write; the plan's commands as a
  * first-boot oneshot unit, each its own ExecStart. Each passes Ignition's own spec schema.
  */
-const plan = (p: Partial<HostPlan>): HostPlan => ({ node: 'n1', files: [], units: [], dropins: [], commands: [], packages: [], ...p });
 const FIRSTBOOT = [
   '[Unit]', 'Description=tunnelwright first-boot commands', 'ConditionFirstBoot=yes', 'After=network-online.target', 'Wants=network-online.target', '',
   '[Service]', 'Type=oneshot', 'ExecStart=/bin/sh -c "echo \\"hi\\" > /run/x"', 'ExecStart=/bin/sh -c "systemctl restart k0s"', '',

@@ -1,11 +1,11 @@
 import { HostFile, HostPlan, mergeHostPlans, Problem } from '../../src';
+import { hostPlan as plan } from '../helpers/fixtures';
 
 /**
  * Two constructs on one machine: their host plans merge into the one user-data the machine boots with. A file,
  * unit or drop-in given twice alike is written once; given twice differently it is refused, since a machine takes
  * one version of a file. A unit one construct only enables and another writes is written and enabled.
  */
-const plan = (p: Partial<HostPlan>): HostPlan => ({ node: 'n1', files: [], units: [], dropins: [], commands: [], packages: [], ...p });
 const file = (f: Partial<HostFile> = {}): HostFile => ({ path: '/etc/x', mode: 0o644, owner: 'root:root', content: 'x\n', ...f });
 const conflict = (path: string, message: string): Problem => ({ path, code: 'host-file-conflict', message });
 
