@@ -1,6 +1,7 @@
 import { KillSwitchProps, Problem, validateKillSwitch } from '../../src';
 import { qbittorrentKillSwitch } from '../helpers/fixtures';
 import { Mutable, mutated } from '../helpers/mutable';
+import { shown } from '../helpers/shown';
 
 /**
  * Label keys, label values and namespace names at their edges, as the API server takes them (apimachinery's
@@ -17,9 +18,6 @@ const VALUE_MESSAGE = 'expected a label value (≤ 63 characters of [-A-Za-z0-9_
 const badKey = (key: string): Problem[] => [{ path: `selector[${JSON.stringify(key)}]`, code: 'label-key', message: `${KEY_MESSAGE}, received ${shown(key)}` }];
 const badValue = (key: string, value: string): Problem[] => [{ path: `selector[${JSON.stringify(key)}]`, code: 'label-value', message: `${VALUE_MESSAGE}, received ${shown(value)}: it would select nothing` }];
 const badNamespace = (ns: string): Problem[] => [{ path: 'namespace', code: 'namespace', message: `expected a namespace name (a DNS label), received ${shown(ns)}` }];
-function shown(s: string): string {
-  return s.length > 120 ? `${JSON.stringify(s.slice(0, 60))}… (${s.length} characters)` : JSON.stringify(s);
-}
 
 const PREFIX_253 = `${'p'.repeat(63)}.${'q'.repeat(63)}.${'r'.repeat(63)}.${'s'.repeat(61)}`;
 

@@ -6,6 +6,7 @@ import { planHostKillSwitch, Problem, validateEgressSteering, validateKillSwitch
 import { App, WireguardOverlayNode } from '../../src/cdk8s';
 import { prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { mutated } from '../helpers/mutable';
+import { shown } from '../helpers/shown';
 import { thrown } from '../helpers/thrown';
 
 /**
@@ -15,8 +16,7 @@ import { thrown } from '../helpers/thrown';
 const LONGEST = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
 const TOO_LONG = `${LONGEST}e`;
 const WAY_TOO_LONG = 'n'.repeat(300);
-const shown = (name: string) => `received ${JSON.stringify(name.slice(0, 60))}… (${name.length} characters)`;
-const tooLong = (p: string, name: string): Problem => ({ path: p, code: 'too_big', message: `expected a node name of at most 253 characters (a DNS subdomain, as Kubernetes takes it), ${shown(name)}` });
+const tooLong = (p: string, name: string): Problem => ({ path: p, code: 'too_big', message: `expected a node name of at most 253 characters (a DNS subdomain, as Kubernetes takes it), received ${shown(name)}` });
 
 describe('node names', () => {
   it('are 253 characters long at most', () => {
