@@ -49,8 +49,12 @@ describe('label values in a selector', () => {
     expect(validateKillSwitch(withSelector({ app: value }))).toEqual(expected);
   });
 
-  it('a selector that is not a map gets its type problem alone, not one per character', () => {
-    expect(validateKillSwitch(withSelector('app'))).toEqual([{ path: 'selector', code: 'type', message: 'expected record, received string' }]);
+  it.each<[string, unknown, string]>([
+    ['a string: not one problem per character', 'app', 'string'],
+    ['a number: not an empty selector as well', 5, 'number'],
+    ['null: a refusal, not a crash', null, 'null'],
+  ])('a selector that is not a map, %s, gets its type problem alone', (_n, selector, type) => {
+    expect(validateKillSwitch(withSelector(selector))).toEqual([{ path: 'selector', code: 'type', message: `expected record, received ${type}` }]);
   });
 });
 
