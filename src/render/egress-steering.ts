@@ -318,6 +318,8 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   if (!t) return host;
   if (t.type === 'wireguard') {
     const unit = `wg-quick@${f.iface}.service`;
+    // wg-quick and wg come from wireguard-tools (the kernel module alone has no wg-quick@.service).
+    host.packages.push('wireguard-tools');
     const key = planSecretSource(`${f.iface}-private-key`, t.privateKeyFrom, unit);
     addResolvedSecret(host, key);
     const waits = [key.unit];

@@ -68,6 +68,8 @@ describe('planEgressSteering', () => {
     expect(conf).toContain('\nPostUp = ip -4 rule add from 10.2.0.2 lookup 51821 priority 5210\nPostUp = ip -4 route replace default dev %i table 51821\nPostUp = /opt/tunnelwright/bin/egress-resteer || true\n');
     expect(conf).not.toMatch(/PrivateKey/);
     expect(host.files.find((f) => f.path === '/etc/tunnelwright/killswitch.nft')!.content).toContain('elements = { 10.2.0.2/32 }');
+    // wg-quick@.service and wg come from wireguard-tools: a stock Debian or Fedora host has neither.
+    expect(host.packages).toEqual(['wireguard-tools', 'nftables']);
   });
 
   it('renders an OpenVPN split tunnel with route-noexec, pinned to its remote', () => {
