@@ -1,9 +1,9 @@
 import { stringify } from 'yaml';
 import {
   applyRoute, planEgressProbe, planEgressSteering, planKillSwitch, Plan, planRoute, planVpnGateway, planWireguardMesh, planWireguardOverlayNode,
-  renderHostArtefacts, VpnGatewayProps,
+  EgressSteeringProps, renderHostArtefacts, VpnGatewayProps, WireguardOverlayNodeProps,
 } from '../../src';
-import { gatewayFor, gatewayProbe, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
+import { gatewayFor, gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
 import { expectGolden } from '../helpers/golden';
 
 /**
@@ -26,6 +26,21 @@ function document(plan: Plan, extra: Record<string, unknown> = {}): string {
 
 const WORKLOAD_SPEC = { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3' }] };
 
+/**
+ * The three-site controller on another distribution, dual-stack (IPv6 written first), its private key and one peer's
+ * preshared key inline: what kubeadm or k3s read, and a config with no PostUp to apply a key.
+ */
+function dualStackInline(distribution: 'kubeadm' | 'k3s', kubernetesVersion?: string): WireguardOverlayNodeProps {
+  const props = siteA();
+  const { privateKeyFrom: _from, peers, ...iface } = props.wireguard[0];
+  return {
+    ...props,
+    distribution,
+    ...(kubernetesVersion ? { kubernetesVersion } : {}),
+    wireguard: [{ ...iface, address: ['fd10::1/64', '10.10.0.1/24'], privateKey: KEYS.a.privateKey, peers: [{ ...peers[0], presharedKey: KEYS.psk }, peers[1]] }],
+  };
+}
+
 function gatewayWithRoute(props: VpnGatewayProps): string {
   const route = planRoute(props, { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' });
   return document(planVpnGateway(props), { 'route objects': route.objects, 'routed pod spec': applyRoute(WORKLOAD_SPEC, route) });
@@ -44,6 +59,11 @@ describe('golden output', () => {
     ['egress-probe.steering.yaml', () => document(planEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} }, dnsLeak: { resolver: '10.43.0.10', leakedCidrs: ['192.0.2.0/24'] } }))],
     ['wireguard-overlay-node.site-a.yaml', () => document(planWireguardOverlayNode(siteA()))],
     ['wireguard-mesh.three.yaml', () => document(planWireguardMesh(threeNodeMesh()))],
+    ['wireguard-overlay-node.kubeadm-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm')))],
+    ['wireguard-overlay-node.kubeadm-1.30.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm', '1.30')))],
+    ['wireguard-overlay-node.k3s-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('k3s')))],
+    ['egress-steering.ipv6-tunnel.yaml', () => document(planEgressSteering({ ...wireguardSteering(), tunnel: { ...wireguardSteering().tunnel!, address: 'fd00:2::2/128' } as EgressSteeringProps['tunnel'], denyIpv6: true }))],
+    ['egress-steering.no-tunnel.yaml', () => document(planEgressSteering({ ...wireguardSteering(), tunnel: undefined }))],
   ])('%s', (name, render) => {
     expectGolden(name, render());
   });
