@@ -23,7 +23,7 @@ export type EgressTunnel =
     }
   | {
       readonly type: 'wireguard';
-      /** The tunnel address the provider assigned, e.g. `10.2.0.2/32`. */
+      /** The tunnel address the provider assigned, e.g. `10.2.0.2/32` (IPv4 unless every destination is IPv6). */
       readonly address: Cidr;
       readonly privateKeyFrom: SecretSource;
       readonly peer: { readonly publicKey: string; readonly endpoint: string; readonly presharedKeyFrom?: SecretSource };
@@ -82,7 +82,8 @@ export interface EgressSteeringProps {
   readonly tunnel?: EgressTunnel;
   /**
    * Deny vpn-class pods IPv6 egress outside the cluster with a CiliumClusterwideNetworkPolicy (`egressDeny`): the
-   * egress gateway steers IPv4 destinations only, so their IPv6 would leave natively. @default false (a warning on an IPv6 cluster)
+   * egress gateway steers IPv4 destinations only, so their IPv6 would leave natively. Refused beside IPv6
+   * `destinationCidrs` (the deny drops them before the redirect). @default false (a warning on an IPv6 cluster)
    */
   readonly denyIpv6?: boolean;
   /** Warning codes you have read and accept (`dns-wan`, `policy-delay`): not reported again. @default [] */
@@ -198,6 +199,8 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
     if (Array.isArray(input.clusterCidrs) && input.clusterCidrs.length === 0) push('clusterCidrs', 'required', 'expected the pod and service CIDRs: they are never steered');
     // Limits of Cilium's egress gateway that no setting here closes: said at synth, with the remedy.
     const v6Dest = locatedCidrs(input, 'destinationCidrs').some((d) => d.value.family === 6);
+    // A deny rule is enforced before the egress gateway redirects (Cilium's policy verdict comes first).
+    if (v6Dest && input.denyIpv6 === true) push('denyIpv6', 'deny-steered', 'expected denyIpv6 off while IPv6 destinations are steered: its deny of ::/0 drops them before the egress gateway redirects them');
     for (const c of locatedCidrs(input, 'clusterCidrs')) {
       if (c.value.family === 6 && !v6Dest && input.denyIpv6 !== true) warnings.push({ path: c.at, code: 'ipv6-egress', message: 'an IPv6 cluster: vpn-class pods\' IPv6 traffic is not steered (only IPv4 destinations are) and leaves natively; set denyIpv6: true (a CiliumClusterwideNetworkPolicy denying it), or steer IPv6 destinations (Cilium 1.20+)' });
     }
@@ -237,6 +240,9 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
         const bits = c?.family === 4 ? 32 : 128;
         if (!c) push('tunnel.address', 'cidr', `expected the tunnel address with its prefix such as 10.2.0.2/32, ${received(t.address)}`);
         else if (c.prefix < bits - 1 && !hasHostBits(c)) push('tunnel.address', 'host-address', `expected a host address, ${received(t.address)}`);
+        // Cilium masquerades steered IPv4 to the interface's first IPv4 address (egressgateway getIfaceFirstIPv4Address:
+        // "no IPv4 address assigned to interface"), and the tunnel's table is for its own family only.
+        else if (c.family === 6 && destinations.some((d) => d.value.family === 4)) push('tunnel.address', 'tunnel-family', `expected an IPv4 tunnel address: the IPv4 destinations leave from the tunnel's IPv4 address, and ${t.address} is IPv6 (steer only IPv6 destinations through an IPv6-only tunnel)`);
       }
       const peer = t.peer;
       if (isRecord(peer)) {

@@ -8,7 +8,12 @@ const prod = (fn: (p: Props) => void) => mutated(prodSteering(), fn);
 const wg = (fn: (p: Props) => void) => mutated(wireguardSteering(), fn);
 
 describe('EgressSteering validation', () => {
-  it.each([['prod (OpenVPN)', prodSteering()], ['WireGuard', wireguardSteering()]])('accepts %s', (_n, props) => {
+  it.each([
+    ['prod (OpenVPN)', prodSteering()],
+    ['WireGuard', wireguardSteering()],
+    ['an IPv6-only WireGuard tunnel for IPv6 destinations only', wg((p) => { (p.tunnel as { address: string }).address = 'fd00:2::2/128'; p.destinationCidrs = ['2000::/3']; })],
+    ['denyIpv6 with IPv4 destinations only', wg((p) => { p.destinationCidrs = ['0.0.0.0/0']; p.denyIpv6 = true; })],
+  ])('accepts %s', (_n, props) => {
     expect(validateEgressSteering(props)).toEqual([]);
   });
 
@@ -44,6 +49,12 @@ describe('EgressSteering validation', () => {
     ]],
     ['fails a WireGuard tunnel address that is a network', wg((p) => { (p.tunnel as { address: string }).address = '10.2.0.0/24'; }), [
       { path: 'tunnel.address', code: 'host-address', message: 'expected a host address, received "10.2.0.0/24"' },
+    ]],
+    ['fails an IPv6-only WireGuard tunnel for IPv4 destinations', wg((p) => { (p.tunnel as { address: string }).address = 'fd00:2::2/128'; }), [
+      { path: 'tunnel.address', code: 'tunnel-family', message: 'expected an IPv4 tunnel address: the IPv4 destinations leave from the tunnel\'s IPv4 address, and fd00:2::2/128 is IPv6 (steer only IPv6 destinations through an IPv6-only tunnel)' },
+    ]],
+    ['fails denyIpv6 beside steered IPv6 destinations', wg((p) => { p.destinationCidrs = ['0.0.0.0/0', '2000::/3']; p.denyIpv6 = true; }), [
+      { path: 'denyIpv6', code: 'deny-steered', message: 'expected denyIpv6 off while IPv6 destinations are steered: its deny of ::/0 drops them before the egress gateway redirects them' },
     ]],
     ['fails a WireGuard peer key that is not a key', wg((p) => { (p.tunnel as { peer: { publicKey: string } }).peer.publicKey = 'abc'; }), [
       { path: 'tunnel.peer.publicKey', code: 'key', message: KEY_FIELD_MESSAGE },

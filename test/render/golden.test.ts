@@ -62,8 +62,8 @@ describe('golden output', () => {
     ['wireguard-overlay-node.kubeadm-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm')))],
     ['wireguard-overlay-node.kubeadm-1.30.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm', '1.30')))],
     ['wireguard-overlay-node.k3s-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('k3s')))],
-    ['egress-steering.ipv6-tunnel.yaml', () => document(planEgressSteering({ ...wireguardSteering(), tunnel: { ...wireguardSteering().tunnel!, address: 'fd00:2::2/128' } as EgressSteeringProps['tunnel'], denyIpv6: true }))],
-    ['egress-steering.no-tunnel.yaml', () => document(planEgressSteering({ ...wireguardSteering(), tunnel: undefined }))],
+    ['egress-steering.ipv6-tunnel.yaml', () => document(planEgressSteering({ ...wireguardSteering(), tunnel: { ...wireguardSteering().tunnel!, address: 'fd00:2::2/128' } as EgressSteeringProps['tunnel'], destinationCidrs: ['::/0'] }))],
+    ['egress-steering.no-tunnel.yaml', () => document(planEgressSteering({ ...wireguardSteering(), tunnel: undefined, denyIpv6: true }))],
   ])('%s', (name, render) => {
     expectGolden(name, render());
   });
