@@ -326,9 +326,12 @@ export function vpnGatewayClaims(props: VpnGatewayProps): Claim[] {
   const claims: Claim[] = [{ key: `cluster/${f.cluster}/vxlan/${f.vxlanId}`, path: 'vxlanId', what: `VXLAN id ${f.vxlanId} in cluster "${f.cluster}"` }];
   const key = props.wireguardPrivateKeySecret;
   if (key) claims.push({ key: `cluster/${f.cluster}/wireguard-key/${f.namespace}/${key.name}/${key.key ?? 'private-key'}`, path: 'wireguardPrivateKeySecret', what: `WireGuard key ${f.namespace}/${key.name} (a key used by two gateways steals the session)` });
-  const server = props.vpnEndpointIp ? `${props.vpnEndpointIp}:${props.vpnEndpointPort}` : props.serverHostnames?.length === 1 ? props.serverHostnames[0] : props.serverNames?.length === 1 ? props.serverNames[0] : undefined;
+  // The one server the gateway is pinned to, and the prop that pins it (where a clash is reported).
+  const pinned = props.vpnEndpointIp ? { server: `${props.vpnEndpointIp}:${props.vpnEndpointPort}`, path: 'vpnEndpointIp' }
+    : props.serverHostnames?.length === 1 ? { server: props.serverHostnames[0], path: 'serverHostnames[0]' }
+      : props.serverNames?.length === 1 ? { server: props.serverNames[0], path: 'serverNames[0]' } : undefined;
   const credential = key ? `${f.namespace}/${key.name}/${key.key ?? 'private-key'}` : props.openvpnCredentialsSecret ? `${f.namespace}/${props.openvpnCredentialsSecret.name}` : undefined;
-  if (server && credential) claims.push({ key: `vpn-server/${providerRow(props.vpnProvider)!.gluetunName}/${server}/${credential}`, path: 'vpnEndpointIp', what: `VPN server ${server} with credential ${credential}` });
+  if (pinned && credential) claims.push({ key: `vpn-server/${providerRow(props.vpnProvider)!.gluetunName}/${pinned.server}/${credential}`, path: pinned.path, what: `VPN server ${pinned.server} with the credential ${credential} (two gateways on one server and account steal each other's session)` });
   return claims;
 }
 

@@ -1,7 +1,7 @@
 import { thrown } from '../helpers/thrown';
 import * as fc from 'fast-check';
 import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
-import { applyRoute, planRoute, planVpnGateway, PROVIDERS, VpnGatewayProps } from '../../src';
+import { applyRoute, planRoute, planVpnGateway, PROVIDERS, vpnGatewayClaims, VpnGatewayProps } from '../../src';
 import { GLUETUN_ENV } from '../../src/model/vpn-providers';
 import { checkKubeObjects } from '../../src/testing';
 import { gatewayFor, nordvpnGateway } from '../helpers/fixtures';
@@ -200,5 +200,30 @@ describe('port forwarding to a workload whose name has a dash (pod-gateway looks
       problems: [{ path: 'route.name', code: 'nat-name', message: 'pod-gateway looks clients up by the part of the hostname before the first "-": pods of "myqbit-web" would be taken for the port-forwarding workload "my-qbit" (nat.conf name "myqbit") and get its fixed address; rename one of them' }],
     });
     expect(planRoute(props, { namespace: 'media', podLabels: { app: 'sonarr' }, name: 'sonarr' }).hostname).toBeUndefined();
+  });
+});
+
+describe('what a gateway claims across an App', () => {
+  const VXLAN = { key: 'cluster/default/vxlan/42', path: 'vxlanId', what: 'VXLAN id 42 in cluster "default"' };
+  const KEY = { key: 'cluster/default/wireguard-key/vpn-gateway/nordvpn-wireguard/private-key', path: 'wireguardPrivateKeySecret', what: 'WireGuard key vpn-gateway/nordvpn-wireguard (a key used by two gateways steals the session)' };
+  const server = (provider: string, name: string, credential: string, path: string) => ({
+    key: `vpn-server/${provider}/${name}/${credential}`, path, what: `VPN server ${name} with the credential ${credential} (two gateways on one server and account steal each other's session)`,
+  });
+  it.each<[string, VpnGatewayProps, object[]]>([
+    ['a country filter: no one server', nordvpnGateway(), [VXLAN, KEY]],
+    ['an endpoint IP and port, with the key', gatewayFor('custom'), [VXLAN, KEY, server('custom', '203.0.113.50:1337', 'vpn-gateway/nordvpn-wireguard/private-key', 'vpnEndpointIp')]],
+    ['one server hostname', { ...nordvpnGateway(), serverHostnames: ['ch1.nordvpn.com'] }, [VXLAN, KEY, server('nordvpn', 'ch1.nordvpn.com', 'vpn-gateway/nordvpn-wireguard/private-key', 'serverHostnames[0]')]],
+    ['two server hostnames: no one server', { ...nordvpnGateway(), serverHostnames: ['ch1.nordvpn.com', 'ch2.nordvpn.com'] }, [VXLAN, KEY]],
+    ['one server name, with OpenVPN credentials', { ...gatewayFor('private internet access'), serverNames: ['swiss401'] }, [VXLAN, server('private internet access', 'swiss401', 'vpn-gateway/pia-credentials', 'serverNames[0]')]],
+  ])('%s', (_name, props, claims) => {
+    expect(vpnGatewayClaims(props)).toEqual(claims);
+  });
+});
+
+describe('a route target from JavaScript or YAML', () => {
+  it.each([[null, 'null'], [5, 'number'], ['media/qbittorrent', 'string'], [undefined, 'undefined']])('refuses %p at route, saying what arrived', (target, type) => {
+    const error = thrown(() => planRoute(nordvpnGateway(), target as never)) as Error & { problems: unknown };
+    expect(error.name).toBe('ValidationError');
+    expect(error.problems).toEqual([{ path: 'route', code: 'type', message: `expected the workload to route ({ namespace, podLabels, name }), received ${type}` }]);
   });
 });
