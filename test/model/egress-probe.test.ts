@@ -15,6 +15,10 @@ describe('EgressProbe validation', () => {
     ['fails a probe attached to nothing', probe((p) => { delete (p as Partial<Props>).via; }), [
       { path: 'via', code: 'attached-to-nothing', message: 'expected { vpnGateway } or { egressSteering }: a probe attached to nothing proves nothing about vpn-class traffic' },
     ]],
+    ['fails targets the URL parser refuses, and one without a host', probe((p) => { p.targets = ['http://[::1', 'https://']; }), [
+      { path: 'targets[0]', code: 'url', message: 'expected an http:// or https:// URL, received "http://[::1"' },
+      { path: 'targets[1]', code: 'url', message: 'expected an http:// or https:// URL, received "https://"' },
+    ]],
     ['fails a target that is not an http(s) URL', probe((p) => { p.targets = ['ftp://ifconfig.example.test/ip']; }), [
       { path: 'targets[0]', code: 'url', message: 'expected an http:// or https:// URL, received "ftp://ifconfig.example.test/ip"' },
     ]],

@@ -68,6 +68,9 @@ describe('EgressSteering validation', () => {
     ['fails an unknown tunnel type', prod((p) => { (p.tunnel as { type: string }).type = 'ipsec'; }), [
       { path: 'tunnel.type', code: 'invalid_union', message: 'expected \'openvpn\' | \'wireguard\', received "ipsec"' },
     ]],
+    ['fails an enforced namespace that is not a namespace name', prod((p) => { p.enforceLabels!.namespaces = ['media', 'Media']; }), [
+      { path: 'enforceLabels.namespaces[1]', code: 'namespace', message: 'expected a namespace name, received "Media"' },
+    ]],
     ['fails a monitoring namespace that is not a DNS label', prod((p) => { p.monitoring!.namespace = 'Monitoring'; }), [
       { path: 'monitoring.namespace', code: 'namespace', message: 'expected a namespace name, received "Monitoring"' },
     ]],

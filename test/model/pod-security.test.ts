@@ -19,6 +19,8 @@ const pods: [string, IPodSpec, PodSecurityLevel, string][] = [
   ['the probe routed through a gateway', podOf(planEgressProbe(gatewayProbe()).objects), 'privileged', 'container vpn-route-init adds NET_ADMIN, NET_RAW'],
   ['the probe of an EgressSteering class', podOf(planEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} } }).objects), 'restricted', 'it meets the restricted level'],
   ['a plain pod (runtime defaults)', plain, 'baseline', 'container app may run as root'],
+  ['a pod on the host network', { ...plain, hostNetwork: true }, 'privileged', 'the pod shares a host namespace'],
+  ['a non-root pod that keeps its capabilities', { containers: [{ name: 'app', image: 'nginx', securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false } }] }, 'baseline', 'container app does not drop ALL capabilities'],
 ];
 
 describe('Pod Security: what each pod needs, against each level', () => {
@@ -38,6 +40,7 @@ describe('Pod Security: what each pod needs, against each level', () => {
     expect(namespacePolicy({
       'pod-security.kubernetes.io/enforce': 'Privileged', 'pod-security.kubernetes.io/enforce-version': 'v1.30',
       'pod-security.kubernetes.io/audit': 'strict', 'pod-security.kubernetes.io/warn': 'baseline', 'pod-security.kubernetes.io/warn-version': '1.30',
+      'pod-security.kubernetes.io/audit-version': 'xv1.29',
     })).toEqual({
       enforce: { level: 'restricted', version: 'v1.30', invalid: 'Privileged' },
       audit: { level: 'privileged', version: 'latest', invalid: 'strict' },

@@ -2,6 +2,7 @@ import {
   EgressProbeProps, EgressSteeringProps, planEgressSteering, planRoute, planVpnGateway, Problem, validateEgressProbe, validateEgressSteering, validateVpnGateway,
   planWireguardMesh, renderKillSwitchTable, validateWireguardMesh, ValidationError, VpnGatewayProps, WireguardMeshProps,
 } from '../../src';
+import { sortProblems } from '../../src/model/common';
 import { shown } from '../helpers/shown';
 import { thrown } from '../helpers/thrown';
 import { gatewayFor, gatewayProbe, nordvpnGateway, prodSteering, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
@@ -142,5 +143,12 @@ describe('messages a caller reads', () => {
       p.nodes[0].endpoint = '[2001:db8::1]';
       p.underlayMtu = 1360;
     }))).toEqual([]);
+  });
+});
+
+describe('problems in the order of the props', () => {
+  it('puts a prop before its parts, list items by index, and each problem once', () => {
+    const at = (path: string) => ({ path, code: 'c', message: 'm' });
+    expect(sortProblems([at('a[10]'), at('a.b'), at('a[9]'), at('a'), at('a.b'), at('b')]).map((p) => p.path)).toEqual(['a', 'a[9]', 'a[10]', 'a.b', 'b']);
   });
 });

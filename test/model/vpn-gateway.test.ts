@@ -130,10 +130,21 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails a namespace that is not a DNS label', on('nordvpn', (p) => { p.namespace = 'VPN'; }), [
       { path: 'namespace', code: 'namespace', message: 'expected a DNS label (lowercase letters, digits and "-", ≤ 63 characters), received "VPN"' },
     ]],
+    ['fails empty cluster CIDRs (and so no service CIDR to take the DNS address from)', on('nordvpn', (p) => { p.clusterCidrs = []; }), [
+      { path: 'clusterCidrs', code: 'required', message: 'expected the pod and service CIDRs: they are never routed through the VPN' },
+      { path: 'clusterDnsIp', code: 'required', message: 'required unless clusterCidrs[1] is the IPv4 service CIDR (its .10 is the default)' },
+    ]],
+    ['fails an IPv6 service CIDR without clusterDnsIp (the .10 default is IPv4 only)', on('nordvpn', (p) => { p.clusterCidrs = ['10.1.0.0/16', 'fd00:43::/112']; }), [
+      { path: 'clusterDnsIp', code: 'required', message: 'required unless clusterCidrs[1] is the IPv4 service CIDR (its .10 is the default)' },
+    ]],
   ];
 
   it.each(cases)('%s', (_name, props, expected) => {
     expect(validateVpnGateway(props)).toEqual(expected);
+  });
+
+  it('accepts an IPv6 service CIDR with its DNS address given', () => {
+    expect(validateVpnGateway({ ...nordvpnGateway(), clusterCidrs: ['10.1.0.0/16', 'fd00:43::/112'], clusterDnsIp: 'fd00:43::a' })).toEqual([]);
   });
 
   it('accepts a node network that contains the cluster\'s (a broad LAN)', () => {

@@ -58,6 +58,9 @@ describe('WireguardOverlayNode validation', () => {
     ['fails on an unknown prop (a typo)', (p) => { (p.wireguard[0] as Record<string, unknown>).listenport = 51820; }, [{ path: 'wireguard[0].listenport', code: 'unknown-prop', message: 'unknown prop "listenport"' }]],
     ['fails on an unknown distribution', (p) => { (p as Record<string, unknown>).distribution = 'rke2'; }, [{ path: 'distribution', code: 'enum', message: 'expected one of "k0s"|"k3s"|"kubeadm", received "rke2"' }]],
     ['fails on a cluster endpoint that is not host:port', (p) => { p.clusterEndpoint = 'https://'; }, [{ path: 'clusterEndpoint', code: 'endpoint', message: 'expected host:port or https://host:port, received "https://"' }]],
+    ['fails on a cluster endpoint with the scheme inside it', (p) => { p.clusterEndpoint = '10.10.0.1:https://6443'; }, [{ path: 'clusterEndpoint', code: 'endpoint', message: 'expected host:port or https://host:port, received "10.10.0.1:https://6443"' }]],
+    ['fails on an inline preshared key that is not a key, without echoing it', (p) => { p.wireguard[0].peers[0].presharedKey = 'c2VjcmV0LWJ1dC10b28tc2hvcnQ='; }, [{ path: 'wireguard[0].peers[0].presharedKey', code: 'key', message: 'expected a WireGuard preshared key: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: it is secret)' }]],
+    ['accepts installK0s with the distribution left at its default (k0s)', (p) => { delete p.distribution; p.installK0s = {}; }, []],
   ];
 
   it.each(cases)('%s', (_name, fn, expected) => {

@@ -1,4 +1,4 @@
-import { planKillSwitch, renderHostArtefacts, renderKillSwitchTable } from '../../src';
+import { killSwitchName, planKillSwitch, renderHostArtefacts, renderKillSwitchTable } from '../../src';
 import { checkKubeObjects } from '../../src/testing';
 import { qbittorrentKillSwitch } from '../helpers/fixtures';
 import { expectGolden } from '../helpers/golden';
@@ -106,5 +106,18 @@ describe('planKillSwitch', () => {
 describeWithSchemas('KillSwitch objects against their schemas', () => {
   it.each(['kubernetes', 'cilium'] as const)('%s flavor passes', (flavor) => {
     expect(checkKubeObjects(planKillSwitch({ ...qbittorrentKillSwitch(), flavor }).objects, SCHEMA_DIR)).toEqual([]);
+  });
+});
+
+describe('the policy name from the selector (a DNS label)', () => {
+  it.each([
+    [{ app: 'my-app' }, 'my-app-kill-switch'],
+    [{ tier: 'Web_UI', 'app.kubernetes.io/name': '-x-' }, 'x--web-ui-kill-switch'],
+    [{ app: '--' }, 'pods-kill-switch'],
+    [{ app: 'x'.repeat(63) }, `${'x'.repeat(51)}-kill-switch`],
+    [{ app: `${'a'.repeat(50)}-${'b'.repeat(12)}` }, `${'a'.repeat(50)}-kill-switch`],
+  ])('%j is %s', (selector, name) => {
+    expect(killSwitchName({ selector })).toBe(name);
+    expect(name.length).toBeLessThanOrEqual(63);
   });
 });
