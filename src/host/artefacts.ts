@@ -94,11 +94,8 @@ export function userDataSizeWarnings(plan: HostPlan, path: string): Problem[] {
   for (const f of plan.files) size += contentLength(f);
   for (const u of plan.units) size += u.content?.length ?? 0;
   for (const d of plan.dropins) size += d.content.length;
-  if (size <= USER_DATA_WARN_BYTES) {
-    const text = renderCloudConfig(plan);
-    // UTF-8 never takes fewer bytes than UTF-16 code units: a long text is over without scanning it.
-    size = text.length > USER_DATA_WARN_BYTES ? text.length : Buffer.byteLength(text, 'utf8');
-  }
+  // Characters are a lower bound of UTF-8 bytes: over the limit by the files alone, the figure is "or more".
+  if (size <= USER_DATA_WARN_BYTES) size = Buffer.byteLength(renderCloudConfig(plan), 'utf8');
   if (size <= USER_DATA_WARN_BYTES) return [];
-  return [{ path, code: 'user-data-size', message: `the cloud-config of node "${plan.node}" is over 16 KiB (its files alone are ${size} characters or more): many clouds cap user-data at 16 KiB (use Ignition, or fewer peers per node with topology { hub })` }];
+  return [{ path, code: 'user-data-size', message: `the cloud-config of node "${plan.node}" is over 16 KiB (${size} bytes or more): many clouds cap user-data at 16 KiB (use Ignition, or fewer peers per node with topology { hub })` }];
 }

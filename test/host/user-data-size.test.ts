@@ -19,7 +19,8 @@ function nodeWithPeers(count: number): WireguardOverlayNodeProps {
 function sizes() {
   return Array.from({ length: 60 }, (_, i) => 50 + i).map((count) => {
     const plan = planWireguardOverlayNode(nodeWithPeers(count));
-    return { count, bytes: Buffer.byteLength(renderHostArtefacts(plan.hosts[0]).cloudConfig), warned: plan.warnings.some((w) => w.code === 'user-data-size') };
+    const warning = plan.warnings.find((w) => w.code === 'user-data-size');
+    return { count, bytes: Buffer.byteLength(renderHostArtefacts(plan.hosts[0]).cloudConfig), warned: warning !== undefined, figure: Number(/\((\d+) bytes or more\)/.exec(warning?.message ?? '')?.[1]) };
   });
 }
 
@@ -32,5 +33,11 @@ describe('the user-data size warning', () => {
 
   it('is given exactly when the rendered cloud-config is over 16 KiB', () => {
     expect(sizes().filter((s) => s.warned !== s.bytes > 16384)).toEqual([]);
+  });
+
+  it('gives a figure over 16 KiB and never over the real size: exact when the YAML around the files tips it over', () => {
+    const warned = sizes().filter((s) => s.warned);
+    expect(warned.filter((s) => !(s.figure > 16384 && s.figure <= s.bytes))).toEqual([]);
+    expect(warned[0].figure).toBe(warned[0].bytes);
   });
 });

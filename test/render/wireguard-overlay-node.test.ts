@@ -109,6 +109,8 @@ describe('planWireguardOverlayNode', () => {
     const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], peers }] });
     expect(conf({ ...props, wireguard: [{ ...props.wireguard[0], peers }] }).content).toContain(`PostUp = wg set %i peer ${KEYS.b.publicKey} preshared-key /run/tunnelwright/secrets/wg0-peer0-preshared-key\n`);
     expect(plan.hosts[0].dropins[0].content).toBe('[Unit]\nAfter=tunnelwright-secret-wg0-private-key.service tunnelwright-secret-wg0-peer0-preshared-key.service\nRequires=tunnelwright-secret-wg0-private-key.service tunnelwright-secret-wg0-peer0-preshared-key.service\n');
+    // The two secrets share one resolve script: written once (cloud-init would write a path twice, Ignition refuses it).
+    expect(plan.hosts[0].files.map((f) => f.path)).toEqual(['/opt/tunnelwright/bin/wg-reload', '/opt/tunnelwright/bin/resolve-secret', '/etc/wireguard/wg0.conf', '/etc/k0s/k0s.yaml']);
   });
 
   it('marks a file with an inline key secret, and the artefacts with it', () => {
@@ -198,6 +200,6 @@ describe('planWireguardOverlayNode', () => {
     const peers = Array.from({ length: 120 }, (_, i) => ({ publicKey: Buffer.alloc(32, i + 1).toString('base64'), endpoint: `198.51.100.${i + 1}:51820`, allowedIPs: [`10.10.${i + 1}.0/24`] }));
     const plan = planWireguardOverlayNode({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], address: '10.10.0.1/16', peers }] });
     expect(plan.warnings.map((w) => w.code)).toEqual(['k0s-node-ip', 'user-data-size']);
-    expect(plan.warnings[1].message).toMatch(/^the cloud-config of node "site-a" is over 16 KiB \(its files alone are \d+ characters or more\)/);
+    expect(plan.warnings[1].message).toMatch(/^the cloud-config of node "site-a" is over 16 KiB \(\d+ bytes or more\)/);
   });
 });
