@@ -1,4 +1,4 @@
-import { HostFile, HostPlan, mergeHostPlans, Problem } from '../../src';
+import { HostFile, HostPlan, mergeHostPlans, Problem, wireguardConfigs } from '../../src';
 import { hostPlan as plan } from '../helpers/fixtures';
 
 /**
@@ -48,5 +48,18 @@ describe('merging host plans', () => {
 
   it('names an unnamed contribution by its index', () => {
     expect(mergeHostPlans([plan({ files: [file()] }), plan({ files: [file({ content: 'y' })] })]).problems.map((p) => p.path)).toEqual(['hosts[1]:/etc/x']);
+  });
+});
+
+describe('the wg-quick configs of a host plan (the day-2 copy to /etc/wireguard/)', () => {
+  it('takes the files directly in /etc/wireguard/ named *.conf, with their secrecy, and nothing else', () => {
+    const file = (path: string, secret?: boolean): HostFile => ({ path, mode: 0o600, owner: 'root:root', content: `# ${path}\n`, ...(secret === undefined ? {} : { secret }) });
+    const configs = wireguardConfigs(plan({
+      files: [file('/etc/wireguard/wg0.conf', true), file('/srv/etc/wireguard/wg1.conf'), file('/etc/wireguard/keys/wg2.conf'), file('/etc/wireguard/wg3.conf.bak'), file('/etc/wireguard/wg4.conf')],
+    }));
+    expect(configs).toEqual([
+      { name: 'wg0.conf', content: '# /etc/wireguard/wg0.conf\n', secret: true },
+      { name: 'wg4.conf', content: '# /etc/wireguard/wg4.conf\n', secret: false },
+    ]);
   });
 });
