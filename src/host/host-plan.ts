@@ -44,7 +44,8 @@ export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly str
         const idx = plan.units.findIndex((x) => x.name === u.name);
         const prev = plan.units[idx];
         plan.units[idx] = { name: u.name, content: prev.content ?? u.content, enabled: (prev.enabled ?? false) || (u.enabled ?? false) || undefined };
-        unitAt.set(u.name, { content: prev.content ?? u.content, src: seen.src });
+        // The unit's writer is the source to name in a later conflict: the first to give content.
+        unitAt.set(u.name, prev.content !== undefined ? seen : { content: u.content, src });
       }
     }
     for (const d of p.dropins) {

@@ -72,8 +72,9 @@ export function renderIgnition(plan: HostPlan, version: IgnitionVersion = DEFAUL
     units.set(d.unit, unit);
   }
   if (plan.commands.length > 0) {
-    units.set('tunnelwright-firstboot.service', {
-      name: 'tunnelwright-firstboot.service',
+    const firstboot = 'tunnelwright-firstboot.service';
+    units.set(firstboot, {
+      name: firstboot,
       enabled: true,
       contents: [
         '[Unit]',

@@ -21,6 +21,15 @@ describe('merging host plans', () => {
     ['a unit only enabled by one and written by the other is written and enabled',
       [plan({ units: [{ name: 'x.service', enabled: true }] }), plan({ units: [{ name: 'x.service', content: '[Unit]\n' }] })],
       [{ units: [{ name: 'x.service', content: '[Unit]\n', enabled: true }] }], []],
+    ['a unit written by one and only enabled by the other is written and enabled',
+      [plan({ units: [{ name: 'x.service', content: '[Unit]\n' }] }), plan({ units: [{ name: 'x.service', enabled: true }] })],
+      [{ units: [{ name: 'x.service', content: '[Unit]\n', enabled: true }] }], []],
+    ['the unit enabled is the one named, among others',
+      [plan({ units: [{ name: 'a.service', content: '[Unit]\n' }, { name: 'x.service', content: '[Service]\n' }] }), plan({ units: [{ name: 'x.service', enabled: true }] })],
+      [{ units: [{ name: 'a.service', content: '[Unit]\n' }, { name: 'x.service', content: '[Service]\n', enabled: true }] }], []],
+    ['after an enable and a write, a third version is refused, naming the writer',
+      [plan({ units: [{ name: 'x.service', enabled: true }] }), plan({ units: [{ name: 'x.service', content: '[Unit]\n' }] }), plan({ units: [{ name: 'x.service', content: '[Service]\n' }] })],
+      [{ units: [{ name: 'x.service', content: '[Unit]\n', enabled: true }] }], [conflict('hosts[2]:x.service', 'node "n1": unit x.service is also written by b with different content')]],
     ['a unit written twice alike, enabled by the second, is enabled',
       [plan({ units: [{ name: 'x.service', content: '[Unit]\n' }] }), plan({ units: [{ name: 'x.service', content: '[Unit]\n', enabled: true }] })],
       [{ units: [{ name: 'x.service', content: '[Unit]\n', enabled: true }] }], []],
@@ -47,7 +56,9 @@ describe('merging host plans', () => {
   });
 
   it('names an unnamed contribution by its index', () => {
-    expect(mergeHostPlans([plan({ files: [file()] }), plan({ files: [file({ content: 'y' })] })]).problems.map((p) => p.path)).toEqual(['hosts[1]:/etc/x']);
+    expect(mergeHostPlans([plan({ files: [file()] }), plan({ files: [file({ content: 'y' })] })]).problems).toEqual([
+      conflict('hosts[1]:/etc/x', 'node "n1": /etc/x is also written by hosts[0] with different content; one machine takes one version of a file'),
+    ]);
   });
 });
 
