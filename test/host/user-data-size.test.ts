@@ -1,5 +1,6 @@
 import { planWireguardOverlayNode, renderHostArtefacts, WireguardOverlayNodeProps } from '../../src';
-import { siteA } from '../helpers/fixtures';
+import { userDataSizeWarnings } from '../../src/host/artefacts';
+import { hostPlan, siteA } from '../helpers/fixtures';
 
 /**
  * The user-data-size warning matches the user-data a cloud receives: it is given exactly when the rendered
@@ -39,5 +40,21 @@ describe('the user-data size warning', () => {
     const warned = sizes().filter((s) => s.warned);
     expect(warned.filter((s) => !(s.figure > 16384 && s.figure <= s.bytes))).toEqual([]);
     expect(warned[0].figure).toBe(warned[0].bytes);
+  });
+});
+
+describe('the user-data size warning at exactly 16 KiB', () => {
+  const planOf = (n: number) => hostPlan({ files: [{ path: '/etc/x', mode: 0o644, owner: 'root:root', content: `${'x'.repeat(n - 1)}\n` }] });
+  const bytes = (n: number) => Buffer.byteLength(renderHostArtefacts(planOf(n)).cloudConfig);
+
+  it('is silent at 16384 bytes and given at 16385 (over, not at)', () => {
+    const n = Array.from({ length: 400 }, (_, i) => 16384 - i).find((k) => bytes(k) === 16384)!;
+    expect(bytes(n)).toBe(16384);
+    expect(userDataSizeWarnings(planOf(n), 'p')).toEqual([]);
+    expect(userDataSizeWarnings(planOf(n + 1), 'p').map((w) => w.message.split(': many')[0])).toEqual(['the cloud-config of node "n1" is over 16 KiB (16385 bytes or more)']);
+  });
+
+  it('measures the cloud-config when the files alone are exactly 16 KiB (the YAML around them tips it over)', () => {
+    expect(userDataSizeWarnings(planOf(16384), 'p').map((w) => w.message.split(': many')[0])).toEqual([`the cloud-config of node "n1" is over 16 KiB (${bytes(16384)} bytes or more)`]);
   });
 });

@@ -87,6 +87,12 @@ describe('planWireguardOverlayNode', () => {
     ]);
   });
 
+  it('escapes % in a file source for systemd, which would read %k as a specifier', () => {
+    const props = siteA();
+    const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], privateKeyFrom: { file: '/run/keys/wg0%key' } }] });
+    expect(plan.hosts[0].units[0].content).toContain('\nExecStart=/opt/tunnelwright/bin/resolve-secret file /run/keys/wg0%%key /run/tunnelwright/secrets/wg0-private-key 0\n');
+  });
+
   it('fetches a URL source after the network is online, the URL only in a root-only curl config', () => {
     const props = siteA();
     const url = 'https://vault.example.test/v1/wg%2Fsite-a?token=s3cr3t';
