@@ -38,16 +38,28 @@ function tally(result, counted) {
 /** A report mutant by where it starts, what it does and its replacement (a survivor line without its status). */
 const startKey = (file, m) => `${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} ${JSON.stringify(m.replacement)}`;
 
-// `npm run mutation:sample -- --rerun`: the last sample's survivors only, against the suite as it is now (after tests
-// written against them): how many of them it kills. Reads reports/mutation/sample.json and sample-run.json.
+// `npm run mutation:sample -- --rerun`: the last sample's survivors only, against the suite and sources as they are now
+// (after tests and fixes written against them): how many of them it kills. Reads reports/mutation/sample.json and
+// sample-run.json. A survivor is found again by its line's text (sources move between runs); one whose line is gone or
+// no longer unique is listed as not found.
 if (process.argv[2] === '--rerun') {
   const last = JSON.parse(fs.readFileSync('reports/mutation/sample.json', 'utf8'));
   const run = JSON.parse(fs.readFileSync('reports/mutation/sample-run.json', 'utf8'));
   const wantedSurvivors = new Set(last.survivors.map((line) => line.split(' ').slice(0, 1).concat(line.split(' ').slice(2)).join(' ')));
-  const targets = Object.entries(run.files).flatMap(([file, f]) => f.mutants.filter((m) => wantedSurvivors.has(startKey(file, m))).map((m) => ({ file, m })));
-  const ranges = targets.map(({ file, m }) => `${file}:${m.location.start.line}:${m.location.start.column - 1}-${m.location.end.line}:${m.location.end.column - 1}`);
-  const { counts, matched, survivors } = tally(runStryker('rerun', ranges), (file, m) => wantedSurvivors.has(startKey(file, m)));
-  const out = { of: last.survivors.length, matched, counts, survivors: survivors.map(({ file, m }) => `${startKey(file, m)} ${m.status}`).sort() };
+  const targets = Object.entries(run.files).flatMap(([file, f]) => f.mutants.filter((m) => wantedSurvivors.has(startKey(file, m))).map((m) => ({ file, m, text: f.source.split('\n')[m.location.start.line - 1] })));
+  const moved = [];
+  const notFound = [];
+  for (const t of targets) {
+    const now = fs.existsSync(t.file) ? fs.readFileSync(t.file, 'utf8').split('\n') : [];
+    const at = now.flatMap((line, i) => (line === t.text ? [i + 1] : []));
+    if (at.length === 1) moved.push({ ...t, delta: at[0] - t.m.location.start.line });
+    else notFound.push(startKey(t.file, t.m));
+  }
+  const shifted = (m, delta) => ({ ...m, location: { start: { ...m.location.start, line: m.location.start.line + delta }, end: { ...m.location.end, line: m.location.end.line + delta } } });
+  const wantedNow = new Set(moved.map(({ file, m, delta }) => startKey(file, shifted(m, delta))));
+  const ranges = moved.map(({ file, m, delta }) => `${file}:${m.location.start.line + delta}:${m.location.start.column - 1}-${m.location.end.line + delta}:${m.location.end.column - 1}`);
+  const { counts, matched, survivors } = tally(runStryker('rerun', ranges), (file, m) => wantedNow.has(startKey(file, m)));
+  const out = { of: last.survivors.length, matched, counts, notFound: notFound.sort(), survivors: survivors.map(({ file, m }) => `${startKey(file, m)} ${m.status}`).sort() };
   fs.writeFileSync('reports/mutation/rerun.json', `${JSON.stringify(out, null, 2)}\n`);
   console.log(JSON.stringify(out, null, 2));
   process.exit(0);
