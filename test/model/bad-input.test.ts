@@ -80,6 +80,12 @@ function must(ok: boolean, message: string): void {
   if (!ok) throw new Error(message);
 }
 
+/** A problem says where (a path; '' is the props themselves), what kind (a code) and what (a message). */
+function wellFormed(p: unknown): boolean {
+  const { path, code, message } = p as { path: unknown; code: unknown; message: unknown };
+  return typeof path === 'string' && typeof code === 'string' && code.length > 0 && typeof message === 'string' && message.length > 0;
+}
+
 function hasHugeList(value: unknown): boolean {
   return Array.isArray(value) && value.length > 1000;
 }
@@ -137,7 +143,7 @@ describe('bad input: a plan or a ValidationError, never a crash or an echoed sec
           must(e instanceof ValidationError, `threw ${(e as Error)?.name}: ${(e as Error)?.message?.slice(0, 300)}${at}`);
           const error = e as ValidationError;
           must(error.problems.length > 0, `a ValidationError without problems${at}`);
-          for (const p of error.problems) must(typeof p.path === 'string' && typeof p.message === 'string' && p.message.length > 0, `a problem without path or message${at}`);
+          for (const p of error.problems) must(wellFormed(p), `a problem without path, code or message${at}`);
           must(!secret || !error.message.includes(secret), `the error echoes a secret or a whole object${at}`);
           f.refused++;
           result = undefined;
@@ -149,8 +155,9 @@ describe('bad input: a plan or a ValidationError, never a crash or an echoed sec
           f.planned++;
           const warnings = JSON.stringify((result as { warnings?: unknown }).warnings ?? []);
           must(!secret || !warnings.includes(secret), `a warning echoes a secret or a whole object${at}`);
+          for (const w of ((result as { warnings?: unknown[] }).warnings ?? [])) must(wellFormed(w), `a warning without path, code or message${at}`);
           // A problems list (validate*) says where and what, for each problem.
-          if (Array.isArray(result)) for (const p of result as { path: unknown; message: unknown }[]) must(typeof p.path === 'string' && typeof p.message === 'string', `a problem without path or message${at}`);
+          if (Array.isArray(result)) for (const p of result as unknown[]) must(wellFormed(p), `a problem without path, code or message${at}`);
         }
         f.inputs++;
       }),
