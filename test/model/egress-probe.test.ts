@@ -19,6 +19,37 @@ describe('EgressProbe validation', () => {
       { path: 'targets[0]', code: 'url', message: 'expected an http:// or https:// URL, received "http://[::1"' },
       { path: 'targets[1]', code: 'url', message: 'expected an http:// or https:// URL, received "https://"' },
     ]],
+    ['fails a name and namespace that are no DNS labels', probe((p) => { p.name = 'Probe_1'; p.namespace = 'Media'; }), [
+      { path: 'name', code: 'name', message: 'expected a DNS label, received "Probe_1"' },
+      { path: 'namespace', code: 'namespace', message: 'expected a DNS label, received "Media"' },
+    ]],
+    ['fails no targets', probe((p) => { p.targets = []; }), [
+      { path: 'targets', code: 'required', message: 'expected at least one IP-echo URL (there is no default: choose whom you ask)' },
+    ]],
+    ['fails no WAN addresses', probe((p) => { p.wanIps = []; }), [
+      { path: 'wanIps', code: 'required', message: 'expected your WAN addresses: the probe fails when it sees one' },
+    ]],
+    ['fails WAN addresses given as a CIDR or a name', probe((p) => { p.wanIps = ['203.0.113.0/24', 'wan.example.test']; }), [
+      { path: 'wanIps[0]', code: 'ip', message: 'expected an address, not a CIDR or a name, received "203.0.113.0/24"' },
+      { path: 'wanIps[1]', code: 'ip', message: 'expected an address, not a CIDR or a name, received "wan.example.test"' },
+    ]],
+    ['fails an IPv6 VPN range', probe((p) => { p.vpnCidrs = ['185.236.200.0/22', 'fd00::/64']; }), [
+      { path: 'vpnCidrs[1]', code: 'ipv6-range', message: 'expected an IPv4 range (IPv6 egress is checked against wanIps only), received "fd00::/64"' },
+    ]],
+    ['fails a steering class label that is no label key', probe((p) => { (p as { via: unknown }).via = { egressSteering: { egressClassLabel: 'egress class' } }; p.dnsLeak = { resolver: '10.43.0.10', leakedCidrs: ['192.0.2.0/24'] }; }), [
+      { path: 'via.egressSteering.egressClassLabel', code: 'label-key', message: 'expected a label key, received "egress class"' },
+    ]],
+    ['fails a DNS leak check with neither range', probe((p) => { p.dnsLeak = {}; }), [
+      { path: 'dnsLeak', code: 'required', message: 'expected leakedCidrs (answers that mean a leak) and/or tunnelCidrs (answers that mean the tunnel): without either the probe cannot tell' },
+    ]],
+    ['fails an empty leak range list, a resolver that is no address and an IPv6 tunnel range', probe((p) => { p.dnsLeak = { leakedCidrs: [], tunnelCidrs: ['fd00::/64'], resolver: 'kube-dns' }; }), [
+      { path: 'dnsLeak.leakedCidrs', code: 'required', message: 'expected at least one range (or leave it out)' },
+      { path: 'dnsLeak.resolver', code: 'ip', message: 'expected the resolver\'s address, received "kube-dns"' },
+      { path: 'dnsLeak.tunnelCidrs[0]', code: 'ipv6-range', message: 'expected an IPv4 range (the probe asks for an A record), received "fd00::/64"' },
+    ]],
+    ['fails a DNS leak check of a steering class without the resolver', probe((p) => { (p as { via: unknown }).via = { egressSteering: {} }; p.dnsLeak = { leakedCidrs: ['192.0.2.0/24'] }; }), [
+      { path: 'dnsLeak.resolver', code: 'required', message: 'required with egressSteering: the cluster DNS address vpn-class pods ask (kube-dns\'s ClusterIP)' },
+    ]],
     ['fails a target that is not an http(s) URL', probe((p) => { p.targets = ['ftp://ifconfig.example.test/ip']; }), [
       { path: 'targets[0]', code: 'url', message: 'expected an http:// or https:// URL, received "ftp://ifconfig.example.test/ip"' },
     ]],
