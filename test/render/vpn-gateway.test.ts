@@ -227,3 +227,38 @@ describe('a route target from JavaScript or YAML', () => {
     expect(error.problems).toEqual([{ path: 'route', code: 'type', message: `expected the workload to route ({ namespace, podLabels, name }), received ${type}` }]);
   });
 });
+
+describe('a route target with bad parts, and a pod spec that is none', () => {
+  const target = { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' };
+  it.each<[string, unknown, object[]]>([
+    ['a namespace that is no DNS label, and a missing name', { ...target, namespace: 'Media', name: undefined }, [
+      { path: 'route.namespace', code: 'namespace', message: 'expected the workload\'s namespace, received "Media"' },
+      { path: 'route.name', code: 'name', message: 'expected the workload\'s name, received undefined' },
+    ]],
+    ['a name that is no DNS subdomain, and a namespace that is a number', { ...target, namespace: 7, name: 'QB torrent' }, [
+      { path: 'route.namespace', code: 'namespace', message: 'expected the workload\'s namespace, received number' },
+      { path: 'route.name', code: 'name', message: 'expected the workload\'s name, received "QB torrent"' },
+    ]],
+    ['labels that are not a map of strings', { ...target, podLabels: { app: 5 } }, [
+      { path: 'route.podLabels', code: 'labels', message: 'expected the pod template\'s labels: a map of strings' },
+    ]],
+    ['labels that are a list', { ...target, podLabels: ['app=qbittorrent'] }, [
+      { path: 'route.podLabels', code: 'labels', message: 'expected the pod template\'s labels: a map of strings' },
+    ]],
+  ])('refuses %s', (_name, t, problems) => {
+    const error = thrown(() => planRoute(nordvpnGateway(), t as never)) as Error & { problems: unknown };
+    expect(error.name).toBe('ValidationError');
+    expect(error.problems).toEqual(problems);
+  });
+
+  it.each<[string, unknown, object]>([
+    ['no pod spec', null, { path: 'spec', code: 'pod-spec', message: 'expected a pod spec with its containers (spec.template.spec of a Deployment, StatefulSet or DaemonSet)' }],
+    ['a pod spec without containers', { volumes: [] }, { path: 'spec', code: 'pod-spec', message: 'expected a pod spec with its containers (spec.template.spec of a Deployment, StatefulSet or DaemonSet)' }],
+    ['a container that is not an object', { containers: ['qbittorrent'] }, { path: 'spec', code: 'pod-spec', message: 'expected a pod spec with its containers (spec.template.spec of a Deployment, StatefulSet or DaemonSet)' }],
+    ['volumes that are not a list', { containers: [{ name: 'app', image: 'x' }], volumes: { data: {} } }, { path: 'spec.volumes', code: 'type', message: 'expected a list, received an object' }],
+  ])('applyRoute refuses %s', (_name, spec, problem) => {
+    const error = thrown(() => applyRoute(spec as never, planRoute(nordvpnGateway(), target))) as Error & { problems: unknown };
+    expect(error.name).toBe('ValidationError');
+    expect(error.problems).toEqual([problem]);
+  });
+});
