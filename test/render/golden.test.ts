@@ -56,6 +56,13 @@ describe('golden output', () => {
     ['kill-switch.qbittorrent.yaml', () => document(planKillSwitch(qbittorrentKillSwitch()))],
     ['egress-probe.yaml', () => document(planEgressProbe(gatewayProbe()))],
     ['egress-probe.dns-leak.yaml', () => document(planEgressProbe({ ...gatewayProbe(), dnsLeak: { leakedCidrs: ['192.0.2.0/24'], tunnelCidrs: ['10.2.0.0/24'] } }))],
+    ['egress-probe.minimal.yaml', () => document(planEgressProbe({ namespace: 'media', via: { vpnGateway: nordvpnGateway() }, targets: ['https://ifconfig.example.test/ip'], wanIps: ['203.0.113.7'] }))],
+    ['egress-probe.every-option.yaml', () => document(planEgressProbe({
+      cluster: 'prod', name: 'wan-check', namespace: 'media', via: { egressSteering: { egressClassLabel: 'example.com/egress', vpnClass: 'tunnel' } },
+      targets: ['https://ifconfig.example.test/ip', 'http://ip.example.test/'], wanIps: ['203.0.113.7', '2001:db8::7'], interval: '5m', ipv6: true, image: 'registry.example.test/blackbox-exporter:v0.25.0',
+      monitoring: { namespace: 'observability', ruleLabels: { release: 'prom' }, runbookUrl: 'https://wiki.example.test/runbooks' },
+      dnsLeak: { queryName: 'o-o.myaddr.l.google.com', resolver: '10.43.0.10', tunnelCidrs: ['10.2.0.0/24'] },
+    }))],
     ['egress-probe.steering.yaml', () => document(planEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} }, dnsLeak: { resolver: '10.43.0.10', leakedCidrs: ['192.0.2.0/24'] } }))],
     ['wireguard-overlay-node.site-a.yaml', () => document(planWireguardOverlayNode(siteA()))],
     ['wireguard-mesh.three.yaml', () => document(planWireguardMesh(threeNodeMesh()))],
