@@ -77,6 +77,10 @@ describe('golden output', () => {
     ['egress-probe.steering.yaml', () => document(planEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} }, dnsLeak: { resolver: '10.43.0.10', leakedCidrs: ['192.0.2.0/24'] } }))],
     ['wireguard-overlay-node.site-a.yaml', () => document(planWireguardOverlayNode(siteA()))],
     ['wireguard-mesh.three.yaml', () => document(planWireguardMesh(threeNodeMesh()))],
+    ['wireguard-mesh.hub-k3s.yaml', () => document(planWireguardMesh({
+      ...threeNodeMesh(), cluster: 'edge', topology: { hub: 'site-a' }, interfaceName: 'wg-mesh', underlayMtu: 1500, installPackages: false, persistentKeepalive: 15, distribution: 'k3s',
+      nodes: threeNodeMesh().nodes.map((n, i) => ({ ...n, ...(i === 1 ? { listenPort: 51821, endpoint: '[2001:db8::2]' } : {}), ...(i === 2 ? { role: 'worker' as const } : {}) })),
+    }))],
     ['wireguard-overlay-node.kubeadm-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm')))],
     ['wireguard-overlay-node.kubeadm-1.30.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm', '1.30')))],
     ['wireguard-overlay-node.k3s-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('k3s')))],
