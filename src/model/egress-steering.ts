@@ -52,7 +52,10 @@ export interface EgressSteeringProps {
   readonly gatewayNode: string;
   /** The tunnel's interface on the gateway node. Never together with `egressIp`. @default 'tun0' */
   readonly interface?: string;
-  /** The egress IP instead of the interface (Cilium ignores a policy with both). */
+  /**
+   * The egress IP instead of the interface (Cilium ignores a policy with both): with a WireGuard `tunnel`, its address
+   * (only traffic from it is routed into the tunnel); never with an OpenVPN one, whose address changes at each connect.
+   */
   readonly egressIp?: string;
   /** The pod label that carries the egress class. @default 'tunnelwright.dev/egress-class' */
   readonly egressClassLabel?: string;
@@ -234,6 +237,8 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       warnings.push({ path: 'ciliumValues', code: 'cilium-devices', message: `Cilium egresses only by devices it manages: add "${iface}" to your Cilium values' devices list (Helm replaces a list, so plan.values.cilium cannot carry it without your other devices); pass ciliumValues to get the whole list in plan.values.cilium.devices` });
     }
     const t = input.tunnel;
+    // OpenVPN assigns its address at each connect: the interface (tun0) is the only fixed way to name it.
+    if (isRecord(t) && t.type === 'openvpn' && input.egressIp !== undefined) push('egressIp', 'egress-ip-tunnel', 'expected no egressIp with an OpenVPN tunnel (leave it out: the policy names the interface): OpenVPN assigns the tunnel address at each connect, and traffic masqueraded to any other address is not routed into the tunnel');
     if (isRecord(t) && t.type === 'wireguard') {
       if (typeof t.address === 'string') {
         const c = parseCidr(t.address);
@@ -243,6 +248,11 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
         // Cilium masquerades steered IPv4 to the interface's first IPv4 address (egressgateway getIfaceFirstIPv4Address:
         // "no IPv4 address assigned to interface"), and the tunnel's table is for its own family only.
         else if (c.family === 6 && destinations.some((d) => d.value.family === 4)) push('tunnel.address', 'tunnel-family', `expected an IPv4 tunnel address: the IPv4 destinations leave from the tunnel's IPv4 address, and ${t.address} is IPv6 (steer only IPv6 destinations through an IPv6-only tunnel)`);
+        // Only traffic from the tunnel address is policy-routed into the tunnel (`from <address> lookup 51821`).
+        else {
+          const egress = parseIp(input.egressIp);
+          if (egress && (egress.family !== c.family || egress.value !== c.address)) push('egressIp', 'egress-ip-tunnel', `expected the tunnel's address ${t.address.split('/')[0]} (or leave egressIp out): traffic masqueraded to ${input.egressIp as string} is not routed into the tunnel, only traffic from the tunnel's address is, and it would leave by the main table`);
+        }
       }
       const peer = t.peer;
       if (isRecord(peer)) {
