@@ -84,6 +84,13 @@ describe('golden output', () => {
     ['wireguard-overlay-node.kubeadm-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm')))],
     ['wireguard-overlay-node.kubeadm-1.30.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm', '1.30')))],
     ['wireguard-overlay-node.k3s-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('k3s')))],
+    ['egress-steering.every-option.yaml', () => document(planEgressSteering({
+      ...prodSteering(), cluster: 'dev', name: 'dev-egress', interface: 'tun1', ciliumValues: { ...prodSteering().ciliumValues, devices: ['eth0', 'tun1'] }, egressClassLabel: 'example.com/egress', vpnClass: 'tunnel', namespaces: undefined,
+      excludedCidrs: ['192.168.0.0/16', '10.0.0.0/8'], enforceLabels: { namespaces: ['media', 'downloads'], classes: ['tunnel', 'direct', 'lan-only'] },
+      monitoring: { namespace: 'observability', ruleLabels: { release: 'prom' }, runbookUrl: 'https://wiki.example.test/runbooks' }, uplinkLabel: 'example.com/egressUplink',
+      kubeconfigFrom: { url: 'https://vault.example.test/v1/kubeconfig/dev-gw', waitFor: '5m' }, acknowledge: ['dns-wan', 'policy-delay'],
+      tunnel: { type: 'openvpn', configFrom: { file: '/etc/openvpn/dev.ovpn' } },
+    }))],
     ['egress-steering.ipv6-tunnel.yaml', () => document(planEgressSteering({ ...wireguardSteering(), tunnel: { ...wireguardSteering().tunnel!, address: 'fd00:2::2/128' } as EgressSteeringProps['tunnel'], destinationCidrs: ['::/0'] }))],
     ['egress-steering.no-tunnel.yaml', () => document(planEgressSteering({ ...wireguardSteering(), tunnel: undefined, denyIpv6: true }))],
   ])('%s', (name, render) => {
