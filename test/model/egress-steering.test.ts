@@ -93,12 +93,15 @@ describe('EgressSteering validation', () => {
   });
 
   it('warns about IPv6 destinations (Cilium 1.20)', () => {
-    expect(planEgressSteering(prod((p) => { p.destinationCidrs = ['0.0.0.0/0', '::/0']; })).warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['destinationCidrs[1] ipv6-destination', 'clusterCidrs dns-wan', 'vpnClass policy-delay', 'tunnel ignition-packages']);
+    const warnings = planEgressSteering(prod((p) => { p.destinationCidrs = ['0.0.0.0/0', '::/0']; })).warnings;
+    expect(warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['destinationCidrs[1] ipv6-destination', 'clusterCidrs dns-wan', 'vpnClass policy-delay', 'tunnel ignition-packages']);
+    expect(warnings[0].message).toBe('IPv6 egress destinations need Cilium 1.20 or later');
   });
 
   it('says what Cilium\'s egress gateway leaves open, each until acknowledged: IPv6, DNS over the WAN, the first packets of new pods', () => {
     const v6 = prod((p) => { p.clusterCidrs = ['10.42.0.0/16', '10.43.0.0/16', 'fd00:42::/56']; });
     expect(planEgressSteering(v6).warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['clusterCidrs[2] ipv6-egress', 'clusterCidrs dns-wan', 'vpnClass policy-delay', 'tunnel ignition-packages']);
+    expect(planEgressSteering(v6).warnings[0].message).toBe('an IPv6 cluster: vpn-class pods\' IPv6 traffic is not steered (only IPv4 destinations are) and leaves natively; set denyIpv6: true (a CiliumClusterwideNetworkPolicy denying it), or steer IPv6 destinations (Cilium 1.20+)');
     expect(planEgressSteering({ ...v6, denyIpv6: true, acknowledge: ['dns-wan', 'policy-delay', 'ignition-packages'] }).warnings).toEqual([]);
   });
 

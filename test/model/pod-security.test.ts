@@ -5,7 +5,7 @@ import { ApiObject, Chart } from 'cdk8s';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { applyRoute, planEgressProbe, planRoute, planVpnGateway, ValidationError } from '../../src';
 import { App, VpnGateway } from '../../src/cdk8s';
-import { checkPodSecurity, namespacePolicy, PodSecurityLevel, requiredLevel } from '../../src/model/pod-security';
+import { checkPodSecurity, namespacePolicy, PodSecurityLevel, PodSecurityNeed, requiredLevel } from '../../src/model/pod-security';
 import { gatewayProbe, nordvpnGateway } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
 
@@ -98,5 +98,26 @@ describe('VpnGateway and Pod Security at synth', () => {
     expect(problems).toEqual([]);
     expect(warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['media/gateway:route(media/qbittorrent) pod-security']);
     expect(warnings[0].message).toContain('label it pod-security.kubernetes.io/enforce=privileged');
+  });
+});
+
+describe('checkPodSecurity: each namespace state, with the label to set', () => {
+  const need: PodSecurityNeed = { namespace: 'media', what: 'the routed Deployment media/qb', need: { level: 'privileged', why: 'container vpn-route-init adds NET_ADMIN, NET_RAW' }, at: 'media/gw:route(media/qb)' };
+  const restricted: PodSecurityNeed = { ...need, what: 'the probe Deployment media/p', need: { level: 'restricted', why: 'it meets the restricted level' } };
+  const ns = (labels?: Record<string, string>) => new Map(labels ? [['media', labels]] : []);
+  const L = 'pod-security.kubernetes.io';
+  it.each<[string, PodSecurityNeed, Map<string, Record<string, string>>, object[], object[]]>([
+    ['not in the app', need, ns(), [], [{ path: need.at, code: 'pod-security', message: `namespace media is not in this app: it must admit the routed Deployment media/qb at Pod Security level privileged (container vpn-route-init adds NET_ADMIN, NET_RAW); label it ${L}/enforce=privileged` }]],
+    ['not in the app, for a restricted pod', restricted, ns(), [], []],
+    ['in the app without an enforce label', need, ns({}), [], [{ path: need.at, code: 'pod-security', message: `namespace media sets no enforce level: the cluster's default decides whether the routed Deployment media/qb is admitted (it needs privileged: container vpn-route-init adds NET_ADMIN, NET_RAW); label it ${L}/enforce=privileged` }]],
+    ['in the app without an enforce label, for a restricted pod', restricted, ns({}), [], []],
+    ['enforcing a level the admission plugin cannot read', need, ns({ [`${L}/enforce`]: 'Privileged' }), [{ path: need.at, code: 'pod-security', message: `namespace media enforces "Privileged", which the admission plugin reads as restricted, which rejects the routed Deployment media/qb (container vpn-route-init adds NET_ADMIN, NET_RAW): label it ${L}/enforce=privileged` }], []],
+    ['enforcing privileged, warning and auditing at baseline', need, ns({ [`${L}/enforce`]: 'privileged', [`${L}/warn`]: 'baseline', [`${L}/audit`]: 'restricted' }), [], [
+      { path: need.at, code: 'pod-security', message: `namespace media warns at baseline: the routed Deployment media/qb is admitted but every create warns (container vpn-route-init adds NET_ADMIN, NET_RAW); label it ${L}/warn=privileged` },
+      { path: need.at, code: 'pod-security', message: `namespace media audits at restricted: the routed Deployment media/qb is admitted but every create is audited (container vpn-route-init adds NET_ADMIN, NET_RAW); label it ${L}/audit=privileged` },
+    ]],
+    ['enforcing, warning and auditing at privileged', need, ns({ [`${L}/enforce`]: 'privileged', [`${L}/warn`]: 'privileged', [`${L}/audit`]: 'privileged' }), [], []],
+  ])('a namespace %s', (_name, n, namespaces, problems, warnings) => {
+    expect(checkPodSecurity([n], namespaces)).toEqual({ problems, warnings });
   });
 });

@@ -169,7 +169,8 @@ describe('VpnGateway: what gluetun accepts beyond the refusals', () => {
   it('warns, and keeps out of the gateway, IPv6 cluster and node CIDRs', async () => {
     const { planVpnGateway } = await import('../../src');
     const plan = planVpnGateway(on('nordvpn', (p) => { p.clusterCidrs = ['10.1.0.0/16', '10.152.183.0/24', 'fd00:10::/56']; p.nodeCidrs = ['192.168.1.0/24', 'fd00:1::/64']; }));
-    expect(plan.warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['clusterCidrs[2] ipv6-cidr', 'nodeCidrs[1] ipv6-cidr']);
+    const message = 'an IPv6 CIDR is kept out of the gateway (pod-gateway routes IPv4 only and removes routed pods\' IPv6 default route): routed pods have no IPv6 egress, which their kill switch denies';
+    expect(plan.warnings).toEqual([{ path: 'clusterCidrs[2]', code: 'ipv6-cidr', message }, { path: 'nodeCidrs[1]', code: 'ipv6-cidr', message }]);
     expect(JSON.stringify(plan.objects)).not.toContain('fd00');
   });
 });

@@ -164,7 +164,10 @@ describe('planWireguardOverlayNode', () => {
   it('gives k0s workers the kubelet flag to pass to k0s install, and warns that nothing on the host sets it', () => {
     const plan = planWireguardOverlayNode({ ...siteA(), role: 'worker' });
     expect(plan.values.k0s).toEqual({ installFlags: ['--kubelet-extra-args=--node-ip=10.10.0.1'] });
-    expect(plan.warnings.map((w) => [w.path, w.code])).toEqual([['wireguard[0].nodeAddress', 'k0s-node-ip']]);
+    expect(plan.warnings).toEqual([{
+      path: 'wireguard[0].nodeAddress', code: 'k0s-node-ip',
+      message: 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s',
+    }]);
   });
 
   it.each([
