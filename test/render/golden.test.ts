@@ -81,6 +81,10 @@ describe('golden output', () => {
       ...threeNodeMesh(), cluster: 'edge', topology: { hub: 'site-a' }, interfaceName: 'wg-mesh', underlayMtu: 1500, installPackages: false, persistentKeepalive: 15, distribution: 'k3s',
       nodes: threeNodeMesh().nodes.map((n, i) => ({ ...n, ...(i === 1 ? { listenPort: 51821, endpoint: '[2001:db8::2]' } : {}), ...(i === 2 ? { role: 'worker' as const } : {}) })),
     }))],
+    ['wireguard-mesh.ipv6-hub.yaml', () => document(planWireguardMesh({
+      ...threeNodeMesh(), network: 'fd10::/64', topology: { hub: 'site-b' }, mtu: 1380,
+      nodes: threeNodeMesh().nodes.map((n, i) => ({ ...n, address: `fd10::${i + 1}`, ...(i === 0 ? { endpoint: undefined } : {}) })),
+    }))],
     ['wireguard-overlay-node.kubeadm-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm')))],
     ['wireguard-overlay-node.kubeadm-1.30.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm', '1.30')))],
     ['wireguard-overlay-node.k3s-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('k3s')))],
