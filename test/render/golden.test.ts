@@ -1,3 +1,4 @@
+import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { stringify } from 'yaml';
 import {
   applyRoute, planEgressProbe, planEgressSteering, planKillSwitch, Plan, planRoute, planVpnGateway, planWireguardMesh, planWireguardOverlayNode,
@@ -24,7 +25,7 @@ function document(plan: Plan, extra: Record<string, unknown> = {}): string {
   return parts.join('---\n');
 }
 
-const WORKLOAD_SPEC = { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3' }] };
+const WORKLOAD_SPEC: IPodSpec = { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3' }] };
 
 /**
  * The three-site controller on another distribution, dual-stack (IPv6 written first), its private key and one peer's
@@ -41,9 +42,16 @@ function dualStackInline(distribution: 'kubeadm' | 'k3s', kubernetesVersion?: st
   };
 }
 
-function gatewayWithRoute(props: VpnGatewayProps): string {
+function gatewayWithRoute(props: VpnGatewayProps, spec: IPodSpec = WORKLOAD_SPEC): string {
   const route = planRoute(props, { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' });
-  return document(planVpnGateway(props), { 'route objects': route.objects, 'routed pod spec': applyRoute(WORKLOAD_SPEC, route) });
+  return document(planVpnGateway(props), { 'route objects': route.objects, 'routed pod spec': applyRoute(spec, route) });
+}
+
+/** A workload with init containers and volumes of its own, routed twice (a second applyRoute changes nothing). */
+function routedTwice(props: VpnGatewayProps): string {
+  const spec: IPodSpec = { ...WORKLOAD_SPEC, initContainers: [{ name: 'chown', image: 'busybox:1.37' }], volumes: [{ name: 'config', emptyDir: {} }] };
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' });
+  return gatewayWithRoute(props, applyRoute(spec, route));
 }
 
 describe('golden output', () => {
@@ -52,10 +60,14 @@ describe('golden output', () => {
     ['vpn-gateway.pia-openvpn.yaml', () => gatewayWithRoute(gatewayFor('private internet access'))],
     ['vpn-gateway.custom.yaml', () => gatewayWithRoute(gatewayFor('custom'))],
     ['vpn-gateway.every-option.yaml', () => gatewayWithRoute({
-      ...gatewayFor('mullvad'), cluster: 'prod', name: 'egress-gw', namespace: 'vpn', clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'], clusterDnsIp: '10.43.0.53',
+      ...gatewayFor('mullvad'), wireguardPrivateKeySecret: { name: 'mullvad-wg', key: 'wg.key' }, wireguardPresharedKeySecret: { name: 'mullvad-psk', key: 'psk' }, cluster: 'prod', name: 'egress-gw', namespace: 'vpn', clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'], clusterDnsIp: '10.43.0.53',
       clusterDomain: 'prod.internal', serverCities: ['Zurich'], vxlanId: 77, vxlanNetwork: '172.30.7.0/24', dnsAddress: '9.9.9.9', dnssec: false,
       cni: 'cilium', podMtu: 1400, mesh: 'istio-ambient', createNamespace: false, tunDevice: { resource: 'squat.ai/tun' },
       images: { gluetun: 'registry.example.test/gluetun:v3.41.1', podGateway: 'registry.example.test/pod-gateway:v1.13.0' },
+    })],
+    ['vpn-gateway.openvpn-calico.yaml', () => routedTwice({
+      ...gatewayFor('private internet access'), cni: 'calico', tunDevice: 'privileged', openvpnCredentialsSecret: { name: 'pia', userKey: 'user', passwordKey: 'pass' },
+      portForwarding: { toPort: 6881, workload: 'qbittorrent' },
     })],
     ['egress-steering.prod.yaml', () => document(planEgressSteering(prodSteering()))],
     ['egress-steering.wireguard.yaml', () => document(planEgressSteering(wireguardSteering()))],
