@@ -2,7 +2,7 @@ import {
   EgressProbeProps, EgressSteeringProps, planEgressSteering, planRoute, planVpnGateway, Problem, validateEgressProbe, validateEgressSteering, validateVpnGateway,
   planWireguardMesh, renderKillSwitchTable, validateWireguardMesh, ValidationError, VpnGatewayProps, WireguardMeshProps,
 } from '../../src';
-import { sortProblems } from '../../src/model/common';
+import { describeValue, durationSeconds, sortProblems } from '../../src/model/common';
 import { shown } from '../helpers/shown';
 import { thrown } from '../helpers/thrown';
 import { gatewayFor, gatewayProbe, nordvpnGateway, prodSteering, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
@@ -150,5 +150,44 @@ describe('problems in the order of the props', () => {
   it('puts a prop before its parts, list items by index, and each problem once', () => {
     const at = (path: string) => ({ path, code: 'c', message: 'm' });
     expect(sortProblems([at('a[10]'), at('a.b'), at('a[9]'), at('a'), at('a.b'), at('b')]).map((p) => p.path)).toEqual(['a', 'a[9]', 'a[10]', 'a.b', 'b']);
+  });
+});
+
+describe('how a message shows a value', () => {
+  it.each<[string, unknown, string]>([
+    ['a short string, quoted', 'tun0', '"tun0"'],
+    ['a string of 120 characters, whole', 'x'.repeat(120), JSON.stringify('x'.repeat(120))],
+    ['a string of 121 characters, cut at 60 with its length', 'y'.repeat(121), `${JSON.stringify('y'.repeat(60))}… (121 characters)`],
+    ['a number', 51820, '51820'],
+    ['a boolean', false, 'false'],
+    ['a bigint, by its kind', 10n, 'a bigint'],
+    ['undefined', undefined, 'undefined'],
+    ['a symbol, by its kind', Symbol('s'), 'a symbol'],
+    ['a function, by its kind', () => 1, 'a function'],
+    ['null', null, 'null'],
+    ['a list, by its length', [1, 2, 3], 'an array of 3'],
+    ['an object, never its fields', { privateKey: 'secret' }, 'an object'],
+  ])('%s', (_name, value, shown) => {
+    expect(describeValue(value)).toBe(shown);
+  });
+});
+
+describe('durations', () => {
+  it.each<[string, number | undefined]>([
+    ['30s', 30], ['10m', 600], ['1h', 3600], ['1h30m', 5400], ['2m5s', 125], ['1h0m1s', 3601], ['0s', 0],
+    ['', undefined], ['90', undefined], ['1m1h', undefined], ['1d', undefined], ['-1s', undefined], ['1.5h', undefined], [' 1h', undefined],
+  ])('%j is %p seconds', (text, seconds) => {
+    expect(durationSeconds(text)).toBe(seconds);
+  });
+});
+
+describe('Secret references and the cluster name', () => {
+  it('refuses a cluster that is no DNS label and a Secret reference that names no Secret or key, each with its path', () => {
+    expect(validateVpnGateway({ ...nordvpnGateway(), cluster: 'Prod', wireguardPrivateKeySecret: { name: 'Bad_Name', key: 'a b' } })).toEqual([
+      { path: 'cluster', code: 'format', message: 'expected a DNS label such as "prod", received "Prod"' },
+      { path: 'wireguardPrivateKeySecret.key', code: 'format', message: 'expected a Secret key ([-._a-zA-Z0-9]+), received "a b"' },
+      { path: 'wireguardPrivateKeySecret.name', code: 'format', message: 'expected the name of a Secret (a DNS subdomain), received "Bad_Name"' },
+    ]);
+    expect(validateVpnGateway({ ...nordvpnGateway(), cluster: 'prod-2', wireguardPrivateKeySecret: { name: 'nord.vpn-key', key: 'wg_key.v1' } })).toEqual([]);
   });
 });
