@@ -174,3 +174,44 @@ describe('VpnGateway: what gluetun accepts beyond the refusals', () => {
     expect(JSON.stringify(plan.objects)).not.toContain('fd00');
   });
 });
+
+/**
+ * gluetun v3.41's WireGuard matrix (research/vpn-gateway.md §1, from settings/wireguard.go, wireguardselection.go and
+ * serverselection.go), stated here on its own rather than read from PROVIDERS: each row's rule is tried on each side.
+ */
+describe('VpnGateway: gluetun\'s WireGuard matrix, rule by rule', () => {
+  const codes = (props: VpnGatewayProps) => validateVpnGateway(props).map((p) => `${p.path} ${p.code}`);
+  const without = (provider: string, key: keyof VpnGatewayProps) => mutated(gatewayFor(provider), (p) => { delete (p as Record<string, unknown>)[key]; });
+
+  it.each([['nordvpn', false], ['protonvpn', false], ['mullvad', true], ['surfshark', true], ['ivpn', true], ['windscribe', true], ['airvpn', true], ['fastestvpn', true], ['custom', true]] as const)(
+    '%s: WIREGUARD_ADDRESSES required = %s', (provider, required) => {
+      expect(codes(without(provider, 'wireguardAddresses'))).toEqual(required ? ['wireguardAddresses required'] : []);
+    });
+
+  it.each([
+    ['nordvpn', 51820, 'forbidden'], ['protonvpn', 51820, 'forbidden'], ['surfshark', 51820, 'forbidden'], ['fastestvpn', 51820, 'forbidden'],
+    ['mullvad', 4000, undefined], ['ivpn', 2049, undefined], ['ivpn', 30587, undefined], ['ivpn', 51820, 'port'], ['windscribe', 65142, undefined], ['windscribe', 51820, 'port'],
+    ['airvpn', 47107, undefined], ['airvpn', 51820, 'port'], ['custom', 4000, undefined],
+  ] as const)('%s: WIREGUARD_ENDPOINT_PORT %i refused as %s', (provider, port, refused) => {
+    const problems = codes(mutated(gatewayFor(provider), (p) => { p.vpnEndpointPort = port; }));
+    expect(problems).toEqual(refused ? [`vpnEndpointPort ${refused}`] : []);
+  });
+
+  it.each([
+    ['nordvpn', ['serverCountries', 'serverRegions', 'serverCities', 'serverHostnames'], ['serverNames']],
+    ['protonvpn', ['serverCountries', 'serverRegions', 'serverCities', 'serverHostnames', 'serverNames'], []],
+    ['mullvad', ['serverCountries', 'serverCities', 'serverHostnames'], ['serverRegions', 'serverNames']],
+    ['surfshark', ['serverCountries', 'serverRegions', 'serverCities', 'serverHostnames'], ['serverNames']],
+    ['ivpn', ['serverCountries', 'serverCities', 'serverHostnames'], ['serverRegions', 'serverNames']],
+    ['windscribe', ['serverRegions', 'serverCities', 'serverHostnames'], ['serverCountries', 'serverNames']],
+    ['airvpn', ['serverCountries', 'serverRegions', 'serverCities', 'serverNames', 'serverHostnames'], []],
+    ['fastestvpn', ['serverCountries', 'serverCities', 'serverHostnames'], ['serverRegions', 'serverNames']],
+    ['custom', ['serverNames'], ['serverCountries', 'serverRegions', 'serverCities', 'serverHostnames']],
+  ] as const)('%s: location filters gluetun has data for are accepted, the others refused', (provider, accepted, refused) => {
+    // Without port forwarding, whose custom form needs exactly one server name.
+    const base = mutated(gatewayFor(provider), (p) => { for (const f of [...accepted, ...refused, 'portForwarding']) delete (p as Record<string, unknown>)[f]; });
+    const filtered = (f: string) => codes({ ...base, [f]: ['x1'] });
+    expect(accepted.filter((f) => filtered(f).length > 0)).toEqual([]);
+    expect(refused.filter((f) => filtered(f).join() !== `${f} filter`)).toEqual([]);
+  });
+});
