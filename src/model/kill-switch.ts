@@ -98,20 +98,24 @@ export function checkInterfaceName(name: unknown, path: string, problems: Proble
   }
 }
 
-/** Semantic checks of the host part (shared with EgressSteering's host kill switch). */
-export function checkHostKillSwitch(host: Record<string, unknown>, path: string, problems: Problem[]): void {
-  checkInterfaceName(host.wanInterface, `${path}.wanInterface`, problems);
-  checkInterfaceName(host.tunnelInterface, `${path}.tunnelInterface`, problems);
+/**
+ * Semantic checks of the host part (shared with EgressSteering's host kill switch), at `path` ('' for the host
+ * itself). `tunnelCidrsMayBeEmpty`: an OpenVPN tunnel's address is learnt at connect and added by its up script.
+ */
+export function checkHostKillSwitch(host: Record<string, unknown>, path: string, problems: Problem[], tunnelCidrsMayBeEmpty = false): void {
+  const at = (key: string) => (path === '' ? key : `${path}.${key}`);
+  checkInterfaceName(host.wanInterface, at('wanInterface'), problems);
+  checkInterfaceName(host.tunnelInterface, at('tunnelInterface'), problems);
   if (typeof host.wanInterface === 'string' && host.wanInterface === host.tunnelInterface) {
-    problems.push({ path: `${path}.tunnelInterface`, code: 'same-interface', message: `expected the tunnel and the WAN to be different interfaces, both are ${JSON.stringify(host.wanInterface)}` });
+    problems.push({ path: at('tunnelInterface'), code: 'same-interface', message: `expected the tunnel and the WAN to be different interfaces, both are ${JSON.stringify(host.wanInterface)}` });
   }
-  if (Array.isArray(host.tunnelCidrs) && host.tunnelCidrs.length === 0) {
-    problems.push({ path: `${path}.tunnelCidrs`, code: 'empty', message: "expected at least one CIDR: the tunnel's own addresses" });
+  if (!tunnelCidrsMayBeEmpty && Array.isArray(host.tunnelCidrs) && host.tunnelCidrs.length === 0) {
+    problems.push({ path: at('tunnelCidrs'), code: 'empty', message: "expected at least one CIDR: the tunnel's own addresses" });
   }
   for (const key of ['tunnelCidrs', 'podCidrs'] as const) {
-    const parsed = asArray(host[key]).map((c) => (typeof c === 'string' ? parseCidr(c) : undefined)).filter((c): c is ParsedCidr => c !== undefined);
+    const parsed = asArray(host[key]).map(parseCidr).filter((c): c is ParsedCidr => c !== undefined);
     for (const fam of [4, 6] as const) {
-      if (coversEverything(parsed, fam)) problems.push({ path: `${path}.${key}`, code: 'default-route', message: `expected the ${key === 'tunnelCidrs' ? "tunnel's" : "pods'"} own addresses, received CIDRs that cover all of IPv${fam}: every packet would count as ${key === 'tunnelCidrs' ? 'tunnel' : 'pod'}-sourced` });
+      if (coversEverything(parsed, fam)) problems.push({ path: at(key), code: 'default-route', message: `expected the ${key === 'tunnelCidrs' ? "tunnel's" : "pods'"} own addresses, received CIDRs that cover all of IPv${fam}: every packet would count as ${key === 'tunnelCidrs' ? 'tunnel' : 'pod'}-sourced` });
     }
   }
 }
@@ -128,7 +132,7 @@ export function checkKillSwitch(input: unknown): { problems: Problem[]; warnings
       if (typeof v === 'string' && !isDnsLabel(v)) problems.push({ path: key, code: 'namespace', message: `expected a namespace name (a DNS label), ${received(v)}` });
     }
     if (typeof input.name === 'string' && !isDnsLabel(input.name)) problems.push({ path: 'name', code: 'name', message: `expected an object name (a DNS label, ≤ 63 characters), ${received(input.name)}` });
-    const allow = asArray(input.allowCidrs).map((c, i) => ({ c: typeof c === 'string' ? parseCidr(c) : undefined, i, raw: c }));
+    const allow = asArray(input.allowCidrs).map((raw, i) => ({ c: parseCidr(raw), i, raw }));
     if (Array.isArray(input.allowCidrs) && input.allowCidrs.length === 0) problems.push({ path: 'allowCidrs', code: 'required', message: 'expected the cluster CIDRs (pods and services): without them the pods cannot reach the cluster' });
     for (const { c, i, raw } of allow) {
       if (!c) continue;
@@ -153,7 +157,6 @@ export function checkKillSwitch(input: unknown): { problems: Problem[]; warnings
 export function checkHostKillSwitchInput(input: unknown): Problem[] {
   const parsed = parseWith(hostKillSwitchSchema.partial({ wanInterface: true }), input);
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
-  if (isRecord(input)) checkHostKillSwitch(input, '', problems);
-  // Here tunnelCidrs may be empty: an OpenVPN tunnel's address is learnt at connect and added by its up script.
-  return sortProblems(problems.map((p) => ({ ...p, path: p.path.replace(/^\./, '') })).filter((p) => !(p.path === 'tunnelCidrs' && p.code === 'empty')));
+  if (isRecord(input)) checkHostKillSwitch(input, '', problems, true);
+  return sortProblems(problems);
 }
