@@ -116,8 +116,22 @@ describe('the policy name from the selector (a DNS label)', () => {
     [{ app: '--' }, 'pods-kill-switch'],
     [{ app: 'x'.repeat(63) }, `${'x'.repeat(51)}-kill-switch`],
     [{ app: `${'a'.repeat(50)}-${'b'.repeat(12)}` }, `${'a'.repeat(50)}-kill-switch`],
+    [{ app: `${'a'.repeat(49)}--${'b'.repeat(20)}` }, `${'a'.repeat(49)}-kill-switch`],
+    [{ app: 'qb..torrent' }, 'qb-torrent-kill-switch'],
+    [{ app: '--x' }, 'x-kill-switch'],
   ])('%j is %s', (selector, name) => {
     expect(killSwitchName({ selector })).toBe(name);
     expect(name.length).toBeLessThanOrEqual(63);
+  });
+});
+
+describe('the Cilium kill switch without a gateway', () => {
+  it('allows the cluster, its CIDRs and DNS only: no rule to a gateway that is not there', () => {
+    const [policy] = planKillSwitch({ ...qbittorrentKillSwitch(), flavor: 'cilium', gatewayPodLabels: undefined, gatewayNamespace: undefined, host: undefined }).objects;
+    expect((policy.spec as { egress: unknown[] }).egress).toEqual([
+      { toEntities: ['cluster'] },
+      { toCIDRSet: [{ cidr: '10.42.0.0/16' }, { cidr: '10.43.0.0/16' }] },
+      { toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': 'kube-system', 'k8s-app': 'kube-dns' } }], toPorts: [{ ports: [{ port: '53', protocol: 'UDP' }, { port: '53', protocol: 'TCP' }] }] },
+    ]);
   });
 });
