@@ -26,7 +26,8 @@ export function requiredLevel(spec: IPodSpec): LevelNeed {
   const containers: IContainer[] = [...(spec.initContainers ?? []), ...spec.containers];
   for (const c of containers) {
     if (c.securityContext?.privileged) return { level: 'privileged', why: `container ${c.name} is privileged` };
-    const added = (c.securityContext?.capabilities?.add ?? []).filter((cap) => !BASELINE_CAPABILITIES.has(cap.replace(/^CAP_/, '')));
+    // Compared as written, as the admission plugin does (check_capabilities_baseline.go): `CAP_CHOWN` is not `CHOWN`.
+    const added = (c.securityContext?.capabilities?.add ?? []).filter((cap) => !BASELINE_CAPABILITIES.has(cap));
     if (added.length > 0) return { level: 'privileged', why: `container ${c.name} adds ${added.join(', ')}` };
     if ((c.ports ?? []).some((p) => p.hostPort)) return { level: 'privileged', why: `container ${c.name} uses a host port` };
   }
