@@ -69,7 +69,7 @@ export interface EgressSteeringProps {
   readonly lanCidrs?: Cidr[];
   /** Destinations steered through the tunnel. IPv6 destinations need Cilium 1.20. @default ['0.0.0.0/0'] */
   readonly destinationCidrs?: Cidr[];
-  /** Destinations never steered; each must lie inside a destination CIDR (Cilium ignores it otherwise). @default - RFC 1918, cluster and LAN CIDRs */
+  /** Destinations never steered; each must lie inside a destination CIDR (Cilium ignores it otherwise). @default - the RFC 1918 blocks (one that is itself a destination is steered), cluster and LAN CIDRs, each that lies inside a destination */
   readonly excludedCidrs?: Cidr[];
   /** A Kyverno ClusterPolicy requiring the class label on pods in these namespaces. @default - none */
   readonly enforceLabels?: { readonly namespaces: string[]; readonly classes?: string[] };

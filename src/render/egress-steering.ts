@@ -58,7 +58,10 @@ export function excludedCidrsOf(p: EgressSteeringProps): string[] {
   const destinations = (p.destinationCidrs ?? ['0.0.0.0/0']).map((d) => parseCidr(d)!);
   const candidates = [...RFC1918, ...p.clusterCidrs, ...(p.lanCidrs ?? [])];
   const inside = (a: ReturnType<typeof parseCidr>, b: ReturnType<typeof parseCidr>) => a!.family === b!.family && b!.start <= a!.start && a!.end <= b!.end;
-  const parsed = candidates.map((c) => ({ c, p: parseCidr(c)! })).filter(({ p }) => destinations.some((d) => inside(p, d)));
+  // A private block that is itself a destination is steered, not excluded (that would steer nothing); the cluster and
+  // LAN ranges are always excluded.
+  const parsed = candidates.map((c, k) => ({ c, p: parseCidr(c)!, rfc1918: k < RFC1918.length }))
+    .filter(({ p, rfc1918 }) => destinations.some((d) => inside(p, d) && !(rfc1918 && p.start === d.start && p.end === d.end)));
   // Keep each block once, and none that another candidate already covers (an equal block: the first one).
   return parsed.filter((x, i) => !parsed.some((y, j) => j !== i && inside(x.p, y.p) && (!inside(y.p, x.p) || j < i))).map(({ c }) => c);
 }

@@ -26,6 +26,16 @@ describe('planEgressSteering', () => {
     expect((policy.spec as Record<string, unknown>).excludedCIDRs).toEqual(['100.64.5.0/24']);
   });
 
+  it.each<[string, string[], string[] | undefined, string[] | undefined]>([
+    ['everything: the private blocks (which hold the cluster) and the LAN', ['0.0.0.0/0'], ['192.168.20.0/24'], ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16']],
+    ['a private block that is itself the destination: steered, but for the cluster inside it', ['10.0.0.0/8'], undefined, ['10.42.0.0/16', '10.43.0.0/16']],
+    ['a LAN starting where the destination starts', ['192.168.20.0/23'], ['192.168.20.0/24'], ['192.168.20.0/24']],
+    ['a destination outside every private block (no excludedCIDRs)', ['203.0.113.0/24'], ['192.168.20.0/24'], undefined],
+  ])('excludes by default, for %s', (_name, destinationCidrs, lanCidrs, excluded) => {
+    const [policy] = planEgressSteering({ ...wireguardSteering(), destinationCidrs, ...(lanCidrs ? { lanCidrs } : {}) }).objects;
+    expect((policy.spec as Record<string, unknown>).excludedCIDRs).toEqual(excluded);
+  });
+
   it('emits the objects in order: policy, Kyverno, PrometheusRule, then the hook\'s RBAC', () => {
     expect(planEgressSteering(prodSteering()).objects.map((o) => `${o.kind} ${o.metadata.namespace ?? '-'}/${o.metadata.name}`)).toEqual([
       'CiliumEgressGatewayPolicy -/vpn-egress',
