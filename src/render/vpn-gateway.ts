@@ -362,7 +362,9 @@ export interface RoutePlan {
 export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): RoutePlan {
   const checked = checkVpnGateway(gatewayProps);
   const problems = [...checked.problems, ...checkRouteTarget(target)];
-  const forwardedTo = checked.value?.portForwarding?.toPort !== undefined ? checked.value.portForwarding.workload : undefined;
+  // Read from the props as given, so that a clash is reported beside the gateway's own problems (all at once).
+  const pf = isRecord(gatewayProps) && isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
+  const forwardedTo = pf && pf.toPort !== undefined && typeof pf.workload === 'string' ? pf.workload : undefined;
   if (forwardedTo !== undefined && typeof target?.name === 'string' && target.name !== forwardedTo && clientLookupName(target.name) === natName(forwardedTo)) {
     problems.push({ path: 'route.name', code: 'nat-name', message: `pod-gateway looks clients up by the part of the hostname before the first "-": pods of ${JSON.stringify(target.name)} would be taken for the port-forwarding workload ${JSON.stringify(forwardedTo)} (nat.conf name ${JSON.stringify(natName(forwardedTo))}) and get its fixed address; rename one of them` });
   }

@@ -195,6 +195,11 @@ describe('port forwarding to a workload whose name has a dash (pod-gateway looks
     expect(entry).toBe('myqbit 5 tcp:6881,udp:6881');
   });
 
+  it('reports that clash beside the gateway\'s own problems, all at once', () => {
+    const error = thrown(() => planRoute({ ...props, namespace: 'VPN' }, { namespace: 'media', podLabels: { app: 'myqbit-web' }, name: 'myqbit-web' })) as Error & { problems: { path: string; code: string }[] };
+    expect(error.problems.map((p) => `${p.path} ${p.code}`)).toEqual(['namespace namespace', 'route.name nat-name']);
+  });
+
   it('refuses another routed workload whose pods the lookup would take for the forwarded one', () => {
     expect(thrown(() => planRoute(props, { namespace: 'media', podLabels: { app: 'myqbit-web' }, name: 'myqbit-web' }))).toMatchObject({
       problems: [{ path: 'route.name', code: 'nat-name', message: 'pod-gateway looks clients up by the part of the hostname before the first "-": pods of "myqbit-web" would be taken for the port-forwarding workload "my-qbit" (nat.conf name "myqbit") and get its fixed address; rename one of them' }],
@@ -249,6 +254,12 @@ describe('a route target with bad parts, and a pod spec that is none', () => {
     const error = thrown(() => planRoute(nordvpnGateway(), t as never)) as Error & { problems: unknown };
     expect(error.name).toBe('ValidationError');
     expect(error.problems).toEqual(problems);
+  });
+
+  it('refuses a target that is null beside a port-forwarding gateway (whose name check reads the target)', () => {
+    const error = thrown(() => planRoute(gatewayFor('protonvpn'), null as never)) as Error & { problems: unknown };
+    expect(error.name).toBe('ValidationError');
+    expect(error.problems).toEqual([{ path: 'route', code: 'type', message: 'expected the workload to route ({ namespace, podLabels, name }), received null' }]);
   });
 
   it.each<[string, unknown, object]>([
