@@ -75,6 +75,12 @@ describe('EgressSteering validation', () => {
     ['fails an unknown tunnel type', prod((p) => { (p.tunnel as { type: string }).type = 'ipsec'; }), [
       { path: 'tunnel.type', code: 'invalid_union', message: 'expected \'openvpn\' | \'wireguard\', received "ipsec"' },
     ]],
+    ['fails an empty vpn class (every unlabelled pod would carry it)', prod((p) => { p.vpnClass = ''; }), [
+      { path: 'vpnClass', code: 'label-value', message: 'expected a label value, received ""' },
+    ]],
+    ['fails empty cluster CIDRs', prod((p) => { p.clusterCidrs = []; }), [
+      { path: 'clusterCidrs', code: 'required', message: 'expected the pod and service CIDRs: they are never steered' },
+    ]],
     ['fails an enforced namespace that is not a namespace name', prod((p) => { p.enforceLabels!.namespaces = ['media', 'Media']; }), [
       { path: 'enforceLabels.namespaces[1]', code: 'namespace', message: 'expected a namespace name, received "Media"' },
     ]],
@@ -108,6 +114,8 @@ describe('EgressSteering validation', () => {
   it('warns that Cilium needs the tunnel among its devices when it cannot give the whole list', () => {
     const plan = planEgressSteering(wg((p) => { p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; }));
     expect(plan.warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['ciliumValues cilium-devices']);
+    // With egressIp the policy names no interface, so there is no device to add.
+    expect(planEgressSteering(wg((p) => { p.egressIp = '10.2.0.2'; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; })).warnings).toEqual([]);
     expect((plan.values.cilium as Record<string, unknown>).devices).toBeUndefined();
   });
 

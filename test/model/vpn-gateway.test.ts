@@ -109,6 +109,9 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails a VXLAN network overlapping the cluster', on('nordvpn', (p) => { p.vxlanNetwork = '10.1.5.0/24'; }), [
       { path: 'vxlanNetwork', code: 'overlap', message: 'overlaps clusterCidrs[0]: the VXLAN, cluster and node networks must be distinct' },
     ]],
+    ['fails a VXLAN network given by a host address', on('nordvpn', (p) => { p.vxlanNetwork = '172.16.0.5/24'; }), [
+      { path: 'vxlanNetwork', code: 'vxlan-network', message: 'expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), received "172.16.0.5/24"' },
+    ]],
     ['fails a VXLAN network that is not a /24', on('nordvpn', (p) => { p.vxlanNetwork = '172.16.0.0/16'; }), [
       { path: 'vxlanNetwork', code: 'vxlan-network', message: 'expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), received "172.16.0.0/16"' },
     ]],

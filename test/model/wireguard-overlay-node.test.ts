@@ -62,6 +62,9 @@ describe('WireguardOverlayNode validation', () => {
     ['fails on a cluster endpoint with the scheme inside it', (p) => { p.clusterEndpoint = '10.10.0.1:https://6443'; }, [{ path: 'clusterEndpoint', code: 'endpoint', message: 'expected host:port or https://host:port, received "10.10.0.1:https://6443"' }]],
     ['fails on an inline preshared key that is not a key, without echoing it', (p) => { p.wireguard[0].peers[0].presharedKey = 'c2VjcmV0LWJ1dC10b28tc2hvcnQ='; }, [{ path: 'wireguard[0].peers[0].presharedKey', code: 'key', message: 'expected a WireGuard preshared key: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: it is secret)' }]],
     ['accepts installK0s with the distribution left at its default (k0s)', (p) => { delete p.distribution; p.installK0s = {}; }, []],
+    ['fails on a key URL that only contains https://', (p) => { p.wireguard[0].privateKeyFrom = { url: 'ftp://vault.example.test/https://x' }; }, [{ path: 'wireguard[0].privateKeyFrom.url', code: 'url', message: 'expected an https:// URL without spaces or quotes' }]],
+    ['accepts waitFor at its ends (1s and 1h) and listen ports 1 and 65535', (p) => { p.wireguard[0].privateKeyFrom = { file: '/run/k', waitFor: '1h' }; p.wireguard[0].listenPort = 1; p.wireguard.push({ ...p.wireguard[0], name: 'wg1', address: '10.20.0.1/24', nodeAddress: false, listenPort: 65535, privateKeyFrom: { file: '/run/k1', waitFor: '1s' }, peers: [] }); }, []],
+    ['fails on a cluster endpoint with a path inside it', (p) => { p.clusterEndpoint = 'https://10.10.0.1/k8s:6443'; }, [{ path: 'clusterEndpoint', code: 'endpoint', message: 'expected host:port or https://host:port, received "https://10.10.0.1/k8s:6443"' }]],
   ];
 
   it.each(cases)('%s', (_name, fn, expected) => {
