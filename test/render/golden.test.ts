@@ -97,6 +97,7 @@ describe('golden output', () => {
       ...threeNodeMesh(), network: 'fd10::/64', topology: { hub: 'site-b' }, mtu: 1380,
       nodes: threeNodeMesh().nodes.map((n, i) => ({ ...n, address: `fd10::${i + 1}`, ...(i === 0 ? { endpoint: undefined } : {}) })),
     }))],
+    ['wireguard-overlay-node.k0s-install-worker.yaml', () => document(planWireguardOverlayNode({ ...siteA(), node: 'site-b', role: 'worker', installK0s: { tokenFrom: { url: 'https://vault.example.test/v1/k0s/worker-token' } } }))],
     ['wireguard-overlay-node.kubeadm-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm')))],
     ['wireguard-overlay-node.kubeadm-1.30.yaml', () => document(planWireguardOverlayNode(dualStackInline('kubeadm', '1.30')))],
     ['wireguard-overlay-node.k3s-dual-stack.yaml', () => document(planWireguardOverlayNode(dualStackInline('k3s')))],
