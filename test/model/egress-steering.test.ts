@@ -2,6 +2,7 @@ import { KEY_FIELD_MESSAGE } from '../../src/model/common';
 import { EgressSteeringProps, planEgressSteering, Problem, validateEgressSteering } from '../../src';
 import { KEYS, prodSteering, wireguardSteering } from '../helpers/fixtures';
 import { Mutable, mutated } from '../helpers/mutable';
+import { thrown } from '../helpers/thrown';
 
 type Props = Mutable<EgressSteeringProps>;
 const prod = (fn: (p: Props) => void) => mutated(prodSteering(), fn);
@@ -14,6 +15,7 @@ describe('EgressSteering validation', () => {
     ['an IPv6-only WireGuard tunnel for IPv6 destinations only', wg((p) => { (p.tunnel as { address: string }).address = 'fd00:2::2/128'; p.destinationCidrs = ['2000::/3']; })],
     ['denyIpv6 with IPv4 destinations only', wg((p) => { p.destinationCidrs = ['0.0.0.0/0']; p.denyIpv6 = true; })],
     ['the WireGuard tunnel\'s address as the egress IP', wg((p) => { p.egressIp = '10.2.0.2'; })],
+    ['an egress IP with Cilium devices that do not name the tunnel (the policy names no interface)', wg((p) => { p.egressIp = '10.2.0.2'; p.ciliumValues = { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, devices: ['eth0'] }; })],
     ['an egress IP without a tunnel (yours to route)', wg((p) => { delete p.tunnel; p.egressIp = '192.168.20.5'; })],
   ])('accepts %s', (_n, props) => {
     expect(validateEgressSteering(props)).toEqual([]);
@@ -75,6 +77,9 @@ describe('EgressSteering validation', () => {
     ['fails an unknown tunnel type', prod((p) => { (p.tunnel as { type: string }).type = 'ipsec'; }), [
       { path: 'tunnel.type', code: 'invalid_union', message: 'expected \'openvpn\' | \'wireguard\', received "ipsec"' },
     ]],
+    ['fails a steered namespace that is not a namespace name', prod((p) => { p.namespaces = ['media', 'Media']; }), [
+      { path: 'namespaces[1]', code: 'namespace', message: 'expected a namespace name, received "Media"' },
+    ]],
     ['fails an empty vpn class (every unlabelled pod would carry it)', prod((p) => { p.vpnClass = ''; }), [
       { path: 'vpnClass', code: 'label-value', message: 'expected a label value, received ""' },
     ]],
@@ -126,5 +131,16 @@ describe('EgressSteering validation', () => {
       'interface interface-name',
       'tunnel.peer.publicKey key',
     ]);
+  });
+});
+
+describe('EgressSteering warnings and refusals as thrown', () => {
+  it('warns that a hostname WireGuard endpoint must resolve before the tunnel is up', () => {
+    const plan = planEgressSteering(wg((p) => { (p.tunnel as { peer: { endpoint: string } }).peer.endpoint = 'vpn.example.test:51820'; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages', 'cilium-devices']; }));
+    expect(plan.warnings).toEqual([{ path: 'tunnel.peer.endpoint', code: 'hostname-endpoint', message: 'endpoint "vpn.example.test:51820" is a hostname: it must resolve before the tunnel is up; prefer an IP' }]);
+  });
+
+  it('throws a ValidationError naming its subject', () => {
+    expect((thrown(() => planEgressSteering(prod((p) => { p.vpnClass = ''; }))) as Error).message).toBe('invalid EgressSteering props:\nvpnClass: expected a label value, received ""');
   });
 });

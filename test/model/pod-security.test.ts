@@ -20,6 +20,7 @@ const pods: [string, IPodSpec, PodSecurityLevel, string][] = [
   ['the probe of an EgressSteering class', podOf(planEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} } }).objects), 'restricted', 'it meets the restricted level'],
   ['a plain pod (runtime defaults)', plain, 'baseline', 'container app may run as root'],
   ['a pod on the host network', { ...plain, hostNetwork: true }, 'privileged', 'the pod shares a host namespace'],
+  ['a restricted pod with a Localhost seccomp profile', { securityContext: { runAsNonRoot: true, seccompProfile: { type: 'Localhost', localhostProfile: 'p.json' } }, containers: [{ name: 'app', image: 'nginx', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }] }, 'restricted', 'it meets the restricted level'],
   ['a pod adding a baseline capability', { containers: [{ name: 'app', image: 'nginx', securityContext: { capabilities: { add: ['CHOWN', 'NET_BIND_SERVICE'] } } }] }, 'baseline', 'container app may run as root'],
   ['a pod adding it as CAP_CHOWN (the admission plugin compares names as written)', { containers: [{ name: 'app', image: 'nginx', securityContext: { capabilities: { add: ['CAP_CHOWN'] } } }] }, 'privileged', 'container app adds CAP_CHOWN'],
   ['a non-root pod that keeps its capabilities', { containers: [{ name: 'app', image: 'nginx', securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false } }] }, 'baseline', 'container app does not drop ALL capabilities'],

@@ -109,6 +109,15 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails a VXLAN network overlapping the cluster', on('nordvpn', (p) => { p.vxlanNetwork = '10.1.5.0/24'; }), [
       { path: 'vxlanNetwork', code: 'overlap', message: 'overlaps clusterCidrs[0]: the VXLAN, cluster and node networks must be distinct' },
     ]],
+    ['fails an empty list of tunnel addresses where the provider needs them', on('mullvad', (p) => { p.wireguardAddresses = []; }), [
+      { path: 'wireguardAddresses', code: 'required', message: 'required by mullvad over WireGuard: the tunnel addresses the provider assigned to your key' },
+    ]],
+    ['fails a custom server public key that is not a key, without echoing it', on('custom', (p) => { p.wireguardPublicKey = 'abc'; }), [
+      { path: 'wireguardPublicKey', code: 'key', message: 'expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: key fields are never echoed)' },
+    ]],
+    ['fails a port-forwarding provider on a provider that forwards ports itself', on('protonvpn', (p) => { p.portForwarding!.provider = 'pia'; }), [
+      { path: 'portForwarding.provider', code: 'provider', message: 'only with custom: protonvpn forwards ports itself, received "pia"' },
+    ]],
     ['fails a VXLAN network given by a host address', on('nordvpn', (p) => { p.vxlanNetwork = '172.16.0.5/24'; }), [
       { path: 'vxlanNetwork', code: 'vxlan-network', message: 'expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), received "172.16.0.5/24"' },
     ]],

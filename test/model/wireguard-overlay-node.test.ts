@@ -18,6 +18,8 @@ describe('WireguardOverlayNode validation', () => {
   it('is silent for an empty wireguard list', () => {
     expect(validateWireguardOverlayNode({ node: 'n1', wireguard: [] })).toEqual([]);
     expect(planWireguardOverlayNode({ node: 'n1', wireguard: [] }).warnings).toEqual([]);
+    // Nothing on the host either: no packages, files or units for no interface.
+    expect(planWireguardOverlayNode({ node: 'n1', wireguard: [] }).hosts).toEqual([{ node: 'n1', files: [], units: [], dropins: [], commands: [], packages: [] }]);
   });
 
   const cases: [string, (p: Props) => void, Problem[]][] = [

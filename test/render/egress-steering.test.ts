@@ -192,6 +192,15 @@ describe('EgressSteering over its lifetime (unit level)', () => {
   });
 });
 
+describe('one gateway per WireGuard server and key', () => {
+  it('claims the class in the cluster and the server with its key', () => {
+    expect(egressSteeringClaims(wireguardSteering())).toEqual([
+      { key: 'cluster/default/egress-class/tunnelwright.dev/egress-class=vpn', path: 'vpnClass', what: 'pods with tunnelwright.dev/egress-class=vpn in cluster "default"', covers: true },
+      { key: 'vpn-server/wireguard/198.51.100.7:51820//run/corium/vpn.key', path: 'tunnel.peer.endpoint', what: 'VPN server 198.51.100.7:51820 with the key /run/corium/vpn.key' },
+    ]);
+  });
+});
+
 describe('one gateway per VPN server and session', () => {
   const openvpn = (remote?: string) => ({ ...prodSteering(), tunnel: { type: 'openvpn' as const, configFrom: { file: '/etc/openvpn/pia.ovpn' }, credentialsFrom: { file: '/etc/openvpn/pia.creds' }, ...(remote ? { remote } : {}) } });
   it.each([
