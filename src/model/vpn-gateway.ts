@@ -314,8 +314,10 @@ function checkNetwork(input: Record<string, unknown>, wireguardRow: ProviderRow 
     const ip = parseIp(input.clusterDnsIp);
     if (ip && !cluster.some((c) => cidrContainsIp(c.value, ip))) push('clusterDnsIp', 'outside', `expected the kube-dns ClusterIP inside the cluster CIDRs, ${received(input.clusterDnsIp)}`);
   } else if (input.clusterDnsIp === undefined && Array.isArray(input.clusterCidrs)) {
-    const svc = typeof input.clusterCidrs[1] === 'string' ? parseCidr(input.clusterCidrs[1]) : undefined;
-    if (!svc || svc.family !== 4) push('clusterDnsIp', 'required', 'required unless clusterCidrs[1] is the IPv4 service CIDR (its .10 is the default)');
+    // The same default the render takes (parseCidr reads any value; a malformed one is the schema's to report).
+    if (clusterDnsIpOf({ clusterCidrs: input.clusterCidrs as string[] }) === undefined) {
+      push('clusterDnsIp', 'required', 'required unless clusterCidrs[1] is the IPv4 service CIDR (its .10 is the default)');
+    }
   }
 }
 
