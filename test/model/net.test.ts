@@ -66,4 +66,9 @@ describe('addresses and CIDRs', () => {
     const found = findOverlaps(items.map((t) => ({ value: cidr(t), at: t }))).map(({ a, b }) => `${a.at} ⊇ ${b.at}`);
     expect(found).toEqual(expected);
   });
+
+  it('reports each copy of one block against the first, where the user wrote it first', () => {
+    const found = findOverlaps(['a', 'b', 'c'].map((at) => ({ value: cidr('10.0.0.0/24'), at }))).map(({ a, b }) => `${a.at} ⊇ ${b.at}`);
+    expect(found).toEqual(['a ⊇ b', 'a ⊇ c']);
+  });
 });

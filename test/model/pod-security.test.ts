@@ -5,7 +5,7 @@ import { ApiObject, Chart } from 'cdk8s';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { applyRoute, planEgressProbe, planRoute, planVpnGateway, ValidationError } from '../../src';
 import { App, VpnGateway } from '../../src/cdk8s';
-import { checkPodSecurity, namespacePolicy, PodSecurityLevel, PodSecurityNeed, requiredLevel } from '../../src/model/pod-security';
+import { checkPodSecurity, namespacePolicy, PodSecurityLevel, PodSecurityNeed, podSecurityNeeds, requiredLevel } from '../../src/model/pod-security';
 import { gatewayProbe, nordvpnGateway } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
 
@@ -122,5 +122,12 @@ describe('checkPodSecurity: each namespace state, with the label to set', () => 
     ['enforcing, warning and auditing at privileged', need, ns({ [`${L}/enforce`]: 'privileged', [`${L}/warn`]: 'privileged', [`${L}/audit`]: 'privileged' }), [], []],
   ])('a namespace %s', (_name, n, namespaces, problems, warnings) => {
     expect(checkPodSecurity([n], namespaces)).toEqual({ problems, warnings });
+  });
+});
+
+describe('podSecurityNeeds: the pods a plan makes', () => {
+  it('takes each workload (here the gateway Deployment), none of the other objects', () => {
+    const needs = podSecurityNeeds(planVpnGateway(nordvpnGateway()).objects, 'media/gateway');
+    expect(needs.map((n) => ({ ...n, need: n.need.level }))).toEqual([{ namespace: 'vpn-gateway', what: 'Deployment vpn-gateway/vpn-gateway', need: 'privileged', at: 'media/gateway' }]);
   });
 });
