@@ -86,3 +86,14 @@ describe('planWireguardMesh', () => {
     }
   });
 });
+
+describe('a full mesh too big for one user-data', () => {
+  it('warns for each node by its place in nodes, exactly when its cloud-config is over 16 KiB', () => {
+    const key = (i: number) => { const b = Buffer.alloc(32); b.writeUInt32BE(i + 1, 28); return b.toString('base64'); };
+    const nodes = Array.from({ length: 120 }, (_, i) => ({ node: `n${i}`, address: `10.10.0.${i + 1}`, publicKey: key(i), privateKeyFrom: { file: '/run/wg.key' }, endpoint: `198.51.100.${i + 1}` }));
+    const plan = planWireguardMesh({ network: '10.10.0.0/24', listenPort: 51820, nodes, installPackages: false });
+    const over = nodes.map((n, i) => ({ i, bytes: Buffer.byteLength(renderHostArtefacts(plan.nodes[n.node].host).cloudConfig) })).filter((x) => x.bytes > 16384);
+    expect(over.length).toBe(120);
+    expect(plan.warnings.filter((w) => w.code === 'user-data-size').map((w) => w.path)).toEqual(over.map((x) => `nodes[${x.i}]`));
+  });
+});
