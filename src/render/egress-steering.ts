@@ -9,7 +9,7 @@ import { Claim } from '../invariants';
 import {
   checkEgressSteering, DEFAULT_EGRESS_CLASS_LABEL, DEFAULT_UPLINK_LABEL, EgressSteeringProps, ksmAllowlistEntry, ksmLabelName, RFC1918,
 } from '../model/egress-steering';
-import { parseCidr } from '../model/net';
+import { cidrContains, parseCidr } from '../model/net';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 import { KILL_SWITCH_LEARNT_DIR, KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, planHostKillSwitch } from './kill-switch';
 import { renderWireguardConfig } from './wireguard-overlay-node';
@@ -57,13 +57,12 @@ export function excludedCidrsOf(p: EgressSteeringProps): string[] {
   if (p.excludedCidrs) return p.excludedCidrs;
   const destinations = (p.destinationCidrs ?? ['0.0.0.0/0']).map((d) => parseCidr(d)!);
   const candidates = [...RFC1918, ...p.clusterCidrs, ...(p.lanCidrs ?? [])];
-  const inside = (a: ReturnType<typeof parseCidr>, b: ReturnType<typeof parseCidr>) => a!.family === b!.family && b!.start <= a!.start && a!.end <= b!.end;
   // A private block that is itself a destination is steered, not excluded (that would steer nothing); the cluster and
   // LAN ranges are always excluded.
   const parsed = candidates.map((c, k) => ({ c, p: parseCidr(c)!, rfc1918: k < RFC1918.length }))
-    .filter(({ p, rfc1918 }) => destinations.some((d) => inside(p, d) && !(rfc1918 && p.start === d.start && p.end === d.end)));
+    .filter(({ p, rfc1918 }) => destinations.some((d) => cidrContains(d, p) && !(rfc1918 && p.start === d.start && p.end === d.end)));
   // Keep each block once, and none that another candidate already covers (an equal block: the first one).
-  return parsed.filter((x, i) => !parsed.some((y, j) => j !== i && inside(x.p, y.p) && (!inside(y.p, x.p) || j < i))).map(({ c }) => c);
+  return parsed.filter((x, i) => !parsed.some((y, j) => j !== i && cidrContains(y.p, x.p) && (!cidrContains(x.p, y.p) || j < i))).map(({ c }) => c);
 }
 
 function policy(p: EgressSteeringProps, f: Facts): KubeObject {
