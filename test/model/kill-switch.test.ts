@@ -9,16 +9,17 @@ function mutate(fn: (p: Props) => void): Props {
   return mutated(qbittorrentKillSwitch(), fn);
 }
 
+/** An IPv4 address from its number. */
+const ipv4 = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
+
 /** 0.0.0.0/1, then 128.0.0.0/32, 128.0.0.1/32, 128.0.0.2/31, 128.0.0.4/30 … 192.0.0.0/2: all of IPv4, each block adjacent to the last. */
 function splitToTop(): string[] {
-  const ip = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
-  return ['0.0.0.0/1', '128.0.0.0/32', ...Array.from({ length: 31 }, (_, i) => `${ip(2 ** 31 + 2 ** i)}/${32 - i}`)];
+  return ['0.0.0.0/1', '128.0.0.0/32', ...Array.from({ length: 31 }, (_, i) => `${ipv4(2 ** 31 + 2 ** i)}/${32 - i}`)];
 }
 
 /** 0.0.0.0/1, 128.0.0.0/2 … 255.255.255.254/32: every IPv4 address but 255.255.255.255. */
 function allButLast(): string[] {
-  const ip = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
-  return Array.from({ length: 32 }, (_, i) => `${ip(2 ** 32 - 2 ** (32 - i))}/${i + 1}`);
+  return Array.from({ length: 32 }, (_, i) => `${ipv4(2 ** 32 - 2 ** (32 - i))}/${i + 1}`);
 }
 
 describe('KillSwitch validation', () => {
