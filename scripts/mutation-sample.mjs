@@ -55,9 +55,10 @@ if (process.argv[2] === '--rerun') {
     if (at.length === 1) moved.push({ ...t, delta: at[0] - t.m.location.start.line });
     else notFound.push(startKey(t.file, t.m));
   }
-  const shifted = (m, delta) => ({ ...m, location: { start: { ...m.location.start, line: m.location.start.line + delta }, end: { ...m.location.end, line: m.location.end.line + delta } } });
-  const wantedNow = new Set(moved.map(({ file, m, delta }) => startKey(file, shifted(m, delta))));
-  const ranges = moved.map(({ file, m, delta }) => `${file}:${m.location.start.line + delta}:${m.location.start.column - 1}-${m.location.end.line + delta}:${m.location.end.column - 1}`);
+  // Each survivor where it is now: its key to count it by, and its range to run.
+  const now = moved.map(({ file, m, delta }) => ({ file, start: { ...m.location.start, line: m.location.start.line + delta }, end: { ...m.location.end, line: m.location.end.line + delta }, m }));
+  const wantedNow = new Set(now.map(({ file, start, end, m }) => startKey(file, { ...m, location: { start, end } })));
+  const ranges = now.map(({ file, start, end }) => `${file}:${start.line}:${start.column - 1}-${end.line}:${end.column - 1}`);
   const { counts, matched, survivors } = tally(runStryker('rerun', ranges), (file, m) => wantedNow.has(startKey(file, m)));
   const out = { of: last.survivors.length, matched, counts, notFound: notFound.sort(), survivors: survivors.map(({ file, m }) => `${startKey(file, m)} ${m.status}`).sort() };
   fs.writeFileSync('reports/mutation/rerun.json', `${JSON.stringify(out, null, 2)}\n`);
