@@ -42,10 +42,15 @@ const startKey = (file, m) => `${file}:${m.location.start.line}:${m.location.sta
 // (after tests and fixes written against them): how many of them it kills. Reads reports/mutation/sample.json and
 // sample-run.json. A survivor is found again by its line's text (sources move between runs); one whose line is gone or
 // no longer unique is listed as not found.
+// `--rerun <report.json>` does the same for the survivors (and uncovered mutants) of any Stryker JSON report, such as
+// a narrowed `npm run mutation`'s reports/mutation/mutation.json.
 if (process.argv[2] === '--rerun') {
-  const last = JSON.parse(fs.readFileSync('reports/mutation/sample.json', 'utf8'));
-  const run = JSON.parse(fs.readFileSync('reports/mutation/sample-run.json', 'utf8'));
-  const wantedSurvivors = new Set(last.survivors.map((line) => line.split(' ').slice(0, 1).concat(line.split(' ').slice(2)).join(' ')));
+  const given = process.argv[3];
+  const run = JSON.parse(fs.readFileSync(given ?? 'reports/mutation/sample-run.json', 'utf8'));
+  const last = given
+    ? { survivors: Object.entries(run.files).flatMap(([file, f]) => f.mutants.filter((m) => m.status === 'Survived' || m.status === 'NoCoverage').map((m) => `${startKey(file, m)}`)) }
+    : JSON.parse(fs.readFileSync('reports/mutation/sample.json', 'utf8'));
+  const wantedSurvivors = new Set(given ? last.survivors : last.survivors.map((line) => line.split(' ').slice(0, 1).concat(line.split(' ').slice(2)).join(' ')));
   const targets = Object.entries(run.files).flatMap(([file, f]) => f.mutants.filter((m) => wantedSurvivors.has(startKey(file, m))).map((m) => ({ file, m, text: f.source.split('\n')[m.location.start.line - 1] })));
   const moved = [];
   const notFound = [];
