@@ -67,7 +67,7 @@ export const egressProbeSchema = z.strictObject({
   via: z.union([
     z.strictObject({ vpnGateway: z.record(z.string(), z.unknown()) }),
     z.strictObject({ egressSteering: z.strictObject({ egressClassLabel: z.string().optional(), vpnClass: z.string().optional() }) }),
-  ]),
+  ], { error: 'expected { vpnGateway: <its props> } or { egressSteering: { egressClassLabel?, vpnClass? } }' }),
   targets: z.array(z.string()),
   wanIps: z.array(z.string()),
   vpnCidrs: z.array(cidrSchema).optional(),
@@ -103,17 +103,12 @@ export function checkEgressProbe(input: unknown): { problems: Problem[]; warning
     if (Array.isArray(input.targets) && input.targets.length === 0) push('targets', 'required', 'expected at least one IP-echo URL (there is no default: choose whom you ask)');
     asArray(input.targets).forEach((t, i) => {
       if (typeof t !== 'string') return;
-      let ok = false;
-      try {
-        const u = new URL(t);
-        ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
-      } catch {
-        ok = false;
-      }
-      if (!ok) push(`targets[${i}]`, 'url', `expected an http:// or https:// URL, ${received(t)}`);
+      // The blackbox exporter parses with Go's net/url, which finds no host in `http:host` or `http:///host` (the
+      // WHATWG parser reads both as http://host/): so the host must follow `//` as written.
+      if (!/^https?:\/\/[^/\\?#]/i.test(t) || !URL.canParse(t)) push(`targets[${i}]`, 'url', `expected an http:// or https:// URL, ${received(t)}`);
     });
     if (Array.isArray(input.wanIps) && input.wanIps.length === 0) push('wanIps', 'required', 'expected your WAN addresses: the probe fails when it sees one');
-    const vpn = asArray(input.vpnCidrs).map((c) => (typeof c === 'string' ? parseCidr(c) : undefined));
+    const vpn = asArray(input.vpnCidrs).map((c) => parseCidr(c));
     vpn.forEach((c, i) => {
       if (c && c.family === 6) push(`vpnCidrs[${i}]`, 'ipv6-range', `expected an IPv4 range (IPv6 egress is checked against wanIps only), ${received((input.vpnCidrs as string[])[i])}`);
     });
@@ -144,8 +139,7 @@ export function checkEgressProbe(input: unknown): { problems: Problem[]; warning
       for (const key of ['leakedCidrs', 'tunnelCidrs'] as const) {
         if (Array.isArray(dns[key]) && (dns[key] as unknown[]).length === 0) push(`dnsLeak.${key}`, 'required', 'expected at least one range (or leave it out)');
         asArray(dns[key]).forEach((c, i) => {
-          const parsed = typeof c === 'string' ? parseCidr(c) : undefined;
-          if (parsed?.family === 6) push(`dnsLeak.${key}[${i}]`, 'ipv6-range', `expected an IPv4 range (the probe asks for an A record), ${received(c)}`);
+          if (parseCidr(c)?.family === 6) push(`dnsLeak.${key}[${i}]`, 'ipv6-range', `expected an IPv4 range (the probe asks for an A record), ${received(c)}`);
         });
       }
       if (dns.resolver !== undefined && !parseIp(dns.resolver)) push('dnsLeak.resolver', 'ip', `expected the resolver's address, ${received(dns.resolver)}`);

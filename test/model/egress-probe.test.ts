@@ -15,6 +15,24 @@ describe('EgressProbe validation', () => {
     ['fails a probe attached to nothing', probe((p) => { delete (p as Partial<Props>).via; }), [
       { path: 'via', code: 'attached-to-nothing', message: 'expected { vpnGateway } or { egressSteering }: a probe attached to nothing proves nothing about vpn-class traffic' },
     ]],
+    ['fails a probe attached to nothing beside its other mistakes, all at once', probe((p) => { delete (p as Partial<Props>).via; (p as { targets: unknown }).targets = [5]; }), [
+      { path: 'targets[0]', code: 'type', message: 'expected string, received number' },
+      { path: 'via', code: 'attached-to-nothing', message: 'expected { vpnGateway } or { egressSteering }: a probe attached to nothing proves nothing about vpn-class traffic' },
+    ]],
+    ['fails a probe attached to something that is neither', probe((p) => { (p as { via: unknown }).via = { vpnGatway: {} }; }), [
+      { path: 'via', code: 'invalid_union', message: 'expected { vpnGateway: <its props> } or { egressSteering: { egressClassLabel?, vpnClass? } }, received an object' },
+    ]],
+    ['fails targets and WAN addresses that are not text as types only', probe((p) => { (p as { wanIps: unknown }).wanIps = [5]; (p as { vpnCidrs: unknown }).vpnCidrs = [5]; }), [
+      { path: 'vpnCidrs[0]', code: 'type', message: 'expected string, received number' },
+      { path: 'wanIps[0]', code: 'type', message: 'expected string, received number' },
+    ]],
+    ['fails targets that are not http(s) URLs, or whose host Go\'s net/url would not find', probe((p) => { p.targets = ['ftp://ifconfig.example.test/', 'http:ifconfig.example.test', 'https:///ifconfig.example.test', 'http:\\\\ifconfig.example.test', 'mailto:a@b', 'HTTPS://IFCONFIG.EXAMPLE.TEST/ip']; }), [
+      { path: 'targets[0]', code: 'url', message: 'expected an http:// or https:// URL, received "ftp://ifconfig.example.test/"' },
+      { path: 'targets[1]', code: 'url', message: 'expected an http:// or https:// URL, received "http:ifconfig.example.test"' },
+      { path: 'targets[2]', code: 'url', message: 'expected an http:// or https:// URL, received "https:///ifconfig.example.test"' },
+      { path: 'targets[3]', code: 'url', message: 'expected an http:// or https:// URL, received "http:\\\\\\\\ifconfig.example.test"' },
+      { path: 'targets[4]', code: 'url', message: 'expected an http:// or https:// URL, received "mailto:a@b"' },
+    ]],
     ['fails targets the URL parser refuses, and one without a host', probe((p) => { p.targets = ['http://[::1', 'https://']; }), [
       { path: 'targets[0]', code: 'url', message: 'expected an http:// or https:// URL, received "http://[::1"' },
       { path: 'targets[1]', code: 'url', message: 'expected an http:// or https:// URL, received "https://"' },
