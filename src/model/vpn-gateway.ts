@@ -160,7 +160,7 @@ export const vpnGatewaySchema = z.strictObject({
   tunDevice: z.union([
     z.enum(['runtime', 'privileged']),
     z.strictObject({ resource: z.string().regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/, { message: 'expected an extended resource name such as squat.ai/tun' }) }),
-  ]).optional(),
+  ], { error: 'expected \'runtime\', \'privileged\' or { resource: <an extended resource name such as squat.ai/tun> }' }).optional(),
 });
 
 /** The provider's row (aliases resolved), or undefined. */

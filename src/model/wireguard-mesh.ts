@@ -75,7 +75,7 @@ const nodeSchema = z.strictObject({
 export const wireguardMeshSchema = z.strictObject({
   cluster: clusterSchema.optional(),
   network: cidrSchema,
-  topology: z.union([z.literal('full'), z.strictObject({ hub: z.string() })]).optional(),
+  topology: z.union([z.literal('full'), z.strictObject({ hub: z.string() })], { error: 'expected \'full\' or { hub: <a node\'s name> }' }).optional(),
   interfaceName: z.string().optional(),
   listenPort: portSchema.optional(),
   mtu: intInRange(576, 65535, 'an MTU').optional(),
@@ -108,7 +108,7 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   const warnings: Problem[] = [];
   if (!isRecord(input)) return { problems, warnings };
-  const network = typeof input.network === 'string' ? parseCidr(input.network) : undefined;
+  const network = parseCidr(input.network);
   if (typeof input.interfaceName === 'string' && (!INTERFACE_NAME.test(input.interfaceName) || input.interfaceName.length > 15)) {
     problems.push({ path: 'interfaceName', code: 'interface-name', message: `expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, ${received(input.interfaceName)}` });
   }
@@ -127,12 +127,12 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   const distribution = input.distribution ?? 'k0s';
   const names: Located<string>[] = [];
   const keys: Located<string>[] = [];
-  const addrs: Located<string>[] = [];
+  const addrs: Located<{ key: string; text: string }>[] = [];
   const undialable: string[] = [];
   nodes.forEach((n, i) => {
     if (!isRecord(n)) return;
     const p = `nodes[${i}]`;
-    if (typeof n.node === 'string') names.push({ value: n.node, at: `${p}.node` });
+    if (typeof n.node === 'string') names.push({ value: n.node, at: p });
     if (n.installK0s !== undefined && distribution !== 'k0s') {
       problems.push({ path: `${p}.installK0s`, code: 'distribution', message: `installK0s installs k0s; the mesh's distribution is ${JSON.stringify(distribution)}` });
     } else if (distribution === 'k0s' && n.installK0s === undefined && n.role !== 'controller') {
@@ -140,12 +140,12 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
     }
     if (typeof n.publicKey === 'string') {
       if (!isWireguardKey(n.publicKey)) problems.push({ path: `${p}.publicKey`, code: 'key', message: KEY_FIELD_MESSAGE });
-      else keys.push({ value: n.publicKey, at: `${p}.publicKey` });
+      else keys.push({ value: n.publicKey, at: p });
     }
     if (typeof n.address === 'string' && network) {
       const a = meshNodeAddress(n.address, network, String(input.network));
       if (a.problem) problems.push({ path: `${p}.address`, ...a.problem });
-      else addrs.push({ value: String(parseCidr(a.cidr!)!.address), at: `${p}.address` });
+      else addrs.push({ value: { key: String(parseCidr(a.cidr!)!.address), text: n.address }, at: p });
     }
     if (typeof n.endpoint === 'string') {
       const e = parseEndpoint(n.endpoint, true);
@@ -160,9 +160,10 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
       undialable.push(p);
     }
   });
-  for (const d of findDuplicates(names, (v) => v)) problems.push({ path: d.again.at, code: 'duplicate-node', message: `node ${JSON.stringify(d.again.value)} is already ${d.first.at.replace(/\.node$/, '')}` });
-  for (const d of findDuplicates(keys, (v) => v)) problems.push({ path: d.again.at, code: 'duplicate-key', message: `public key ${d.again.value} is already the key of ${d.first.at.replace(/\.publicKey$/, '')}: one key per node` });
-  for (const d of findDuplicates(addrs, (v) => v)) problems.push({ path: d.again.at, code: 'duplicate-address', message: `address ${JSON.stringify(nodeAt(nodes, d.again.at).address)} is already the address of ${d.first.at.replace(/\.address$/, '')}: the two would overlap in every peer's allowedIPs` });
+  // Each is located at its node (`nodes[i]`): the problem's path adds the field.
+  for (const d of findDuplicates(names, (v) => v)) problems.push({ path: `${d.again.at}.node`, code: 'duplicate-node', message: `node ${JSON.stringify(d.again.value)} is already ${d.first.at}` });
+  for (const d of findDuplicates(keys, (v) => v)) problems.push({ path: `${d.again.at}.publicKey`, code: 'duplicate-key', message: `public key ${d.again.value} is already the key of ${d.first.at}: one key per node` });
+  for (const d of findDuplicates(addrs, (v) => v.key)) problems.push({ path: `${d.again.at}.address`, code: 'duplicate-address', message: `address ${JSON.stringify(d.again.value.text)} is already the address of ${d.first.at}: the two would overlap in every peer's allowedIPs` });
   const topology = input.topology;
   if (isRecord(topology) && typeof topology.hub === 'string') {
     const hubIndex = nodes.findIndex((n) => isRecord(n) && n.node === topology.hub);
@@ -170,28 +171,23 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
     else if (!isRecord(nodes[hubIndex]) || (nodes[hubIndex] as Record<string, unknown>).endpoint === undefined) {
       problems.push({ path: `nodes[${hubIndex}].endpoint`, code: 'hub-endpoint', message: `the hub ${JSON.stringify(topology.hub)} needs an endpoint: every spoke dials it` });
     }
-  } else if (undialable.length > 1) {
+  } else {
     // In a full mesh, two nodes without an endpoint can never reach each other: report each against the first (O(n)).
     for (const p of undialable.slice(1)) {
       problems.push({ path: `${p}.endpoint`, code: 'unreachable-pair', message: `neither this node nor ${undialable[0]} has an endpoint: in a full mesh neither can dial the other; give one an endpoint or use topology { hub }` });
     }
   }
-  if (network && typeof input.network === 'string') {
-    const net = parseCidr(input.network)!;
-    if (net.address !== net.start) problems.push({ path: 'network', code: 'network', message: `expected a network address such as ${formatNetwork(net)}, ${received(input.network)}` });
+  if (network && network.address !== network.start) {
+    problems.push({ path: 'network', code: 'network', message: `expected a network address such as ${formatNetwork(network)}, ${received(input.network)}` });
   }
   return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }
 
 /** A mesh's interface MTU from its underlay's: the overhead is IPv6's when any node is dialled over IPv6 or by name. */
 export function meshMtu(underlayMtu: number, nodes: readonly unknown[]): number {
-  return derivedMtu(underlayMtu, nodes.map((n) => (isRecord(n) && typeof n.endpoint === 'string' ? n.endpoint : undefined)));
+  return derivedMtu(underlayMtu, nodes.map((n) => (isRecord(n) ? n.endpoint : undefined)));
 }
 
 function formatNetwork(c: ParsedCidr): string {
   return `${formatIp(c.family, c.start)}/${c.prefix}`;
-}
-
-function nodeAt(nodes: unknown[], at: string): Record<string, unknown> {
-  return nodes[Number(/^nodes\[(\d+)\]/.exec(at)![1])] as Record<string, unknown>;
 }

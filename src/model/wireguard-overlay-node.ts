@@ -142,7 +142,7 @@ const peerSchema = z.strictObject({
 
 const interfaceSchema = z.strictObject({
   name: z.string(),
-  address: z.union([z.string(), z.array(z.string())]),
+  address: z.union([z.string(), z.array(z.string())], { error: 'expected an address with its prefix such as 10.10.0.1/24, or a list of them' }),
   listenPort: portSchema.optional(),
   nodeAddress: z.boolean().optional(),
   mtu: z.number().optional(),

@@ -39,6 +39,13 @@ describe('WireguardMesh validation', () => {
     ['fails on an MTU below 1280 on an IPv6 overlay', (p) => { p.network = 'fd10::/64'; p.mtu = 1200; p.nodes.forEach((n, i) => { n.address = `fd10::${i + 1}`; }); }, [{ path: 'mtu', code: 'mtu-ipv6', message: 'expected an MTU of at least 1280 on an IPv6 overlay, received 1200' }]],
     ['fails on an inline key (a mesh only reads keys from sources)', (p) => { (p.nodes[0] as Record<string, unknown>).privateKey = KEYS.a.privateKey; }, [{ path: 'nodes[0].privateKey', code: 'unknown-prop', message: 'unknown prop "privateKey"' }]],
     ['fails on a keepalive of zero', (p) => { p.persistentKeepalive = 0; }, [{ path: 'persistentKeepalive', code: 'range', message: 'expected a keepalive interval in seconds: an integer from 1 to 65535, received 0' }]],
+    ['accepts an interface name of exactly 15 characters (IFNAMSIZ less its NUL)', (p) => { p.interfaceName = 'overlay-net-015'; }, []],
+    ['accepts an MTU of 1280 on an IPv6 overlay', (p) => { p.network = 'fd10::/64'; p.mtu = 1280; p.nodes.forEach((n, i) => { n.address = `fd10::${i + 1}`; }); }, []],
+    ['fails on an underlay MTU that leaves an IPv6 overlay below 1280', (p) => { p.network = 'fd10::/64'; p.underlayMtu = 1300; p.nodes.forEach((n, i) => { n.address = `fd10::${i + 1}`; }); }, [{ path: 'underlayMtu', code: 'mtu-ipv6', message: 'the interface MTU derived from underlayMtu 1300 is 1240, below the 1280 an IPv6 overlay needs' }]],
+    ['accepts that underlay MTU when mtu is set (nothing is derived)', (p) => { p.network = 'fd10::/64'; p.underlayMtu = 1300; p.mtu = 1280; p.nodes.forEach((n, i) => { n.address = `fd10::${i + 1}`; }); }, []],
+    ['accepts that underlay MTU on an IPv4 overlay (1240 is enough for IPv4)', (p) => { p.underlayMtu = 1300; }, []],
+    ['fails on a hub that is not a name, saying what topology takes (and looks for no node)', (p) => { (p as Record<string, unknown>).topology = { hub: 5 }; }, [{ path: 'topology', code: 'invalid_union', message: 'expected \'full\' or { hub: <a node\'s name> }, received an object' }]],
+    ['fails on a topology that is neither', (p) => { (p as Record<string, unknown>).topology = 'star'; }, [{ path: 'topology', code: 'invalid_union', message: 'expected \'full\' or { hub: <a node\'s name> }, received "star"' }]],
     ['fails on an interface name over 15 characters', (p) => { p.interfaceName = 'overlay-network-0'; }, [{ path: 'interfaceName', code: 'interface-name', message: 'expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, received "overlay-network-0"' }]],
   ];
 
