@@ -55,7 +55,8 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
   const nodes: Record<string, MeshNodePlan> = {};
   const warnings: Problem[] = [...checked.warnings];
   const hosts: HostPlan[] = [];
-  const hubEntry = hub !== undefined ? seen.find((s) => s.node.node === hub)! : undefined;
+  // Node names are strings, so without a hub nothing is found.
+  const hubEntry = seen.find((s) => s.node.node === hub);
   for (const [index, self] of seen.entries()) {
     let peers: RenderPeer[];
     let postUp: string[] | undefined;
@@ -73,9 +74,9 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
     const wireguard: RenderInterface = {
       name,
       address: self.cidr,
-      ...(self.listenPort !== undefined ? { listenPort: self.listenPort } : {}),
+      listenPort: self.listenPort,
       nodeAddress: true,
-      mtu: mesh.mtu ?? (mesh.underlayMtu !== undefined ? mtu : undefined),
+      mtu: mesh.mtu ?? mtu,
       privateKeyFrom: self.node.privateKeyFrom,
       peers,
       ...(postUp ? { postUp } : {}),

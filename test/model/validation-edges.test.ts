@@ -1,5 +1,5 @@
 import {
-  EgressProbeProps, EgressSteeringProps, planEgressSteering, planRoute, planVpnGateway, Problem, validateEgressProbe, validateEgressSteering, validateVpnGateway,
+  EgressProbeProps, EgressSteeringProps, planEgressProbe, planEgressSteering, planHostKillSwitch, planKillSwitch, planRoute, planVpnGateway, planWireguardOverlayNode, Problem, validateEgressProbe, validateEgressSteering, validateVpnGateway,
   planWireguardMesh, renderKillSwitchTable, validateWireguardMesh, ValidationError, VpnGatewayProps, WireguardMeshProps,
 } from '../../src';
 import { describeValue, durationSeconds, sortProblems } from '../../src/model/common';
@@ -189,5 +189,23 @@ describe('Secret references and the cluster name', () => {
       { path: 'wireguardPrivateKeySecret.name', code: 'format', message: 'expected the name of a Secret (a DNS subdomain), received "Bad_Name"' },
     ]);
     expect(validateVpnGateway({ ...nordvpnGateway(), cluster: 'prod-2', wireguardPrivateKeySecret: { name: 'nord.vpn-key', key: 'wg_key.v1' } })).toEqual([]);
+  });
+});
+
+describe('a refusal names what it refuses', () => {
+  // The first line of the thrown message is all a `cdk8s synth` or `pulumi up` log may show of it.
+  it.each<[string, () => unknown, string]>([
+    ['planVpnGateway', () => planVpnGateway({} as never), 'invalid VpnGateway props:'],
+    ['planRoute', () => planRoute(nordvpnGateway(), { namespace: 'media', podLabels: {} } as never), 'invalid VpnGateway route:'],
+    ['planEgressSteering', () => planEgressSteering({} as never), 'invalid EgressSteering props:'],
+    ['planKillSwitch', () => planKillSwitch({} as never), 'invalid KillSwitch props:'],
+    ['planHostKillSwitch', () => planHostKillSwitch({} as never), 'invalid host kill switch:'],
+    ['planWireguardOverlayNode', () => planWireguardOverlayNode({} as never), 'invalid WireguardOverlayNode props:'],
+    ['planWireguardMesh', () => planWireguardMesh({} as never), 'invalid WireguardMesh props:'],
+    ['planEgressProbe', () => planEgressProbe({} as never), 'invalid EgressProbe props:'],
+  ])('%s', (_name, plan, firstLine) => {
+    const e = thrown(plan);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect(e!.message.split('\n')[0]).toBe(firstLine);
   });
 });

@@ -24,6 +24,22 @@ describe('planEgressProbe', () => {
     expect(outside.map((ip) => re.test(`{"ip":"${ip}"}`))).toEqual(outside.map(() => false));
   });
 
+  it('passes an IPv4 answer inside any of the VPN ranges, and leaves the IPv6 answer to the WAN check alone', () => {
+    type Http = { fail_if_body_not_matches_regexp?: string[] };
+    const config = parse(blackboxConfig({ ...gatewayProbe(), vpnCidrs: ['185.236.200.0/22', '10.64.0.0/10'], ipv6: true })) as { modules: Record<string, { http: Http }> };
+    // The exporter fails the probe when no pattern of the list matches the body: one pattern, any range.
+    const [pattern, ...more] = config.modules.vpn_ipv4.http.fail_if_body_not_matches_regexp!;
+    expect(more).toEqual([]);
+    const re = new RegExp(pattern);
+    expect(['185.236.200.1', '10.64.0.9', '11.0.0.1', '203.0.113.7'].map((ip) => re.test(`${ip}\n`))).toEqual([true, true, false, false]);
+    expect(config.modules.vpn_ipv6.http.fail_if_body_not_matches_regexp).toBeUndefined();
+  });
+
+  it('writes no VPN-range check for an empty vpnCidrs, as for none (an empty pattern would pass every body)', () => {
+    expect(blackboxConfig({ ...gatewayProbe(), vpnCidrs: [] })).toBe(blackboxConfig({ ...gatewayProbe(), vpnCidrs: undefined }));
+    expect(blackboxConfig({ ...gatewayProbe(), vpnCidrs: undefined })).not.toContain('fail_if_body_not_matches_regexp');
+  });
+
   it('finds a WAN address, not a longer one that contains it', () => {
     const re = new RegExp(addressRegexp('203.0.113.7'));
     expect([re.test('203.0.113.7\n'), re.test('203.0.113.70'), re.test('1203.0.113.7')]).toEqual([true, false, false]);
@@ -82,6 +98,15 @@ describe('EgressProbe DNS-leak probe', () => {
         validate_answer_rrs: { fail_if_matches_regexp: [cidrRegexp('192.0.2.0/24')], fail_if_none_matches_regexp: [cidrRegexp('10.64.0.0/10')] },
       },
     });
+  });
+
+  it('passes an answer inside any of the tunnel ranges', () => {
+    const config = parse(blackboxConfig(withDns({ tunnelCidrs: ['10.64.0.0/10', '100.64.0.0/10'] }))) as { modules: { dns_leak: { dns: { validate_answer_rrs: { fail_if_none_matches_regexp: string[] } } } } };
+    const [pattern, ...more] = config.modules.dns_leak.dns.validate_answer_rrs.fail_if_none_matches_regexp;
+    expect(more).toEqual([]);
+    const re = new RegExp(pattern);
+    // The exporter matches each answer record as dig shows it.
+    expect(['10.64.0.9', '100.64.1.1', '192.0.2.53'].map((ip) => re.test(`whoami.akamai.net.\t20\tIN\tA\t${ip}`))).toEqual([true, true, false]);
   });
 
   it('asks the resolver routed pods use (the gateway\'s dnsmasq), from the vpn-class probe, and alerts VPNDNSLeak', () => {

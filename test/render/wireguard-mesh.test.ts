@@ -40,6 +40,9 @@ describe('planWireguardMesh', () => {
     // k0s nodes that run a kubelet and are not installed by the library: the node IP cannot be set from the host.
     const message = 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.nodes[<node>].values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s';
     expect(plan.warnings).toEqual([0, 1, 2].map((i) => ({ path: `nodes[${i}].installK0s`, code: 'k0s-node-ip', message })));
+    // A controller runs no kubelet, so it has no node IP to warn about.
+    const controller = planWireguardMesh({ ...threeNodeMesh(), nodes: threeNodeMesh().nodes.map((n, i) => (i === 0 ? { ...n, role: 'controller' as const } : n)) });
+    expect(controller.warnings.map((w) => w.path)).toEqual(['nodes[1].installK0s', 'nodes[2].installK0s']);
     const installed = planWireguardMesh({ ...threeNodeMesh(), nodes: threeNodeMesh().nodes.map((n) => ({ ...n, installK0s: {} })) });
     expect(installed.warnings).toEqual([]);
     expect(installed.nodes['site-b'].host.units.find((u) => u.name === 'tunnelwright-k0s-install.service')!.content).toContain('\nExecStart=/usr/local/bin/k0s install worker --kubelet-extra-args=--node-ip=10.10.0.2\n');
