@@ -1,11 +1,11 @@
 import {
   EgressProbeProps, EgressSteeringProps, planEgressProbe, planEgressSteering, planHostKillSwitch, planKillSwitch, planRoute, planVpnGateway, planWireguardOverlayNode, Problem, validateEgressProbe, validateEgressSteering, validateVpnGateway,
-  planWireguardMesh, renderKillSwitchTable, validateWireguardMesh, ValidationError, VpnGatewayProps, WireguardMeshProps,
+  planWireguardMesh, renderKillSwitchTable, validateWireguardMesh, validateWireguardOverlayNode, ValidationError, VpnGatewayProps, WireguardMeshProps,
 } from '../../src';
 import { describeValue, durationSeconds, sortProblems } from '../../src/model/common';
 import { shown } from '../helpers/shown';
 import { thrown } from '../helpers/thrown';
-import { gatewayFor, gatewayProbe, nordvpnGateway, prodSteering, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
+import { gatewayFor, gatewayProbe, nordvpnGateway, prodSteering, siteA, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
 import { Mutable, mutated } from '../helpers/mutable';
 
 /**
@@ -42,6 +42,12 @@ describe('refusals at the edges', () => {
       { path: 'ciliumValues.devices', code: 'cilium-values', message: 'the egress gateway needs the tunnel device "tun0" in devices (Cilium only egresses by devices it manages), received an array of 1' },
     ]],
     ['EgressSteering: an interface alone is taken', () => validateEgressSteering(steering((p) => { p.interface = 'tun1'; p.ciliumValues!.devices = ['eth0', 'tun1']; })), []],
+    ['VpnGateway: a tunDevice that is neither a way nor a resource says what it takes', () => validateVpnGateway(gateway(nordvpnGateway(), (p) => { (p as Record<string, unknown>).tunDevice = 'hostPath'; })), [
+      { path: 'tunDevice', code: 'invalid_union', message: 'expected \'runtime\', \'privileged\' or { resource: <an extended resource name such as squat.ai/tun> }, received "hostPath"' },
+    ]],
+    ['WireguardOverlayNode: an address that is neither text nor a list says what it takes', () => validateWireguardOverlayNode(mutated(siteA(), (p) => { (p.wireguard[0] as Record<string, unknown>).address = 5; })), [
+      { path: 'wireguard[0].address', code: 'invalid_union', message: 'expected an address with its prefix such as 10.10.0.1/24, or a list of them, received 5' },
+    ]],
     ['VpnGateway: a custom port-forwarding provider gluetun does not know', () => validateVpnGateway(gateway(gatewayFor('custom'), (p) => { p.portForwarding!.provider = 'nordvpn'; })), [
       { path: 'portForwarding.provider', code: 'provider', message: 'expected one of perfect privacy, private internet access, privatevpn, protonvpn, received "nordvpn"' },
     ]],
