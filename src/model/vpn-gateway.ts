@@ -237,7 +237,7 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
       if (input[filter] === undefined) continue;
       if (!row.filters.includes(filter)) {
         const hint = row.gluetunName === 'windscribe' && filter === 'serverCountries' ? ': windscribe has no country data (use serverRegions)' : '';
-        push(filter, 'filter', `${row.gluetunName} has no ${LOCATION_FILTERS[filter]} filter; it has ${row.filters.join(', ') || 'none'}${hint}`);
+        push(filter, 'filter', `${row.gluetunName} has no ${LOCATION_FILTERS[filter]} filter; it has ${row.filters.join(', ')}${hint}`);
       }
     }
     if (row.gluetunName === 'custom' && Array.isArray(input.serverNames) && input.serverNames.length > 1) push('serverNames', 'filter', `custom takes at most one server name, received ${input.serverNames.length}`);
@@ -266,7 +266,7 @@ function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | 
   if (row.gluetunName === 'custom') {
     if (pf.provider === undefined) push('portForwarding.provider', 'required', `required with custom: one of ${CUSTOM_PORT_FORWARDING_PROVIDERS.join(', ')}`);
     else if (typeof pf.provider === 'string' && !(CUSTOM_PORT_FORWARDING_PROVIDERS as readonly string[]).includes(PROVIDER_ALIASES[pf.provider] ?? pf.provider)) push('portForwarding.provider', 'provider', `expected one of ${CUSTOM_PORT_FORWARDING_PROVIDERS.join(', ')}, ${received(pf.provider)}`);
-    const pia = typeof pf.provider === 'string' && (PROVIDER_ALIASES[pf.provider] ?? pf.provider) === 'private internet access';
+    const pia = (PROVIDER_ALIASES[String(pf.provider)] ?? pf.provider) === 'private internet access';
     if (pia) {
       if (pf.credentialsSecret === undefined) push('portForwarding.credentialsSecret', 'required', 'required for private internet access port forwarding: your PIA username and password');
       if (!Array.isArray(input.serverNames) || input.serverNames.length !== 1) push('serverNames', 'required', 'private internet access port forwarding over custom needs exactly one server name (the server of your WireGuard config)');
@@ -288,7 +288,7 @@ function checkNetwork(input: Record<string, unknown>, wireguardRow: ProviderRow 
   for (const c of [...cluster, ...nodes]) {
     if (c.value.prefix === 0) push(c.at, 'default-route', `expected a local network, received a default route: it would keep everything off the VPN`);
   }
-  const vx = typeof input.vxlanNetwork === 'string' ? parseCidr(input.vxlanNetwork) : undefined;
+  const vx = parseCidr(input.vxlanNetwork);
   if (vx && (vx.family !== 4 || vx.prefix !== 24 || vx.address !== vx.start)) push('vxlanNetwork', 'vxlan-network', `expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), ${received(input.vxlanNetwork)}`);
   const vxLocated = vx ? [{ value: vx, at: 'vxlanNetwork' }] : [{ value: parseCidr('172.16.0.0/24')!, at: 'vxlanNetwork (default 172.16.0.0/24)' }];
   // The tunnel addresses gluetun uses: the given ones, or the provider's default (nordvpn 10.5.0.2/32, protonvpn 10.2.0.2/32).

@@ -14,6 +14,45 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails pia over WireGuard, saying how to do it', on('nordvpn', (p) => { p.vpnProvider = 'pia'; delete p.serverCountries; }), [
       { path: 'vpnProvider', code: 'no-wireguard', message: PROVIDERS['private internet access'].noWireguard! },
     ]],
+    ['fails a gateway without a provider as missing only (no unknown provider beside it)', on('nordvpn', (p) => { delete (p as Partial<Props>).vpnProvider; }), [
+      { path: 'vpnProvider', code: 'required', message: 'required: expected string' },
+    ]],
+    ['accepts a ProtonVPN OpenVPN port gluetun allows', on('nordvpn', (p) => { p.vpnProvider = 'protonvpn'; p.vpnType = 'openvpn'; delete p.wireguardPrivateKeySecret; p.openvpnCredentialsSecret = { name: 'c' }; p.vpnEndpointPort = 443; }), []],
+    ['fails OpenVPN credentials on a WireGuard gateway', on('nordvpn', (p) => { p.openvpnCredentialsSecret = { name: 'c' }; }), [
+      { path: 'openvpnCredentialsSecret', code: 'forbidden', message: 'an OpenVPN setting, but vpnType is wireguard' },
+    ]],
+    ['gives the country hint on windscribe\'s country filter only', on('windscribe', (p) => { p.serverCountries = ['Switzerland']; p.serverNames = ['x']; }), [
+      { path: 'serverCountries', code: 'filter', message: 'windscribe has no SERVER_COUNTRIES filter; it has serverRegions, serverCities, serverHostnames: windscribe has no country data (use serverRegions)' },
+      { path: 'serverNames', code: 'filter', message: 'windscribe has no SERVER_NAMES filter; it has serverRegions, serverCities, serverHostnames' },
+    ]],
+    ['accepts two server names on a provider with the filter (one is custom\'s limit only)', on('protonvpn', (p) => { p.serverNames = ['CH#1', 'CH#2']; }), []],
+    ['fails a cluster CIDR over nordvpn\'s default WireGuard address', on('nordvpn', (p) => { p.clusterCidrs = ['10.5.0.0/16', '10.152.183.0/24']; }), [
+      { path: 'clusterCidrs[0]', code: 'overlap', message: 'overlaps wireguardAddresses (nordvpn\'s default 10.5.0.2/32): FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (traffic to the tunnel gateway, such as NAT-PMP port forwarding, would leave by eth0)' },
+    ]],
+    ['accepts that cluster CIDR with WireGuard addresses of one\'s own', on('nordvpn', (p) => { p.clusterCidrs = ['10.5.0.0/16', '10.152.183.0/24']; p.wireguardAddresses = ['10.6.0.2/32']; }), []],
+    ['accepts that cluster CIDR over OpenVPN (no WireGuard default applies)', on('nordvpn', (p) => { p.clusterCidrs = ['10.5.0.0/16', '10.152.183.0/24']; p.vpnType = 'openvpn'; delete p.wireguardPrivateKeySecret; p.openvpnCredentialsSecret = { name: 'c' }; }), []],
+    ['fails a tunnel range that contains the cluster\'s, as a tunnel overlap', on('surfshark', (p) => { p.wireguardAddresses = ['10.0.0.2/8']; }), [
+      { path: 'clusterCidrs[0]', code: 'overlap', message: 'overlaps wireguardAddresses[0]: FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (traffic to the tunnel gateway, such as NAT-PMP port forwarding, would leave by eth0)' },
+      { path: 'clusterCidrs[1]', code: 'overlap', message: 'overlaps wireguardAddresses[0]: FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (traffic to the tunnel gateway, such as NAT-PMP port forwarding, would leave by eth0)' },
+    ]],
+    ['fails a VXLAN network that is not a /24', on('nordvpn', (p) => { p.vxlanNetwork = '172.16.0.0/16'; }), [
+      { path: 'vxlanNetwork', code: 'vxlan-network', message: 'expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), received "172.16.0.0/16"' },
+    ]],
+    ['fails a cluster CIDR over the default VXLAN network', on('nordvpn', (p) => { p.clusterCidrs = [...p.clusterCidrs, '172.16.0.0/12']; }), [
+      { path: 'clusterCidrs[2]', code: 'overlap', message: 'overlaps vxlanNetwork (default 172.16.0.0/24): the VXLAN, cluster and node networks must be distinct' },
+    ]],
+    ['fails a clusterDnsIp that is no text as a type only', on('nordvpn', (p) => { (p as Record<string, unknown>).clusterDnsIp = 5; p.clusterCidrs = ['10.1.0.0/16']; }), [
+      { path: 'clusterDnsIp', code: 'type', message: 'expected string, received number' },
+    ]],
+    ['fails port forwarding on pia over WireGuard without the ProtonVPN hint', on('private internet access', (p) => { p.vpnType = 'wireguard'; delete p.openvpnCredentialsSecret; p.wireguardPrivateKeySecret = { name: 'k' }; }), [
+      { path: 'portForwarding', code: 'no-port-forwarding', message: 'private internet access has no port forwarding over wireguard in gluetun' },
+      { path: 'vpnProvider', code: 'no-wireguard', message: PROVIDERS['private internet access'].noWireguard! },
+    ]],
+    ['accepts native port forwarding without a provider, and with the provider\'s alias', on('private internet access', (p) => { p.portForwarding = { provider: 'pia' }; }), []],
+    ['accepts ProtonVPN port forwarding without a provider', on('protonvpn', (p) => { p.portForwarding = {}; }), []],
+    ['fails a forwarded-port workload that is no DNS label', on('protonvpn', (p) => { p.portForwarding!.workload = 'Qbit'; }), [
+      { path: 'portForwarding.workload', code: 'name', message: 'expected a workload name (a DNS label), received "Qbit"' },
+    ]],
     ['fails an unknown provider', on('nordvpn', (p) => { p.vpnProvider = 'nord'; }), [
       { path: 'vpnProvider', code: 'provider', message: `expected one of ${Object.keys(PROVIDERS).map((k) => JSON.stringify(k)).join(', ')} (or "pia"), received "nord"` },
     ]],
