@@ -97,10 +97,9 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
     if (props.wireguardPresharedKeySecret) set('WIREGUARD_PRESHARED_KEY_SECRETFILE', `${SECRETS_DIR}/wireguard_preshared_key`);
     if (props.wireguardAddresses) set('WIREGUARD_ADDRESSES', props.wireguardAddresses.join(','));
     set('WIREGUARD_MTU', WIREGUARD_MTU);
-    if (row.gluetunName === 'custom') {
-      set('WIREGUARD_ENDPOINT_IP', props.vpnEndpointIp);
-      set('WIREGUARD_PUBLIC_KEY', props.wireguardPublicKey);
-    }
+    // Only custom has them (validation refuses both for any other provider).
+    set('WIREGUARD_ENDPOINT_IP', props.vpnEndpointIp);
+    set('WIREGUARD_PUBLIC_KEY', props.wireguardPublicKey);
     set('WIREGUARD_ENDPOINT_PORT', props.vpnEndpointPort);
   } else {
     set('OPENVPN_USER_SECRETFILE', `${SECRETS_DIR}/openvpn_user`);
@@ -122,7 +121,7 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
   const pf = props.portForwarding;
   if (pf) {
     set('VPN_PORT_FORWARDING', 'on');
-    if (pf.provider) set('VPN_PORT_FORWARDING_PROVIDER', pf.provider === 'pia' ? 'private internet access' : pf.provider);
+    set('VPN_PORT_FORWARDING_PROVIDER', pf.provider === 'pia' ? 'private internet access' : pf.provider);
     if (pf.credentialsSecret) {
       // gluetun reads any setting from `<NAME>_SECRETFILE` (sources/secrets/reader.go): never the environment.
       set('VPN_PORT_FORWARDING_USERNAME_SECRETFILE', `${SECRETS_DIR}/vpn_port_forwarding_username`);
@@ -190,8 +189,8 @@ function gatewaySettings(f: GatewayFacts): string {
 
 /** gluetun's /iptables/post-rules.txt: VXLAN and ICMP from the cluster, through gluetun's INPUT DROP. */
 function postRules(f: GatewayFacts): string {
-  const v4 = f.localCidrs.filter((c) => parseCidr(c)!.family === 4);
-  return `${v4.flatMap((c) => [
+  // localCidrs are IPv4 only (gatewayFacts).
+  return `${f.localCidrs.flatMap((c) => [
     `iptables -A INPUT -i eth0 -s ${c} -p udp --dport ${f.vxlanPort} -j ACCEPT`,
     `iptables -A INPUT -i eth0 -s ${c} -p icmp -j ACCEPT`,
     `iptables -A OUTPUT -o eth0 -d ${c} -p icmp -j ACCEPT`,
@@ -231,7 +230,7 @@ export const GLUETUN_WIREGUARD_COMMAND = ['/bin/sh', '-c', 'while ip rule del ta
 
 /** gluetun's security context and resources for the way it gets /dev/net/tun (see `tunDevice`). */
 function gluetunDevice(props: VpnGatewayProps): Pick<IContainer, 'securityContext' | 'resources'> {
-  const tun = props.tunDevice ?? 'runtime';
+  const tun = props.tunDevice;
   const resources = { requests: { cpu: '50m', memory: '256Mi' } as Record<string, string>, limits: { memory: '512Mi' } as Record<string, string> };
   if (typeof tun === 'object') {
     resources.requests[tun.resource] = '1';

@@ -36,6 +36,24 @@ describe('planVpnGateway', () => {
     expect(env.filter((e) => /PRIVATE_KEY$|PRESHARED_KEY$|PASSWORD$|USER$|USERNAME$/.test(e.name) && e.value !== undefined)).toEqual([]);
   });
 
+  it('joins lists for gluetun with commas, writes no variable for an empty filter, and names the OpenVPN port', () => {
+    const env = (props: VpnGatewayProps) => Object.fromEntries(gluetunOf(props).env!.map((e) => [e.name, e.value]));
+    const mullvad = env({ ...gatewayFor('mullvad'), wireguardAddresses: ['10.64.1.2/32', 'fc00:bbbb:bbbb:bb01::1:2/128'], serverCountries: ['Switzerland', 'Austria'], serverCities: [] });
+    expect([mullvad.WIREGUARD_ADDRESSES, mullvad.SERVER_COUNTRIES, 'SERVER_CITIES' in mullvad]).toEqual(['10.64.1.2/32,fc00:bbbb:bbbb:bb01::1:2/128', 'Switzerland,Austria', false]);
+    const { wireguardPrivateKeySecret: _k, ...noKey } = gatewayFor('protonvpn');
+    const openvpn = env({ ...noKey, vpnType: 'openvpn', openvpnCredentialsSecret: { name: 'proton-openvpn' }, vpnEndpointPort: 443 });
+    expect(openvpn.OPENVPN_ENDPOINT_PORT).toBe('443');
+  });
+
+  it('mounts the preshared key from its Secret\'s default key', () => {
+    const volumes = deploymentOf(gatewayFor('mullvad')).spec!.template.spec!.volumes!;
+    const sources = volumes.find((v) => v.name === 'gluetun-secrets')!.projected!.sources!;
+    expect(sources.map((x) => x.secret)).toEqual([
+      { name: 'nordvpn-wireguard', items: [{ key: 'private-key', path: 'wireguard_private_key' }] },
+      { name: 'mullvad-psk', items: [{ key: 'preshared-key', path: 'wireguard_preshared_key' }] },
+    ]);
+  });
+
   it('mounts the key Secret as the file gluetun reads', () => {
     const spec = deploymentOf(nordvpnGateway()).spec!.template.spec!;
     expect(spec.volumes!.find((v) => v.name === 'gluetun-secrets')).toEqual({
@@ -200,6 +218,12 @@ describe('port forwarding to a workload whose name has a dash (pod-gateway looks
     expect(error.problems.map((p) => `${p.path} ${p.code}`)).toEqual(['namespace namespace', 'route.name nat-name']);
   });
 
+  it('gives no fixed address, and sees no clash, when the port is forwarded nowhere (no toPort)', () => {
+    const nowhere = { ...gatewayFor('protonvpn'), portForwarding: { workload: 'my-qbit' } };
+    expect(planRoute(nowhere, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit' }).hostname).toBeUndefined();
+    expect(planRoute(nowhere, { namespace: 'media', podLabels: { app: 'myqbit-web' }, name: 'myqbit-web' }).hostname).toBeUndefined();
+  });
+
   it('refuses another routed workload whose pods the lookup would take for the forwarded one', () => {
     expect(thrown(() => planRoute(props, { namespace: 'media', podLabels: { app: 'myqbit-web' }, name: 'myqbit-web' }))).toMatchObject({
       problems: [{ path: 'route.name', code: 'nat-name', message: 'pod-gateway looks clients up by the part of the hostname before the first "-": pods of "myqbit-web" would be taken for the port-forwarding workload "my-qbit" (nat.conf name "myqbit") and get its fixed address; rename one of them' }],
@@ -222,6 +246,27 @@ describe('what a gateway claims across an App', () => {
     ['one server name, with OpenVPN credentials', { ...gatewayFor('private internet access'), serverNames: ['swiss401'] }, [VXLAN, server('private internet access', 'swiss401', 'vpn-gateway/pia-credentials', 'serverNames[0]')]],
   ])('%s', (_name, props, claims) => {
     expect(vpnGatewayClaims(props)).toEqual(claims);
+  });
+});
+
+describe('a route for a long workload name', () => {
+  it('cuts its ConfigMap and kill-switch names to 63 characters, without the dashes left at the cut', () => {
+    const name = `${'w'.repeat(30)}.${'w'.repeat(31)}--x`;
+    const route = planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: 'x' }, name });
+    const cut = `${'w'.repeat(30)}.${'w'.repeat(31)}`;
+    expect(route.objects.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual([`ConfigMap ${cut}`, `NetworkPolicy ${cut}`]);
+    expect(route.volume.configMap!.name).toBe(cut);
+  });
+});
+
+describe('a pod spec to route', () => {
+  it('is refused when any of its containers is not an object, naming the routed pod spec', () => {
+    const route = planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: 'x' }, name: 'x' });
+    const e = thrown(() => applyRoute({ containers: [{ name: 'app' }, null] } as never, route)) as Error & { problems: unknown };
+    expect(e.message.split('\n')[0]).toBe('invalid routed pod spec:');
+    expect(e.problems).toEqual([{ path: 'spec', code: 'pod-spec', message: 'expected a pod spec with its containers (spec.template.spec of a Deployment, StatefulSet or DaemonSet)' }]);
+    const list = thrown(() => applyRoute({ containers: [{ name: 'app' }], volumes: {} } as never, route))!;
+    expect(list.message.split('\n')[0]).toBe('invalid routed pod spec:');
   });
 });
 
