@@ -19,7 +19,7 @@ export interface EgressProbeProps {
   readonly namespace: string;
   /** What the probe's traffic goes through. Required: a probe attached to nothing proves nothing. */
   readonly via: EgressProbeVia;
-  /** IP-echo URLs (http or https) that answer with the caller's public address. No default: choose whom you ask. */
+  /** IP-echo URLs, written `http://host…` or `https://host…`, that answer with the caller's public address. No default: choose whom you ask. */
   readonly targets: string[];
   /** Your WAN addresses: a vpn-class probe that sees one of them is a leak. */
   readonly wanIps: string[];
