@@ -38,6 +38,9 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails a VXLAN network that is not a /24', on('nordvpn', (p) => { p.vxlanNetwork = '172.16.0.0/16'; }), [
       { path: 'vxlanNetwork', code: 'vxlan-network', message: 'expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), received "172.16.0.0/16"' },
     ]],
+    ['fails an IPv6 VXLAN network even as a /24 (pod-gateway numbers it as IPv4)', on('nordvpn', (p) => { p.vxlanNetwork = 'fd00::/24'; }), [
+      { path: 'vxlanNetwork', code: 'vxlan-network', message: 'expected an IPv4 /24 network such as 172.16.0.0/24 (pod-gateway numbers the gateway .1 and clients from .20), received "fd00::/24"' },
+    ]],
     ['fails a cluster CIDR over the default VXLAN network', on('nordvpn', (p) => { p.clusterCidrs = [...p.clusterCidrs, '172.16.0.0/12']; }), [
       { path: 'clusterCidrs[2]', code: 'overlap', message: 'overlaps vxlanNetwork (default 172.16.0.0/24): the VXLAN, cluster and node networks must be distinct' },
     ]],

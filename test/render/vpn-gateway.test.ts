@@ -251,9 +251,10 @@ describe('what a gateway claims across an App', () => {
 
 describe('a route for a long workload name', () => {
   it('cuts its ConfigMap and kill-switch names to 63 characters, without the dashes left at the cut', () => {
-    const name = `${'w'.repeat(30)}.${'w'.repeat(31)}--x`;
+    // The cut at 63 characters ends `…ww--`: both dashes go (a name must end with a letter or digit).
+    const name = `${'w'.repeat(30)}.${'w'.repeat(30)}--x`;
     const route = planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: 'x' }, name });
-    const cut = `${'w'.repeat(30)}.${'w'.repeat(31)}`;
+    const cut = `${'w'.repeat(30)}.${'w'.repeat(30)}`;
     expect(route.objects.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual([`ConfigMap ${cut}`, `NetworkPolicy ${cut}`]);
     expect(route.volume.configMap!.name).toBe(cut);
   });
