@@ -61,8 +61,9 @@ export function excludedCidrsOf(p: EgressSteeringProps): string[] {
   // LAN ranges are always excluded.
   const parsed = candidates.map((c, k) => ({ c, p: parseCidr(c)!, rfc1918: k < RFC1918.length }))
     .filter(({ p, rfc1918 }) => destinations.some((d) => cidrContains(d, p) && !(rfc1918 && p.start === d.start && p.end === d.end)));
-  // Keep each block once, and none that another candidate already covers (an equal block: the first one).
-  return parsed.filter((x, i) => !parsed.some((y, j) => j !== i && cidrContains(y.p, x.p) && (!cidrContains(x.p, y.p) || j < i))).map(({ c }) => c);
+  // Keep each block once, and none that another candidate already covers (an equal block: the first one; a block
+  // always contains itself, so it is kept unless an earlier one equals it).
+  return parsed.filter((x, i) => !parsed.some((y, j) => cidrContains(y.p, x.p) && (!cidrContains(x.p, y.p) || j < i))).map(({ c }) => c);
 }
 
 function policy(p: EgressSteeringProps, f: Facts): KubeObject {
