@@ -48,6 +48,13 @@ describe('refusals at the edges', () => {
     ['WireguardOverlayNode: an address that is neither text nor a list says what it takes', () => validateWireguardOverlayNode(mutated(siteA(), (p) => { (p.wireguard[0] as Record<string, unknown>).address = 5; })), [
       { path: 'wireguard[0].address', code: 'invalid_union', message: 'expected an address with its prefix such as 10.10.0.1/24, or a list of them, received 5' },
     ]],
+    ['WireguardMesh: an endpoint on port 1 is taken', () => validateWireguardMesh(mesh((p) => { p.nodes[0].endpoint = '198.51.100.1:1'; })), []],
+    ['WireguardMesh: an IPv4 host in brackets (brackets are for IPv6)', () => validateWireguardMesh(mesh((p) => { p.nodes[0].endpoint = '[198.51.100.1]:51820'; })), [
+      { path: 'nodes[0].endpoint', code: 'endpoint', message: 'expected host or host:port (an IPv6 host in brackets), received "[198.51.100.1]:51820"' },
+    ]],
+    ['WireguardMesh: a key file given as a relative path (the unit runs from /)', () => validateWireguardMesh(mesh((p) => { p.nodes[0].privateKeyFrom = { file: 'run/corium/wg0.key' }; })), [
+      { path: 'nodes[0].privateKeyFrom.file', code: 'path', message: 'expected an absolute path without spaces or quotes, received "run/corium/wg0.key"' },
+    ]],
     ['VpnGateway: a custom port-forwarding provider gluetun does not know', () => validateVpnGateway(gateway(gatewayFor('custom'), (p) => { p.portForwarding!.provider = 'nordvpn'; })), [
       { path: 'portForwarding.provider', code: 'provider', message: 'expected one of perfect privacy, private internet access, privatevpn, protonvpn, received "nordvpn"' },
     ]],

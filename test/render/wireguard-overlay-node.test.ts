@@ -184,6 +184,19 @@ describe('planWireguardOverlayNode', () => {
     expect(unit.content).toMatch(/\nAfter=wg-quick@wg0\.service( tunnelwright-secret-k0s-token\.service)?\nRequires=wg-quick@wg0\.service/);
   });
 
+  it('installs a dual-stack k0s worker with both node IPs, comma-separated as the kubelet reads --node-ip', () => {
+    const props = { ...siteA(), role: 'worker' as const, installK0s: {}, wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] };
+    expect(planWireguardOverlayNode(props).values.k0s).toEqual({ installFlags: ['--kubelet-extra-args=--node-ip=10.10.0.1,fd10::1'], installUnit: 'tunnelwright-k0s-install.service' });
+  });
+
+  it('derives a dual-stack interface\'s MTU from its underlay: 1500 leaves enough for IPv6, 1300 does not', () => {
+    const withUnderlay = (underlayMtu: number) => ({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'], mtu: undefined, underlayMtu }] });
+    expect(validateWireguardOverlayNode(withUnderlay(1500))).toEqual([]);
+    expect(validateWireguardOverlayNode(withUnderlay(1300))).toEqual([
+      { path: 'wireguard[0].underlayMtu', code: 'mtu-ipv6', message: 'the interface MTU derived from underlayMtu 1300 is 1240, below the 1280 an IPv6 address needs; expected an underlay MTU of at least 1340' },
+    ]);
+  });
+
   it('refuses installK0s on another distribution, and a Kubernetes version it cannot read', () => {
     expect(validateWireguardOverlayNode({ ...siteA(), distribution: 'k3s', installK0s: {}, kubernetesVersion: '1.27' })).toEqual([
       { path: 'installK0s', code: 'distribution', message: 'installK0s installs k0s; this node\'s distribution is "k3s"' },
