@@ -21,6 +21,9 @@ function runStryker(name, ranges) {
   return JSON.parse(fs.readFileSync(report, 'utf8'));
 }
 
+/** A mutant no test killed: it survived, or no test reached it. */
+const isOpen = (m) => m.status === 'Survived' || m.status === 'NoCoverage';
+
 /** The statuses of the report's mutants that `counted(file, m)` takes (a range also runs the mutants nested in it). */
 function tally(result, counted) {
   const counts = {};
@@ -29,7 +32,7 @@ function tally(result, counted) {
     for (const m of f.mutants) {
       if (!counted(file, m)) continue;
       counts[m.status] = (counts[m.status] ?? 0) + 1;
-      if (m.status === 'Survived' || m.status === 'NoCoverage') survivors.push({ file, m });
+      if (isOpen(m)) survivors.push({ file, m });
     }
   }
   return { counts, matched: Object.values(counts).reduce((a, b) => a + b, 0), survivors };
@@ -47,10 +50,11 @@ const startKey = (file, m) => `${file}:${m.location.start.line}:${m.location.sta
 if (process.argv[2] === '--rerun') {
   const given = process.argv[3];
   const run = JSON.parse(fs.readFileSync(given ?? 'reports/mutation/sample-run.json', 'utf8'));
-  const last = given
-    ? { survivors: Object.entries(run.files).flatMap(([file, f]) => f.mutants.filter((m) => m.status === 'Survived' || m.status === 'NoCoverage').map((m) => `${startKey(file, m)}`)) }
-    : JSON.parse(fs.readFileSync('reports/mutation/sample.json', 'utf8'));
-  const wantedSurvivors = new Set(given ? last.survivors : last.survivors.map((line) => line.split(' ').slice(0, 1).concat(line.split(' ').slice(2)).join(' ')));
+  // Each survivor's key: from the report itself, or from the sample's survivor lines without their status.
+  const survivorKeys = given
+    ? Object.entries(run.files).flatMap(([file, f]) => f.mutants.filter(isOpen).map((m) => startKey(file, m)))
+    : JSON.parse(fs.readFileSync('reports/mutation/sample.json', 'utf8')).survivors.map((line) => line.split(' ').slice(0, 1).concat(line.split(' ').slice(2)).join(' '));
+  const wantedSurvivors = new Set(survivorKeys);
   const targets = Object.entries(run.files).flatMap(([file, f]) => f.mutants.filter((m) => wantedSurvivors.has(startKey(file, m))).map((m) => ({ file, m, text: f.source.split('\n')[m.location.start.line - 1] })));
   const moved = [];
   const notFound = [];
@@ -65,7 +69,7 @@ if (process.argv[2] === '--rerun') {
   const wantedNow = new Set(now.map(({ file, start, end, m }) => startKey(file, { ...m, location: { start, end } })));
   const ranges = now.map(({ file, start, end }) => `${file}:${start.line}:${start.column - 1}-${end.line}:${end.column - 1}`);
   const { counts, matched, survivors } = tally(runStryker('rerun', ranges), (file, m) => wantedNow.has(startKey(file, m)));
-  const out = { of: last.survivors.length, matched, counts, notFound: notFound.sort(), survivors: survivors.map(({ file, m }) => `${startKey(file, m)} ${m.status}`).sort() };
+  const out = { of: survivorKeys.length, matched, counts, notFound: notFound.sort(), survivors: survivors.map(({ file, m }) => `${startKey(file, m)} ${m.status}`).sort() };
   fs.writeFileSync('reports/mutation/rerun.json', `${JSON.stringify(out, null, 2)}\n`);
   console.log(JSON.stringify(out, null, 2));
   process.exit(0);
