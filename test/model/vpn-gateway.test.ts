@@ -4,6 +4,14 @@ import { Mutable, mutated } from '../helpers/mutable';
 
 type Props = Mutable<VpnGatewayProps>;
 const on = (provider: string, fn: (p: Props) => void) => mutated(gatewayFor(provider), fn);
+/** The same gateway over OpenVPN: no WireGuard setting left, the credentials from a Secret. */
+function overOpenvpn(p: Props): void {
+  p.vpnType = 'openvpn';
+  delete p.wireguardPrivateKeySecret;
+  delete p.wireguardPresharedKeySecret;
+  delete p.wireguardAddresses;
+  p.openvpnCredentialsSecret = { name: 'creds' };
+}
 
 describe('VpnGateway validation: the provider matrix', () => {
   it.each(Object.keys(PROVIDERS))('accepts a valid %s gateway', (provider) => {
@@ -17,7 +25,7 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails a gateway without a provider as missing only (no unknown provider beside it)', on('nordvpn', (p) => { delete (p as Partial<Props>).vpnProvider; }), [
       { path: 'vpnProvider', code: 'required', message: 'required: expected string' },
     ]],
-    ['accepts a ProtonVPN OpenVPN port gluetun allows', on('nordvpn', (p) => { p.vpnProvider = 'protonvpn'; p.vpnType = 'openvpn'; delete p.wireguardPrivateKeySecret; p.openvpnCredentialsSecret = { name: 'c' }; p.vpnEndpointPort = 443; }), []],
+    ['accepts a ProtonVPN OpenVPN port gluetun allows', on('nordvpn', (p) => { p.vpnProvider = 'protonvpn'; overOpenvpn(p); p.vpnEndpointPort = 443; }), []],
     ['fails OpenVPN credentials on a WireGuard gateway', on('nordvpn', (p) => { p.openvpnCredentialsSecret = { name: 'c' }; }), [
       { path: 'openvpnCredentialsSecret', code: 'forbidden', message: 'an OpenVPN setting, but vpnType is wireguard' },
     ]],
@@ -30,7 +38,7 @@ describe('VpnGateway validation: the provider matrix', () => {
       { path: 'clusterCidrs[0]', code: 'overlap', message: 'overlaps wireguardAddresses (nordvpn\'s default 10.5.0.2/32): FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (traffic to the tunnel gateway, such as NAT-PMP port forwarding, would leave by eth0)' },
     ]],
     ['accepts that cluster CIDR with WireGuard addresses of one\'s own', on('nordvpn', (p) => { p.clusterCidrs = ['10.5.0.0/16', '10.152.183.0/24']; p.wireguardAddresses = ['10.6.0.2/32']; }), []],
-    ['accepts that cluster CIDR over OpenVPN (no WireGuard default applies)', on('nordvpn', (p) => { p.clusterCidrs = ['10.5.0.0/16', '10.152.183.0/24']; p.vpnType = 'openvpn'; delete p.wireguardPrivateKeySecret; p.openvpnCredentialsSecret = { name: 'c' }; }), []],
+    ['accepts that cluster CIDR over OpenVPN (no WireGuard default applies)', on('nordvpn', (p) => { p.clusterCidrs = ['10.5.0.0/16', '10.152.183.0/24']; overOpenvpn(p); }), []],
     ['fails a tunnel range that contains the cluster\'s, as a tunnel overlap', on('surfshark', (p) => { p.wireguardAddresses = ['10.0.0.2/8']; }), [
       { path: 'clusterCidrs[0]', code: 'overlap', message: 'overlaps wireguardAddresses[0]: FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (traffic to the tunnel gateway, such as NAT-PMP port forwarding, would leave by eth0)' },
       { path: 'clusterCidrs[1]', code: 'overlap', message: 'overlaps wireguardAddresses[0]: FIREWALL_OUTBOUND_SUBNETS must not overlap the tunnel (traffic to the tunnel gateway, such as NAT-PMP port forwarding, would leave by eth0)' },
@@ -70,17 +78,17 @@ describe('VpnGateway validation: the provider matrix', () => {
       { path: 'wireguardPresharedKeySecret', code: 'required', message: 'required by airvpn over WireGuard (gluetun checks it)' },
     ]],
     ['fails airvpn over OpenVPN: gluetun needs a client certificate and key', on('airvpn', (p) => {
-      p.vpnType = 'openvpn'; delete p.wireguardPrivateKeySecret; delete p.wireguardPresharedKeySecret; delete p.wireguardAddresses; delete p.vpnEndpointPort; p.openvpnCredentialsSecret = { name: 'airvpn' };
+      overOpenvpn(p); delete p.vpnEndpointPort;
     }), [
       { path: 'vpnType', code: 'no-openvpn', message: PROVIDERS.airvpn.noOpenvpn! },
     ]],
     ...(['nordvpn', 'surfshark', 'fastestvpn'].map((provider) => [
-      `fails an OpenVPN endpoint port for ${provider} (gluetun allows no custom port)`, on(provider, (p) => { p.vpnType = 'openvpn'; delete p.wireguardPrivateKeySecret; delete p.wireguardAddresses; p.openvpnCredentialsSecret = { name: 'creds' }; p.vpnEndpointPort = 443; }),
+      `fails an OpenVPN endpoint port for ${provider} (gluetun allows no custom port)`, on(provider, (p) => { overOpenvpn(p); p.vpnEndpointPort = 443; }),
       [{ path: 'vpnEndpointPort', code: 'forbidden', message: `must not be set for ${provider} over OpenVPN (gluetun refuses a custom OpenVPN port for it), received 443` }],
     ] as [string, Props, Problem[]])),
     ...([['ivpn', '53, 1194, 2049, 2050'], ['pia', '53, 1194, 1197, 1198, 8080, 9201'], ['protonvpn', '80, 443, 1194, 4569, 5060, 51820'], ['windscribe', '53, 80, 123, 443, 1194, 54783']].map(([provider, list]) => [
       `fails an OpenVPN endpoint port outside ${provider}'s list`, on(provider === 'pia' ? 'nordvpn' : provider, (p) => {
-        p.vpnProvider = provider; p.vpnType = 'openvpn'; delete p.wireguardPrivateKeySecret; delete p.wireguardAddresses; delete p.wireguardPresharedKeySecret; delete p.serverCountries; delete p.serverRegions; delete p.serverCities; p.openvpnCredentialsSecret = { name: 'creds' }; p.vpnEndpointPort = 9999;
+        p.vpnProvider = provider; overOpenvpn(p); delete p.serverCountries; delete p.serverRegions; delete p.serverCities; p.vpnEndpointPort = 9999;
       }),
       [{ path: 'vpnEndpointPort', code: 'port', message: `expected one of ${list} for ${provider === 'pia' ? 'private internet access' : provider} over OpenVPN (UDP), received 9999` }],
     ] as [string, Props, Problem[]])),
@@ -127,7 +135,7 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails WireGuard settings with OpenVPN', on('private internet access', (p) => { p.wireguardAddresses = ['10.0.0.2/32']; }), [
       { path: 'wireguardAddresses', code: 'forbidden', message: 'a WireGuard setting, but vpnType is openvpn' },
     ]],
-    ['fails OpenVPN for custom', on('custom', (p) => { p.vpnType = 'openvpn'; delete p.wireguardAddresses; delete p.wireguardPublicKey; delete p.wireguardPrivateKeySecret; p.openvpnCredentialsSecret = { name: 'c' }; }), [
+    ['fails OpenVPN for custom', on('custom', (p) => { overOpenvpn(p); delete p.wireguardPublicKey; }), [
       { path: 'vpnType', code: 'no-openvpn', message: 'tunnelwright offers OpenVPN for nordvpn, protonvpn, surfshark, ivpn, windscribe, fastestvpn, private internet access (received "custom")' },
     ]],
     ['fails port forwarding where the provider has none', on('nordvpn', (p) => { p.portForwarding = {}; }), [
