@@ -26,12 +26,13 @@ describe('EgressProbe validation', () => {
       { path: 'vpnCidrs[0]', code: 'type', message: 'expected string, received number' },
       { path: 'wanIps[0]', code: 'type', message: 'expected string, received number' },
     ]],
-    ['fails targets that are not http(s) URLs, or whose host Go\'s net/url would not find', probe((p) => { p.targets = ['ftp://ifconfig.example.test/', 'http:ifconfig.example.test', 'https:///ifconfig.example.test', 'http:\\\\ifconfig.example.test', 'mailto:a@b', 'HTTPS://IFCONFIG.EXAMPLE.TEST/ip']; }), [
+    ['fails targets that are not http(s) URLs, or whose host Go\'s net/url would not find', probe((p) => { p.targets = ['ftp://ifconfig.example.test/', 'http:ifconfig.example.test', 'https:///ifconfig.example.test', 'http:\\\\ifconfig.example.test', 'mailto:a@b', 'HTTPS://IFCONFIG.EXAMPLE.TEST/ip', 'ftp://mirror.example.test/http://ifconfig.example.test']; }), [
       { path: 'targets[0]', code: 'url', message: 'expected an http:// or https:// URL, received "ftp://ifconfig.example.test/"' },
       { path: 'targets[1]', code: 'url', message: 'expected an http:// or https:// URL, received "http:ifconfig.example.test"' },
       { path: 'targets[2]', code: 'url', message: 'expected an http:// or https:// URL, received "https:///ifconfig.example.test"' },
       { path: 'targets[3]', code: 'url', message: 'expected an http:// or https:// URL, received "http:\\\\\\\\ifconfig.example.test"' },
       { path: 'targets[4]', code: 'url', message: 'expected an http:// or https:// URL, received "mailto:a@b"' },
+      { path: 'targets[6]', code: 'url', message: 'expected an http:// or https:// URL, received "ftp://mirror.example.test/http://ifconfig.example.test"' },
     ]],
     ['fails targets the URL parser refuses, and one without a host', probe((p) => { p.targets = ['http://[::1', 'https://']; }), [
       { path: 'targets[0]', code: 'url', message: 'expected an http:// or https:// URL, received "http://[::1"' },
