@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApiObject, Chart } from 'cdk8s';
-import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
+import type { Container as IContainer, PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { applyRoute, planEgressProbe, planRoute, planVpnGateway, ValidationError } from '../../src';
 import { App, VpnGateway } from '../../src/cdk8s';
 import { checkPodSecurity, namespacePolicy, PodSecurityLevel, PodSecurityNeed, podSecurityNeeds, requiredLevel } from '../../src/model/pod-security';
@@ -11,6 +11,13 @@ import { thrown } from '../helpers/thrown';
 
 const podOf = (objects: { kind: string; spec?: unknown }[]) => ((objects.find((o) => o.kind === 'Deployment') as { spec: { template: { spec: IPodSpec } } }).spec.template.spec);
 const plain: IPodSpec = { containers: [{ name: 'app', image: 'nginx' }] };
+
+/** A pod that meets the restricted level, its container changed by `fn`. */
+function restrictedPod(fn: (c: IContainer) => void = () => undefined): IPodSpec {
+  const c: IContainer = { name: 'app', image: 'nginx', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } };
+  fn(c);
+  return { securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } }, containers: [c] };
+}
 
 /** Each pod the library makes, the level it needs, and why. */
 const pods: [string, IPodSpec, PodSecurityLevel, string][] = [
@@ -24,6 +31,22 @@ const pods: [string, IPodSpec, PodSecurityLevel, string][] = [
   ['a pod adding a baseline capability', { containers: [{ name: 'app', image: 'nginx', securityContext: { capabilities: { add: ['CHOWN', 'NET_BIND_SERVICE'] } } }] }, 'baseline', 'container app may run as root'],
   ['a pod adding it as CAP_CHOWN (the admission plugin compares names as written)', { containers: [{ name: 'app', image: 'nginx', securityContext: { capabilities: { add: ['CAP_CHOWN'] } } }] }, 'privileged', 'container app adds CAP_CHOWN'],
   ['a non-root pod that keeps its capabilities', { containers: [{ name: 'app', image: 'nginx', securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false } }] }, 'baseline', 'container app does not drop ALL capabilities'],
+  // Each control of the Pod Security Standards the reader covers, one at a time: `restrictedPod` meets them all.
+  ['a restricted pod (the control of the rows below)', restrictedPod(), 'restricted', 'it meets the restricted level'],
+  ['a restricted pod adding NET_BIND_SERVICE (the one capability restricted allows)', restrictedPod((c) => { c.securityContext!.capabilities!.add = ['NET_BIND_SERVICE']; }), 'restricted', 'it meets the restricted level'],
+  ['a pod with a host port', restrictedPod((c) => { c.ports = [{ containerPort: 80 }, { containerPort: 443, hostPort: 8443 }]; }), 'privileged', 'container app uses a host port'],
+  ['a pod with container ports only', restrictedPod((c) => { c.ports = [{ containerPort: 80 }]; }), 'restricted', 'it meets the restricted level'],
+  ['a pod sharing the host\'s PIDs', { ...restrictedPod(), hostPID: true }, 'privileged', 'the pod shares a host namespace'],
+  ['a pod sharing the host\'s IPC', { ...restrictedPod(), hostIPC: true }, 'privileged', 'the pod shares a host namespace'],
+  ['a pod with a hostPath volume', { ...restrictedPod(), volumes: [{ name: 'cache', emptyDir: {} }, { name: 'modules', hostPath: { path: '/lib/modules' } }] }, 'privileged', 'volume modules is a hostPath'],
+  ['a pod with an emptyDir volume only', { ...restrictedPod(), volumes: [{ name: 'cache', emptyDir: {} }] }, 'restricted', 'it meets the restricted level'],
+  ['a privileged init container', { ...restrictedPod(), initContainers: [{ name: 'setup', image: 'busybox', securityContext: { privileged: true } }] }, 'privileged', 'container setup is privileged'],
+  ['a non-root pod whose container runs as UID 0', restrictedPod((c) => { c.securityContext!.runAsUser = 0; }), 'baseline', 'container app may run as root'],
+  ['a container that says runAsNonRoot: false over the pod\'s true', restrictedPod((c) => { c.securityContext!.runAsNonRoot = false; }), 'baseline', 'container app may run as root'],
+  ['a container that leaves privilege escalation allowed', restrictedPod((c) => { delete c.securityContext!.allowPrivilegeEscalation; }), 'baseline', 'container app allows privilege escalation'],
+  ['a restricted pod adding a baseline capability', restrictedPod((c) => { c.securityContext!.capabilities!.add = ['NET_BIND_SERVICE', 'CHOWN']; }), 'baseline', 'container app adds a capability'],
+  ['a pod without a seccomp profile', { ...restrictedPod(), securityContext: { runAsNonRoot: true } }, 'baseline', 'container app sets no seccomp profile'],
+  ['a pod whose seccomp profile is Unconfined', restrictedPod((c) => { c.securityContext!.seccompProfile = { type: 'Unconfined' }; }), 'baseline', 'container app sets no seccomp profile'],
 ];
 
 describe('Pod Security: what each pod needs, against each level', () => {
@@ -129,5 +152,15 @@ describe('podSecurityNeeds: the pods a plan makes', () => {
   it('takes each workload (here the gateway Deployment), none of the other objects', () => {
     const needs = podSecurityNeeds(planVpnGateway(nordvpnGateway()).objects, 'media/gateway');
     expect(needs.map((n) => ({ ...n, need: n.need.level }))).toEqual([{ namespace: 'vpn-gateway', what: 'Deployment vpn-gateway/vpn-gateway', need: 'privileged', at: 'media/gateway' }]);
+  });
+
+  it('takes no workload without a namespace or without a pod template', () => {
+    const deployment = (metadata: { name: string; namespace?: string }, spec: object) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata, spec });
+    const template = { template: { spec: plain } };
+    expect(podSecurityNeeds([
+      deployment({ name: 'no-namespace' }, template),
+      deployment({ name: 'no-template', namespace: 'media' }, {}),
+      deployment({ name: 'app', namespace: 'media' }, template),
+    ], 'c').map((n) => n.what)).toEqual(['Deployment media/app']);
   });
 });
