@@ -17,6 +17,8 @@ describe('EgressSteering validation', () => {
     ['the WireGuard tunnel\'s address as the egress IP', wg((p) => { p.egressIp = '10.2.0.2'; })],
     ['an egress IP with Cilium devices that do not name the tunnel (the policy names no interface)', wg((p) => { p.egressIp = '10.2.0.2'; p.ciliumValues = { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, devices: ['eth0'] }; })],
     ['an egress IP without a tunnel (yours to route)', wg((p) => { delete p.tunnel; p.egressIp = '192.168.20.5'; })],
+    ['Cilium devices as Helm\'s space- or comma-separated text', prod((p) => { p.ciliumValues!.devices = 'eth0 tun0'; })],
+    ['Cilium devices that take the tunnel by a wildcard', prod((p) => { p.ciliumValues!.devices = 'eth0,tun+'; })],
   ])('accepts %s', (_n, props) => {
     expect(validateEgressSteering(props)).toEqual([]);
   });
@@ -89,6 +91,18 @@ describe('EgressSteering validation', () => {
     ['fails an enforced namespace that is not a namespace name', prod((p) => { p.enforceLabels!.namespaces = ['media', 'Media']; }), [
       { path: 'enforceLabels.namespaces[1]', code: 'namespace', message: 'expected a namespace name, received "Media"' },
     ]],
+    ['fails Cilium values that name no devices (Cilium then egresses by none of the tunnel\'s)', prod((p) => { delete p.ciliumValues!.devices; }), [
+      { path: 'ciliumValues.devices', code: 'cilium-values', message: 'the egress gateway needs the tunnel device "tun0" in devices (Cilium only egresses by devices it manages), received undefined' },
+    ]],
+    ['fails a devices wildcard that does not take the tunnel', prod((p) => { p.ciliumValues!.devices = ['eth+', 'tun']; }), [
+      { path: 'ciliumValues.devices', code: 'cilium-values', message: 'the egress gateway needs the tunnel device "tun0" in devices (Cilium only egresses by devices it manages), received an array of 2' },
+    ]],
+    ['fails label enforcement in no namespace', prod((p) => { p.enforceLabels!.namespaces = []; }), [
+      { path: 'enforceLabels.namespaces', code: 'required', message: 'expected at least one namespace to enforce the class label in' },
+    ]],
+    ['fails an allowed class with "|" (Kyverno reads it as "or")', prod((p) => { p.enforceLabels!.classes = ['vpn', 'direct|vpn']; }), [
+      { path: 'enforceLabels.classes[1]', code: 'label-value', message: 'expected a non-empty label value without "|" (Kyverno reads "|" in a pattern as "or"), received "direct|vpn"' },
+    ]],
     ['fails a monitoring namespace that is not a DNS label', prod((p) => { p.monitoring!.namespace = 'Monitoring'; }), [
       { path: 'monitoring.namespace', code: 'namespace', message: 'expected a namespace name, received "Monitoring"' },
     ]],
@@ -122,6 +136,9 @@ describe('EgressSteering validation', () => {
     // With egressIp the policy names no interface, so there is no device to add.
     expect(planEgressSteering(wg((p) => { p.egressIp = '10.2.0.2'; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; })).warnings).toEqual([]);
     expect((plan.values.cilium as Record<string, unknown>).devices).toBeUndefined();
+    // It names the tunnel's interface as given.
+    const named = planEgressSteering(wg((p) => { p.interface = 'wg-vpn'; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; })).warnings;
+    expect(named.map((w) => w.message.split(': ')[1])).toEqual(['add "wg-vpn" to your Cilium values\' devices list (Helm replaces a list, so plan.values.cilium cannot carry it without your other devices); pass ciliumValues to get the whole list in plan.values.cilium.devices']);
   });
 
   it('reports every mistake at once', () => {

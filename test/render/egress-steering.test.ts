@@ -56,6 +56,11 @@ describe('planEgressSteering', () => {
     ]);
   });
 
+  it('puts the PrometheusRule in the monitoring namespace given, with only the managed-by label when no rule labels are', () => {
+    const rule = planEgressSteering({ ...prodSteering(), monitoring: { namespace: 'observability', kubeStateMetricsValues: prodSteering().monitoring!.kubeStateMetricsValues } }).objects.find((o) => o.kind === 'PrometheusRule')!;
+    expect(rule.metadata).toEqual({ name: 'vpn-egress-egress', namespace: 'observability', labels: { 'app.kubernetes.io/managed-by': 'tunnelwright' } });
+  });
+
   it('puts the rule labels the Prometheus ruleSelector needs on the PrometheusRule', () => {
     const rule = planEgressSteering(prodSteering()).objects.find((o) => o.kind === 'PrometheusRule')!;
     expect(rule.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'tunnelwright', release: 'kube-prometheus-stack' });
@@ -188,6 +193,17 @@ describe('EgressSteering over its lifetime (unit level)', () => {
       endpointSelector: { matchLabels: { 'tunnelwright.dev/egress-class': 'vpn' }, matchExpressions: [{ key: 'k8s:io.kubernetes.pod.namespace', operator: 'In', values: ['media'] }] },
       enableDefaultDeny: { egress: false, ingress: false },
       egressDeny: [{ toCIDRSet: [{ cidr: '::/0', except: ['fd00:42::/56'] }] }],
+    });
+  });
+});
+
+describe('one gateway per OpenVPN config when no remote is pinned', () => {
+  it('claims the server by the config it comes from (a URL or a file), with the config\'s own credential when there is no other', () => {
+    const props = { ...prodSteering(), namespaces: undefined, tunnel: { type: 'openvpn' as const, configFrom: { url: 'https://vault.example.test/v1/kv/pia.ovpn' } } };
+    expect(egressSteeringClaims(props)[1]).toEqual({
+      key: 'vpn-server/openvpn/config https://vault.example.test/v1/kv/pia.ovpn/the config\'s own credential',
+      path: 'tunnel.configFrom',
+      what: 'VPN server config https://vault.example.test/v1/kv/pia.ovpn with the config\'s own credential (two gateways on one server and account steal each other\'s session)',
     });
   });
 });
