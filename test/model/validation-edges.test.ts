@@ -2,7 +2,8 @@ import {
   EgressProbeProps, EgressSteeringProps, planEgressProbe, planEgressSteering, planHostKillSwitch, planKillSwitch, planRoute, planVpnGateway, planWireguardOverlayNode, Problem, validateEgressProbe, validateEgressSteering, validateVpnGateway,
   planWireguardMesh, renderKillSwitchTable, validateWireguardMesh, validateWireguardOverlayNode, ValidationError, VpnGatewayProps, WireguardMeshProps,
 } from '../../src';
-import { describeValue, durationSeconds, sortProblems } from '../../src/model/common';
+import { z } from 'zod';
+import { describeValue, durationSeconds, parseWith, sortProblems } from '../../src/model/common';
 import { shown } from '../helpers/shown';
 import { thrown } from '../helpers/thrown';
 import { gatewayFor, gatewayProbe, nordvpnGateway, prodSteering, siteA, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
@@ -163,6 +164,27 @@ describe('problems in the order of the props', () => {
   it('puts a prop before its parts, list items by index, and each problem once', () => {
     const at = (path: string) => ({ path, code: 'c', message: 'm' });
     expect(sortProblems([at('a[10]'), at('a.b'), at('a[9]'), at('a'), at('a.b'), at('b')]).map((p) => p.path)).toEqual(['a', 'a[9]', 'a[10]', 'a.b', 'b']);
+  });
+});
+
+describe('how a schema\'s refusal reads', () => {
+  const problems = (schema: z.ZodType, input: unknown) => (parseWith(schema, input) as { problems: Problem[] }).problems;
+
+  it('never echoes a secret prop, even where the check that refused it says nothing of what it received', () => {
+    // Every secret prop today is a string checked later; a check added to the schema must not start echoing it.
+    expect(problems(z.strictObject({ password: z.enum(['a', 'b']) }), { password: 'hunter2' })).toEqual([
+      { path: 'password', code: 'enum', message: 'expected one of "a"|"b", received a value that is not one (not shown: it is secret)' },
+    ]);
+    // The control: the same check on a prop that is not secret shows the value.
+    expect(problems(z.strictObject({ user: z.enum(['a', 'b']) }), { user: 'hunter2' })).toEqual([
+      { path: 'user', code: 'enum', message: 'expected one of "a"|"b", received "hunter2"' },
+    ]);
+  });
+
+  it('gives a refinement without a code of its own the code "invalid"', () => {
+    expect(problems(z.string().refine((v) => v.length > 3, { message: 'expected more than 3 characters' }), 'ab')).toEqual([
+      { path: '', code: 'invalid', message: 'expected more than 3 characters' },
+    ]);
   });
 });
 
