@@ -10,6 +10,7 @@ import {
   checkEgressSteering, DEFAULT_EGRESS_CLASS_LABEL, DEFAULT_UPLINK_LABEL, EgressSteeringProps, ksmAllowlistEntry, ksmLabelName, RFC1918,
 } from '../model/egress-steering';
 import { cidrContains, parseCidr } from '../model/net';
+import { parseEndpoint } from '../model/wireguard-overlay-node';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 import { KILL_SWITCH_LEARNT_DIR, KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, planHostKillSwitch } from './kill-switch';
 import { renderWireguardConfig } from './wireguard-overlay-node';
@@ -299,6 +300,7 @@ mv -f "$2.partial" "$2"
 
 function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   const host = emptyHostPlan(p.gatewayNode);
+  // The unit that resolves the kubeconfig: the hook and the tunnel start after it.
   const before: string[] = [];
   let kubeconfig: string | undefined;
   if (p.kubeconfigFrom) {
@@ -310,7 +312,7 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   host.files.push({ path: RESTEER_PATH, mode: 0o755, owner: 'root:root', content: renderResteerScript(p.gatewayNode, f.iface, f.uplinkLabel, kubeconfig) });
   host.units.push({
     name: RESTEER_SERVICE,
-    content: ['[Unit]', `Description=tunnelwright: label ${p.gatewayNode} with the live ${f.iface} so Cilium re-selects it`, ...(before.length ? [`After=${before.join(' ')}`, `Wants=${before.join(' ')}`] : []), '', '[Service]', 'Type=oneshot', `ExecStart=${RESTEER_PATH}`, ''].join('\n'),
+    content: ['[Unit]', `Description=tunnelwright: label ${p.gatewayNode} with the live ${f.iface} so Cilium re-selects it`, ...before.flatMap((u) => [`After=${u}`, `Wants=${u}`]), '', '[Service]', 'Type=oneshot', `ExecStart=${RESTEER_PATH}`, ''].join('\n'),
   });
   host.units.push({
     name: RESTEER_TIMER,
@@ -371,12 +373,13 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   host.files.push({ path: OPENVPN_UP_PATH, mode: 0o755, owner: 'root:root', content: scripts.up });
   host.files.push({ path: OPENVPN_DOWN_PATH, mode: 0o755, owner: 'root:root', content: scripts.down });
   if (t.remote) host.files.push({ path: OPENVPN_PIN_PATH, mode: 0o755, owner: 'root:root', content: scripts.pin });
-  const [rhost, rport] = t.remote ? [t.remote.slice(0, t.remote.lastIndexOf(':')).replace(/^\[|\]$/g, ''), t.remote.slice(t.remote.lastIndexOf(':') + 1)] : [];
+  // Validated as host:port: OpenVPN takes the host without brackets, and the port apart.
+  const remote = t.remote ? parseEndpoint(t.remote)! : undefined;
   const pinned = `${config.path}.pinned`;
   const args = [
     '--suppress-timestamps', `--config ${t.remote ? pinned : config.path}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec', '--pull-filter ignore redirect-gateway',
     '--script-security 2', `--up ${OPENVPN_UP_PATH}`, `--down ${OPENVPN_DOWN_PATH}`, '--down-pre',
-    ...(creds ? [`--auth-user-pass ${creds.path}`] : []), ...(t.remote ? [`--remote ${rhost} ${rport}`] : []),
+    ...(creds ? [`--auth-user-pass ${creds.path}`] : []), ...(remote ? [`--remote ${remote.host} ${remote.port}`] : []),
   ];
   host.units.push({
     name: OPENVPN_UNIT,
