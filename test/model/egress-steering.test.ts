@@ -19,6 +19,9 @@ describe('EgressSteering validation', () => {
     ['an egress IP without a tunnel (yours to route)', wg((p) => { delete p.tunnel; p.egressIp = '192.168.20.5'; })],
     ['Cilium devices as Helm\'s space- or comma-separated text', prod((p) => { p.ciliumValues!.devices = 'eth0 tun0'; })],
     ['Cilium devices that take the tunnel by a wildcard', prod((p) => { p.ciliumValues!.devices = 'eth0,tun+'; })],
+    ['kubeProxyReplacement as Helm\'s text "true"', prod((p) => { p.ciliumValues!.kubeProxyReplacement = 'true'; })],
+    ['an excluded CIDR inside the second of two destinations', prod((p) => { p.destinationCidrs = ['0.0.0.0/1', '128.0.0.0/1']; p.excludedCidrs = ['10.0.0.0/8', '192.168.0.0/16']; })],
+    ['a WireGuard tunnel address on a /31 (both addresses are hosts, RFC 3021)', wg((p) => { (p.tunnel as { address: string }).address = '10.2.0.0/31'; })],
   ])('accepts %s', (_n, props) => {
     expect(validateEgressSteering(props)).toEqual([]);
   });
@@ -94,14 +97,35 @@ describe('EgressSteering validation', () => {
     ['fails Cilium values that name no devices (Cilium then egresses by none of the tunnel\'s)', prod((p) => { delete p.ciliumValues!.devices; }), [
       { path: 'ciliumValues.devices', code: 'cilium-values', message: 'the egress gateway needs the tunnel device "tun0" in devices (Cilium only egresses by devices it manages), received undefined' },
     ]],
-    ['fails a devices wildcard that does not take the tunnel', prod((p) => { p.ciliumValues!.devices = ['eth+', 'tun']; }), [
-      { path: 'ciliumValues.devices', code: 'cilium-values', message: 'the egress gateway needs the tunnel device "tun0" in devices (Cilium only egresses by devices it manages), received an array of 2' },
+    ['fails devices wildcards that do not take the tunnel', prod((p) => { p.ciliumValues!.devices = ['eth+', 'tx+', 'tun']; }), [
+      { path: 'ciliumValues.devices', code: 'cilium-values', message: 'the egress gateway needs the tunnel device "tun0" in devices (Cilium only egresses by devices it manages), received an array of 3' },
     ]],
     ['fails label enforcement in no namespace', prod((p) => { p.enforceLabels!.namespaces = []; }), [
       { path: 'enforceLabels.namespaces', code: 'required', message: 'expected at least one namespace to enforce the class label in' },
     ]],
     ['fails an allowed class with "|" (Kyverno reads it as "or")', prod((p) => { p.enforceLabels!.classes = ['vpn', 'direct|vpn']; }), [
       { path: 'enforceLabels.classes[1]', code: 'label-value', message: 'expected a non-empty label value without "|" (Kyverno reads "|" in a pattern as "or"), received "direct|vpn"' },
+    ]],
+    ['fails kubeProxyReplacement as other text', prod((p) => { p.ciliumValues!.kubeProxyReplacement = 'strict'; }), [
+      { path: 'ciliumValues.kubeProxyReplacement', code: 'cilium-values', message: 'the egress gateway needs kubeProxyReplacement: true, received "strict"' },
+    ]],
+    ['fails an IPv6 tunnel address that is a network', wg((p) => { (p.tunnel as { address: string }).address = 'fd00:2::/64'; p.destinationCidrs = ['2000::/3']; }), [
+      { path: 'tunnel.address', code: 'host-address', message: 'expected a host address, received "fd00:2::/64"' },
+    ]],
+    ['fails an IPv6-only tunnel when one destination of two is IPv4', wg((p) => { (p.tunnel as { address: string }).address = 'fd00:2::2/128'; p.destinationCidrs = ['2000::/3', '0.0.0.0/0']; }), [
+      { path: 'tunnel.address', code: 'tunnel-family', message: 'expected an IPv4 tunnel address: the IPv4 destinations leave from the tunnel\'s IPv4 address, and fd00:2::2/128 is IPv6 (steer only IPv6 destinations through an IPv6-only tunnel)' },
+    ]],
+    ['fails an IPv6 egress IP whose number is the IPv4 tunnel address\'s (::10.2.0.2 is not 10.2.0.2)', wg((p) => { p.egressIp = '::a02:2'; }), [
+      { path: 'egressIp', code: 'egress-ip-tunnel', message: 'expected the tunnel\'s address 10.2.0.2 (or leave egressIp out): traffic masqueraded to ::a02:2 is not routed into the tunnel, only traffic from the tunnel\'s address is, and it would leave by the main table' },
+    ]],
+    ['fails a WireGuard peer key that is no text, as a type only', wg((p) => { (p.tunnel as { peer: { publicKey: unknown } }).peer.publicKey = 42; }), [
+      { path: 'tunnel.peer.publicKey', code: 'type', message: 'expected string, received a value of the wrong type (not shown: it is secret)' },
+    ]],
+    ['fails an OpenVPN tunnel with a WireGuard address, as an unknown prop only', prod((p) => { (p.tunnel as unknown as { address: string }).address = 'x'; }), [
+      { path: 'tunnel.address', code: 'unknown-prop', message: 'unknown prop "address"' },
+    ]],
+    ['fails a WireGuard tunnel with an OpenVPN remote, as an unknown prop only', wg((p) => { (p.tunnel as unknown as { remote: string }).remote = 'nohost'; }), [
+      { path: 'tunnel.remote', code: 'unknown-prop', message: 'unknown prop "remote"' },
     ]],
     ['fails a monitoring namespace that is not a DNS label', prod((p) => { p.monitoring!.namespace = 'Monitoring'; }), [
       { path: 'monitoring.namespace', code: 'namespace', message: 'expected a namespace name, received "Monitoring"' },
@@ -115,6 +139,18 @@ describe('EgressSteering validation', () => {
   it('warns when kube-state-metrics does not export the uplink label', () => {
     const plan = planEgressSteering(prod((p) => { delete p.monitoring!.kubeStateMetricsValues; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; }));
     expect(plan.warnings).toEqual([{ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: 'kube-state-metrics must export the tunnelwright.dev/egress-uplink node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: add metricLabelsAllowlist: ["nodes=[tunnelwright.dev/egress-uplink]"] (plan.values.kubeStateMetrics)' }]);
+  });
+
+  it.each<[string, unknown[] | undefined, boolean]>([
+    ['no allowlist', undefined, true],
+    ['the uplink label among others, with spaces', ['pods=[app]', 'nodes=[kubernetes.io/arch, tunnelwright.dev/egress-uplink]'], false],
+    ['every node label', ['nodes=[*]'], false],
+    ['other node labels only', ['nodes=[kubernetes.io/arch,topology.kubernetes.io/zone]'], true],
+    ['the uplink label on another resource', ['roles=[tunnelwright.dev/egress-uplink]'], true],
+    ['an entry that is no text', [42], true],
+  ])('kube-state-metrics allowlist %s: warned = %s', (_name, allowlist, warned) => {
+    const props = prod((p) => { p.monitoring!.kubeStateMetricsValues = allowlist === undefined ? {} : { metricLabelsAllowlist: allowlist }; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; });
+    expect(planEgressSteering(props).warnings.map((w) => w.code)).toEqual(warned ? ['kube-state-metrics'] : []);
   });
 
   it('warns about IPv6 destinations (Cilium 1.20)', () => {

@@ -36,6 +36,17 @@ describe('planEgressSteering', () => {
     expect((policy.spec as Record<string, unknown>).excludedCIDRs).toEqual(excluded);
   });
 
+  it.each<[string, string[], string[], string[], string[]]>([
+    ['the cluster inside a private block that is the destination, one of them ending where it ends', ['10.0.0.0/8'], ['10.42.0.0/16', '10.255.0.0/16'], [], ['10.42.0.0/16', '10.255.0.0/16']],
+    ['a private block ending where the destination ends', ['172.0.0.0/11'], ['10.42.0.0/16'], [], ['172.16.0.0/12']],
+    ['a private block starting where the destination starts', ['10.0.0.0/7'], ['10.42.0.0/16'], [], ['10.0.0.0/8']],
+    ['a cluster CIDR that is the destination (never steered)', ['10.42.0.0/16'], ['10.42.0.0/16'], [], ['10.42.0.0/16']],
+    ['a LAN given twice that covers a cluster CIDR listed before it: once, alone', ['10.42.0.0/16'], ['10.42.1.0/24'], ['10.42.0.0/16', '10.42.0.0/16'], ['10.42.0.0/16']],
+  ])('excludes by default, for %s', (_name, destinationCidrs, clusterCidrs, lanCidrs, excluded) => {
+    const [policy] = planEgressSteering({ ...wireguardSteering(), destinationCidrs, clusterCidrs, lanCidrs }).objects;
+    expect((policy.spec as Record<string, unknown>).excludedCIDRs).toEqual(excluded);
+  });
+
   it('emits the objects in order: policy, Kyverno, PrometheusRule, then the hook\'s RBAC', () => {
     expect(planEgressSteering(prodSteering()).objects.map((o) => `${o.kind} ${o.metadata.namespace ?? '-'}/${o.metadata.name}`)).toEqual([
       'CiliumEgressGatewayPolicy -/vpn-egress',
@@ -92,6 +103,9 @@ describe('planEgressSteering', () => {
     const unit = host.units.find((u) => u.name === 'tunnelwright-openvpn.service')!.content!;
     expect(unit).toContain(' --route-noexec ');
     expect(unit).toContain(' --remote nl-amsterdam.privacy.network 1198\n');
+    // An IPv6 remote is written in brackets in the props, and without them on OpenVPN's command line.
+    const v6 = planEgressSteering({ ...prodSteering(), tunnel: { type: 'openvpn', configFrom: { file: '/etc/openvpn/pia.ovpn' }, remote: '[2001:db8::7]:1198' } }).hosts[0];
+    expect(v6.units.find((u) => u.name === 'tunnelwright-openvpn.service')!.content).toContain(' --remote 2001:db8::7 1198\n');
     expect(host.files.find((f) => f.path === '/opt/tunnelwright/bin/egress-openvpn-up')!.content).toContain('nft add element inet tunnelwright_killswitch tunnel_v4 "{ $ifconfig_local }"');
   });
 
@@ -126,6 +140,7 @@ describe('EgressSteering over its lifetime (unit level)', () => {
     const values = (devices: unknown) => planEgressSteering({ ...prodSteering(), ciliumValues: { ...prodSteering().ciliumValues, devices } }).values.cilium as Record<string, unknown>;
     expect(values(['eth0', 'eth1', 'tun0']).devices).toEqual(['eth0', 'eth1', 'tun0']);
     expect(values('eth0 tun+').devices).toEqual(['eth0', 'tun+', 'tun0']);
+    expect(values(' eth0, tun0 ').devices).toEqual(['eth0', 'tun0']);
   });
 
   it('pins the remote: the config is filtered of its own remotes before OpenVPN starts, and only the pinned one is given', () => {
