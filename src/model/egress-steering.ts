@@ -197,7 +197,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       if (d.value.family === 6) warnings.push({ path: d.at, code: 'ipv6-destination', message: 'IPv6 egress destinations need Cilium 1.20 or later' });
     }
     asArray(input.excludedCidrs).forEach((text, i) => {
-      const e = typeof text === 'string' ? parseCidr(text) : undefined;
+      const e = parseCidr(text);
       if (e && !destinations.some((d) => cidrContains(d, e))) push(`excludedCidrs[${i}]`, 'excluded-outside', `expected an excluded CIDR inside a destination CIDR (Cilium ignores it otherwise), ${received(text)}`);
     });
     if (Array.isArray(input.clusterCidrs) && input.clusterCidrs.length === 0) push('clusterCidrs', 'required', 'expected the pod and service CIDRs: they are never steered');
