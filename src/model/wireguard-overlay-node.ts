@@ -210,7 +210,7 @@ export function checkInterfaceAddress(address: unknown, path: string, problems: 
   }
   const bits = c.family === 4 ? 32 : 128;
   if (c.prefix < bits - 1 && (!hasHostBits(c) || (c.family === 4 && c.address === c.end))) {
-    problems.push({ path, code: 'host-address', message: `expected a host address inside the network, ${received(address)}, which is the network${c.address === c.end && hasHostBits(c) ? "'s broadcast" : ''} address` });
+    problems.push({ path, code: 'host-address', message: `expected a host address inside the network, ${received(address)}, which is the network${c.address === c.end ? "'s broadcast" : ''} address` });
     return undefined;
   }
   return c;
@@ -250,8 +250,8 @@ export function derivedMtu(underlayMtu: number, endpoints: readonly unknown[]): 
   return underlayMtu - WIREGUARD_OVERHEAD[v6 ? 6 : 4];
 }
 
-function keyProblem(path: string, what: string, secret: boolean): Problem {
-  return { path, code: 'key', message: `expected a WireGuard ${what}: base64 of 32 bytes (44 characters ending in "=")${secret ? ', received a value that is not one (not shown: it is secret)' : ''}` };
+function keyProblem(path: string, what: string): Problem {
+  return { path, code: 'key', message: `expected a WireGuard ${what}: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: it is secret)` };
 }
 
 /** Semantic checks of one node's props: everything the schema cannot see. Tolerates malformed parts (the schema reports them). */
@@ -289,7 +289,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
       problems.push({ path: p, code: 'private-key', message: `expected exactly one of privateKey or privateKeyFrom, received ${hasKey ? 'both' : 'neither'}` });
     }
     if (typeof raw.privateKey === 'string') {
-      if (!isWireguardKey(raw.privateKey)) problems.push(keyProblem(`${p}.privateKey`, 'private key', true));
+      if (!isWireguardKey(raw.privateKey)) problems.push(keyProblem(`${p}.privateKey`, 'private key'));
       else warnings.push({ path: `${p}.privateKey`, code: 'inline-secret', message: 'an inline private key ends up in the host artefacts (0600, secret outputs); use privateKeyFrom outside labs' });
     }
     if (raw.nodeAddress === true) nodeAddressAt.push(`${p}.nodeAddress`);
@@ -318,7 +318,8 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   if (input.installK0s !== undefined && distribution !== 'k0s') {
     problems.push({ path: 'installK0s', code: 'distribution', message: `installK0s installs k0s; this node's distribution is ${JSON.stringify(distribution)}` });
   }
-  const runsKubelet = (input.role ?? 'worker') !== 'controller';
+  // A node of no role is a worker: only a controller runs no kubelet.
+  const runsKubelet = input.role !== 'controller';
   if (distribution === 'k0s' && runsKubelet && nodeAddressAt.length > 0 && input.installK0s === undefined) {
     warnings.push({ path: nodeAddressAt[0], code: 'k0s-node-ip', message: 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s' });
   }
@@ -335,7 +336,7 @@ function checkPeers(raw: Record<string, unknown>, p: string, problems: Problem[]
     if (!isRecord(peer)) return;
     const pp = `${p}.peers[${j}]`;
     if (typeof peer.publicKey === 'string') {
-      if (!isWireguardKey(peer.publicKey)) problems.push({ ...keyProblem(`${pp}.publicKey`, 'public key', false), message: KEY_FIELD_MESSAGE });
+      if (!isWireguardKey(peer.publicKey)) problems.push({ path: `${pp}.publicKey`, code: 'key', message: KEY_FIELD_MESSAGE });
       else keys.push({ value: peer.publicKey, at: `${pp}.publicKey` });
     }
     if (typeof peer.endpoint === 'string') {
@@ -346,7 +347,7 @@ function checkPeers(raw: Record<string, unknown>, p: string, problems: Problem[]
     if (Array.isArray(peer.allowedIPs)) {
       if (peer.allowedIPs.length === 0) problems.push({ path: `${pp}.allowedIPs`, code: 'required', message: 'expected at least one CIDR: a peer without allowedIPs receives nothing' });
       peer.allowedIPs.forEach((c, k) => {
-        const parsed = typeof c === 'string' ? parseCidr(c) : undefined;
+        const parsed = parseCidr(c);
         if (parsed) {
           const at = `${pp}.allowedIPs[${k}]`;
           allowed.push({ value: parsed, at });
@@ -358,7 +359,7 @@ function checkPeers(raw: Record<string, unknown>, p: string, problems: Problem[]
       problems.push({ path: pp, code: 'preshared-key', message: 'expected at most one of presharedKey or presharedKeyFrom, received both' });
     }
     if (typeof peer.presharedKey === 'string') {
-      if (!isWireguardKey(peer.presharedKey)) problems.push(keyProblem(`${pp}.presharedKey`, 'preshared key', true));
+      if (!isWireguardKey(peer.presharedKey)) problems.push(keyProblem(`${pp}.presharedKey`, 'preshared key'));
       else warnings.push({ path: `${pp}.presharedKey`, code: 'inline-secret', message: 'an inline preshared key ends up in the host artefacts (0600, secret outputs); use presharedKeyFrom outside labs' });
     }
   });
