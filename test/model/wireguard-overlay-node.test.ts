@@ -32,6 +32,30 @@ describe('WireguardOverlayNode validation', () => {
     ['fails on a Kubernetes version that is no version', (p) => { p.kubernetesVersion = 'latest'; }, [{ path: 'kubernetesVersion', code: 'kubernetes-version', message: 'expected a Kubernetes version from 1.28 such as \'1.31\' or \'v1.31.2\', received "latest"' }]],
     ['fails on Kubernetes 1.27', (p) => { p.kubernetesVersion = 'v1.27.9'; }, [{ path: 'kubernetesVersion', code: 'kubernetes-version', message: 'expected a Kubernetes version from 1.28 such as \'1.31\' or \'v1.31.2\', received "v1.27.9"' }]],
     ['accepts Kubernetes v1.28.0 (the control of the two above)', (p) => { p.kubernetesVersion = 'v1.28.0'; }, []],
+    ['takes a 15-character interface name', (p) => { p.wireguard[0].name = 'overlay-site-a1'; }, []],
+    ['takes both addresses of an IPv4 /31 (RFC 3021: no network or broadcast address)', (p) => { p.wireguard[0].address = '10.10.0.0/31'; p.wireguard.push({ ...p.wireguard[0], name: 'wg1', address: '10.20.0.1/31', listenPort: 51821, nodeAddress: false, peers: [] }); }, []],
+    ['takes the last address of an IPv6 network (IPv6 has no broadcast address)', (p) => { p.wireguard[0].address = 'fd10::ffff:ffff:ffff:ffff/64'; }, []],
+    ['takes an MTU of 576 on IPv4, and of 65535', (p) => { p.wireguard[0].mtu = 576; p.wireguard.push({ ...p.wireguard[0], name: 'wg1', address: '10.20.0.1/24', listenPort: 51821, mtu: 65535, nodeAddress: false, peers: [] }); }, []],
+    ['takes an MTU of 1280 on an IPv6 interface', (p) => { p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].mtu = 1280; }, []],
+    ['takes an underlay MTU that leaves an IPv6 interface exactly 1280', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].underlayMtu = 1340; }, []],
+    ['takes an underlay MTU that leaves an IPv4-only interface under 1280', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].underlayMtu = 1300; }, []],
+    ['fails on an MTU over 65535', (p) => { p.wireguard[0].mtu = 65536; }, [{ path: 'wireguard[0].mtu', code: 'range', message: 'expected an MTU: an integer from 576 to 65535, received 65536' }]],
+    ['fails on an underlay MTU that leaves an interface dialled over IPv6 under 1280 (80 bytes of overhead)', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].underlayMtu = 1350; p.wireguard[0].peers[0].endpoint = '[2001:db8::7]:51820'; }, [
+      { path: 'wireguard[0].underlayMtu', code: 'mtu-ipv6', message: 'the interface MTU derived from underlayMtu 1350 is 1270, below the 1280 an IPv6 address needs; expected an underlay MTU of at least 1360' },
+    ]],
+    ['fails on three addresses', (p) => { p.wireguard[0].address = ['10.10.0.1/24', 'fd10::1/64', 'fd20::1/64']; }, [
+      { path: 'wireguard[0].address', code: 'addresses', message: 'expected one IPv4 and/or one IPv6 interface address, received a list of 3' },
+      { path: 'wireguard[0].address[2]', code: 'addresses', message: 'expected at most one IPv6 address per interface (a dual-stack interface has one of each), received "fd20::1/64"' },
+    ]],
+    ['fails on an address that is no text in a list, by its type only', (p) => { (p.wireguard[0].address as unknown) = ['10.10.0.1/24', 42]; }, [
+      { path: 'wireguard[0].address', code: 'invalid_union', message: 'expected an address with its prefix such as 10.10.0.1/24, or a list of them, received an array' },
+    ]],
+    ['fails on an endpoint port over 65535, and takes 65535', (p) => { p.wireguard[0].peers[0].endpoint = '198.51.100.7:65536'; p.wireguard[0].peers[1].endpoint = '198.51.100.8:65535'; }, [
+      { path: 'wireguard[0].peers[0].endpoint', code: 'endpoint', message: 'expected host:port (an IPv6 host in brackets), received "198.51.100.7:65536"' },
+    ]],
+    ['fails on an endpoint with a stray "]" before its host', (p) => { p.wireguard[0].peers[0].endpoint = 'x]vpn.example.net:51820'; }, [
+      { path: 'wireguard[0].peers[0].endpoint', code: 'endpoint', message: 'expected host:port (an IPv6 host in brackets), received "x]vpn.example.net:51820"' },
+    ]],
     ['fails on an IPv4 broadcast address', (p) => { p.wireguard[0].address = '10.10.0.255/24'; }, [{ path: 'wireguard[0].address', code: 'host-address', message: 'expected a host address inside the network, received "10.10.0.255/24", which is the network\'s broadcast address' }]],
     ['fails on a peer that is no object, beside an underlay MTU that leaves IPv6 under 1280', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].underlayMtu = 1300; (p.wireguard[0].peers as unknown[]) = [null]; }, [
       { path: 'wireguard[0].peers[0]', code: 'type', message: 'expected object, received null' },
@@ -124,6 +148,18 @@ describe('WireguardOverlayNode validation', () => {
     it('warns when a node joining over the overlay registers no node address', () => {
       const plan = planWireguardOverlayNode(mutate((p) => { p.role = 'worker'; p.clusterEndpoint = 'https://10.10.0.1:6443'; p.wireguard[0].address = '10.10.0.5/24'; delete p.wireguard[0].nodeAddress; }));
       expect(plan.warnings).toEqual([{ path: 'wireguard', code: 'no-node-address', message: "the node joins the cluster over the overlay (https://10.10.0.1:6443) but no interface sets nodeAddress: the kubelet will register another interface's address" }]);
+    });
+
+    it.each<[string, (p: Props) => void, string[]]>([
+      ['a cluster endpoint with a trailing slash and no port, in the overlay', (p) => { p.clusterEndpoint = 'https://10.10.0.1/'; }, ['wireguard no-node-address']],
+      ['a cluster endpoint in the second interface\'s network', (p) => { p.clusterEndpoint = '10.20.0.1:6443'; p.wireguard.push({ ...p.wireguard[0], name: 'wg1', address: '10.20.0.5/24', listenPort: 51821, peers: [] }); delete p.wireguard[1].nodeAddress; }, ['wireguard no-node-address']],
+      ['an interface that registers the node address (the control of the two above)', (p) => { p.clusterEndpoint = 'https://10.10.0.1:6443/'; p.wireguard[0].nodeAddress = true; p.installK0s = {}; }, []],
+      ['a node of no given role (a worker) that registers its overlay address without installK0s', (p) => { delete p.role; p.wireguard[0].nodeAddress = true; }, ['wireguard[0].nodeAddress k0s-node-ip']],
+      ['a controller that registers its overlay address (it runs no kubelet)', (p) => { p.role = 'controller'; p.wireguard[0].nodeAddress = true; }, []],
+      ['a hostname endpoint starting and ending in digits', (p) => { p.wireguard[0].peers[0].endpoint = '3rd.site-2:51820'; }, ['wireguard[0].peers[0].endpoint hostname-endpoint']],
+    ])('warns about %s: %j', (_name, fn, warned) => {
+      const plan = planWireguardOverlayNode(mutate((p) => { p.role = 'worker'; p.wireguard[0].address = '10.10.0.5/24'; delete p.wireguard[0].nodeAddress; fn(p); }));
+      expect(plan.warnings.map((w) => `${w.path} ${w.code}`)).toEqual(warned);
     });
 
     it('does not warn when the node joins over another network', () => {

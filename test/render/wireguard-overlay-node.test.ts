@@ -1,4 +1,5 @@
 import { planWireguardOverlayNode, renderHostArtefacts, validateWireguardOverlayNode, WireguardOverlayNodeProps } from '../../src';
+import { renderWireguardConfig, renderWireguardConfigShared } from '../../src/render/wireguard-overlay-node';
 import { KEYS, siteA } from '../helpers/fixtures';
 import { expectGolden } from '../helpers/golden';
 
@@ -223,5 +224,22 @@ describe('planWireguardOverlayNode', () => {
     const plan = planWireguardOverlayNode({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], address: '10.10.0.1/16', peers }] });
     expect(plan.warnings.map((w) => w.code)).toEqual(['k0s-node-ip', 'user-data-size']);
     expect(plan.warnings[1].message).toMatch(/^the cloud-config of node "site-a" is over 16 KiB \(\d+ bytes or more\)/);
+  });
+});
+
+describe('the config text and the figures read from it', () => {
+  const iface = { ...siteA().wireguard[0], peers: [{ publicKey: KEYS.b.publicKey, allowedIPs: ['10.10.0.2/32', '10.10.1.0/24'] }, { publicKey: KEYS.c.publicKey, allowedIPs: ['10.10.0.3/32'] }] };
+
+  it('lists a peer\'s allowed IPs comma-separated, as wg-quick reads them, and gives the shared text\'s own length', () => {
+    const shared = renderWireguardConfigShared('site-a', iface, undefined, new Map(), new WeakMap());
+    expect(shared.text).toContain('\nAllowedIPs = 10.10.0.2/32, 10.10.1.0/24\n');
+    expect(shared.text).toBe(renderWireguardConfig('site-a', iface));
+    expect(shared.length).toBe(shared.text.length);
+  });
+
+  it('warns at the wireguard prop when the node\'s cloud-config outgrows 16 KiB of user-data', () => {
+    const peers = Array.from({ length: 200 }, (_, i) => ({ publicKey: Buffer.alloc(32, i + 1).toString('base64'), endpoint: `198.51.100.${(i % 250) + 1}:51820`, allowedIPs: [`10.11.${i}.0/24`] }));
+    const plan = planWireguardOverlayNode({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], peers }] });
+    expect(plan.warnings.filter((w) => w.code === 'user-data-size').map((w) => w.path)).toEqual(['wireguard']);
   });
 });
