@@ -77,7 +77,8 @@ export function namespacePolicy(labels: Readonly<Record<string, string>> = {}): 
     if (value === undefined) continue;
     const known = value === 'privileged' || value === 'baseline' || value === 'restricted';
     const versionLabel = labels[`${POD_SECURITY_LABEL}/${mode}-version`];
-    const version = versionLabel !== undefined && (versionLabel === 'latest' || /^v1\.(0|[1-9][0-9]*)$/.test(versionLabel)) ? versionLabel : 'latest';
+    // `latest` and any label that is no version both read as latest.
+    const version = versionLabel !== undefined && /^v1\.(0|[1-9][0-9]*)$/.test(versionLabel) ? versionLabel : 'latest';
     out[mode] = { level: known ? value : mode === 'enforce' ? 'restricted' : 'privileged', version, ...(known ? {} : { invalid: value }) };
   }
   return out;
