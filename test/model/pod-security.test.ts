@@ -41,6 +41,8 @@ const pods: [string, IPodSpec, PodSecurityLevel, string][] = [
   ['a pod with a hostPath volume', { ...restrictedPod(), volumes: [{ name: 'cache', emptyDir: {} }, { name: 'modules', hostPath: { path: '/lib/modules' } }] }, 'privileged', 'volume modules is a hostPath'],
   ['a pod with an emptyDir volume only', { ...restrictedPod(), volumes: [{ name: 'cache', emptyDir: {} }] }, 'restricted', 'it meets the restricted level'],
   ['a privileged init container', { ...restrictedPod(), initContainers: [{ name: 'setup', image: 'busybox', securityContext: { privileged: true } }] }, 'privileged', 'container setup is privileged'],
+  ['a pod that runs as UID 0 unless its container says otherwise, and the container does', { ...restrictedPod((c) => { c.securityContext!.runAsUser = 1000; }), securityContext: { runAsNonRoot: true, runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } } }, 'restricted', 'it meets the restricted level'],
+  ['a pod that runs as UID 0, its container silent', { ...restrictedPod(), securityContext: { runAsNonRoot: true, runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } } }, 'baseline', 'container app may run as root'],
   ['a non-root pod whose container runs as UID 0', restrictedPod((c) => { c.securityContext!.runAsUser = 0; }), 'baseline', 'container app may run as root'],
   ['a container that says runAsNonRoot: false over the pod\'s true', restrictedPod((c) => { c.securityContext!.runAsNonRoot = false; }), 'baseline', 'container app may run as root'],
   ['a container that leaves privilege escalation allowed', restrictedPod((c) => { delete c.securityContext!.allowPrivilegeEscalation; }), 'baseline', 'container app allows privilege escalation'],
@@ -73,6 +75,14 @@ describe('Pod Security: what each pod needs, against each level', () => {
       warn: { level: 'baseline', version: 'latest' },
     });
     expect(namespacePolicy({})).toEqual({});
+  });
+
+  it.each<[string | undefined, string]>([
+    ['v1.30', 'v1.30'], ['v1.100', 'v1.100'], ['v1.0', 'v1.0'], ['latest', 'latest'], [undefined, 'latest'],
+    ['v1.30x', 'latest'], ['v1.030', 'latest'], ['1.30', 'latest'],
+  ])('reads an enforce-version label %j as %s', (label, version) => {
+    const labels = { 'pod-security.kubernetes.io/enforce': 'baseline', ...(label === undefined ? {} : { 'pod-security.kubernetes.io/enforce-version': label }) };
+    expect(namespacePolicy(labels).enforce).toEqual({ level: 'baseline', version });
   });
 });
 
