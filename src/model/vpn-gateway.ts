@@ -7,7 +7,7 @@ import {
 import { KEY_FIELD_MESSAGE } from './common';
 import { isDnsLabel } from './labels';
 import { cidrContainsIp, findOverlaps, parseCidr, parseIp } from './net';
-import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, PROVIDER_ALIASES, PROVIDERS, ProviderRow } from './vpn-providers';
+import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, providerName, PROVIDERS, ProviderRow } from './vpn-providers';
 
 /** OpenVPN credentials in a Secret: user and password keys. */
 export interface CredentialsSecretRef {
@@ -165,7 +165,7 @@ export const vpnGatewaySchema = z.strictObject({
 
 /** The provider's row (aliases resolved), or undefined. */
 export function providerRow(name: string): ProviderRow | undefined {
-  return PROVIDERS[PROVIDER_ALIASES[name] ?? name];
+  return PROVIDERS[providerName(name)];
 }
 
 /** The kube-dns IP: given, or the service CIDR (clusterCidrs[1]) + 10. */
@@ -263,17 +263,17 @@ function ipv6Warnings(input: Record<string, unknown>): Problem[] {
 function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | undefined, vpnType: string, push: (path: string, code: string, message: string) => void): void {
   const pf = input.portForwarding;
   if (!isRecord(pf) || !row) return;
+  const provider = providerName(pf.provider);
   if (row.gluetunName === 'custom') {
     if (pf.provider === undefined) push('portForwarding.provider', 'required', `required with custom: one of ${CUSTOM_PORT_FORWARDING_PROVIDERS.join(', ')}`);
-    else if (typeof pf.provider === 'string' && !(CUSTOM_PORT_FORWARDING_PROVIDERS as readonly string[]).includes(PROVIDER_ALIASES[pf.provider] ?? pf.provider)) push('portForwarding.provider', 'provider', `expected one of ${CUSTOM_PORT_FORWARDING_PROVIDERS.join(', ')}, ${received(pf.provider)}`);
-    const pia = (PROVIDER_ALIASES[String(pf.provider)] ?? pf.provider) === 'private internet access';
-    if (pia) {
+    else if (typeof provider === 'string' && !(CUSTOM_PORT_FORWARDING_PROVIDERS as readonly string[]).includes(provider)) push('portForwarding.provider', 'provider', `expected one of ${CUSTOM_PORT_FORWARDING_PROVIDERS.join(', ')}, ${received(pf.provider)}`);
+    if (provider === 'private internet access') {
       if (pf.credentialsSecret === undefined) push('portForwarding.credentialsSecret', 'required', 'required for private internet access port forwarding: your PIA username and password');
       if (!Array.isArray(input.serverNames) || input.serverNames.length !== 1) push('serverNames', 'required', 'private internet access port forwarding over custom needs exactly one server name (the server of your WireGuard config)');
     }
   } else {
     if (!row.nativePortForwarding.includes(vpnType as 'wireguard' | 'openvpn')) push('portForwarding', 'no-port-forwarding', `${row.gluetunName} has no port forwarding over ${vpnType} in gluetun${row.gluetunName === 'private internet access' ? '' : ' (ProtonVPN does; PIA via custom WireGuard or OpenVPN)'}`);
-    if (pf.provider !== undefined && (PROVIDER_ALIASES[String(pf.provider)] ?? pf.provider) !== row.gluetunName) push('portForwarding.provider', 'provider', `only with custom: ${row.gluetunName} forwards ports itself, ${received(pf.provider)}`);
+    if (provider !== undefined && provider !== row.gluetunName) push('portForwarding.provider', 'provider', `only with custom: ${row.gluetunName} forwards ports itself, ${received(pf.provider)}`);
     if (pf.credentialsSecret !== undefined) push('portForwarding.credentialsSecret', 'forbidden', 'only for private internet access port forwarding over custom');
   }
   if (pf.toPort !== undefined && pf.workload === undefined) push('portForwarding.workload', 'required', 'required with toPort: the name of the routed workload that receives the forwarded port');

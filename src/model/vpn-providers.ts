@@ -82,6 +82,11 @@ export const PROVIDERS: Readonly<Record<string, ProviderRow>> = {
 /** The alias users type for private internet access. */
 export const PROVIDER_ALIASES: Readonly<Record<string, string>> = { pia: 'private internet access' };
 
+/** gluetun's name for a provider as the user wrote it (its alias resolved); anything that is not text, as it is. */
+export function providerName<T>(name: T): T | string {
+  return typeof name === 'string' ? PROVIDER_ALIASES[name] ?? name : name;
+}
+
 /** Port forwarding providers gluetun accepts with the custom provider (`VPN_PORT_FORWARDING_PROVIDER`). */
 export const CUSTOM_PORT_FORWARDING_PROVIDERS = ['perfect privacy', 'private internet access', 'privatevpn', 'protonvpn'] as const;
 

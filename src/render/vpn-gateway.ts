@@ -13,7 +13,7 @@ import { isDnsLabel, isDnsSubdomain } from '../model/labels';
 import { podSecurityLabels, requiredLevel } from '../model/pod-security';
 import { parseCidr } from '../model/net';
 import { checkVpnGateway, clusterDnsIpOf, DEFAULT_IMAGES, providerRow, VpnGatewayProps } from '../model/vpn-gateway';
-import { LOCATION_FILTERS, LocationFilter } from '../model/vpn-providers';
+import { LOCATION_FILTERS, LocationFilter, providerName } from '../model/vpn-providers';
 import { KubeObject, Plan } from '../types';
 import { renderKillSwitch } from './kill-switch';
 
@@ -121,7 +121,7 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
   const pf = props.portForwarding;
   if (pf) {
     set('VPN_PORT_FORWARDING', 'on');
-    set('VPN_PORT_FORWARDING_PROVIDER', pf.provider === 'pia' ? 'private internet access' : pf.provider);
+    set('VPN_PORT_FORWARDING_PROVIDER', providerName(pf.provider));
     if (pf.credentialsSecret) {
       // gluetun reads any setting from `<NAME>_SECRETFILE` (sources/secrets/reader.go): never the environment.
       set('VPN_PORT_FORWARDING_USERNAME_SECRETFILE', `${SECRETS_DIR}/vpn_port_forwarding_username`);
