@@ -192,8 +192,9 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       if (typeof ns === 'string' && !isDnsLabel(ns)) push(`namespaces[${i}]`, 'namespace', `expected a namespace name, ${received(ns)}`);
     });
     if (Array.isArray(input.namespaces) && input.namespaces.length === 0) push('namespaces', 'required', 'expected at least one namespace (omit it for every namespace)');
-    const destinations = input.destinationCidrs === undefined ? [parseCidr('0.0.0.0/0')!] : locatedCidrs(input, 'destinationCidrs').map((d) => d.value);
-    for (const d of locatedCidrs(input, 'destinationCidrs')) {
+    const givenDestinations = locatedCidrs(input, 'destinationCidrs');
+    const destinations = input.destinationCidrs === undefined ? [parseCidr('0.0.0.0/0')!] : givenDestinations.map((d) => d.value);
+    for (const d of givenDestinations) {
       if (d.value.family === 6) warnings.push({ path: d.at, code: 'ipv6-destination', message: 'IPv6 egress destinations need Cilium 1.20 or later' });
     }
     asArray(input.excludedCidrs).forEach((text, i) => {
@@ -202,7 +203,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
     });
     if (Array.isArray(input.clusterCidrs) && input.clusterCidrs.length === 0) push('clusterCidrs', 'required', 'expected the pod and service CIDRs: they are never steered');
     // Limits of Cilium's egress gateway that no setting here closes: said at synth, with the remedy.
-    const v6Dest = locatedCidrs(input, 'destinationCidrs').some((d) => d.value.family === 6);
+    const v6Dest = givenDestinations.some((d) => d.value.family === 6);
     // A deny rule is enforced before the egress gateway redirects (Cilium's policy verdict comes first).
     if (v6Dest && input.denyIpv6 === true) push('denyIpv6', 'deny-steered', 'expected denyIpv6 off while IPv6 destinations are steered: its deny of ::/0 drops them before the egress gateway redirects them');
     for (const c of locatedCidrs(input, 'clusterCidrs')) {
