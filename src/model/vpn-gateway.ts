@@ -181,10 +181,10 @@ export function clusterDnsIpOf(props: Pick<VpnGatewayProps, 'clusterDnsIp' | 'cl
 function checkGateway(input: Record<string, unknown>, problems: Problem[]): void {
   const push = (path: string, code: string, message: string) => problems.push({ path, code, message });
   const vpnType = input.vpnType ?? 'wireguard';
-  const providerName = typeof input.vpnProvider === 'string' ? input.vpnProvider : undefined;
-  const row = providerName !== undefined ? providerRow(providerName) : undefined;
-  if (providerName !== undefined && !row) {
-    push('vpnProvider', 'provider', `expected one of ${Object.keys(PROVIDERS).map((p) => JSON.stringify(p)).join(', ')} (or "pia"), ${received(providerName)}`);
+  const providerText = typeof input.vpnProvider === 'string' ? input.vpnProvider : undefined;
+  const row = providerText !== undefined ? providerRow(providerText) : undefined;
+  if (providerText !== undefined && !row) {
+    push('vpnProvider', 'provider', `expected one of ${Object.keys(PROVIDERS).map((p) => JSON.stringify(p)).join(', ')} (or "pia"), ${received(providerText)}`);
   }
   for (const key of ['name', 'namespace'] as const) {
     if (typeof input[key] === 'string' && !isDnsLabel(input[key] as string)) push(key, key, `expected a DNS label (lowercase letters, digits and "-", ≤ 63 characters), ${received(input[key])}`);
@@ -214,7 +214,7 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
   }
   if (row && vpnType === 'openvpn') {
     if (!row.openvpn) {
-      push('vpnType', 'no-openvpn', row.noOpenvpn ?? `tunnelwright offers OpenVPN for ${Object.keys(PROVIDERS).filter((p) => PROVIDERS[p].openvpn !== undefined).join(', ')} (received ${JSON.stringify(providerName)})`);
+      push('vpnType', 'no-openvpn', row.noOpenvpn ?? `tunnelwright offers OpenVPN for ${Object.keys(PROVIDERS).filter((p) => PROVIDERS[p].openvpn !== undefined).join(', ')} (received ${JSON.stringify(providerText)})`);
     } else if (typeof input.vpnEndpointPort === 'number') {
       const port = input.vpnEndpointPort;
       const allowed = row.openvpn.endpointPort;
