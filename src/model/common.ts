@@ -152,23 +152,23 @@ export function zodProblems(error: z.ZodError): Problem[] {
       continue;
     }
     const input = (issue as { input?: unknown }).input;
-    const secret = SECRET_PROPS.test(String(issue.path[issue.path.length - 1] ?? ''));
+    // A discriminated union's issue is on its discriminator but carries the whole object: the value is the discriminator's.
+    const { discriminator, options } = issue as { discriminator?: string; options?: unknown[] };
+    const value = discriminator !== undefined && isRecord(input) ? input[discriminator] : input;
+    const secret = SECRET_PROPS.test(String(issue.path[issue.path.length - 1]));
     let code: string;
-    let message = issue.message.replace(/^Invalid input: /, '').replace(/^Invalid option: /, '');
+    let message = discriminator !== undefined
+      ? `expected one of ${(options ?? []).map((o) => JSON.stringify(o)).join('|')}`
+      : issue.message.replace(/^Invalid input: /, '').replace(/^Invalid option: /, '');
     if (issue.code === 'custom') code = String((issue as { params?: { code?: string } }).params?.code ?? 'invalid');
-    else if (issue.code === 'invalid_type' && input === undefined) {
+    else if (value === undefined) {
+      // Whatever the check, a prop left out is a required prop missing.
       code = 'required';
       message = `required: ${message.replace(/, received undefined$/, '')}`;
     } else {
       code = issue.code === 'invalid_type' ? 'type' : issue.code === 'invalid_value' ? 'enum' : issue.code === 'invalid_format' ? 'format' : issue.code;
-      // Objects are never echoed: they may hold secrets (a URL with a token, a credential).
-      const last = issue.path[issue.path.length - 1];
-      const own = input !== null && typeof input === 'object' && typeof last === 'string' ? (input as Record<string, unknown>)[last] : undefined;
-      const shown = input !== null && typeof input === 'object'
-        ? own !== undefined && (own === null || typeof own !== 'object') ? received(own) : `received ${Array.isArray(input) ? 'an array' : 'an object'}`
-        : received(input);
-      message = message.replace(/^Invalid discriminator value\. Expected (.*)$/, 'expected $1');
-      if (!message.includes('received')) message = `${message}, ${secret ? 'received a value that is not one (not shown: it is secret)' : shown}`;
+      // received() shows objects and lists by their kind only: they may hold secrets (a URL with a token, a credential).
+      if (!message.includes('received')) message = `${message}, ${secret ? 'received a value that is not one (not shown: it is secret)' : received(value)}`;
       else if (secret) message = message.replace(/, received .*$/, ', received a value of the wrong type (not shown: it is secret)');
     }
     out.push({ path, code, message });
@@ -220,7 +220,7 @@ function compareParts(x: readonly string[], y: readonly string[]): number {
 /** The well-formed CIDRs of a list prop, each with its path (`key[i]`); malformed ones are the schema's to report. */
 export function locatedCidrs(input: Record<string, unknown>, key: string): Located<ParsedCidr>[] {
   return asArray(input[key]).flatMap((c, i) => {
-    const p = typeof c === 'string' ? parseCidr(c) : undefined;
+    const p = parseCidr(c);
     return p ? [{ value: p, at: `${key}[${i}]` }] : [];
   });
 }

@@ -80,7 +80,13 @@ describe('EgressSteering validation', () => {
       { path: 'tunnel.remote', code: 'endpoint', message: 'expected host:port, received "nl-amsterdam.privacy.network"' },
     ]],
     ['fails an unknown tunnel type', prod((p) => { (p.tunnel as { type: string }).type = 'ipsec'; }), [
-      { path: 'tunnel.type', code: 'invalid_union', message: 'expected \'openvpn\' | \'wireguard\', received "ipsec"' },
+      { path: 'tunnel.type', code: 'invalid_union', message: 'expected one of "openvpn"|"wireguard", received "ipsec"' },
+    ]],
+    ['fails a tunnel without a type as a required prop', prod((p) => { delete (p.tunnel as { type?: string }).type; }), [
+      { path: 'tunnel.type', code: 'required', message: 'required: expected one of "openvpn"|"wireguard"' },
+    ]],
+    ['fails a tunnel type given as a list, by its kind', prod((p) => { (p.tunnel as { type: unknown }).type = ['wireguard']; }), [
+      { path: 'tunnel.type', code: 'invalid_union', message: 'expected one of "openvpn"|"wireguard", received an array of 1' },
     ]],
     ['fails a steered namespace that is not a namespace name', prod((p) => { p.namespaces = ['media', 'Media']; }), [
       { path: 'namespaces[1]', code: 'namespace', message: 'expected a namespace name, received "Media"' },

@@ -164,6 +164,8 @@ describe('problems in the order of the props', () => {
   it('puts a prop before its parts, list items by index, and each problem once', () => {
     const at = (path: string) => ({ path, code: 'c', message: 'm' });
     expect(sortProblems([at('a[10]'), at('a.b'), at('a[9]'), at('a'), at('a.b'), at('b')]).map((p) => p.path)).toEqual(['a', 'a[9]', 'a[10]', 'a.b', 'b']);
+    // An item's own problem comes before its items' (a path ending in "]" has no empty last part to compare as 0).
+    expect(sortProblems([at('a[0][0]'), at('a[0]')]).map((p) => p.path)).toEqual(['a[0]', 'a[0][0]']);
   });
 });
 

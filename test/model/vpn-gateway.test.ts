@@ -52,6 +52,9 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails a cluster CIDR over the default VXLAN network', on('nordvpn', (p) => { p.clusterCidrs = [...p.clusterCidrs, '172.16.0.0/12']; }), [
       { path: 'clusterCidrs[2]', code: 'overlap', message: 'overlaps vxlanNetwork (default 172.16.0.0/24): the VXLAN, cluster and node networks must be distinct' },
     ]],
+    ['fails a DNS address with three octets, with the IP check\'s own message', on('nordvpn', (p) => { p.dnsAddress = '1.1.1'; }), [
+      { path: 'dnsAddress', code: 'ip', message: 'expected an IP address such as 203.0.113.7, received "1.1.1"' },
+    ]],
     ['fails a clusterDnsIp that is no text as a type only', on('nordvpn', (p) => { (p as Record<string, unknown>).clusterDnsIp = 5; p.clusterCidrs = ['10.1.0.0/16']; }), [
       { path: 'clusterDnsIp', code: 'type', message: 'expected string, received number' },
     ]],

@@ -48,7 +48,22 @@ describe('WireguardOverlayNode validation', () => {
       { path: 'wireguard[0].address[2]', code: 'addresses', message: 'expected at most one IPv6 address per interface (a dual-stack interface has one of each), received "fd20::1/64"' },
     ]],
     ['fails on an address that is no text in a list, by its type only', (p) => { (p.wireguard[0].address as unknown) = ['10.10.0.1/24', 42]; }, [
-      { path: 'wireguard[0].address', code: 'invalid_union', message: 'expected an address with its prefix such as 10.10.0.1/24, or a list of them, received an array' },
+      { path: 'wireguard[0].address', code: 'invalid_union', message: 'expected an address with its prefix such as 10.10.0.1/24, or a list of them, received an array of 2' },
+    ]],
+    ['fails on an interface without an address as a required prop', (p) => { delete (p.wireguard[0] as { address?: unknown }).address; }, [
+      { path: 'wireguard[0].address', code: 'required', message: 'required: expected an address with its prefix such as 10.10.0.1/24, or a list of them' },
+    ]],
+    ['fails on a distribution given as an object, by its kind only, not by a field that shares its name', (p) => { (p as Record<string, unknown>).distribution = { distribution: 'k0s' }; }, [
+      { path: 'distribution', code: 'enum', message: 'expected one of "k0s"|"k3s"|"kubeadm", received an object' },
+    ]],
+    ['fails on a key file path with a space after its first character', (p) => { p.wireguard[0].privateKeyFrom = { file: '/run/wg 0.key' }; }, [
+      { path: 'wireguard[0].privateKeyFrom.file', code: 'path', message: 'expected an absolute path without spaces or quotes, received "/run/wg 0.key"' },
+    ]],
+    ['fails on a key URL with a space after the scheme, without echoing it', (p) => { p.wireguard[0].privateKeyFrom = { url: 'https://vault.example.test/wg0?token=a b' }; }, [
+      { path: 'wireguard[0].privateKeyFrom.url', code: 'url', message: 'expected an https:// URL without spaces or quotes' },
+    ]],
+    ['fails on a waitFor of 0s (the unit would never wait)', (p) => { p.wireguard[0].privateKeyFrom = { file: '/run/k', waitFor: '0s' }; }, [
+      { path: 'wireguard[0].privateKeyFrom.waitFor', code: 'range', message: 'expected a duration from 1s to 1h, received "0s"' },
     ]],
     ['fails on an endpoint port over 65535, and takes 65535', (p) => { p.wireguard[0].peers[0].endpoint = '198.51.100.7:65536'; p.wireguard[0].peers[1].endpoint = '198.51.100.8:65535'; }, [
       { path: 'wireguard[0].peers[0].endpoint', code: 'endpoint', message: 'expected host:port (an IPv6 host in brackets), received "198.51.100.7:65536"' },
