@@ -153,12 +153,13 @@ export function zodProblems(error: z.ZodError): Problem[] {
     }
     const input = (issue as { input?: unknown }).input;
     // A discriminated union's issue is on its discriminator but carries the whole object: the value is the discriminator's.
+    // zod sets `options` beside every `discriminator` (v4/core/schemas.js, "No matching discriminator").
     const { discriminator, options } = issue as { discriminator?: string; options?: unknown[] };
     const value = discriminator !== undefined && isRecord(input) ? input[discriminator] : input;
     const secret = SECRET_PROPS.test(String(issue.path[issue.path.length - 1]));
     let code: string;
     let message = discriminator !== undefined
-      ? `expected one of ${(options ?? []).map((o) => JSON.stringify(o)).join('|')}`
+      ? `expected one of ${options!.map((o) => JSON.stringify(o)).join('|')}`
       : issue.message.replace(/^Invalid input: /, '').replace(/^Invalid option: /, '');
     if (issue.code === 'custom') code = String((issue as { params?: { code?: string } }).params?.code ?? 'invalid');
     else if (value === undefined) {
