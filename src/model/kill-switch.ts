@@ -22,7 +22,11 @@ export interface HostKillSwitch {
 export interface KillSwitchProps {
   /** The cluster this kill switch belongs to. @default 'default' */
   readonly cluster?: string;
-  /** Name of the policy. @default - the selector's values joined, then `-kill-switch` (e.g. `qbittorrent-kill-switch`) */
+  /**
+   * Name of the policy.
+   * @default - the selector's values joined, then `-kill-switch` (e.g. `qbittorrent-kill-switch`); past 63 characters, the
+   * start of the values, 8 hex digits of their SHA-256, then `-kill-switch`, so two long selectors get two policies
+   */
   readonly name?: string;
   /** Labels of the pods it confines; an empty selector is refused (it would select every pod). */
   readonly selector: Record<string, string>;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Problem } from '../errors';
 import { received } from './common';
 
@@ -27,6 +28,18 @@ export function isDnsSubdomain(text: string): boolean {
 /** A DNS-1123 label (namespace names, object names ≤ 63). */
 export function isDnsLabel(text: string): boolean {
   return text.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(text);
+}
+
+/**
+ * `base` then `suffix` as an object name of at most 63 characters. A longer one keeps the start of `base`, then 8 hex
+ * digits of the SHA-256 of the whole `base`, then `suffix`: two long names that share their first characters still get
+ * two objects, where a plain cut would give one name to both, and the second would replace the first.
+ */
+export function boundedName(base: string, suffix: string): string {
+  const whole = `${base}${suffix}`;
+  if (whole.length <= 63) return whole;
+  const hash = createHash('sha256').update(base).digest('hex').slice(0, 8);
+  return `${base.slice(0, 63 - suffix.length - hash.length - 1).replace(/[-.]+$/, '')}-${hash}${suffix}`;
 }
 
 /** Problems of a label map used as a selector: syntax, and never empty (an empty selector selects everything). */

@@ -3,6 +3,7 @@ import type { NetworkPolicyEgressRule as INetworkPolicyEgressRule } from 'kubern
 import { Problem, throwIfProblems } from '../errors';
 import { checkHostKillSwitchInput, checkKillSwitch, DEFAULT_VXLAN_PORT, HostKillSwitch, KillSwitchProps } from '../model/kill-switch';
 import { parseCidr } from '../model/net';
+import { boundedName } from '../model/labels';
 import { VxlanEndpoint } from '../invariants';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 
@@ -21,11 +22,11 @@ export const KILL_SWITCH_UNIT = 'tunnelwright-killswitch.service';
  */
 export const KILL_SWITCH_LEARNT_DIR = '/var/lib/tunnelwright/killswitch.d';
 
-/** The policy name: `name`, else the selector's values joined, then `-kill-switch`, as a DNS label. */
+/** The policy name: `name`, else the selector's values joined, then `-kill-switch`, as a DNS label; past 63 characters, its start, 8 hex digits of the SHA-256 of the whole, `-kill-switch`. */
 export function killSwitchName(props: Pick<KillSwitchProps, 'name' | 'selector'>): string {
   if (props.name) return props.name;
   const base = Object.keys(props.selector).sort().map((k) => props.selector[k]).join('-').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
-  return `${base.slice(0, 63 - '-kill-switch'.length).replace(/-+$/, '') || 'pods'}-kill-switch`;
+  return boundedName(base || 'pods', '-kill-switch');
 }
 
 /** Plans the kill switch: the pod policy, and the host table when `host` is set. */

@@ -9,7 +9,7 @@ import { Problem, throwIfProblems, ValidationError } from '../errors';
 import { Claim, VxlanEndpoint } from '../invariants';
 import { KillSwitchProps } from '../model/kill-switch';
 import { describeValue, isRecord, received } from '../model/common';
-import { isDnsLabel, isDnsSubdomain } from '../model/labels';
+import { boundedName, isDnsLabel, isDnsSubdomain } from '../model/labels';
 import { podSecurityLabels, requiredLevel } from '../model/pod-security';
 import { parseCidr } from '../model/net';
 import { checkVpnGateway, clusterDnsIpOf, DEFAULT_IMAGES, providerRow, VpnGatewayProps } from '../model/vpn-gateway';
@@ -344,7 +344,11 @@ export interface RouteTarget {
 
 /** The changes routing makes to a workload's pod spec, and the objects it needs. */
 export interface RoutePlan {
-  /** The client settings ConfigMap (in the workload's namespace) and the kill switch for the workload. */
+  /**
+   * The client settings ConfigMap `<name>-vpn-route` (in the workload's namespace) and the kill switch
+   * `<name>-vpn-kill-switch` for the workload. Past 63 characters, each is the start of the name, 8 hex digits of the
+   * SHA-256 of the whole name, then the suffix: two long workload names never share a kill switch.
+   */
   readonly objects: KubeObject[];
   /** Init container put first: the workload's own init containers already run behind the VPN. */
   readonly initContainer: IContainer;
@@ -371,7 +375,7 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   const props = checked.value!;
   const f = gatewayFacts(props);
   // One ConfigMap per routed workload: two routes in one namespace (or a probe beside them) never clash.
-  const configName = `${target.name}-vpn-route`.slice(0, 63).replace(/-+$/, '');
+  const configName = boundedName(target.name, '-vpn-route');
   const settings = settingsSh([
     ['GATEWAY_NAME', `${f.name}.${f.namespace}.svc.${f.clusterDomain}`],
     ['K8S_DNS_IPS', f.clusterDnsIp],
@@ -390,7 +394,7 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   };
   const killSwitch: KillSwitchProps = {
     cluster: f.cluster,
-    name: `${target.name}-vpn-kill-switch`.slice(0, 63).replace(/-+$/, ''),
+    name: boundedName(target.name, '-vpn-kill-switch'),
     selector: target.podLabels,
     namespace: target.namespace,
     allowCidrs: f.localCidrs,

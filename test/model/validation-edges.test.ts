@@ -114,9 +114,12 @@ describe('renderings that depend on an optional prop', () => {
     expect(settings(gateway(gatewayFor('protonvpn'), (p) => { delete p.portForwarding!.toPort; }))['nat.conf']).toBe(header);
   });
 
-  it('a kill switch name cut at 63 characters ends without a dash', () => {
-    const route = planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: 'x' }, name: 'w'.repeat(53) });
-    expect(route.objects.filter((o) => o.kind === 'NetworkPolicy').map((o) => (o.metadata as { name: string }).name)).toEqual([`${'w'.repeat(53)}-vpn-kill`]);
+  it('two routed workloads whose names agree in their first 55 characters get two kill switches, each on its own pods', () => {
+    const policies = ['a', 'b'].map((w) => planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: w }, name: `${'w'.repeat(53)}-${w}` }).objects.find((o) => o.kind === 'NetworkPolicy')!);
+    expect(policies.map((o) => [(o.metadata as { name: string }).name, (o.spec as { podSelector: unknown }).podSelector])).toEqual([
+      [`${'w'.repeat(38)}-b6cbf406-vpn-kill-switch`, { matchLabels: { app: 'a' } }],
+      [`${'w'.repeat(38)}-6695ea4c-vpn-kill-switch`, { matchLabels: { app: 'b' } }],
+    ]);
   });
 
   it('a policy with no excluded destination has no excludedCIDRs (Cilium takes the field out, not an empty list)', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { killSwitchName, planKillSwitch, renderHostArtefacts, renderKillSwitchTable } from '../../src';
 import { checkKubeObjects } from '../../src/testing';
 import { qbittorrentKillSwitch } from '../helpers/fixtures';
@@ -110,13 +111,16 @@ describeWithSchemas('KillSwitch objects against their schemas', () => {
 });
 
 describe('the policy name from the selector (a DNS label)', () => {
+  const hashOf = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8);
   it.each([
     [{ app: 'my-app' }, 'my-app-kill-switch'],
     [{ tier: 'Web_UI', 'app.kubernetes.io/name': '-x-' }, 'x--web-ui-kill-switch'],
     [{ app: '--' }, 'pods-kill-switch'],
-    [{ app: 'x'.repeat(63) }, `${'x'.repeat(51)}-kill-switch`],
-    [{ app: `${'a'.repeat(50)}-${'b'.repeat(12)}` }, `${'a'.repeat(50)}-kill-switch`],
-    [{ app: `${'a'.repeat(49)}--${'b'.repeat(20)}` }, `${'a'.repeat(49)}-kill-switch`],
+    // Past 63 characters: the start of the values, 8 hex digits of their SHA-256 (`printf %s … | sha256sum`), the suffix.
+    [{ app: 'x'.repeat(63) }, `${'x'.repeat(42)}-75220b47-kill-switch`],
+    [{ app: `${'a'.repeat(41)}-${'b'.repeat(21)}` }, `${'a'.repeat(41)}-${hashOf(`${'a'.repeat(41)}-${'b'.repeat(21)}`)}-kill-switch`],
+    [{ app: `${'a'.repeat(51)}-one` }, `${'a'.repeat(42)}-152efc9b-kill-switch`],
+    [{ app: `${'a'.repeat(51)}-two` }, `${'a'.repeat(42)}-38fc1f0c-kill-switch`],
     [{ app: 'qb..torrent' }, 'qb-torrent-kill-switch'],
     [{ app: '--x' }, 'x-kill-switch'],
   ])('%j is %s', (selector, name) => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { thrown } from '../helpers/thrown';
 import * as fc from 'fast-check';
 import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
@@ -250,13 +251,15 @@ describe('what a gateway claims across an App', () => {
 });
 
 describe('a route for a long workload name', () => {
-  it('cuts its ConfigMap and kill-switch names to 63 characters, without the dashes left at the cut', () => {
-    // The cut at 63 characters ends `…ww--`: both dashes go (a name must end with a letter or digit).
-    const name = `${'w'.repeat(30)}.${'w'.repeat(30)}--x`;
+  it('cuts its ConfigMap and kill-switch names to 63 characters: the start, a hash of the whole name, the suffix', () => {
+    // The cut for the ConfigMap ends `…w.` and the kill switch's `…w-`: the "." and "-" go (a name ends with a letter or digit).
+    const name = `${'w'.repeat(37)}-${'w'.repeat(5)}.${'w'.repeat(30)}`;
     const route = planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: 'x' }, name });
-    const cut = `${'w'.repeat(30)}.${'w'.repeat(30)}`;
-    expect(route.objects.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual([`ConfigMap ${cut}`, `NetworkPolicy ${cut}`]);
-    expect(route.volume.configMap!.name).toBe(cut);
+    const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+    const names = [`ConfigMap ${'w'.repeat(37)}-${'w'.repeat(5)}-${hash}-vpn-route`, `NetworkPolicy ${'w'.repeat(37)}-${hash}-vpn-kill-switch`];
+    expect(route.objects.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual(names);
+    expect(names.map((n) => n.split(' ')[1].length)).toEqual([62, 62]); // 63, less the "." or "-" dropped at the cut
+    expect(route.volume.configMap!.name).toBe(names[0].split(' ')[1]);
   });
 });
 
