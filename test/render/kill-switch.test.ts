@@ -119,6 +119,9 @@ describe('the policy name from the selector (a DNS label)', () => {
     // Past 63 characters: the start of the values, 8 hex digits of their SHA-256 (`printf %s … | sha256sum`), the suffix.
     [{ app: 'x'.repeat(63) }, `${'x'.repeat(42)}-75220b47-kill-switch`],
     [{ app: `${'a'.repeat(41)}-${'b'.repeat(21)}` }, `${'a'.repeat(41)}-${hashOf(`${'a'.repeat(41)}-${'b'.repeat(21)}`)}-kill-switch`],
+    [{ app: 'c'.repeat(51) }, `${'c'.repeat(51)}-kill-switch`],
+    [{ app: 'c'.repeat(52) }, `${'c'.repeat(42)}-${hashOf('c'.repeat(52))}-kill-switch`],
+    [{ app: `${'a'.repeat(40)}--${'b'.repeat(30)}` }, `${'a'.repeat(40)}-${hashOf(`${'a'.repeat(40)}--${'b'.repeat(30)}`)}-kill-switch`],
     [{ app: `${'a'.repeat(51)}-one` }, `${'a'.repeat(42)}-152efc9b-kill-switch`],
     [{ app: `${'a'.repeat(51)}-two` }, `${'a'.repeat(42)}-38fc1f0c-kill-switch`],
     [{ app: 'qb..torrent' }, 'qb-torrent-kill-switch'],
