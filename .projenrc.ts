@@ -38,6 +38,8 @@ const project = new typescript.TypeScriptProject({
       moduleNameMapper: { '^tunnelwright$': '<rootDir>/src', '^tunnelwright/(.*)$': '<rootDir>/src/$1' },
       testEnvironment: 'node',
       collectCoverage: false,
+      // Each test file writes its temporary files (cdk8s synth output) under a directory of its own, removed after it.
+      setupFilesAfterEnv: ['<rootDir>/test/helpers/private-tmpdir.ts'],
     },
     junitReporting: false,
     passWithNoTests: false,
@@ -217,6 +219,7 @@ new JsonFile(project, 'jest.system.config.json', {
     testEnvironment: 'node',
     testMatch: ['<rootDir>/test/system/**/*.test.ts'],
     testTimeout: 120000,
+    setupFilesAfterEnv: ['<rootDir>/test/helpers/private-tmpdir.ts'],
     transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'test/tsconfig.json' }] },
   },
 });
