@@ -126,6 +126,7 @@ describe('the policy name from the selector (a DNS label)', () => {
     [{ app: `${'a'.repeat(51)}-two` }, `${'a'.repeat(42)}-38fc1f0c-kill-switch`],
     [{ app: 'qb..torrent' }, 'qb-torrent-kill-switch'],
     [{ app: '--x' }, 'x-kill-switch'],
+    [{ app: 'web--' }, 'web-kill-switch'],
   ])('%j is %s', (selector, name) => {
     expect(killSwitchName({ selector })).toBe(name);
     expect(name.length).toBeLessThanOrEqual(63);
