@@ -7,7 +7,7 @@ import {
 import { KEY_FIELD_MESSAGE } from './common';
 import { isDnsLabel } from './labels';
 import { cidrContainsIp, findOverlaps, parseCidr, parseIp } from './net';
-import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, providerName, PROVIDERS, ProviderRow } from './vpn-providers';
+import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, PROVIDER_ALIASES, providerName, PROVIDERS, ProviderRow } from './vpn-providers';
 
 /** OpenVPN credentials in a Secret: user and password keys. */
 export interface CredentialsSecretRef {
@@ -184,7 +184,7 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
   const providerText = typeof input.vpnProvider === 'string' ? input.vpnProvider : undefined;
   const row = providerText !== undefined ? providerRow(providerText) : undefined;
   if (providerText !== undefined && !row) {
-    push('vpnProvider', 'provider', `expected one of ${Object.keys(PROVIDERS).map((p) => JSON.stringify(p)).join(', ')} (or "pia"), ${received(providerText)}`);
+    push('vpnProvider', 'provider', `expected one of ${Object.keys(PROVIDERS).map((p) => JSON.stringify(p)).join(', ')} (or ${Object.keys(PROVIDER_ALIASES).map((a) => JSON.stringify(a)).join(', ')}), ${received(providerText)}`);
   }
   for (const key of ['name', 'namespace'] as const) {
     if (typeof input[key] === 'string' && !isDnsLabel(input[key] as string)) push(key, key, `expected a DNS label (lowercase letters, digits and "-", ≤ 63 characters), ${received(input[key])}`);
