@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as ts from 'typescript';
-import { recordResources } from './helpers/pulumi';
+import { recordResources, settle } from './helpers/pulumi';
 import { describeWithSchemas, SCHEMA_DIR } from './helpers/schemas';
 
 /**
@@ -43,7 +43,7 @@ describeWithSchemas('the README\'s snippets', () => {
       tw.resetRegistry();
       const mod = require(path.join(DIR, `${s.name}.ts`)) as { checked?: Promise<unknown> };
       await mod.checked;
-      await new Promise((r) => setTimeout(r, 50));
+      await settle();
     } finally {
       write.mockRestore();
       process.env.CDK8S_OUTDIR = saved.outdir;

@@ -1,4 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
+import * as settings from '@pulumi/pulumi/runtime/settings';
 
 /** A resource the mocks saw registered. */
 export interface Registered {
@@ -32,7 +33,11 @@ export function valueOf<T>(o: pulumi.Output<T>): Promise<T> {
   return new Promise((resolve) => o.apply(resolve));
 }
 
-/** Waits until every registration in flight has reached the mocks. */
+/**
+ * Waits until every registration in flight has reached the mocks: @pulumi/pulumi's own drain of its RPC queue
+ * (`runtime/settings.js` `waitForRPCs`, which `disconnect()` awaits), which also waits for registrations started
+ * while it waits (an `apply` that registers a child). No timer: a loaded machine only makes it slower, never wrong.
+ */
 export function settle(): Promise<void> {
-  return new Promise((r) => setTimeout(r, 50));
+  return (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
 }

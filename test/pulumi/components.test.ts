@@ -90,7 +90,6 @@ describe('Pulumi components', () => {
     const key = pulumi.output('wg.key');
     new tw.VpnGateway('elsewhere', { ...nordvpnGateway(), wireguardPrivateKeySecret: { name: secret, key } });
     await settle();
-    await new Promise((r) => setTimeout(r, 200));
     const deployment = seen.find((r) => r.name === 'elsewhere-deployment-vpn-gateway-vpn-gateway')!;
     const volumes = (deployment.inputs.spec as { template: { spec: { volumes: { name: string; projected?: { sources: { secret: { name: string; items: { key: string }[] } }[] } }[] } } }).template.spec.volumes;
     expect(volumes.find((v) => v.name === 'gluetun-secrets')!.projected!.sources[0].secret).toEqual({ name: 'made-by-another-stack', items: [{ key: 'wg.key', path: 'wireguard_private_key' }] });
