@@ -5,14 +5,14 @@
  * with one account steal each other's session, and the App refuses that.
  */
 import { ApiObject, Chart } from 'cdk8s';
-import { App, EgressProbe, EgressSteering } from 'tunnelwright/cdk8s';
+import { App, EgressConformance, EgressProbe, EgressSteering } from 'tunnelwright/cdk8s';
 
 const app = new App();
 const CLASS = 'tunnelwright.dev/egress-class';
 
 function cluster(name: 'dev' | 'prod', gatewayNode: string, lan: string, piaServer: string): void {
   const chart = new Chart(app, name);
-  new EgressSteering(chart, 'egress', {
+  const steering = new EgressSteering(chart, 'egress', {
     cluster: name,
     gatewayNode,
     clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'],
@@ -28,6 +28,18 @@ function cluster(name: 'dev' | 'prod', gatewayNode: string, lan: string, piaServ
       credentialsFrom: { file: '/etc/openvpn/pia/credentials' },
       remote: `${piaServer}:1198`,
     },
+  });
+  // After a change: `sh egress-conformance.sh --destructive` (README, EgressConformance) proves the steering once,
+  // the tunnel stopped and restarted included; the probes and the node agent run in media only.
+  new EgressConformance(chart, 'conformance', {
+    cluster: name,
+    namespaces: ['media'],
+    destructive: true,
+    targets: ['https://ifconfig.example.net/ip'],
+    wanIps: [name === 'prod' ? '203.0.113.20' : '203.0.113.10'],
+    vpnCidrs: ['212.102.32.0/20'],
+    recoverySeconds: 120,
+    egressSteerings: [{ steering, probeNamespace: 'media' }],
   });
   new EgressProbe(chart, 'probe', {
     cluster: name,

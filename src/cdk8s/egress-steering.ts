@@ -16,11 +16,14 @@ export class EgressSteering extends TunnelwrightConstruct {
   public readonly ignition: IgnitionConfig;
   /** The core plan; `plan.values.cilium` and `plan.values.kubeStateMetrics` are the Helm values it needs. */
   public readonly plan: Plan;
+  /** The props it was built from (EgressConformance takes the construct for them). */
+  public readonly props: EgressSteeringProps;
 
   public constructor(scope: Construct, id: string, props: EgressSteeringProps) {
     const plan = planAt(scope, id, 'EgressSteering', () => planEgressSteering(props));
     super(scope, id, plan, egressSteeringClaims(props));
     this.plan = plan;
+    this.props = props;
     const a = this.artefactsOf(plan.hosts[0], '3.4.0');
     this.cloudConfig = a.cloudConfig;
     this.ignition = a.ignition;

@@ -11,3 +11,4 @@ export { KillSwitch } from './kill-switch';
 export { VpnGateway } from './vpn-gateway';
 export { EgressSteering } from './egress-steering';
 export { EgressProbe } from './egress-probe';
+export { EgressConformance, type EgressConformanceConstructProps, type EgressConformanceGateway, type EgressConformanceSteering } from './egress-conformance';

@@ -15,7 +15,8 @@ import { planAt, emitObject, TunnelwrightConstruct } from './base';
 export class VpnGateway extends TunnelwrightConstruct {
   /** The core plan. */
   public readonly plan: Plan;
-  private readonly props: VpnGatewayProps;
+  /** The props it was built from (EgressConformance takes the construct for them). */
+  public readonly props: VpnGatewayProps;
   private readonly routed = new Set<string>();
 
   public constructor(scope: Construct, id: string, props: VpnGatewayProps) {

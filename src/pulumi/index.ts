@@ -11,3 +11,4 @@ export { KillSwitch, type KillSwitchArgs } from './kill-switch';
 export { type InputCredentialsSecretRef, type InputSecretKeyRef, type RouteTransform, VpnGateway, type VpnGatewayArgs } from './vpn-gateway';
 export { EgressSteering, type EgressSteeringArgs } from './egress-steering';
 export { EgressProbe, type EgressProbeArgs } from './egress-probe';
+export { EgressConformance, type EgressConformanceArgs } from './egress-conformance';

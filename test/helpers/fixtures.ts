@@ -1,4 +1,4 @@
-import { EgressProbeProps, EgressSteeringProps, HostPlan, KillSwitchProps, VpnGatewayProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
+import { EgressConformanceProps, EgressProbeProps, EgressSteeringProps, HostPlan, KillSwitchProps, VpnGatewayProps, WireguardMeshProps, WireguardOverlayNodeProps } from '../../src';
 import { emptyHostPlan } from '../../src/types';
 
 /** Fixed keys (generated once with `wg genkey` / `wg pubkey`): tests must be deterministic. */
@@ -130,4 +130,18 @@ export function gatewayProbe(): EgressProbeProps {
 /** A host plan for node n1: empty but for what is given. */
 export function hostPlan(p: Partial<HostPlan> = {}): HostPlan {
   return { ...emptyHostPlan('n1'), ...p };
+}
+
+/** A conformance check of the NordVPN gateway (probe in media) and the production steering. */
+export function homelabConformance(): EgressConformanceProps {
+  return {
+    namespaces: ['media', 'vpn-gateway'],
+    destructive: true,
+    targets: ['https://ifconfig.example.test/ip', 'http://echo.example.test/'],
+    wanIps: ['203.0.113.7'],
+    vpnCidrs: ['185.236.200.0/22'],
+    recoverySeconds: 120,
+    vpnGateways: [{ gateway: nordvpnGateway(), probeNamespace: 'media' }],
+    egressSteerings: [{ steering: prodSteering(), probeNamespace: 'media' }],
+  };
 }

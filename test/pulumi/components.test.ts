@@ -96,3 +96,19 @@ describe('Pulumi components', () => {
     expect(JSON.stringify(seen.map((r) => r.inputs))).not.toContain('tw-input-');
   });
 });
+
+describe('Pulumi EgressConformance', () => {
+  it('registers the probes and the script\'s ConfigMap as children and exposes the one command; refuses an unnamed namespace', async () => {
+    const { homelabConformance } = require('../helpers/fixtures') as typeof import('../helpers/fixtures');
+    const { planEgressConformance } = require('../../src') as typeof import('../../src');
+    const c = new tw.EgressConformance('check', homelabConformance());
+    const plan = planEgressConformance(homelabConformance());
+    expect(c.command).toBe((plan.values.egressConformance as { command: string }).command);
+    expect(c.egressConformanceScript).toBe((plan.values.egressConformance as { script: string }).script);
+    await settle();
+    expect(seen.filter((r) => r.type !== 'tunnelwright:index:EgressConformance').map((r) => r.name)).toEqual(plan.objects.map((o) => tw.childName('check', o)));
+    expect(() => new tw.EgressConformance('bad', { ...homelabConformance(), namespaces: ['media'] })).toThrow(
+      'invalid EgressConformance props at bad:\n  vpnGateways[0].gateway.namespace: the gateway\'s namespace (where the check stops gluetun\'s VPN) "vpn-gateway" is not one of namespaces: the check acts only in namespaces you named (add it there, or choose one of them)',
+    );
+  });
+});

@@ -1,0 +1,53 @@
+import { Construct } from 'constructs';
+import { ConformanceGateway, ConformanceSteering, EgressConformanceProps } from '../model/egress-conformance';
+import { EgressSteeringProps } from '../model/egress-steering';
+import { VpnGatewayProps } from '../model/vpn-gateway';
+import { planEgressConformance } from '../render/egress-conformance';
+import { Plan } from '../types';
+import { planAt, TunnelwrightConstruct } from './base';
+import { EgressSteering } from './egress-steering';
+import { VpnGateway } from './vpn-gateway';
+
+/** A gateway to prove: its props, or the VpnGateway construct itself. */
+export interface EgressConformanceGateway extends Omit<ConformanceGateway, 'gateway'> {
+  readonly gateway: VpnGatewayProps | VpnGateway;
+}
+
+/** A steering to prove: its props, or the EgressSteering construct itself. */
+export interface EgressConformanceSteering extends Omit<ConformanceSteering, 'steering'> {
+  readonly steering: EgressSteeringProps | EgressSteering;
+}
+
+/** EgressConformance props, with constructs accepted where props are. */
+export interface EgressConformanceConstructProps extends Omit<EgressConformanceProps, 'vpnGateways' | 'egressSteerings'> {
+  readonly vpnGateways?: EgressConformanceGateway[];
+  readonly egressSteerings?: EgressConformanceSteering[];
+}
+
+/**
+ * A one-shot, destructive conformance check of the egress design: the probes it needs and the script
+ * (`egressConformanceScript`, also in a ConfigMap) that proves vpn-class egress, no leak while each tunnel is
+ * stopped, and recovery from a new interface, and always restores the tunnel.
+ */
+export class EgressConformance extends TunnelwrightConstruct {
+  /** The core plan. */
+  public readonly plan: Plan;
+  /** The check: run it with `sh egress-conformance.sh --destructive`. */
+  public readonly egressConformanceScript: string;
+  /** The one command that fetches the script from its ConfigMap and runs it. */
+  public readonly command: string;
+
+  public constructor(scope: Construct, id: string, props: EgressConformanceConstructProps) {
+    const core: EgressConformanceProps = {
+      ...props,
+      ...(props.vpnGateways ? { vpnGateways: props.vpnGateways.map((g) => ({ ...g, gateway: g.gateway instanceof VpnGateway ? g.gateway.props : g.gateway })) } : {}),
+      ...(props.egressSteerings ? { egressSteerings: props.egressSteerings.map((s) => ({ ...s, steering: s.steering instanceof EgressSteering ? s.steering.props : s.steering })) } : {}),
+    };
+    const plan = planAt(scope, id, 'EgressConformance', () => planEgressConformance(core));
+    super(scope, id, plan, []);
+    this.plan = plan;
+    const values = plan.values.egressConformance as { script: string; command: string };
+    this.egressConformanceScript = values.script;
+    this.command = values.command;
+  }
+}

@@ -1,0 +1,158 @@
+import { z } from 'zod';
+import { Problem } from '../errors';
+import { asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, received, sortProblems } from './common';
+import { checkEgressSteering, EgressSteeringProps } from './egress-steering';
+import { isDnsLabel } from './labels';
+import { cidrContainsIp, parseCidr, parseIp } from './net';
+import { checkVpnGateway, VpnGatewayProps } from './vpn-gateway';
+
+/** A VpnGateway the check proves: a routed probe in `probeNamespace`, the tunnel stopped through gluetun's control server. */
+export interface ConformanceGateway {
+  /** The props the gateway was built from (the same object you gave VpnGateway). */
+  readonly gateway: VpnGatewayProps;
+  /** Where the routed vpn-class probe runs (the namespace of the workloads you route): one of `namespaces`. */
+  readonly probeNamespace: string;
+}
+
+/** An EgressSteering the check proves: a vpn-class probe in `probeNamespace`, the host tunnel unit stopped on the gateway node. */
+export interface ConformanceSteering {
+  /** The props the steering was built from (the same object you gave EgressSteering). */
+  readonly steering: EgressSteeringProps;
+  /** Where the vpn-class probe runs: one of `namespaces`, and one of the steering's `namespaces` when it limits them. */
+  readonly probeNamespace: string;
+  /**
+   * The systemd unit of the tunnel on the gateway node.
+   * @default - the steering's own tunnel unit: `tunnelwright-openvpn.service` or `wg-quick@<interface>.service`; required without a `tunnel`
+   */
+  readonly tunnelUnit?: string;
+  /** Where the privileged node agent (hostPID, hostNetwork, on the gateway node) runs: one of `namespaces`, whose Pod Security level is privileged. @default - `probeNamespace` */
+  readonly agentNamespace?: string;
+}
+
+export interface EgressConformanceProps {
+  /** The cluster the check belongs to. @default 'default' */
+  readonly cluster?: string;
+  /** Name of the check's objects (probe Deployments, the script's ConfigMap). @default 'egress-conformance' */
+  readonly name?: string;
+  /**
+   * Every namespace the check may create probes in or act on (a gateway's own namespace, where it stops gluetun,
+   * included). The check is refused against any other.
+   */
+  readonly namespaces: string[];
+  /**
+   * Must be `true`: the check stops each tunnel (vpn-class egress pauses for up to `recoverySeconds`). No default.
+   */
+  readonly destructive: boolean;
+  /** IP-echo URLs (`http://…` or `https://…`) answering with the caller's public address; the first that answers counts. */
+  readonly targets: string[];
+  /** Your WAN addresses: direct-class egress must leave from one of them, vpn-class never. */
+  readonly wanIps: string[];
+  /** The VPN's egress ranges (IPv4): vpn-class egress must leave from inside them. */
+  readonly vpnCidrs: Cidr[];
+  /** How long the tunnel may take to carry vpn-class egress again after it is started. @default 180 */
+  readonly recoverySeconds?: number;
+  /** How long one echo request may take. @default 5 */
+  readonly requestTimeoutSeconds?: number;
+  /** The VpnGateways to prove. @default [] */
+  readonly vpnGateways?: ConformanceGateway[];
+  /** The EgressSteerings to prove. @default [] */
+  readonly egressSteerings?: ConformanceSteering[];
+  /** The probe image: it needs `curl` and `sleep`. @default 'curlimages/curl:8.11.1' */
+  readonly image?: string;
+  /** The node agent's image: it needs `nsenter`, `cat` and `sleep`. @default 'busybox:1.37.0' */
+  readonly agentImage?: string;
+}
+
+export const DEFAULT_CONFORMANCE_IMAGE = 'curlimages/curl:8.11.1';
+export const DEFAULT_AGENT_IMAGE = 'busybox:1.37.0';
+export const DEFAULT_RECOVERY_SECONDS = 180;
+export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 5;
+
+const UNIT = /^[a-zA-Z0-9:_.\\@-]+\.service$/;
+
+/** @internal */
+export const egressConformanceSchema = z.strictObject({
+  cluster: clusterSchema.optional(),
+  name: z.string().optional(),
+  namespaces: z.array(z.string()),
+  destructive: z.boolean(),
+  targets: z.array(z.string()),
+  wanIps: z.array(z.string()),
+  vpnCidrs: z.array(cidrSchema),
+  recoverySeconds: intInRange(5, 3600, 'a number of seconds').optional(),
+  requestTimeoutSeconds: intInRange(1, 60, 'a number of seconds').optional(),
+  vpnGateways: z.array(z.strictObject({ gateway: z.record(z.string(), z.unknown()), probeNamespace: z.string() })).optional(),
+  egressSteerings: z.array(z.strictObject({
+    steering: z.record(z.string(), z.unknown()),
+    probeNamespace: z.string(),
+    tunnelUnit: z.string().regex(UNIT, { message: 'expected a systemd service name such as wg-quick@tun0.service' }).optional(),
+    agentNamespace: z.string().optional(),
+  })).optional(),
+  image: z.string().optional(),
+  agentImage: z.string().optional(),
+});
+
+/** Validates EgressConformance props: all problems at once, with the gateways' and steerings' own. */
+export function checkEgressConformance(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: EgressConformanceProps } {
+  const parsed = parseWith<EgressConformanceProps>(egressConformanceSchema, input);
+  const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
+  const push = (path: string, code: string, message: string) => problems.push({ path, code, message });
+  if (isRecord(input)) {
+    if (input.destructive === false) push('destructive', 'destructive', 'expected true: the check stops each tunnel and vpn-class egress pauses until it recovers; set destructive: true to say you accept that');
+    if (typeof input.name === 'string' && !isDnsLabel(input.name)) push('name', 'name', `expected a DNS label, ${received(input.name)}`);
+    const named = new Set<string>();
+    asArray(input.namespaces).forEach((ns, i) => {
+      if (typeof ns !== 'string') return;
+      if (!isDnsLabel(ns)) push(`namespaces[${i}]`, 'namespace', `expected a namespace name, ${received(ns)}`);
+      named.add(ns);
+    });
+    if (Array.isArray(input.namespaces) && input.namespaces.length === 0) push('namespaces', 'required', 'expected the namespaces the check may act on: it is refused against any other');
+    const mustBeNamed = (path: string, ns: unknown, what: string) => {
+      if (typeof ns === 'string' && Array.isArray(input.namespaces) && !named.has(ns)) push(path, 'unnamed-namespace', `${what} "${ns}" is not one of namespaces: the check acts only in namespaces you named (add it there, or choose one of them)`);
+    };
+    if (Array.isArray(input.targets) && input.targets.length === 0) push('targets', 'required', 'expected at least one IP-echo URL (there is no default: choose whom you ask)');
+    asArray(input.targets).forEach((t, i) => {
+      if (typeof t === 'string' && (!/^https?:\/\/[^/\\?#]/i.test(t) || !URL.canParse(t))) push(`targets[${i}]`, 'url', `expected an http:// or https:// URL, ${received(t)}`);
+    });
+    if (Array.isArray(input.wanIps) && input.wanIps.length === 0) push('wanIps', 'required', 'expected your WAN addresses: direct-class egress must leave from one');
+    if (Array.isArray(input.vpnCidrs) && input.vpnCidrs.length === 0) push('vpnCidrs', 'required', 'expected the VPN\'s egress ranges: vpn-class egress must leave from inside one');
+    const vpn = asArray(input.vpnCidrs).map((c) => parseCidr(c));
+    vpn.forEach((c, i) => {
+      if (c && c.family === 6) push(`vpnCidrs[${i}]`, 'ipv6-range', `expected an IPv4 range (the check asks the echo over IPv4), ${received((input.vpnCidrs as string[])[i])}`);
+    });
+    asArray(input.wanIps).forEach((w, i) => {
+      if (typeof w !== 'string') return;
+      const ip = parseIp(w);
+      if (!ip || ip.family !== 4) {
+        push(`wanIps[${i}]`, 'ip', `expected an IPv4 address, not a CIDR or a name, ${received(w)}`);
+        return;
+      }
+      const inside = vpn.findIndex((c) => c !== undefined && cidrContainsIp(c, ip));
+      if (inside >= 0) push(`wanIps[${i}]`, 'wan-in-vpn', `${w} is inside vpnCidrs[${inside}]: the check could not tell a leak from the tunnel`);
+    });
+    const gateways = asArray(input.vpnGateways);
+    const steerings = asArray(input.egressSteerings);
+    if (gateways.length === 0 && steerings.length === 0) push('vpnGateways', 'nothing-to-check', 'expected at least one of vpnGateways or egressSteerings: a check of nothing proves nothing');
+    gateways.forEach((g, i) => {
+      if (!isRecord(g)) return;
+      mustBeNamed(`vpnGateways[${i}].probeNamespace`, g.probeNamespace, 'the probe namespace');
+      if (isRecord(g.gateway)) {
+        for (const p of checkVpnGateway(g.gateway).problems) problems.push({ ...p, path: `vpnGateways[${i}].gateway.${p.path}` });
+        mustBeNamed(`vpnGateways[${i}].gateway.namespace`, g.gateway.namespace ?? 'vpn-gateway', 'the gateway\'s namespace (where the check stops gluetun\'s VPN)');
+      }
+    });
+    steerings.forEach((s, i) => {
+      if (!isRecord(s)) return;
+      mustBeNamed(`egressSteerings[${i}].probeNamespace`, s.probeNamespace, 'the probe namespace');
+      if (s.agentNamespace !== undefined) mustBeNamed(`egressSteerings[${i}].agentNamespace`, s.agentNamespace, 'the node agent\'s namespace');
+      const st = s.steering;
+      if (!isRecord(st)) return;
+      for (const p of checkEgressSteering(st).problems) problems.push({ ...p, path: `egressSteerings[${i}].steering.${p.path}` });
+      if (Array.isArray(st.namespaces) && typeof s.probeNamespace === 'string' && !st.namespaces.includes(s.probeNamespace)) {
+        push(`egressSteerings[${i}].probeNamespace`, 'not-steered', `"${s.probeNamespace}" is not one of the steering's namespaces (${(st.namespaces as string[]).join(', ')}): a probe there is never steered`);
+      }
+      if (st.tunnel === undefined && s.tunnelUnit === undefined) push(`egressSteerings[${i}].tunnelUnit`, 'required', 'required when the steering renders no tunnel: the systemd unit of your own tunnel on the gateway node');
+    });
+  }
+  return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+}

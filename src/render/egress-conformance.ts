@@ -1,0 +1,347 @@
+import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
+import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
+import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
+import { Problem, throwIfProblems } from '../errors';
+import {
+  checkEgressConformance, DEFAULT_AGENT_IMAGE, DEFAULT_CONFORMANCE_IMAGE, DEFAULT_RECOVERY_SECONDS, DEFAULT_REQUEST_TIMEOUT_SECONDS, EgressConformanceProps,
+} from '../model/egress-conformance';
+import { DEFAULT_EGRESS_CLASS_LABEL, DEFAULT_UPLINK_LABEL } from '../model/egress-steering';
+import { boundedName } from '../model/labels';
+import { KubeObject, Plan } from '../types';
+import { OPENVPN_UNIT } from './egress-steering';
+import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
+
+/** Returns the problems of EgressConformance props without throwing. */
+export function validateEgressConformance(props: unknown): Problem[] {
+  return checkEgressConformance(props).problems;
+}
+
+/** The file name of the check in its ConfigMap and in `plan.values.egressConformance`. */
+export const CONFORMANCE_SCRIPT = 'egress-conformance.sh';
+/** gluetun's control server as VpnGateway binds it (`HTTP_CONTROL_SERVER_ADDRESS`). */
+export const GLUETUN_CONTROL = 'http://127.0.0.1:8000';
+const PROBE_CONTAINER = 'probe';
+
+/** One tunnel the check stops and restarts, with the probes on either side of it. */
+export interface ConformanceSource {
+  /** `vpn-gateway <namespace>/<name>` or `egress-steering <name>`. */
+  readonly label: string;
+  readonly kind: 'gateway' | 'steering';
+  readonly probeNamespace: string;
+  /** Deployment of the vpn-class probe (container `probe`). */
+  readonly vpnProbe: string;
+  /** Deployment of the direct-class control probe. */
+  readonly directProbe: string;
+  /** Where the stop/start and ifindex commands run: namespace, Deployment, container. */
+  readonly control: { readonly namespace: string; readonly deployment: string; readonly container: string };
+  /** The tunnel interface (its ifindex must change across the restart). */
+  readonly iface: string;
+  /** EgressSteering: the gateway node, the unit, and the uplink label the re-steer hook writes. */
+  readonly node?: string;
+  readonly unit?: string;
+  readonly uplinkLabel?: string;
+}
+
+const MANAGED = { 'app.kubernetes.io/managed-by': 'tunnelwright', 'app.kubernetes.io/component': 'egress-conformance' };
+
+/** The tunnels the check proves, in the order it proves them (gateways, then steerings). */
+export function conformanceSources(p: EgressConformanceProps): ConformanceSource[] {
+  const name = p.name ?? 'egress-conformance';
+  const out: ConformanceSource[] = [];
+  (p.vpnGateways ?? []).forEach((g, i) => {
+    const f = gatewayFacts(g.gateway);
+    out.push({
+      label: `vpn-gateway ${f.namespace}/${f.name}`,
+      kind: 'gateway',
+      probeNamespace: g.probeNamespace,
+      vpnProbe: boundedName(`${name}-g${i}`, '-vpn'),
+      directProbe: boundedName(`${name}-g${i}`, '-direct'),
+      control: { namespace: f.namespace, deployment: f.name, container: 'gluetun' },
+      iface: 'tun0',
+    });
+  });
+  (p.egressSteerings ?? []).forEach((s, i) => {
+    const st = s.steering;
+    const iface = st.interface ?? 'tun0';
+    const unit = s.tunnelUnit ?? (st.tunnel?.type === 'openvpn' ? OPENVPN_UNIT : `wg-quick@${iface}.service`);
+    out.push({
+      label: `egress-steering ${st.name ?? 'vpn-egress'}`,
+      kind: 'steering',
+      probeNamespace: s.probeNamespace,
+      vpnProbe: boundedName(`${name}-s${i}`, '-vpn'),
+      directProbe: boundedName(`${name}-s${i}`, '-direct'),
+      control: { namespace: s.agentNamespace ?? s.probeNamespace, deployment: boundedName(`${name}-s${i}`, '-agent'), container: 'agent' },
+      iface,
+      node: st.gatewayNode,
+      unit,
+      uplinkLabel: st.uplinkLabel ?? DEFAULT_UPLINK_LABEL,
+    });
+  });
+  return out;
+}
+
+/** Single-quotes a value for sh. */
+function q(s: string): string {
+  return `'${s.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * The check: a POSIX sh script over kubectl. It refuses to run without `--destructive`; for each tunnel it proves
+ * vpn-class egress from `vpnCidrs` and direct-class from `wanIps` (R1, R2), stops the tunnel and sends a vpn-class
+ * and a direct-class request at the same moment (R3: no answer, while the control is answered from a WAN address),
+ * starts it again and waits for vpn-class egress from `vpnCidrs` within the bound, from a new interface (R4), and
+ * restores every tunnel it stopped from an EXIT trap, saying so (R5). Exit 0 when every requirement holds.
+ */
+export function renderConformanceScript(p: EgressConformanceProps): string {
+  const name = p.name ?? 'egress-conformance';
+  const sources = conformanceSources(p);
+  const timeout = p.requestTimeoutSeconds ?? DEFAULT_REQUEST_TIMEOUT_SECONDS;
+  const recovery = p.recoverySeconds ?? DEFAULT_RECOVERY_SECONDS;
+  const sourceCalls = sources.map((s) => {
+    const args = [s.kind, s.label, s.probeNamespace, s.vpnProbe, s.directProbe, s.control.namespace, s.control.deployment, s.control.container, s.iface, s.node ?? '', s.unit ?? '', s.uplinkLabel ?? ''];
+    return `check_source ${args.map(q).join(' ')}\nrestore_all`;
+  });
+  return `#!/bin/sh
+# tunnelwright egress conformance "${name}" (cluster ${p.cluster ?? 'default'}), written by tunnelwright.
+# DESTRUCTIVE: it stops each tunnel in turn; vpn-class egress pauses until the tunnel is back (at most
+# RECOVERY_SECONDS per tunnel). It always starts every tunnel it stopped again, also when a step fails.
+#   sh ${CONFORMANCE_SCRIPT} --destructive        (needs kubectl and the probe Deployments applied)
+# Exit status: 0 every requirement holds, 1 one failed, 2 refused (see the message).
+# Requirements, for each tunnel:
+#   R1 vpn-class egress leaves from an address inside the VPN ranges
+#   R2 direct-class egress leaves from a WAN address
+#   R3 tunnel stopped: a vpn-class request gets no answer while a direct-class request at the same moment does
+#      (an echo outage cannot pass as a kill switch; an answer naming any address is a leak)
+#   R4 tunnel started again: vpn-class egress back inside the VPN ranges within RECOVERY_SECONDS, from a new
+#      tunnel interface (EgressSteering: the node's uplink label names it)
+#   R5 every tunnel stopped is started again (an EXIT trap), and the output says so
+set -u
+KUBECTL=\${KUBECTL:-kubectl}
+RECOVERY_SECONDS=\${RECOVERY_SECONDS:-${recovery}}
+TIMEOUT=${timeout}
+TARGETS=${q(p.targets.join(' '))}
+VPN_CIDRS=${q(p.vpnCidrs.join(' '))}
+WAN_IPS=${q(p.wanIps.join(' '))}
+failures=0
+# The tunnel stopped and not yet back: "<kind>|<label>|<namespace>|<deployment>|<container>|<unit>".
+stopped=''
+
+if [ "\${1:-}" != --destructive ]; then
+  echo "refused: this check stops each tunnel (vpn-class egress pauses); run it as: sh ${CONFORMANCE_SCRIPT} --destructive" >&2
+  exit 2
+fi
+
+say() { printf '%s\\n' "$*"; }
+oneline() { printf '%s' "$1" | tr '\\n' ' ' | sed 's/ *$//'; }
+result() { # result <PASS|FAIL> <requirement> <tunnel> <evidence>
+  [ "$1" = PASS ] || failures=$((failures + 1))
+  say "$1 $2 [$3]: $4"
+}
+
+ip2int() {
+  # shellcheck disable=SC2046
+  set -- $(printf '%s' "$1" | tr . ' ')
+  echo $(( ($1 << 24) + ($2 << 16) + ($3 << 8) + $4 ))
+}
+in_cidr() { # in_cidr <ip> <cidr>
+  bits=\${2#*/}
+  [ "$bits" -eq 0 ] && return 0
+  mask=$(( (0xFFFFFFFF << (32 - bits)) & 0xFFFFFFFF ))
+  [ $(( $(ip2int "$1") & mask )) -eq $(( $(ip2int "\${2%/*}") & mask )) ]
+}
+in_list() { # in_list <ip> <cidrs or addresses>
+  for c in $2; do
+    case $c in */*) in_cidr "$1" "$c" && return 0 ;; *) [ "$1" = "$c" ] && return 0 ;; esac
+  done
+  return 1
+}
+
+# echo_from <namespace> <deployment>: the first address an echo target answers with, or nothing.
+echo_from() {
+  for t in $TARGETS; do
+    a=$("$KUBECTL" -n "$1" exec "deploy/$2" -c ${PROBE_CONTAINER} -- curl -s -4 --max-time "$TIMEOUT" "$t" 2>/dev/null | grep -Eo '([0-9]{1,3}[.]){3}[0-9]{1,3}' | head -n 1)
+    [ -n "$a" ] && { say "$a"; return 0; }
+  done
+  return 1
+}
+
+# ifindex_of <namespace> <deployment> <container> <interface>
+ifindex_of() {
+  "$KUBECTL" -n "$1" exec "deploy/$2" -c "$3" -- cat "/sys/class/net/$4/ifindex" 2>/dev/null | tr -d '[:space:]'
+}
+
+# tunnel <stop|start> <kind> <namespace> <deployment> <container> <unit>
+tunnel() {
+  if [ "$2" = gateway ]; then
+    # gluetun's control server: PUT /v1/vpn/status {"status":"stopped"|"running"} (internal/server/vpn.go:39-40, 69-92);
+    # the image's GNU wget (Dockerfile: apk add wget) can send a PUT.
+    case $1 in stop) body='{"status":"stopped"}' ;; *) body='{"status":"running"}' ;; esac
+    "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- wget -q -t 1 -T 30 -O - --method=PUT --header='Content-Type: application/json' --body-data="$body" ${GLUETUN_CONTROL}/v1/vpn/status
+  else
+    # The unit on the gateway node, from the node agent (hostPID: nsenter into PID 1's namespaces).
+    "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- nsenter -t 1 -m -u -i -n -p -- systemctl "$1" "$6"
+  fi
+}
+
+restore_all() {
+  [ -n "$stopped" ] || return 0
+  old_ifs=$IFS
+  IFS='|'
+  # shellcheck disable=SC2086
+  set -- $stopped
+  IFS=$old_ifs
+  stopped=''
+  if out=$(tunnel start "$1" "$3" "$4" "$5" "\${6:-}" 2>&1); then
+    say "RESTORED [$2]: the tunnel was started again after a failed or interrupted step ($(oneline "$out"))"
+  else
+    failures=$((failures + 1))
+    say "NOT RESTORED [$2]: starting the tunnel failed: $out; start it yourself now"
+  fi
+}
+finish() {
+  restore_all
+  if [ "$failures" -eq 0 ]; then say "conformance: PASS (every requirement holds)"; exit 0; fi
+  say "conformance: FAIL ($failures requirement(s) failed)"
+  exit 1
+}
+trap finish EXIT
+trap 'say "interrupted"; failures=$((failures + 1)); exit 1' INT TERM HUP
+
+# check_source <kind> <label> <probe ns> <vpn probe> <direct probe> <control ns> <control deploy> <container> <iface> <node> <unit> <uplink label>
+check_source() {
+  kind=$1 label=$2 pns=$3 vpnp=$4 dirp=$5 cns=$6 cdep=$7 cctr=$8 iface=$9
+  shift 9
+  node=$1 unit=$2 uplink=$3
+  say "== $label"
+  for d in "$vpnp" "$dirp"; do
+    "$KUBECTL" -n "$pns" rollout status "deploy/$d" --timeout=120s >/dev/null 2>&1 || { result FAIL R0 "$label" "probe $pns/$d is not ready (apply the check's objects first)"; return 0; }
+  done
+
+  a=$(echo_from "$pns" "$vpnp")
+  if [ -z "$a" ]; then result FAIL R1 "$label" "vpn-class egress: no echo target answered $pns/$vpnp (tunnel down, or every echo target down)"
+  elif in_list "$a" "$VPN_CIDRS"; then result PASS R1 "$label" "vpn-class egress: the echo saw $a, inside $VPN_CIDRS"
+  else result FAIL R1 "$label" "vpn-class egress: the echo saw $a, outside $VPN_CIDRS$(in_list "$a" "$WAN_IPS" && printf ' (a WAN address: a leak)')"; fi
+
+  a=$(echo_from "$pns" "$dirp")
+  if [ -z "$a" ]; then result FAIL R2 "$label" "direct-class egress: no echo target answered $pns/$dirp"
+  elif in_list "$a" "$WAN_IPS"; then result PASS R2 "$label" "direct-class egress: the echo saw $a, one of $WAN_IPS"
+  else result FAIL R2 "$label" "direct-class egress: the echo saw $a, not one of $WAN_IPS"; fi
+
+  before=$(ifindex_of "$cns" "$cdep" "$cctr" "$iface")
+  stopped="$kind|$label|$cns|$cdep|$cctr|$unit"
+  if ! out=$(tunnel stop "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1); then
+    result FAIL R3 "$label" "the tunnel could not be stopped: $out"
+    return 0
+  fi
+  say "   tunnel stopped ($iface ifindex was \${before:-none}): $(oneline "$out")"
+  tmp=\${TMPDIR:-/tmp}/tw-conformance.$$
+  echo_from "$pns" "$vpnp" >"$tmp.vpn" &
+  vpid=$!
+  echo_from "$pns" "$dirp" >"$tmp.direct" &
+  dpid=$!
+  wait "$vpid" "$dpid"
+  va=$(cat "$tmp.vpn"); da=$(cat "$tmp.direct"); rm -f "$tmp.vpn" "$tmp.direct"
+  if [ -n "$va" ]; then result FAIL R3 "$label" "tunnel stopped: a vpn-class request was answered, the echo saw $va$(in_list "$va" "$WAN_IPS" && printf ' (a WAN address: vpn-class traffic left by the WAN)')"
+  elif [ -z "$da" ]; then result FAIL R3 "$label" "tunnel stopped: the direct-class control got no answer either: an echo outage, not a proven kill switch"
+  elif ! in_list "$da" "$WAN_IPS"; then result FAIL R3 "$label" "tunnel stopped: the direct-class control was answered from $da, not a WAN address"
+  else result PASS R3 "$label" "tunnel stopped: the vpn-class request got no answer within \${TIMEOUT}s while the direct-class control at the same moment was answered from $da (no vpn-class request reached the echo by the WAN)"; fi
+
+  if ! out=$(tunnel start "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1); then
+    result FAIL R4 "$label" "the tunnel could not be started: $out"
+    return 0
+  fi
+  t0=$(date +%s)
+  back=''
+  while :; do
+    a=$(echo_from "$pns" "$vpnp") && in_list "$a" "$VPN_CIDRS" && { back=$a; break; }
+    [ $(( $(date +%s) - t0 )) -ge "$RECOVERY_SECONDS" ] && break
+    sleep 1
+  done
+  secs=$(( $(date +%s) - t0 ))
+  after=$(ifindex_of "$cns" "$cdep" "$cctr" "$iface")
+  evidence="$iface ifindex \${before:-none} -> \${after:-none}"
+  if [ "$kind" = steering ]; then
+    value=$("$KUBECTL" get node "$node" -o "jsonpath={.metadata.labels.$(printf '%s' "$uplink" | sed 's/[.]/\\\\./g')}" 2>/dev/null)
+    evidence="$evidence, node $node $uplink=\${value:-none}"
+  fi
+  if [ -z "$back" ]; then result FAIL R4 "$label" "tunnel started: vpn-class egress not back inside $VPN_CIDRS within \${RECOVERY_SECONDS}s ($evidence)"
+  elif [ -z "$after" ] || [ "$after" = "$before" ]; then result FAIL R4 "$label" "tunnel started: egress back after \${secs}s, but not from a new tunnel interface ($evidence)"
+  elif [ "$kind" = steering ] && [ "\${value##*-}" != "$after" ]; then result FAIL R4 "$label" "tunnel started: the steering names a stale interface ($evidence)"
+  else result PASS R4 "$label" "tunnel started: vpn-class egress back through the tunnel after \${secs}s (the echo saw $back; bound \${RECOVERY_SECONDS}s) from a new interface ($evidence)"; fi
+  # Back: no longer the trap's to restore (a tunnel that did not come back is started once more by restore_all).
+  if [ -n "$back" ]; then stopped=''; say "RESTORED [$label]: the tunnel is running again"; fi
+}
+
+${sourceCalls.join('\n')}
+`;
+}
+
+/** Plans the check: a vpn-class and a direct-class probe per tunnel, the node agent per steering, the script. */
+export function planEgressConformance(props: EgressConformanceProps): Plan {
+  const checked = checkEgressConformance(props);
+  throwIfProblems(checked.problems, 'EgressConformance props');
+  const p = checked.value!;
+  const name = p.name ?? 'egress-conformance';
+  const objects: KubeObject[] = [];
+  const probeSpec = (): IPodSpec => ({
+    automountServiceAccountToken: false,
+    terminationGracePeriodSeconds: 1,
+    containers: [{
+      name: PROBE_CONTAINER,
+      image: p.image ?? DEFAULT_CONFORMANCE_IMAGE,
+      command: ['sleep', 'infinity'],
+      securityContext: { runAsNonRoot: true, runAsUser: 65534, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+      resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
+    }],
+  });
+  const deployment = (workload: string, namespace: string, spec: IPodSpec, podLabels: Record<string, string> = {}): KubeObject => {
+    const labels = { 'app.kubernetes.io/name': workload, ...MANAGED };
+    const d: IDeployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: workload, namespace, labels },
+      spec: { replicas: 1, selector: { matchLabels: { 'app.kubernetes.io/name': workload } }, template: { metadata: { labels: { ...labels, ...podLabels } }, spec } },
+    };
+    return d as KubeObject;
+  };
+  const sources = conformanceSources(p);
+  (p.vpnGateways ?? []).forEach((g, i) => {
+    const s = sources[i];
+    const route = planRoute(g.gateway, { namespace: g.probeNamespace, podLabels: { 'app.kubernetes.io/name': s.vpnProbe, ...MANAGED }, name: s.vpnProbe });
+    objects.push(deployment(s.vpnProbe, g.probeNamespace, applyRoute(probeSpec(), route)), ...route.objects);
+    objects.push(deployment(s.directProbe, g.probeNamespace, probeSpec()));
+  });
+  (p.egressSteerings ?? []).forEach((st, j) => {
+    const s = sources[(p.vpnGateways ?? []).length + j];
+    const classLabel = st.steering.egressClassLabel ?? DEFAULT_EGRESS_CLASS_LABEL;
+    objects.push(deployment(s.vpnProbe, st.probeNamespace, probeSpec(), { [classLabel]: st.steering.vpnClass ?? 'vpn' }));
+    objects.push(deployment(s.directProbe, st.probeNamespace, probeSpec(), { [classLabel]: 'direct' }));
+    // The node agent: on the gateway node, in the host's PID and network namespaces, to stop and start the unit
+    // (nsenter -t 1) and read the tunnel's ifindex.
+    objects.push(deployment(s.control.deployment, s.control.namespace, {
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: 1,
+      nodeSelector: { 'kubernetes.io/hostname': st.steering.gatewayNode },
+      tolerations: [{ operator: 'Exists' }],
+      hostPID: true,
+      hostNetwork: true,
+      containers: [{
+        name: 'agent',
+        image: p.agentImage ?? DEFAULT_AGENT_IMAGE,
+        command: ['sleep', '2147483647'],
+        securityContext: { privileged: true },
+        resources: { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } },
+      }],
+    }));
+  });
+  const script = renderConformanceScript(p);
+  const cm: IConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: p.namespaces[0], labels: MANAGED },
+    data: { [CONFORMANCE_SCRIPT]: script },
+  };
+  objects.push(cm as KubeObject);
+  const command = `kubectl -n ${p.namespaces[0]} get configmap ${name} -o jsonpath='{.data.${CONFORMANCE_SCRIPT.replace(/\./g, '\\.')}}' > ${CONFORMANCE_SCRIPT} && sh ${CONFORMANCE_SCRIPT} --destructive`;
+  return { objects, hosts: [], values: { egressConformance: { script, command } }, warnings: [] };
+}

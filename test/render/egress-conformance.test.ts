@@ -1,0 +1,79 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { App, Chart } from 'cdk8s';
+import { planEgressConformance } from '../../src';
+import { EgressConformance, EgressSteering, VpnGateway } from '../../src/cdk8s';
+import { checkKubeObjects } from '../../src/testing';
+import { homelabConformance, nordvpnGateway, prodSteering } from '../helpers/fixtures';
+import { SCHEMA_DIR } from '../helpers/schemas';
+
+describe('planEgressConformance', () => {
+  const plan = planEgressConformance(homelabConformance());
+  const values = plan.values.egressConformance as { script: string; command: string };
+
+  it('emits probes per tunnel in the named namespaces only, the node agent on the gateway node, the script in a ConfigMap', () => {
+    expect(plan.objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+      'Deployment media/egress-conformance-g0-vpn',
+      'ConfigMap media/egress-conformance-g0-vpn-vpn-route',
+      'NetworkPolicy media/egress-conformance-g0-vpn-vpn-kill-switch',
+      'Deployment media/egress-conformance-g0-direct',
+      'Deployment media/egress-conformance-s0-vpn',
+      'Deployment media/egress-conformance-s0-direct',
+      'Deployment media/egress-conformance-s0-agent',
+      'ConfigMap media/egress-conformance',
+    ]);
+    const named = new Set(homelabConformance().namespaces);
+    expect(plan.objects.every((o) => named.has(o.metadata.namespace!))).toBe(true);
+    type Dep = { spec: { template: { metadata: { labels: Record<string, string> }; spec: { nodeSelector?: Record<string, string>; hostPID?: boolean; containers: { name: string }[]; initContainers?: { name: string }[] } } } };
+    const dep = (n: string) => plan.objects.find((o) => o.kind === 'Deployment' && o.metadata.name === n) as unknown as Dep;
+    // The routed probe carries pod-gateway's init container and sidecar; the steering probes their class label.
+    expect(dep('egress-conformance-g0-vpn').spec.template.spec.containers.map((c) => c.name)).toEqual(['probe', 'vpn-route-sidecar']);
+    expect(dep('egress-conformance-s0-vpn').spec.template.metadata.labels['tunnelwright.dev/egress-class']).toBe('vpn');
+    expect(dep('egress-conformance-s0-direct').spec.template.metadata.labels['tunnelwright.dev/egress-class']).toBe('direct');
+    expect(dep('egress-conformance-s0-agent').spec.template.spec).toMatchObject({ nodeSelector: { 'kubernetes.io/hostname': 'prod-gw' }, hostPID: true });
+    expect((plan.objects.at(-1) as unknown as { data: Record<string, string> }).data['egress-conformance.sh']).toBe(values.script);
+  });
+
+  it('validates every object with kubernetes-models', () => {
+    expect(checkKubeObjects(plan.objects, SCHEMA_DIR)).toEqual([]);
+  });
+
+  it('documents one command, and the script names each tunnel with its stop and start', () => {
+    expect(values.command).toBe("kubectl -n media get configmap egress-conformance -o jsonpath='{.data.egress-conformance\\.sh}' > egress-conformance.sh && sh egress-conformance.sh --destructive");
+    expect(values.script).toContain("check_source 'gateway' 'vpn-gateway vpn-gateway/vpn-gateway' 'media' 'egress-conformance-g0-vpn' 'egress-conformance-g0-direct' 'vpn-gateway' 'vpn-gateway' 'gluetun' 'tun0' '' '' ''\nrestore_all\n");
+    expect(values.script).toContain("check_source 'steering' 'egress-steering vpn-egress' 'media' 'egress-conformance-s0-vpn' 'egress-conformance-s0-direct' 'media' 'egress-conformance-s0-agent' 'agent' 'tun0' 'prod-gw' 'tunnelwright-openvpn.service' 'tunnelwright.dev/egress-uplink'\nrestore_all\n");
+  });
+
+  it('is shellcheck-clean, and refuses to run without --destructive before calling kubectl', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-conformance-'));
+    const file = path.join(dir, 'egress-conformance.sh');
+    fs.writeFileSync(file, values.script);
+    const lint = spawnSync('shellcheck', ['-s', 'sh', file], { encoding: 'utf8' });
+    if (lint.error && process.env.CI !== 'true') return; // the system test runs shellcheck too (a failure under CI)
+    expect(lint.stdout).toBe('');
+    expect(lint.status).toBe(0);
+    const log = path.join(dir, 'kubectl.log');
+    fs.writeFileSync(path.join(dir, 'kubectl'), `#!/bin/sh\necho "$*" >> ${log}\n`, { mode: 0o755 });
+    const r = spawnSync('sh', [file], { encoding: 'utf8', env: { ...process.env, KUBECTL: path.join(dir, 'kubectl') } });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('refused: this check stops each tunnel (vpn-class egress pauses); run it as: sh egress-conformance.sh --destructive\n');
+    expect(fs.existsSync(log)).toBe(false);
+  });
+
+  it('the cdk8s construct takes the VpnGateway and EgressSteering constructs for their props: the same plan', () => {
+    const chart = new Chart(new App(), 'c');
+    const gw = new VpnGateway(chart, 'gw', nordvpnGateway());
+    const st = new EgressSteering(chart, 'st', prodSteering());
+    const warn = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const c = new EgressConformance(chart, 'check', { ...homelabConformance(), vpnGateways: [{ gateway: gw, probeNamespace: 'media' }], egressSteerings: [{ steering: st, probeNamespace: 'media' }] });
+      expect(c.plan).toEqual(plan);
+      expect(c.command).toBe(values.command);
+      expect(c.egressConformanceScript).toBe(values.script);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
