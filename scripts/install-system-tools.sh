@@ -13,7 +13,9 @@ apt_pkgs=(cloud-init wireguard-tools wireguard-go nftables iproute2 iputils-ping
   # pod-gateway's scripts, run by the VpnGateway data-path test (../shared/vendor/pod-gateway-*/README.md)
   iptables dnsmasq-base bind9-dnsutils udhcpc busybox net-tools psmisc inotify-tools
   # the EgressSteering OpenVPN tunnel test
-  openvpn)
+  openvpn
+  # the EgressConformance script: linted, and gluetun's wget stand-in in its data-path test
+  shellcheck wget)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -38,10 +38,11 @@ export class EgressConformance extends TunnelwrightConstruct {
   public readonly command: string;
 
   public constructor(scope: Construct, id: string, props: EgressConformanceConstructProps) {
+    const { vpnGateways, egressSteerings, ...rest } = props;
     const core: EgressConformanceProps = {
-      ...props,
-      ...(props.vpnGateways ? { vpnGateways: props.vpnGateways.map((g) => ({ ...g, gateway: g.gateway instanceof VpnGateway ? g.gateway.props : g.gateway })) } : {}),
-      ...(props.egressSteerings ? { egressSteerings: props.egressSteerings.map((s) => ({ ...s, steering: s.steering instanceof EgressSteering ? s.steering.props : s.steering })) } : {}),
+      ...rest,
+      ...(vpnGateways ? { vpnGateways: vpnGateways.map((g) => ({ ...g, gateway: g.gateway instanceof VpnGateway ? g.gateway.props : g.gateway })) } : {}),
+      ...(egressSteerings ? { egressSteerings: egressSteerings.map((s) => ({ ...s, steering: s.steering instanceof EgressSteering ? s.steering.props : s.steering })) } : {}),
     };
     const plan = planAt(scope, id, 'EgressConformance', () => planEgressConformance(core));
     super(scope, id, plan, []);

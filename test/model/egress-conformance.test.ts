@@ -15,7 +15,7 @@ describe('EgressConformance validation', () => {
       { path: 'destructive', code: 'destructive', message: 'expected true: the check stops each tunnel and vpn-class egress pauses until it recovers; set destructive: true to say you accept that' },
     ]],
     ['refuses a check without the destructive opt-in at all', check((p) => { delete (p as Partial<Props>).destructive; }), [
-      { path: 'destructive', code: 'required', message: 'required' },
+      { path: 'destructive', code: 'required', message: 'required: expected boolean' },
     ]],
     ['refuses a probe namespace the user did not name', check((p) => { p.vpnGateways![0].probeNamespace = 'downloads'; }), [
       { path: 'vpnGateways[0].probeNamespace', code: 'unnamed-namespace', message: 'the probe namespace "downloads" is not one of namespaces: the check acts only in namespaces you named (add it there, or choose one of them)' },
@@ -35,7 +35,7 @@ describe('EgressConformance validation', () => {
     ['refuses a steering probe in a namespace the steering does not steer', check((p) => { p.namespaces.push('games'); p.egressSteerings![0].probeNamespace = 'games'; }), [
       { path: 'egressSteerings[0].probeNamespace', code: 'not-steered', message: '"games" is not one of the steering\'s namespaces (media): a probe there is never steered' },
     ]],
-    ['requires the tunnel unit of a steering that renders no tunnel', check((p) => { delete (p.egressSteerings![0].steering as Partial<Props['egressSteerings']>).tunnel; }), [
+    ['requires the tunnel unit of a steering that renders no tunnel', check((p) => { delete (p.egressSteerings![0].steering as { tunnel?: unknown }).tunnel; }), [
       { path: 'egressSteerings[0].tunnelUnit', code: 'required', message: 'required when the steering renders no tunnel: the systemd unit of your own tunnel on the gateway node' },
     ]],
     ['refuses a check of nothing', check((p) => { delete p.vpnGateways; delete p.egressSteerings; }), [
@@ -55,12 +55,12 @@ describe('EgressConformance validation', () => {
       { path: 'vpnCidrs[0]', code: 'ipv6-range', message: 'expected an IPv4 range (the check asks the echo over IPv4), received "2001:db8::/32"' },
     ]],
     ['reports the gateway\'s and the steering\'s own problems at their paths', check((p) => { p.vpnGateways![0].gateway.vpnProvider = 'nope'; p.egressSteerings![0].steering.gatewayNode = 'Bad_Node'; }), [
-      { path: 'egressSteerings[0].steering.gatewayNode', code: 'invalid_format', message: 'expected a hostname (lowercase letters, digits, "-" and "."), received "Bad_Node"' },
+      { path: 'egressSteerings[0].steering.gatewayNode', code: 'format', message: 'expected a hostname (lowercase letters, digits, "-" and "."), received "Bad_Node"' },
       { path: 'vpnGateways[0].gateway.vpnProvider', code: 'provider', message: expect.stringMatching(/^expected one of .*received "nope"$/) as unknown as string },
     ]],
     ['refuses a recovery bound out of range and a unit that is not a service', check((p) => { p.recoverySeconds = 1; p.egressSteerings![0].tunnelUnit = 'rm -rf /'; }), [
-      { path: 'egressSteerings[0].tunnelUnit', code: 'invalid_format', message: 'expected a systemd service name such as wg-quick@tun0.service, received "rm -rf /"' },
-      { path: 'recoverySeconds', code: 'too_small', message: expect.stringMatching(/seconds/) as unknown as string },
+      { path: 'egressSteerings[0].tunnelUnit', code: 'format', message: 'expected a systemd service name such as wg-quick@tun0.service, received "rm -rf /"' },
+      { path: 'recoverySeconds', code: 'range', message: expect.stringMatching(/seconds/) as unknown as string },
     ]],
   ];
   it.each(cases)('%s', (_name, props, expected) => {

@@ -106,9 +106,9 @@ describe('Pulumi EgressConformance', () => {
     expect(c.command).toBe((plan.values.egressConformance as { command: string }).command);
     expect(c.egressConformanceScript).toBe((plan.values.egressConformance as { script: string }).script);
     await settle();
-    expect(seen.filter((r) => r.type !== 'tunnelwright:index:EgressConformance').map((r) => r.name)).toEqual(plan.objects.map((o) => tw.childName('check', o)));
+    expect(seen.filter((r) => r.type !== 'tunnelwright:index:EgressConformance').map((r) => r.name).sort()).toEqual(plan.objects.map((o) => tw.childName('check', o)).sort());
     expect(() => new tw.EgressConformance('bad', { ...homelabConformance(), namespaces: ['media'] })).toThrow(
-      'invalid EgressConformance props at bad:\n  vpnGateways[0].gateway.namespace: the gateway\'s namespace (where the check stops gluetun\'s VPN) "vpn-gateway" is not one of namespaces: the check acts only in namespaces you named (add it there, or choose one of them)',
+      'invalid EgressConformance props at bad:\nvpnGateways[0].gateway.namespace: the gateway\'s namespace (where the check stops gluetun\'s VPN) "vpn-gateway" is not one of namespaces: the check acts only in namespaces you named (add it there, or choose one of them)',
     );
   });
 });

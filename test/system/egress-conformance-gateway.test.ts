@@ -86,7 +86,7 @@ describeWithTools('EgressConformance against the VpnGateway data path (pod-gatew
     '        if self.path != "/v1/vpn/status" or status not in ("stopped", "running"):',
     '            self.send_response(400); self.end_headers(); return',
     `        subprocess.run(["/bin/bash", ${JSON.stringify(dir)} + "/vpn-" + status + ".sh"])`,
-    '        self.send_response(200); self.end_headers(); self.wfile.write(json.dumps({"outcome": status}).encode() + b"\\n")',
+    '        self.send_response(200); self.end_headers(); self.wfile.write(json.dumps({"outcome": status}, separators=(",", ":")).encode() + b"\\n")',
     '    def log_message(self, *a): pass',
     'http.server.ThreadingHTTPServer(("127.0.0.1", 8000), H).serve_forever()',
   ].join('\n');
@@ -130,12 +130,14 @@ esac
   const CHECK = 'egress-conformance.sh';
   /** What the control server runs for a status: `inPodCmd` in the gateway pod, then `hostCmd` on the lab's host. */
   const labFile = (file: string, inPodCmd: string, hostCmd = '') => fs.writeFileSync(path.join(dir, file), `${nsenter(gw)} env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 /bin/bash -c ${quote(inPodCmd)}\n${hostCmd}\n`);
+  /** The lab as synthesized (every control's change undone), the tunnel up, the WAN counter at 0. */
   const designAsSynthesized = () => {
     labFile('vpn-running.sh', vpnStart);
     labFile('vpn-stopped.sh', vpnStop);
     inPod(gw, 'iptables -P FORWARD DROP');
     inNs(ns.inet, 'iptables -D INPUT -p tcp --dport 8080 -j DROP 2>/dev/null; true');
     must(inPod(gw, vpnStart), 'tunnel up');
+    inNs(ns.node, 'nft reset counter inet tw29count leaked >/dev/null');
     must(inPod(client, 'for i in $(seq 20); do curl -s --max-time 2 http://198.18.0.3:8080/ | grep -q 198.18.0.2 && exit 0; sleep 0.5; done; exit 1'), `the vpn probe through the tunnel:\n${podLog(client, 'sidecar.log')}`);
   };
   const outputs: Record<string, { status: number | null; leakedAtWan: number; output: string[] }> = {};
