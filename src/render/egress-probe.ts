@@ -29,6 +29,11 @@ const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
 
 /** A regular expression (RE2) that finds an IPv4 address inside `cidr` in a response body. */
 export function cidrRegexp(cidr: string): string {
+  return `(^|[^0-9.])${ipv4RangeRegexp(cidr)}([^0-9.]|$)`;
+}
+
+/** The dotted quads inside an IPv4 `cidr`, as an unanchored RE2 alternation. */
+function ipv4RangeRegexp(cidr: string): string {
   const c = parseCidr(cidr)!;
   const octets = [24n, 16n, 8n, 0n].map((s) => Number((c.start >> s) & 255n));
   const parts: string[] = [];
@@ -41,7 +46,7 @@ export function cidrRegexp(cidr: string): string {
       parts.push(`(${Array.from({ length: size }, (_, k) => octets[i] + size - 1 - k).join('|')})`);
     }
   }
-  return `(^|[^0-9.])${parts.join('\\.')}([^0-9.]|$)`;
+  return parts.join('\\.');
 }
 
 interface Module {
@@ -69,24 +74,57 @@ export function blackboxConfig(p: EgressProbeProps, name = p.name ?? 'egress-pro
     }
     config[m.key] = { prober: 'http', timeout: '10s', http };
   }
-  if (p.dnsLeak) config[DNS_LEAK_MODULE] = dnsLeakModule(p.dnsLeak);
+  if (p.dnsLeak) Object.assign(config, dnsModules(p.dnsLeak));
   return `# blackbox exporter modules, written by tunnelwright\n${stringify({ modules: config })}`;
 }
 
 export const DNS_LEAK_MODULE = 'dns_leak';
+export const DNS_RESOLVES_MODULE = 'dns_resolves';
 
-/** The blackbox `dns` module: asks for the whoami name and fails on an answer that names a WAN-side resolver. */
-function dnsLeakModule(d: DnsLeakProbe): Record<string, unknown> {
-  const rrs: Record<string, string[]> = {};
-  if (d.leakedCidrs) rrs.fail_if_matches_regexp = d.leakedCidrs.map(cidrRegexp);
-  if (d.tunnelCidrs) rrs.fail_if_none_matches_regexp = [d.tunnelCidrs.map(cidrRegexp).join('|')];
+/**
+ * Every rcode the exporter knows (miekg/dns v1.1.50 msg.go:138-159, `StringToRcode` in reverse.go:13): the leak module
+ * takes any of them, so that only its answer check can fail it (prober/dns.go:298 checks the rcode before the answer
+ * records, v0.23 and v0.25 alike).
+ */
+export const DNS_RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET', 'NXRRSET', 'NOTAUTH', 'NOTZONE', 'BADSIG', 'BADKEY', 'BADTIME', 'BADMODE', 'BADNAME', 'BADALG', 'BADTRUNC', 'BADCOOKIE'];
+
+/** IPv4 CIDRs covering every address outside `cidrs`. */
+function ipv4Complement(cidrs: readonly string[]): string[] {
+  const ranges = cidrs.map((c) => parseCidr(c)!).sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  const gaps: [bigint, bigint][] = [];
+  let next = 0n;
+  for (const r of ranges) {
+    if (r.start > next) gaps.push([next, r.start - 1n]);
+    if (r.end + 1n > next) next = r.end + 1n;
+  }
+  if (next <= 0xffffffffn) gaps.push([next, 0xffffffffn]);
+  const out: string[] = [];
+  for (const [first, end] of gaps) {
+    let start = first;
+    while (start <= end) {
+      let size = 32;
+      while (size > 0 && (start & ((1n << BigInt(33 - size)) - 1n)) === 0n && start + (1n << BigInt(33 - size)) - 1n <= end) size--;
+      out.push(`${formatIp(4, start)}/${size}`);
+      start += 1n << BigInt(32 - size);
+    }
+  }
+  return out;
+}
+
+/**
+ * The blackbox `dns` modules. The exporter matches each answer record as miekg/dns prints it, `name\tTTL\tIN\tA\t<address>`
+ * (dns.go:81-94, types.go:719-724), so the patterns are anchored on the A record's address.
+ * - `dns_leak` fails only on an A answer that names a leaked resolver (or one outside `tunnelCidrs`): any rcode is
+ *   valid, and an answer without records passes. With `probe_dns_query_succeeded` 1 (set once a reply came,
+ *   prober/dns.go:282, before the rcode check) and `probe_dns_answer_rrs` above 0, its `probe_success` 0 is a leak.
+ * - `dns_resolves` fails on anything but a NOERROR answer with an A record: the outage check (SERVFAIL, no answer, no reply).
+ */
+function dnsModules(d: DnsLeakProbe): Record<string, Record<string, unknown>> {
+  const bad = [...(d.leakedCidrs ?? []), ...(d.tunnelCidrs ? ipv4Complement(d.tunnelCidrs) : [])].map(ipv4RangeRegexp);
+  const dns = { query_name: d.queryName ?? DEFAULT_DNS_LEAK_NAME, query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false };
   return {
-    prober: 'dns',
-    timeout: '10s',
-    dns: {
-      query_name: d.queryName ?? DEFAULT_DNS_LEAK_NAME, query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false,
-      valid_rcodes: ['NOERROR'], validate_answer_rrs: rrs,
-    },
+    [DNS_LEAK_MODULE]: { prober: 'dns', timeout: '10s', dns: { ...dns, valid_rcodes: DNS_RCODES, validate_answer_rrs: { fail_if_matches_regexp: [`\\tA\\t(${bad.join('|')})$`] } } },
+    [DNS_RESOLVES_MODULE]: { prober: 'dns', timeout: '10s', dns: { ...dns, valid_rcodes: ['NOERROR'], validate_answer_rrs: { fail_if_none_matches_regexp: ['\\tA\\t[0-9.]+$'] } } },
   };
 }
 
@@ -101,6 +139,7 @@ const PROBE_RUNBOOKS = {
   VPNEgressLeak: '1. Treat it as an incident: stop the affected vpn-class workloads.\n2. Check the steering or the gateway (VPNTunnelDown, VPNEgressSteeringStale) and the kill switch counters.',
   VPNEgressProbeFailing: '1. The IP-echo targets are unreachable from the vpn class: often the tunnel is down (VPNTunnelDown) and the kill switch is holding.\n2. Check the targets themselves from elsewhere.',
   VPNDNSLeak: '1. Find who resolves for the vpn class: the routed pods\' gateway dnsmasq forwards outside names to gluetun\'s DNS_ADDRESS through the tunnel; vpn-class pods of an EgressSteering ask CoreDNS, whose forward leaves from its own node.\n2. Make that resolver\'s upstream reachable only through the tunnel (README: "DNS leaves by the WAN"), then watch probe_success of the dns-leak job return to 1.',
+  VPNDNSProbeFailing: '1. Ask the resolver from a vpn-class pod (dig @<resolver> whoami.akamai.net): SERVFAIL or a timeout usually means the tunnel is down (VPNTunnelDown) or its DNS upstream is unreachable.\n2. The leak check cannot judge while nothing answers: VPNDNSLeak stays silent during an outage.',
 };
 
 /** The alert rules: VPNEgressLeak (a vpn-class probe saw a WAN address), VPNEgressProbeFailing, and VPNDNSLeak with a DNS-leak probe. */
@@ -110,6 +149,7 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
   const runbookUrl = p.monitoring?.runbookUrl;
   const link = (alert: string) => (runbookUrl ? { runbook_url: `${runbookUrl}#${alert.toLowerCase()}` } : {});
   const dnsJob = `${name}-dns-leak`;
+  const dnsResolvesJob = `${name}-dns-resolves`;
   return [
     {
       name: `tunnelwright-${name}`,
@@ -130,11 +170,19 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
         },
         ...(p.dnsLeak ? [{
           alert: 'VPNDNSLeak',
-          // The query was answered (the resolver works) and the answer named a WAN-side resolver: a leak, not an outage.
-          expr: `max by (job, instance) (probe_dns_query_succeeded{job="${dnsJob}"}) == 1 and on(job, instance) max by (job, instance) (probe_success{job="${dnsJob}"}) == 0`,
+          // A reply came (probe_dns_query_succeeded, set before any check), it carried records, and the leak module, which
+          // takes every rcode and fails on nothing but an A record naming a leaked resolver, failed: a leak. A SERVFAIL,
+          // an empty answer and a timeout leave one of the three terms false (VPNDNSProbeFailing's business).
+          expr: `max by (job, instance) (probe_dns_query_succeeded{job="${dnsJob}"}) == 1 and on(job, instance) max by (job, instance) (probe_dns_answer_rrs{job="${dnsJob}"}) > 0 and on(job, instance) max by (job, instance) (probe_success{job="${dnsJob}"}) == 0`,
           for: '1m',
           labels: { severity: 'critical' },
           annotations: { summary: 'vpn-class DNS lookups leave by the WAN: the probe\'s resolver reached the name\'s servers from a WAN-side resolver', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? DEFAULT_DNS_LEAK_NAME} with a resolver address that is not the tunnel's: every name vpn-class pods look up is seen outside the VPN.`, runbook: PROBE_RUNBOOKS.VPNDNSLeak, ...link('VPNDNSLeak') },
+        }, {
+          alert: 'VPNDNSProbeFailing',
+          expr: `max by (job, instance) (probe_success{job="${dnsResolvesJob}"}) == 0`,
+          for: '10m',
+          labels: { severity: 'warning' },
+          annotations: { summary: 'the vpn-class resolver has given no address for 10 minutes', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? DEFAULT_DNS_LEAK_NAME} with an error rcode, no A record, or not at all: vpn-class pods cannot resolve names (an outage, not a leak).`, runbook: PROBE_RUNBOOKS.VPNDNSProbeFailing, ...link('VPNDNSProbeFailing') },
         }] : []),
       ],
     },
@@ -209,19 +257,21 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
     });
   }
   if (p.dnsLeak) {
-    objects.push({
-      apiVersion: 'monitoring.coreos.com/v1',
-      kind: 'Probe',
-      metadata: { name: `${name}-dns-leak`, namespace: ns, labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
-      spec: {
-        jobName: `${name}-dns-leak`,
-        interval: p.interval ?? '60s',
-        module: DNS_LEAK_MODULE,
-        // The dns prober's target is the resolver it asks: the one vpn-class pods use, asked from their placement.
-        prober: { url: `${name}.${ns}.svc:${BLACKBOX_PORT}` },
-        targets: { staticConfig: { static: [dnsLeakResolver(p)], labels: { egress_class: 'vpn', check: 'dns-leak' } } },
-      },
-    });
+    for (const [job, module, check] of [[`${name}-dns-leak`, DNS_LEAK_MODULE, 'dns-leak'], [`${name}-dns-resolves`, DNS_RESOLVES_MODULE, 'dns-resolves']]) {
+      objects.push({
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'Probe',
+        metadata: { name: job, namespace: ns, labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
+        spec: {
+          jobName: job,
+          interval: p.interval ?? '60s',
+          module,
+          // The dns prober's target is the resolver it asks: the one vpn-class pods use, asked from their placement.
+          prober: { url: `${name}.${ns}.svc:${BLACKBOX_PORT}` },
+          targets: { staticConfig: { static: [dnsLeakResolver(p)], labels: { egress_class: 'vpn', check } } },
+        },
+      });
+    }
   }
   objects.push({
     apiVersion: 'monitoring.coreos.com/v1',

@@ -88,33 +88,46 @@ describeWithSchemas('EgressProbe objects against their schemas', () => {
 describe('EgressProbe DNS-leak probe', () => {
   const withDns = (dnsLeak: Record<string, unknown>, via?: unknown) => ({ ...gatewayProbe(), ...(via ? { via } : {}), dnsLeak } as never);
 
-  it('adds a dns module that fails on a leaked answer and on an answer outside the tunnel ranges', () => {
-    const config = parse(blackboxConfig(withDns({ leakedCidrs: ['192.0.2.0/24'], tunnelCidrs: ['10.64.0.0/10'] }))) as { modules: Record<string, unknown> };
+  it('adds a leak module that takes every rcode and fails on a leaked A record only, and an outage module', () => {
+    const config = parse(blackboxConfig(withDns({ leakedCidrs: ['192.0.2.0/24'], tunnelCidrs: ['10.64.0.0/10'] }))) as { modules: Record<string, { dns: Record<string, unknown> }> };
+    const dns = { query_name: 'whoami.akamai.net', query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false };
     expect(config.modules.dns_leak).toEqual({
       prober: 'dns',
       timeout: '10s',
       dns: {
-        query_name: 'whoami.akamai.net', query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false, valid_rcodes: ['NOERROR'],
-        validate_answer_rrs: { fail_if_matches_regexp: [cidrRegexp('192.0.2.0/24')], fail_if_none_matches_regexp: [cidrRegexp('10.64.0.0/10')] },
+        ...dns,
+        valid_rcodes: ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET', 'NXRRSET', 'NOTAUTH', 'NOTZONE', 'BADSIG', 'BADKEY', 'BADTIME', 'BADMODE', 'BADNAME', 'BADALG', 'BADTRUNC', 'BADCOOKIE'],
+        validate_answer_rrs: { fail_if_matches_regexp: [expect.any(String)] },
       },
     });
+    expect(config.modules.dns_resolves).toEqual({ prober: 'dns', timeout: '10s', dns: { ...dns, valid_rcodes: ['NOERROR'], validate_answer_rrs: { fail_if_none_matches_regexp: ['\\tA\\t[0-9.]+$'] } } });
   });
 
-  it('passes an answer inside any of the tunnel ranges', () => {
-    const config = parse(blackboxConfig(withDns({ tunnelCidrs: ['10.64.0.0/10', '100.64.0.0/10'] }))) as { modules: { dns_leak: { dns: { validate_answer_rrs: { fail_if_none_matches_regexp: string[] } } } } };
-    const [pattern, ...more] = config.modules.dns_leak.dns.validate_answer_rrs.fail_if_none_matches_regexp;
+  // The exporter matches each answer record as miekg/dns prints it (name, TTL, class, type, address, tab-separated),
+  // with Go's regexp.MatchString: RE2, unanchored unless the pattern anchors it. JavaScript agrees with RE2 on these patterns.
+  it.each([
+    [{ leakedCidrs: ['192.0.2.0/24'] }, ['192.0.2.53', '192.0.2.255'], ['10.64.0.53', '192.0.3.1', '8.8.8.8', '1192.0.2.5']],
+    [{ tunnelCidrs: ['10.64.0.0/10'] }, ['10.128.0.1', '10.63.255.255', '192.0.2.53', '0.0.0.0', '255.255.255.255'], ['10.64.0.0', '10.64.0.53', '10.127.255.255']],
+    [{ tunnelCidrs: ['10.64.0.0/10', '100.64.0.0/10'], leakedCidrs: ['100.64.9.0/24'] }, ['100.64.9.9', '100.128.0.0', '192.0.2.1'], ['10.64.0.9', '100.64.1.1', '100.127.0.1']],
+  ])('the leak pattern of %j fails on %j and not on %j', (dnsLeak, leaked, passed) => {
+    const config = parse(blackboxConfig(withDns(dnsLeak))) as { modules: { dns_leak: { dns: { validate_answer_rrs: { fail_if_matches_regexp: string[] } } } } };
+    const [pattern, ...more] = config.modules.dns_leak.dns.validate_answer_rrs.fail_if_matches_regexp;
     expect(more).toEqual([]);
     const re = new RegExp(pattern);
-    // The exporter matches each answer record as dig shows it.
-    expect(['10.64.0.9', '100.64.1.1', '192.0.2.53'].map((ip) => re.test(`whoami.akamai.net.\t20\tIN\tA\t${ip}`))).toEqual([true, true, false]);
+    const rr = (ip: string) => `whoami.akamai.net.\t20\tIN\tA\t${ip}`;
+    expect(leaked.filter((ip) => !re.test(rr(ip)))).toEqual([]);
+    expect(passed.filter((ip) => re.test(rr(ip)))).toEqual([]);
+    // A record that is not an A record, and a name that holds a leaked-looking address, pass.
+    expect(re.test(`192.0.2.53.nip.io.\t20\tIN\tCNAME\twhoami.akamai.net.`)).toBe(false);
   });
 
   it('asks the resolver routed pods use (the gateway\'s dnsmasq), from the vpn-class probe, and alerts VPNDNSLeak', () => {
     const plan = planEgressProbe(withDns({ leakedCidrs: ['192.0.2.0/24'] }));
-    const probe = plan.objects.find((o) => o.kind === 'Probe' && o.metadata.name === 'egress-probe-dns-leak')!;
-    expect(probe.spec).toEqual({ jobName: 'egress-probe-dns-leak', interval: '60s', module: 'dns_leak', prober: { url: 'egress-probe.media.svc:9115' }, targets: { staticConfig: { static: ['172.16.0.1'], labels: { egress_class: 'vpn', check: 'dns-leak' } } } });
+    const probe = (name: string) => plan.objects.find((o) => o.kind === 'Probe' && o.metadata.name === name)!.spec;
+    expect(probe('egress-probe-dns-leak')).toEqual({ jobName: 'egress-probe-dns-leak', interval: '60s', module: 'dns_leak', prober: { url: 'egress-probe.media.svc:9115' }, targets: { staticConfig: { static: ['172.16.0.1'], labels: { egress_class: 'vpn', check: 'dns-leak' } } } });
+    expect(probe('egress-probe-dns-resolves')).toEqual({ jobName: 'egress-probe-dns-resolves', interval: '60s', module: 'dns_resolves', prober: { url: 'egress-probe.media.svc:9115' }, targets: { staticConfig: { static: ['172.16.0.1'], labels: { egress_class: 'vpn', check: 'dns-resolves' } } } });
     const rules = (plan.objects.find((o) => o.kind === 'PrometheusRule')!.spec as { groups: { rules: { alert: string; labels: Record<string, string> }[] }[] }).groups[0].rules;
-    expect(rules.map((r) => `${r.alert} ${r.labels.severity}`)).toEqual(['VPNEgressLeak critical', 'VPNEgressProbeFailing warning', 'VPNDNSLeak critical']);
+    expect(rules.map((r) => `${r.alert} ${r.labels.severity}`)).toEqual(['VPNEgressLeak critical', 'VPNEgressProbeFailing warning', 'VPNDNSLeak critical', 'VPNDNSProbeFailing warning']);
   });
 
   it.each([

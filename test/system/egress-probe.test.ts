@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { blackboxConfig, egressProbeAlertGroups } from '../../src';
 import { gatewayProbe } from '../helpers/fixtures';
 import { describeWithTools, must, run, sh, tmpdir } from './tools';
@@ -100,95 +100,143 @@ describeWithTools('EgressProbe alerts under promtool', ['promtool'], () => {
     expect(r.status).toBe(0);
   });
 });
-
 /**
- * The DNS-leak module with Debian's blackbox exporter in a network namespace, against resolvers that answer the whoami
- * name with their own address (as whoami.akamai.net does): a "tunnel" resolver at 10.64.0.53 and a "WAN" resolver at
- * 192.0.2.53, each a dnsmasq forwarding to an authoritative stand-in that answers with the address the query came from.
+ * The DNS modules with Debian's blackbox exporter (0.23) in a network namespace, against a DNS stand-in that answers
+ * the whoami name per listening address: with its own address (the tunnel's resolver 10.64.0.53, a WAN-side one
+ * 192.0.2.53, as whoami.akamai.net names the resolver that asked), SERVFAIL, NOERROR without records, NXDOMAIN,
+ * SERVFAIL carrying a tunnel answer, silence (a timeout), and no server at all (refused). Each case's series go on to
+ * promtool as the exporter printed them.
  */
-describeWithTools('the DNS-leak module tells a WAN-side resolver from the tunnel\'s', ['blackbox_exporter', 'dnsmasq', 'ip', 'curl', 'python3'], () => {
-  const ns = `twdl${process.pid % 10000}`;
+type DnsSeries = { success: number; answered: number; rrs: number };
+const DNS_CASES: [string, string][] = [
+  ['in-tunnel answer', '10.64.0.53'],
+  ['WAN answer', '192.0.2.53'],
+  ['SERVFAIL', '10.64.0.54'],
+  ['NOERROR, no record', '10.64.0.55'],
+  ['NXDOMAIN', '10.64.0.56'],
+  ['SERVFAIL with an in-tunnel record', '10.64.0.57'],
+  ['timeout (the server is silent)', '10.64.0.58'],
+  ['no server (refused)', '10.64.0.59'],
+];
+const recorded: Record<string, { leak: DnsSeries; resolves: DnsSeries; before: DnsSeries }> = {};
+
+describeWithTools('the DNS modules: a leaked answer fails the leak module and nothing else does', ['blackbox_exporter', 'ip', 'curl', 'python3'], () => {
+  const ns = `tw32dns${process.pid % 10000}`;
   const dir = tmpdir('tw-dnsleak-');
   const props = { ...gatewayProbe(), dnsLeak: { leakedCidrs: ['192.0.2.0/24'], tunnelCidrs: ['10.64.0.0/10'] } };
   const env = { PATH: `${path.resolve(__dirname, '../../.tools/bin')}:${process.env.PATH}` };
 
   beforeAll(() => {
     fs.writeFileSync(path.join(dir, 'blackbox.yml'), blackboxConfig(props));
-    // The no-validation control: the same module without validate_answer_rrs (the piece under test).
-    const control = (parse(blackboxConfig(props)) as { modules: Record<string, { dns: Record<string, unknown> }> });
-    delete control.modules.dns_leak.dns.validate_answer_rrs;
-    fs.writeFileSync(path.join(dir, 'control.yml'), stringify(control));
-    fs.writeFileSync(path.join(dir, 'whoami.py'), [
-      '# An authoritative stand-in: answers every A query with the address the query came from.',
-      'import socket, struct',
-      's = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)',
-      's.bind(("198.18.0.53", 53))',
+    // The module as it was before (the control): NOERROR only, the answer checked with fail_if_matches and
+    // fail_if_none_matches, alerted on probe_dns_query_succeeded 1 and probe_success 0.
+    const before = { modules: { dns_leak: { prober: 'dns', timeout: '10s', dns: {
+      query_name: 'whoami.akamai.net', query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false, valid_rcodes: ['NOERROR'],
+      validate_answer_rrs: { fail_if_matches_regexp: ['(^|[^0-9.])192\\.0\\.2\\.[0-9]+([^0-9.]|$)'], fail_if_none_matches_regexp: ['(^|[^0-9.])10\\.(64|65|66|67|68|69|7[0-9]|8[0-9]|9[0-9]|1[01][0-9]|12[0-7])\\.[0-9]+\\.[0-9]+([^0-9.]|$)'] },
+    } } } };
+    fs.writeFileSync(path.join(dir, 'before.yml'), stringify(before));
+    fs.writeFileSync(path.join(dir, 'standin.py'), [
+      '# A DNS stand-in: per listening address, an rcode and whether to answer the A query with that address.',
+      'import select, socket, struct',
+      'CASES = {"10.64.0.53": (0, True), "192.0.2.53": (0, True), "10.64.0.54": (2, False), "10.64.0.55": (0, False), "10.64.0.56": (3, False), "10.64.0.57": (2, True), "10.64.0.58": None}',
+      'socks = {}',
+      'for addr in CASES:',
+      '    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)',
+      '    s.bind((addr, 53))',
+      '    socks[s] = addr',
       'while True:',
-      '    q, (src, port) = s.recvfrom(512)',
-      '    end = q.index(b"\\x00", 12) + 5',
-      '    header = q[:2] + b"\\x84\\x00" + b"\\x00\\x01\\x00\\x01\\x00\\x00\\x00\\x00"',
-      '    answer = b"\\xc0\\x0c" + struct.pack(">HHIH", 1, 1, 0, 4) + socket.inet_aton(src)',
-      '    s.sendto(header + q[12:end] + answer, (src, port))',
+      '    for s in select.select(list(socks), [], [])[0]:',
+      '        q, peer = s.recvfrom(512)',
+      '        case = CASES[socks[s]]',
+      '        if case is None:',
+      '            continue',
+      '        rcode, answer = case',
+      '        end = q.index(b"\\x00", 12) + 5',
+      '        header = q[:2] + struct.pack(">HHHHH", 0x8180 | rcode, 1, 1 if answer else 0, 0, 0)',
+      '        rr = b"\\xc0\\x0c" + struct.pack(">HHIH", 1, 1, 0, 4) + socket.inet_aton(socks[s]) if answer else b""',
+      '        s.sendto(header + q[12:end] + rr, peer)',
     ].join('\n'));
-    const resolver = (addr: string) => `(ip netns exec ${ns} dnsmasq --keep-in-foreground --no-hosts --no-resolv --bind-interfaces --listen-address=${addr} --pid-file=${dir}/${addr}.pid --server=198.18.0.53@${addr} --cache-size=0 </dev/null >${dir}/${addr}.log 2>&1 &)`;
     must(sh([
       `ip netns add ${ns} && ip -n ${ns} link set lo up`,
-      ...['198.18.0.53', '10.64.0.53', '192.0.2.53'].map((a) => `ip -n ${ns} addr add ${a}/32 dev lo`),
-      `(ip netns exec ${ns} setsid python3 ${dir}/whoami.py </dev/null >${dir}/whoami.log 2>&1 &)`,
-      resolver('10.64.0.53'),
-      resolver('192.0.2.53'),
+      ...DNS_CASES.map(([, a]) => `ip -n ${ns} addr add ${a}/32 dev lo`),
+      `(ip netns exec ${ns} setsid python3 ${dir}/standin.py </dev/null >${dir}/standin.log 2>&1 &)`,
       `ip netns exec ${ns} setsid sh -c 'blackbox_exporter --config.file=${dir}/blackbox.yml --web.listen-address=127.0.0.1:9115 >${dir}/exporter.log 2>&1 &'`,
-      `ip netns exec ${ns} setsid sh -c 'blackbox_exporter --config.file=${dir}/control.yml --web.listen-address=127.0.0.1:9116 >${dir}/control.log 2>&1 &'`,
-      `for i in $(seq 50); do ip netns exec ${ns} curl -sf http://127.0.0.1:9115/-/healthy >/dev/null && ip netns exec ${ns} curl -sf http://127.0.0.1:9116/-/healthy >/dev/null && ip netns exec ${ns} dig +short +time=1 +tries=1 @192.0.2.53 whoami.akamai.net | grep -q . && exit 0; sleep 0.2; done; exit 1`,
-    ].join(' && '), { env }), 'resolvers and exporters');
+      `ip netns exec ${ns} setsid sh -c 'blackbox_exporter --config.file=${dir}/before.yml --web.listen-address=127.0.0.1:9116 >${dir}/before.log 2>&1 &'`,
+      `for i in $(seq 50); do ip netns exec ${ns} curl -sf http://127.0.0.1:9115/-/healthy >/dev/null && ip netns exec ${ns} curl -sf http://127.0.0.1:9116/-/healthy >/dev/null && ip netns exec ${ns} dig +short +time=1 +tries=1 @10.64.0.53 whoami.akamai.net | grep -qx 10.64.0.53 && exit 0; sleep 0.2; done; exit 1`,
+    ].join(' && '), { env }), 'stand-in and exporters');
   });
   afterAll(() => sh(`ip netns pids ${ns} | xargs -r kill; sleep 0.2; ip netns del ${ns}`));
 
-  const probe = (resolverAddr: string, port = 9115) => {
-    const r = must(sh(`ip netns exec ${ns} curl -sf 'http://127.0.0.1:${port}/probe?module=dns_leak&target=${resolverAddr}'`), 'probe');
+  // A 3 s scrape timeout (the exporter probes for it less 0.5 s, as Prometheus asks): the silent server times out quickly.
+  const probe = (module: string, target: string, port = 9115): DnsSeries => {
+    const r = must(sh(`ip netns exec ${ns} curl -sf -H 'X-Prometheus-Scrape-Timeout-Seconds: 3' 'http://127.0.0.1:${port}/probe?module=${module}&target=${target}'`), 'probe');
     const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(r.stdout)?.[1]);
-    return { success: metric('probe_success'), answered: metric('probe_dns_query_succeeded') };
+    return { success: metric('probe_success'), answered: metric('probe_dns_query_succeeded'), rrs: metric('probe_dns_answer_rrs') };
   };
 
-  it('the resolvers answer with their own address (the stand-in works)', () => {
-    const ask = (resolverAddr: string) => sh(`ip netns exec ${ns} dig +short +time=2 +tries=3 @${resolverAddr} whoami.akamai.net | grep -E '^[0-9.]+$'`).stdout.trim();
-    expect(ask('10.64.0.53')).toBe('10.64.0.53');
-    expect(ask('192.0.2.53')).toBe('192.0.2.53');
+  it('the DNS modules pass --config.check', () => {
+    expect(run('blackbox_exporter', ['--config.check', `--config.file=${path.join(dir, 'blackbox.yml')}`]).status).toBe(0);
   });
 
-  it('succeeds through the tunnel resolver and fails through the WAN one (answered, so a leak, not an outage)', () => {
-    expect(probe('10.64.0.53')).toEqual({ success: 1, answered: 1 });
-    expect(probe('192.0.2.53')).toEqual({ success: 0, answered: 1 });
+  it('the stand-in answers as each case says (dig sees the rcodes and records)', () => {
+    const dig = (a: string) => sh(`ip netns exec ${ns} dig +time=1 +tries=1 @${a} whoami.akamai.net A`).output;
+    expect(dig('10.64.0.53')).toMatch(/status: NOERROR[\s\S]*\nwhoami\.akamai\.net\.\s+0\s+IN\s+A\s+10\.64\.0\.53\n/);
+    expect(dig('10.64.0.54')).toMatch(/status: SERVFAIL/);
+    expect(dig('10.64.0.56')).toMatch(/status: NXDOMAIN/);
+    expect(dig('10.64.0.57')).toMatch(/status: SERVFAIL[\s\S]*\nwhoami\.akamai\.net\.\s+0\s+IN\s+A\s+10\.64\.0\.57\n/);
   });
 
-  it('control: without the answer checks, the WAN resolver passes', () => {
-    expect(probe('192.0.2.53', 9116)).toEqual({ success: 1, answered: 1 });
+  it('records every case: the exporter\'s series for dns_leak, dns_resolves and the module as it was', () => {
+    for (const [name, addr] of DNS_CASES) recorded[name] = { leak: probe('dns_leak', addr), resolves: probe('dns_resolves', addr), before: probe('dns_leak', addr, 9116) };
+    const row = (s: DnsSeries) => `success=${s.success} query_succeeded=${s.answered} answer_rrs=${s.rrs}`;
+    expect(Object.fromEntries(Object.entries(recorded).map(([k, v]) => [k, { leak: row(v.leak), resolves: row(v.resolves), before: row(v.before) }]))).toEqual({
+      'in-tunnel answer': { leak: 'success=1 query_succeeded=1 answer_rrs=1', resolves: 'success=1 query_succeeded=1 answer_rrs=1', before: 'success=1 query_succeeded=1 answer_rrs=1' },
+      'WAN answer': { leak: 'success=0 query_succeeded=1 answer_rrs=1', resolves: 'success=1 query_succeeded=1 answer_rrs=1', before: 'success=0 query_succeeded=1 answer_rrs=1' },
+      'SERVFAIL': { leak: 'success=1 query_succeeded=1 answer_rrs=0', resolves: 'success=0 query_succeeded=1 answer_rrs=0', before: 'success=0 query_succeeded=1 answer_rrs=0' },
+      'NOERROR, no record': { leak: 'success=1 query_succeeded=1 answer_rrs=0', resolves: 'success=0 query_succeeded=1 answer_rrs=0', before: 'success=0 query_succeeded=1 answer_rrs=0' },
+      'NXDOMAIN': { leak: 'success=1 query_succeeded=1 answer_rrs=0', resolves: 'success=0 query_succeeded=1 answer_rrs=0', before: 'success=0 query_succeeded=1 answer_rrs=0' },
+      'SERVFAIL with an in-tunnel record': { leak: 'success=1 query_succeeded=1 answer_rrs=1', resolves: 'success=0 query_succeeded=1 answer_rrs=1', before: 'success=0 query_succeeded=1 answer_rrs=1' },
+      'timeout (the server is silent)': { leak: 'success=0 query_succeeded=0 answer_rrs=0', resolves: 'success=0 query_succeeded=0 answer_rrs=0', before: 'success=0 query_succeeded=0 answer_rrs=0' },
+      'no server (refused)': { leak: 'success=0 query_succeeded=0 answer_rrs=0', resolves: 'success=0 query_succeeded=0 answer_rrs=0', before: 'success=0 query_succeeded=0 answer_rrs=0' },
+    });
   });
-});
 
-describeWithTools('VPNDNSLeak under promtool', ['promtool'], () => {
-  const dir = tmpdir('tw-prom-dns-');
-  const groups = egressProbeAlertGroups({ ...gatewayProbe(), dnsLeak: { leakedCidrs: ['192.0.2.0/24'] } });
-  const rule = groups[0].rules.find((r) => r.alert === 'VPNDNSLeak') as { labels: Record<string, string>; annotations: Record<string, string> };
-  fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups }));
-  const series = (metric: string, values: string) => ({ series: `${metric}{job="egress-probe-dns-leak", instance="172.16.0.1"}`, values });
-  const fired = { exp_labels: { ...rule.labels, job: 'egress-probe-dns-leak', instance: '172.16.0.1' }, exp_annotations: Object.fromEntries(Object.entries(rule.annotations).map(([k, v]) => [k, v.replace('{{ $labels.instance }}', '172.16.0.1')])) };
-  const tests = [
-    { name: 'through the tunnel', input_series: [series('probe_success', '1x20'), series('probe_dns_query_succeeded', '1x20')], alert_rule_test: [{ eval_time: '15m', alertname: 'VPNDNSLeak', exp_alerts: [] }] },
-    { name: 'leaked: answered by a WAN-side resolver', input_series: [series('probe_success', '1x5 0x15'), series('probe_dns_query_succeeded', '1x20')], alert_rule_test: [{ eval_time: '5m', alertname: 'VPNDNSLeak', exp_alerts: [] }, { eval_time: '8m', alertname: 'VPNDNSLeak', exp_alerts: [fired] }] },
-    { name: 'an outage is no leak: nothing answered', input_series: [series('probe_success', '0x20'), series('probe_dns_query_succeeded', '0x20')], alert_rule_test: [{ eval_time: '15m', alertname: 'VPNDNSLeak', exp_alerts: [] }] },
-  ];
-  fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: tests.map((t) => ({ interval: '1m', ...t })) }));
-
-  it('fires on a WAN-side answer, stays silent through the tunnel and during an outage', () => {
-    expect(run('promtool', ['check', 'rules', path.join(dir, 'rules.yaml')]).output).toContain('SUCCESS: 3 rules found');
+  it('promtool over the recorded series: VPNDNSLeak fires on the WAN answer only, VPNDNSProbeFailing on every outage', () => {
+    const groups = egressProbeAlertGroups(props);
+    const rule = (alert: string) => groups[0].rules.find((r) => r.alert === alert) as { labels: Record<string, string>; annotations: Record<string, string> };
+    const fired = (alert: string, job: string, instance: string) => ({ exp_labels: { ...rule(alert).labels, job, instance }, exp_annotations: Object.fromEntries(Object.entries(rule(alert).annotations).map(([k, v]) => [k, v.replace('{{ $labels.instance }}', instance)])) });
+    fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups }));
+    // Healthy for 5 minutes, then the case for 20 (the exporter's values, held).
+    const series = (job: string, addr: string, s: DnsSeries) => [['probe_success', s.success], ['probe_dns_query_succeeded', s.answered], ['probe_dns_answer_rrs', s.rrs]]
+      .map(([m, v]) => ({ series: `${m}{job="${job}", instance="${addr}"}`, values: `1x5 ${v}x20` }));
+    const leakAt = (name: string) => (name === 'WAN answer' ? ['VPNDNSLeak'] : []);
+    const failingAt = (name: string) => (name === 'in-tunnel answer' || name === 'WAN answer' ? [] : ['VPNDNSProbeFailing']);
+    const tests = DNS_CASES.map(([name, addr]) => ({
+      name, interval: '1m',
+      input_series: [...series('egress-probe-dns-leak', addr, recorded[name].leak), ...series('egress-probe-dns-resolves', addr, recorded[name].resolves)],
+      alert_rule_test: [
+        { eval_time: '5m', alertname: 'VPNDNSLeak', exp_alerts: [] },
+        { eval_time: '6m', alertname: 'VPNDNSLeak', exp_alerts: [] },
+        { eval_time: '7m', alertname: 'VPNDNSLeak', exp_alerts: leakAt(name).map((a) => fired(a, 'egress-probe-dns-leak', addr)) },
+        { eval_time: '14m', alertname: 'VPNDNSProbeFailing', exp_alerts: [] },
+        { eval_time: '16m', alertname: 'VPNDNSProbeFailing', exp_alerts: failingAt(name).map((a) => fired(a, 'egress-probe-dns-resolves', addr)) },
+        { eval_time: '24m', alertname: 'VPNDNSLeak', exp_alerts: leakAt(name).map((a) => fired(a, 'egress-probe-dns-leak', addr)) },
+      ],
+    }));
+    fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests }));
     const r = run('promtool', ['test', 'rules', 'tests.yaml'], { cwd: dir });
     expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
-  });
 
-  it('control: the test fails when the leak scenario expects no alert', () => {
-    const broken = { rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: [{ interval: '1m', ...tests[1], alert_rule_test: [{ eval_time: '8m', alertname: 'VPNDNSLeak', exp_alerts: [] }] }] };
-    fs.writeFileSync(path.join(dir, 'broken.yaml'), stringify(broken));
-    expect(run('promtool', ['test', 'rules', 'broken.yaml'], { cwd: dir }).status).not.toBe(0);
+    // Control: the rule as it was (answered and failed), over the module as it was, pages on the WAN answer and on
+    // every answered outage; silent only through the tunnel and when nothing answered.
+    const beforeRule = { ...rule('VPNDNSLeak'), alert: 'VPNDNSLeakBefore', expr: 'max by (job, instance) (probe_dns_query_succeeded{job="egress-probe-dns-leak"}) == 1 and on(job, instance) max by (job, instance) (probe_success{job="egress-probe-dns-leak"}) == 0' };
+    fs.writeFileSync(path.join(dir, 'before-rules.yaml'), stringify({ groups: [{ name: 'before', rules: [beforeRule] }] }));
+    const pagedBefore = ['WAN answer', 'SERVFAIL', 'NOERROR, no record', 'NXDOMAIN', 'SERVFAIL with an in-tunnel record'];
+    const beforeTests = DNS_CASES.map(([name, addr]) => ({
+      name, interval: '1m', input_series: series('egress-probe-dns-leak', addr, recorded[name].before),
+      alert_rule_test: [{ eval_time: '7m', alertname: 'VPNDNSLeakBefore', exp_alerts: pagedBefore.includes(name) ? [{ exp_labels: { ...rule('VPNDNSLeak').labels, job: 'egress-probe-dns-leak', instance: addr }, exp_annotations: fired('VPNDNSLeak', 'egress-probe-dns-leak', addr).exp_annotations }] : [] }],
+    }));
+    fs.writeFileSync(path.join(dir, 'before-tests.yaml'), stringify({ rule_files: ['before-rules.yaml'], evaluation_interval: '1m', tests: beforeTests }));
+    expect(run('promtool', ['test', 'rules', 'before-tests.yaml'], { cwd: dir }).output).toBe('Unit Testing:  before-tests.yaml\n  SUCCESS\n\n');
   });
 });
