@@ -51,7 +51,7 @@ describe('behaviours planted bugs once changed unnoticed', () => {
   it('keeps every alert\'s for: and severity', () => {
     const summary = (groups: { rules: Record<string, unknown>[] }[]) => groups[0].rules.map((r) => `${r.alert} for ${r.for} ${(r.labels as { severity: string }).severity}`);
     expect(summary(egressAlertGroups(prodSteering()))).toEqual(['VPNTunnelDown for 2m critical', 'VPNEgressSteeringStale for 5m critical', 'VPNEgressUplinkLabelMissing for 10m warning']);
-    expect(summary(egressProbeAlertGroups({ ...gatewayProbe(), dnsLeak: { leakedCidrs: ['192.0.2.0/24'] } }))).toEqual(['VPNEgressLeak for 1m critical', 'VPNEgressProbeFailing for 10m warning', 'VPNDNSLeak for 1m critical', 'VPNDNSProbeFailing for 10m warning']);
+    expect(summary(egressProbeAlertGroups({ ...gatewayProbe(), dnsLeak: { leakedCidrs: ['192.0.2.0/24'] } }))).toEqual(['VPNEgressLeak for 1m critical', 'VPNEgressProbeFailing for 10m warning', 'VPNEgressProbeAbsent for 120s warning', 'VPNDNSLeak for 1m critical', 'VPNDNSProbeFailing for 10m warning']);
   });
 
   it('enforces the egress class with Kyverno (Enforce, not Audit)', () => {

@@ -7,6 +7,7 @@ import { Problem, throwIfProblems } from '../errors';
 import { DEFAULT_EGRESS_CLASS_LABEL } from '../model/egress-steering';
 import { checkEgressProbe, DEFAULT_BLACKBOX_IMAGE, DEFAULT_DNS_LEAK_NAME, DnsLeakProbe, EgressProbeProps } from '../model/egress-probe';
 import { VpnGatewayProps } from '../model/vpn-gateway';
+import { durationSeconds } from '../model/common';
 import { formatIp, parseCidr, parseIp } from '../model/net';
 import { KubeObject, Plan } from '../types';
 import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
@@ -139,6 +140,7 @@ const PROBE_RUNBOOKS = {
   VPNEgressLeak: '1. Treat it as an incident: stop the affected vpn-class workloads.\n2. Check the steering or the gateway (VPNTunnelDown, VPNEgressSteeringStale) and the kill switch counters.',
   VPNEgressProbeFailing: '1. The IP-echo targets are unreachable from the vpn class: often the tunnel is down (VPNTunnelDown) and the kill switch is holding.\n2. Check the targets themselves from elsewhere.',
   VPNDNSLeak: '1. Find who resolves for the vpn class: the routed pods\' gateway dnsmasq forwards outside names to gluetun\'s DNS_ADDRESS through the tunnel; vpn-class pods of an EgressSteering ask CoreDNS, whose forward leaves from its own node.\n2. Make that resolver\'s upstream reachable only through the tunnel (README: "DNS leaves by the WAN"), then watch probe_success of the dns-leak job return to 1.',
+  VPNEgressProbeAbsent: '1. kubectl -n <namespace> get deploy,pods,probe -l app.kubernetes.io/component=egress-probe: a pod not admitted (Pod Security, quota) or not scheduled runs no probe.\n2. Prometheus must select the Probe objects (probeSelector, probeNamespaceSelector): the job must be listed under Status > Targets, and up for it must be 1.',
   VPNDNSProbeFailing: '1. Ask the resolver from a vpn-class pod (dig @<resolver> whoami.akamai.net): SERVFAIL or a timeout usually means the tunnel is down (VPNTunnelDown) or its DNS upstream is unreachable.\n2. The leak check cannot judge while nothing answers: VPNDNSLeak stays silent during an outage.',
 };
 
@@ -150,6 +152,8 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
   const link = (alert: string) => (runbookUrl ? { runbook_url: `${runbookUrl}#${alert.toLowerCase()}` } : {});
   const dnsJob = `${name}-dns-leak`;
   const dnsResolvesJob = `${name}-dns-resolves`;
+  const allJobs = [...modules(p, name).map((m) => m.job), ...(p.dnsLeak ? [dnsJob, dnsResolvesJob] : [])];
+  const intervalSeconds = durationSeconds(p.interval ?? '60s')!;
   return [
     {
       name: `tunnelwright-${name}`,
@@ -167,6 +171,14 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
           for: '10m',
           labels: { severity: 'warning' },
           annotations: { summary: 'no successful egress probe from the vpn class for 10 minutes', description: '{{ $labels.instance }} is unreachable from {{ $labels.job }}: the tunnel may be down (and the kill switch holding).', runbook: PROBE_RUNBOOKS.VPNEgressProbeFailing, ...link('VPNEgressProbeFailing') },
+        },
+        {
+          alert: 'VPNEgressProbeAbsent',
+          // Each job on its own: absent_over_time of a regex matcher is empty while any one job still reports.
+          expr: allJobs.map((j) => `absent_over_time(probe_success{job="${j}"}[${3 * intervalSeconds}s])`).join(' or '),
+          for: `${2 * intervalSeconds}s`,
+          labels: { severity: 'warning' },
+          annotations: { summary: 'an egress probe has reported nothing for five scrape intervals', description: '{{ $labels.job }} has no probe_success series: the probe is not running or not scraped, and its other alerts cannot fire.', runbook: PROBE_RUNBOOKS.VPNEgressProbeAbsent, ...link('VPNEgressProbeAbsent') },
         },
         ...(p.dnsLeak ? [{
           alert: 'VPNDNSLeak',

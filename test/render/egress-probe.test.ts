@@ -127,7 +127,7 @@ describe('EgressProbe DNS-leak probe', () => {
     expect(probe('egress-probe-dns-leak')).toEqual({ jobName: 'egress-probe-dns-leak', interval: '60s', module: 'dns_leak', prober: { url: 'egress-probe.media.svc:9115' }, targets: { staticConfig: { static: ['172.16.0.1'], labels: { egress_class: 'vpn', check: 'dns-leak' } } } });
     expect(probe('egress-probe-dns-resolves')).toEqual({ jobName: 'egress-probe-dns-resolves', interval: '60s', module: 'dns_resolves', prober: { url: 'egress-probe.media.svc:9115' }, targets: { staticConfig: { static: ['172.16.0.1'], labels: { egress_class: 'vpn', check: 'dns-resolves' } } } });
     const rules = (plan.objects.find((o) => o.kind === 'PrometheusRule')!.spec as { groups: { rules: { alert: string; labels: Record<string, string> }[] }[] }).groups[0].rules;
-    expect(rules.map((r) => `${r.alert} ${r.labels.severity}`)).toEqual(['VPNEgressLeak critical', 'VPNEgressProbeFailing warning', 'VPNDNSLeak critical', 'VPNDNSProbeFailing warning']);
+    expect(rules.map((r) => `${r.alert} ${r.labels.severity}`)).toEqual(['VPNEgressLeak critical', 'VPNEgressProbeFailing warning', 'VPNEgressProbeAbsent warning', 'VPNDNSLeak critical', 'VPNDNSProbeFailing warning']);
   });
 
   it.each([

@@ -86,15 +86,38 @@ describeWithTools('EgressProbe alerts under promtool', ['promtool'], () => {
         { eval_time: '22m', alertname: 'VPNEgressLeak', exp_alerts: [] },
       ],
     },
+    {
+      name: 'absent: the vpn probe stops reporting at 10m (its pod gone), the direct twin goes on',
+      input_series: [series('probe_success', '1x10'), { series: `probe_success{job="egress-probe-direct-ipv4", instance="${target}"}`, values: '1x30' }],
+      alert_rule_test: [
+        { eval_time: '14m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [] },
+        { eval_time: '16m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [{ exp_labels: { ...rules.VPNEgressProbeAbsent.labels, job: 'egress-probe-vpn-ipv4' }, exp_annotations: fired('VPNEgressProbeAbsent').exp_annotations }] },
+        { eval_time: '16m', alertname: 'VPNEgressProbeFailing', exp_alerts: [] },
+      ],
+    },
+    {
+      name: 'present: every job reports, failing or not, so nothing is absent',
+      input_series: [series('probe_success', '1x10 0x20'), { series: `probe_success{job="egress-probe-direct-ipv4", instance="${target}"}`, values: '1x30' }],
+      alert_rule_test: [{ eval_time: '30m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [] }],
+    },
+    {
+      name: 'never scraped: no probe_success at all (a pod never admitted): pending from the start, firing after for',
+      input_series: [{ series: 'up{job="prometheus"}', values: '1x30' }],
+      alert_rule_test: [
+        { eval_time: '1m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [] },
+        { eval_time: '3m', alertname: 'VPNEgressProbeAbsent', exp_alerts: ['egress-probe-direct-ipv4', 'egress-probe-vpn-ipv4'].map((job) => ({ exp_labels: { ...rules.VPNEgressProbeAbsent.labels, job }, exp_annotations: { ...fired('VPNEgressProbeAbsent').exp_annotations, description: rules.VPNEgressProbeAbsent.annotations.description.replace('{{ $labels.job }}', job) } })) },
+        { eval_time: '6m', alertname: 'VPNEgressProbeFailing', exp_alerts: [] },
+      ],
+    },
   ];
   fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: tests.map((t) => ({ interval: '1m', ...t })) }));
 
   it('promtool check rules accepts them', () => {
     const r = run('promtool', ['check', 'rules', path.join(dir, 'rules.yaml')]);
-    expect(r.output).toBe(`Checking ${path.join(dir, 'rules.yaml')}\n  SUCCESS: 2 rules found\n\n`);
+    expect(r.output).toBe(`Checking ${path.join(dir, 'rules.yaml')}\n  SUCCESS: 3 rules found\n\n`);
   });
 
-  it('promtool test rules: VPNEgressLeak fires on a WAN address, VPNEgressProbeFailing after an outage longer than its for', () => {
+  it('promtool test rules: VPNEgressLeak fires on a WAN address, VPNEgressProbeFailing after an outage longer than its for, VPNEgressProbeAbsent after five silent intervals', () => {
     const r = run('promtool', ['test', 'rules', 'tests.yaml'], { cwd: dir });
     expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
     expect(r.status).toBe(0);
