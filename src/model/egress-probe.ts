@@ -31,7 +31,7 @@ export interface EgressProbeProps {
   readonly monitoring?: { readonly namespace?: string; readonly ruleLabels?: Record<string, string>; readonly runbookUrl?: string };
   /** Also probe from a direct-class twin, to see both public addresses side by side. @default false */
   readonly directTwin?: boolean;
-  /** Probe over IPv6 too (a second module with IPv6 only). @default false */
+  /** Probe over IPv6 too (a second module with IPv6 only); refused with `vpnGateway`, whose routed pods have no IPv6 egress. @default false */
   readonly ipv6?: boolean;
   /** The blackbox exporter image. @default 'prom/blackbox-exporter:v0.25.0' */
   readonly image?: string;
@@ -123,6 +123,9 @@ export function checkEgressProbe(input: unknown): { problems: Problem[]; warning
       if (inside >= 0) push(`wanIps[${i}]`, 'wan-in-vpn', `${w} is inside vpnCidrs[${inside}]: a WAN address cannot also be a VPN egress address`);
     });
     const via = input.via;
+    // pod-gateway's client_init.sh deletes routed pods' IPv6 default route (see checkVpnGateway's ipv6 warning): an IPv6
+    // probe through the gateway could never succeed, and proves nothing.
+    if (isRecord(via) && isRecord(via.vpnGateway) && input.ipv6 === true) push('ipv6', 'ipv6-through-gateway', 'expected ipv6 off with vpnGateway: routed pods have no IPv6 egress (pod-gateway removes their IPv6 default route), so an IPv6 probe would fail forever; probe IPv6 from an EgressSteering class instead');
     if (isRecord(via) && isRecord(via.vpnGateway)) {
       for (const p of checkVpnGateway(via.vpnGateway).problems) problems.push({ ...p, path: `via.vpnGateway.${p.path}` });
     }

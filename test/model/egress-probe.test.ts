@@ -9,6 +9,8 @@ describe('EgressProbe validation', () => {
   it('accepts a probe through a gateway and one for a steering class', () => {
     expect(validateEgressProbe(gatewayProbe())).toEqual([]);
     expect(validateEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} } })).toEqual([]);
+    // The control of the gateway's IPv6 refusal: the same IPv6 probe from a steering class is taken.
+    expect(validateEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true })).toEqual([]);
   });
 
   const cases: [string, Props, Problem[]][] = [
@@ -87,6 +89,9 @@ describe('EgressProbe validation', () => {
     ['reports the gateway\'s own problems under via', probe((p) => { (p.via as { vpnGateway: { vpnProvider: string } }).vpnGateway.vpnProvider = 'pia'; }), [
       { path: 'via.vpnGateway.serverCountries', code: 'filter', message: 'private internet access has no SERVER_COUNTRIES filter; it has serverRegions, serverNames, serverHostnames' },
       { path: 'via.vpnGateway.vpnProvider', code: 'no-wireguard', message: expect.stringContaining('gluetun has no WireGuard support for private internet access') as unknown as string },
+    ]],
+    ['fails an IPv6 probe through a VpnGateway (routed pods have no IPv6 egress)', probe((p) => { p.ipv6 = true; }), [
+      { path: 'ipv6', code: 'ipv6-through-gateway', message: 'expected ipv6 off with vpnGateway: routed pods have no IPv6 egress (pod-gateway removes their IPv6 default route), so an IPv6 probe would fail forever; probe IPv6 from an EgressSteering class instead' },
     ]],
     ['fails an interval that is not a duration', probe((p) => { p.interval = 'often'; }), [
       { path: 'interval', code: 'duration', message: 'expected a duration such as 30s, 10m or 1h, received "often"' },
