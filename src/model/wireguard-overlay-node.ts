@@ -341,7 +341,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   if (distribution === 'k0s' && runsKubelet && nodeAddressAt.length > 0 && input.installK0s === undefined) {
     warnings.push({ path: nodeAddressAt[0], code: 'k0s-node-ip', message: 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s' });
   }
-  checkOverlayCni(input, String(distribution), problems, warnings, 'plan', nodeAddressAt.length > 0);
+  if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan', nodeAddressAt.length > 0);
   if (typeof input.clusterEndpoint === 'string' && !clusterEndpointHost(input.clusterEndpoint)) {
     problems.push({ path: 'clusterEndpoint', code: 'endpoint', message: `expected host:port or https://host:port, ${received(input.clusterEndpoint)}` });
   }
