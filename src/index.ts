@@ -17,6 +17,7 @@ export {
 export { type HostArtefacts, renderHostArtefacts, type WireguardConfigFile, wireguardConfigs } from './host/artefacts';
 export { type Distribution, type K0sInstall, type NodeRole, type WireguardInterface, type WireguardOverlayNodeProps, type WireguardPeer } from './model/wireguard-overlay-node';
 export { type WireguardMeshNode, type WireguardMeshProps } from './model/wireguard-mesh';
+export { K0S_OWNED_KEYS, type OverlayCni } from './model/cni';
 export { distributionUnit, planWireguardOverlayNode, validateWireguardOverlayNode } from './render/wireguard-overlay-node';
 export { type MeshNodePlan, type MeshPlan, planWireguardMesh, validateWireguardMesh } from './render/wireguard-mesh';
 export { type RenderInterface, type RenderPeer } from './render/wireguard-overlay-node';

@@ -89,7 +89,13 @@ export interface VpnGatewayProps {
    * @default true
    */
   readonly dnssec?: boolean;
-  /** The cluster's CNI: Cilium and flannel own UDP 8472, so the VXLAN uses 4789. @default 'other' */
+  /**
+   * The cluster's CNI: Cilium and flannel own UDP 8472, so the VXLAN uses 4789 (Calico's VXLAN owns 4789: 8472). Under
+   * `cilium`, `route()` writes each routed workload's kill switch as a CiliumNetworkPolicy (the cluster as the
+   * `cluster` entity, kube-dns and the gateway by endpoint): Cilium never matches CIDR rules against the endpoints it
+   * manages, so a plain NetworkPolicy's `ipBlock` would cut the workload off from every pod but kube-dns and the gateway.
+   * @default 'other'
+   */
   readonly cni?: 'cilium' | 'flannel' | 'calico' | 'kube-router' | 'other';
   /** The pod network's MTU; the VXLAN MTU is derived from it (−50). @default 1450 */
   readonly podMtu?: number;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
@@ -55,6 +56,10 @@ export interface WireguardMeshProps {
   readonly distribution?: Distribution;
   /** Ignition spec version of each node's `ignition`. @default '3.4.0' */
   readonly ignitionVersion?: '3.3.0' | '3.4.0' | '3.5.0';
+  /** The cluster's CNI, configured to carry pod traffic over the mesh (see WireguardOverlayNodeProps). @default - k0s: 'kube-router', k3s: 'flannel', kubeadm: 'other' */
+  readonly cni?: OverlayCni;
+  /** k0s only: your k0s.yaml `spec`, merged under the library's on every controller (see WireguardOverlayNodeProps). @default - none */
+  readonly k0sConfig?: Record<string, unknown>;
   readonly nodes: WireguardMeshNode[];
 }
 
@@ -85,6 +90,8 @@ export const wireguardMeshSchema = z.strictObject({
   persistentKeepalive: intInRange(1, 65535, 'a keepalive interval in seconds').optional(),
   distribution: z.enum(['k0s', 'k3s', 'kubeadm']).optional(),
   ignitionVersion: z.enum(['3.3.0', '3.4.0', '3.5.0']).optional(),
+  cni: overlayCniSchema.optional(),
+  k0sConfig: k0sConfigSchema.optional(),
   nodes: z.array(nodeSchema),
 });
 
@@ -125,6 +132,7 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
     if (minor === undefined || minor < 28) problems.push({ path: 'kubernetesVersion', code: 'kubernetes-version', message: `expected a Kubernetes version from 1.28 such as '1.31' or 'v1.31.2', ${received(input.kubernetesVersion)}` });
   }
   const distribution = input.distribution ?? 'k0s';
+  if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan.nodes[<node>]');
   const names: Located<string>[] = [];
   const keys: Located<string>[] = [];
   const addrs: Located<{ key: string; text: string }>[] = [];

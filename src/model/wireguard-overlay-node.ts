@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
@@ -85,6 +86,21 @@ export interface WireguardOverlayNodeProps {
   readonly installK0s?: K0sInstall;
   /** Install `wireguard-tools` from the distribution's packages (cloud-init `packages`); off for images that ship it. @default true */
   readonly installPackages?: boolean;
+  /**
+   * The cluster's CNI, configured so pod traffic between nodes rides the overlay interface (the one with
+   * `nodeAddress`): k0s `kube-router` (IPIP between node addresses, `overlay-type: full`) or `calico` (VXLAN on the
+   * overlay interface) in k0s.yaml's `spec.network`; k3s `flannel` (`flannel-iface`); any other pair gets its
+   * settings in `plan.values.cni` with a warning; k0s with `flannel` is refused.
+   * @default - k0s: 'kube-router', k3s: 'flannel', kubeadm: 'other' (settings to hand over, with a warning)
+   */
+  readonly cni?: OverlayCni;
+  /**
+   * k0s only: your own k0s.yaml `spec` (a controller's `/etc/k0s/k0s.yaml`), merged under the library's: your keys are
+   * kept (`api.externalAddress`, `network.podCIDR`, …), `api.sans` is the union of yours and the overlay's, and the
+   * keys the library sets from the overlay (`K0S_OWNED_KEYS`: `api.address`, `storage.etcd.peerAddress`, the CNI's
+   * overlay settings) are refused here. @default - none
+   */
+  readonly k0sConfig?: Record<string, unknown>;
   readonly wireguard: WireguardInterface[];
 }
 
@@ -163,6 +179,8 @@ export const wireguardOverlayNodeSchema = z.strictObject({
   kubernetesVersion: z.string().optional(),
   installK0s: k0sInstallSchema.optional(),
   installPackages: z.boolean().optional(),
+  cni: overlayCniSchema.optional(),
+  k0sConfig: k0sConfigSchema.optional(),
   wireguard: z.array(interfaceSchema),
 });
 
@@ -323,6 +341,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   if (distribution === 'k0s' && runsKubelet && nodeAddressAt.length > 0 && input.installK0s === undefined) {
     warnings.push({ path: nodeAddressAt[0], code: 'k0s-node-ip', message: 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s' });
   }
+  if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan', nodeAddressAt.length > 0);
   if (typeof input.clusterEndpoint === 'string' && !clusterEndpointHost(input.clusterEndpoint)) {
     problems.push({ path: 'clusterEndpoint', code: 'endpoint', message: `expected host:port or https://host:port, ${received(input.clusterEndpoint)}` });
   }

@@ -401,6 +401,11 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     gatewayPodLabels: f.podLabels,
     gatewayNamespace: f.namespace,
     vxlanPort: f.vxlanPort,
+    // Cilium never matches CIDR rules against endpoints it manages or node IPs ("CIDR rules do not apply to traffic
+    // where both sides of the connection are either managed by Cilium or use an IP belonging to a node in the
+    // cluster": cilium/cilium Documentation/security/policy/language.rst, "IP/CIDR based"): under Cilium the cluster
+    // is allowed as the `cluster` entity, kube-dns and the gateway by endpoint (the KillSwitch's cilium flavour).
+    flavor: props.cni === 'cilium' ? 'cilium' : 'kubernetes',
   };
   const mount = { name: 'vpn-gateway-client', mountPath: '/config', readOnly: true };
   const caps = { capabilities: { add: ['NET_ADMIN', 'NET_RAW'] }, runAsUser: 0, runAsNonRoot: false };

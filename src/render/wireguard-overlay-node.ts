@@ -8,6 +8,8 @@ import {
   WireguardInterface, WireguardOverlayNodeProps, WireguardPeer,
 } from '../model/wireguard-overlay-node';
 import { WG_RELOAD_FILE, wireguardReloadDropin } from '../host/wireguard-reload';
+import { cniOwnedByDistribution, defaultCni, OverlayCni } from '../model/cni';
+import { cniValues, k0sNetwork, k3sFlannel, mergeK0sSpec } from './cni';
 import { parseCidr, formatIp } from '../model/net';
 import { emptyHostPlan, HostFile, HostPlan, Plan } from '../types';
 import { stringify } from 'yaml';
@@ -164,6 +166,8 @@ export interface OverlayNodeInput {
   readonly kubernetesVersion?: string;
   readonly installK0s?: K0sInstall;
   readonly installPackages?: boolean;
+  readonly cni?: OverlayCni;
+  readonly k0sConfig?: Record<string, unknown>;
 }
 
 /** Renders validated props (no validation here: the mesh calls it with interfaces it generated and checked). */
@@ -171,6 +175,7 @@ export function renderOverlayNode(props: WireguardOverlayNodeProps, warnings: Pr
   const input: OverlayNodeInput = {
     node: props.node, role: props.role ?? 'worker', distribution: props.distribution ?? 'k0s', wireguard: props.wireguard,
     kubernetesVersion: props.kubernetesVersion, installK0s: props.installK0s, installPackages: props.installPackages,
+    cni: props.cni, k0sConfig: props.k0sConfig,
   };
   const { host, values } = renderOverlayHost(input);
   return { objects: [], hosts: [host], values, warnings };
@@ -186,6 +191,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   const wgUnits: string[] = [];
   let nodeIps: string[] | undefined;
   let overlayMtu: number | undefined;
+  let overlayIface = '';
   for (const iface of input.wireguard) {
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
@@ -216,6 +222,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
       // IPv4 first: the first address is the one a single-address setting (k0s api.address, etcd) takes.
       nodeIps = interfaceAddresses(iface.address).map((a) => parseCidr(a)!).sort((a, b) => a.family - b.family).map((c) => formatIp(c.family, c.address));
       overlayMtu = interfaceMtu(iface);
+      overlayIface = iface.name;
     }
   }
   // One drop-in per interface, so two constructs adding interfaces to one node merge instead of clashing.
@@ -230,17 +237,24 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     const nodeIp = nodeIps[0];
     const apiSans = controller ? nodeIps : [];
     values.node = { name: node, nodeIp, nodeIps, apiSans };
+    // The CNI carries pod traffic between nodes over the overlay interface: in the distribution's file where the
+    // library owns it (k0s.yaml, k3s's config), else in values.cni for the CNI's install (src/render/cni.ts).
+    const cni = input.cni ?? defaultCni(distribution);
+    if (!cniOwnedByDistribution(distribution, cni)) {
+      const handed = cniValues(cni, overlayIface, overlayMtu);
+      if (handed) values.cni = handed;
+    }
     switch (distribution) {
       case 'k0s':
-        values.k0s = renderK0s(host, input, k8sUnit, nodeIps);
+        values.k0s = renderK0s(host, input, k8sUnit, nodeIps, k0sNetwork(cni, overlayIface, overlayMtu));
         break;
       case 'k3s': {
         // k3s merges config.yaml.d files key by key: a plain key replaces the user's value, `key+` appends to it
         // (pkg/configfilearg). node-ip and advertise-address are ours to set; the SANs add to the user's.
-        const config: Record<string, unknown> = { 'node-ip': nodeIps.join(',') };
+        const config: Record<string, unknown> = { 'node-ip': nodeIps.join(','), ...(cni === 'flannel' ? k3sFlannel(overlayIface) : {}) };
         if (controller) Object.assign(config, { 'advertise-address': nodeIp, 'tls-san+': apiSans });
         values.k3s = { config };
-        host.files.push({ path: K3S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: register the overlay address\n${stringify(config)}` });
+        host.files.push({ path: K3S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: register the overlay address${cni === 'flannel' ? ', flannel\'s VXLAN on the overlay' : ''}\n${stringify(config)}` });
         break;
       }
       case 'kubeadm': {
@@ -272,16 +286,16 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
  * with `installK0s`, a first-boot unit that runs `k0s install` with the kubelet's node IP (k0s takes it only there)
  * once the overlay is up, then starts k0s. Returns `values.k0s`.
  */
-function renderK0s(host: HostPlan, input: OverlayNodeInput, k8sUnit: string, nodeIps: string[]): Record<string, unknown> {
+function renderK0s(host: HostPlan, input: OverlayNodeInput, k8sUnit: string, nodeIps: string[], network: Record<string, unknown>): Record<string, unknown> {
   const controller = input.role !== 'worker';
   const runsKubelet = input.role !== 'controller';
   const installFlags = runsKubelet ? [`--kubelet-extra-args=--node-ip=${nodeIps.join(',')}`] : [];
   const out: Record<string, unknown> = { installFlags };
   if (controller) {
-    const spec: Record<string, unknown> = { api: { address: nodeIps[0], sans: nodeIps }, storage: { type: 'etcd', etcd: { peerAddress: nodeIps[0] } } };
+    const spec = mergeK0sSpec(input.k0sConfig, { api: { address: nodeIps[0], sans: nodeIps }, storage: { type: 'etcd', etcd: { peerAddress: nodeIps[0] } }, network });
     const config = { apiVersion: 'k0s.k0sproject.io/v1beta1', kind: 'ClusterConfig', metadata: { name: 'k0s' }, spec };
     out.config = config;
-    host.files.push({ path: K0S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: the API and etcd listen on the overlay address\n${stringify(config)}` });
+    host.files.push({ path: K0S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: the API and etcd listen on the overlay address, pod traffic rides it\n${stringify(config)}` });
   }
   const install = input.installK0s;
   if (!install) return out;

@@ -59,7 +59,7 @@ describe('cdk8s App', () => {
     new WireguardOverlayNode(chart, 'extra', siteA());
     const error = thrown(() => app.synth());
     expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).problems.map((p) => `${p.path} ${p.code}`)).toEqual(['overlay/extra:/etc/wireguard/wg0.conf host-file-conflict']);
+    expect((error as ValidationError).problems.map((p) => `${p.path} ${p.code}`)).toEqual(['overlay/extra:/etc/wireguard/wg0.conf host-file-conflict', 'overlay/extra:/etc/k0s/k0s.yaml host-file-conflict']);
     expect(listFiles(outdir)).toEqual([]);
   });
 

@@ -36,8 +36,8 @@ describe('cdk8s and Pulumi register the same Kubernetes objects', () => {
 });
 
 describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects', () => {
-  it.each(Object.keys(PROVIDERS))('%s', async (provider) => {
-    const props = gatewayFor(provider);
+  it.each([...Object.keys(PROVIDERS).map((p) => [p, undefined] as const), ['nordvpn', 'cilium'] as const])('%s (cni %s)', async (provider, cni) => {
+    const props = { ...gatewayFor(provider), ...(cni ? { cni } : {}) };
     const fromCdk8s = cdk8sObjects((chart) => {
       const gateway = new Cdk8sVpnGateway(chart, 'gw', props);
       gateway.route(new ApiObject(chart, 'qbittorrent', structuredClone(deployment)));
@@ -52,6 +52,8 @@ describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same ob
     expect(fromPulumi.filter((r) => r.name !== 'qbittorrent').map((r) => r.parent)).toEqual(fromPulumi.filter((r) => r.name !== 'qbittorrent').map(() => 'tunnelwright:index:VpnGateway'));
     expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'Deployment' })))).toEqual(sortObjects(fromCdk8s));
     expect(fromPulumi.map((r) => r.type).sort()).toEqual(fromCdk8s.map(typeToken).sort());
+    // Both adapters take the kill switch's flavour from the core: a CiliumNetworkPolicy under Cilium.
+    expect(fromCdk8s.filter((o) => String(o.kind).endsWith('NetworkPolicy')).map((o) => o.kind)).toEqual([cni === 'cilium' ? 'CiliumNetworkPolicy' : 'NetworkPolicy']);
   });
 });
 

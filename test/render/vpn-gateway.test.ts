@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { thrown } from '../helpers/thrown';
 import * as fc from 'fast-check';
 import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
-import { applyRoute, planRoute, planVpnGateway, PROVIDERS, vpnGatewayClaims, VpnGatewayProps } from '../../src';
+import { applyRoute, KubeObject, planRoute, planVpnGateway, PROVIDERS, vpnGatewayClaims, VpnGatewayProps } from '../../src';
+import { parseCidr } from '../../src/model/net';
 import { GLUETUN_ENV } from '../../src/model/vpn-providers';
 import { checkKubeObjects } from '../../src/testing';
 import { gatewayFor, nordvpnGateway } from '../helpers/fixtures';
@@ -171,6 +172,99 @@ describe('planRoute', () => {
 
   it('refuses a workload without pod labels', () => {
     expect(() => planRoute(nordvpnGateway(), { ...target, podLabels: {} })).toThrow('route.podLabels: the routed workload has no pod labels');
+  });
+});
+
+/**
+ * How Cilium decides a routed pod's egress, modelled from its policy language (cilium/cilium
+ * Documentation/security/policy/language.rst, "IP/CIDR based"): a destination Cilium manages (a pod, a node) carries
+ * an identity and is matched only by endpoint or entity rules, never by a CIDR (`ipBlock` or `toCIDRSet`); a
+ * destination outside the cluster (the `world` entity) is matched by CIDR rules only.
+ */
+type Peer = { ip: string; managed: boolean; namespace?: string; labels?: Record<string, string>; port?: { port: number; protocol: string } };
+function ciliumAllows(policy: KubeObject, peer: Peer): boolean {
+  const inCidr = (cidr: string) => { const c = parseCidr(cidr)!; const a = parseCidr(peer.ip.includes(':') ? `${peer.ip}/128` : `${peer.ip}/32`)!; return c.family === a.family && a.start >= c.start && a.end <= c.end; };
+  const portOk = (ports: { port: number | string; protocol: string }[] | undefined) => ports === undefined || (peer.port !== undefined && ports.some((p) => String(p.port) === String(peer.port!.port) && p.protocol === peer.port!.protocol));
+  // A pod's labels as Cilium sees them: its own, and its namespace as `k8s:io.kubernetes.pod.namespace`.
+  const identity: Record<string, string> = { ...peer.labels, ...(peer.namespace ? { 'k8s:io.kubernetes.pod.namespace': peer.namespace } : {}) };
+  const matches = (sel: { matchLabels: Record<string, string> }) => peer.labels !== undefined && Object.entries(sel.matchLabels).every(([k, v]) => identity[k] === v);
+  // A NetworkPolicy peer (Cilium translates it into an endpoint selector): the pod's labels and its namespace's name label.
+  const npMatches = (t: { podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: { matchLabels: Record<string, string> } }) => peer.labels !== undefined
+    && Object.entries(t.podSelector?.matchLabels ?? {}).every(([k, v]) => peer.labels![k] === v)
+    && Object.entries(t.namespaceSelector?.matchLabels ?? {}).every(([k, v]) => k === 'kubernetes.io/metadata.name' && peer.namespace === v);
+  const spec = policy.spec as Record<string, unknown>;
+  if (policy.kind === 'NetworkPolicy') {
+    return (spec.egress as { to: { ipBlock?: { cidr: string }; podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: { matchLabels: Record<string, string> } }[]; ports?: { port: number; protocol: string }[] }[]).some((r) => portOk(r.ports) && r.to.some((t) => (t.ipBlock ? !peer.managed && inCidr(t.ipBlock.cidr) : peer.managed && npMatches(t))));
+  }
+  return (spec.egress as { toEntities?: string[]; toCIDRSet?: { cidr: string }[]; toEndpoints?: { matchLabels: Record<string, string> }[]; toPorts?: { ports: { port: string; protocol: string }[] }[] }[]).some((r) => {
+    if (!portOk(r.toPorts?.[0].ports)) return false;
+    if (r.toEntities) return r.toEntities.includes(peer.managed ? 'cluster' : 'world') || r.toEntities.includes('all');
+    if (r.toCIDRSet) return !peer.managed && r.toCIDRSet.some((c) => inCidr(c.cidr));
+    return peer.managed && r.toEndpoints!.some(matches);
+  });
+}
+
+describe("route() under the cluster's CNI", () => {
+  const target = { namespace: 'media', podLabels: { app: 'sonarr' }, name: 'sonarr' };
+  const prowlarr: Peer = { ip: '10.1.2.3', managed: true, namespace: 'media', labels: { app: 'prowlarr' }, port: { port: 9696, protocol: 'TCP' } };
+  const kubeDns: Peer = { ip: '10.1.0.10', managed: true, namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' }, port: { port: 53, protocol: 'UDP' } };
+  const gateway: Peer = { ip: '10.1.5.6', managed: true, namespace: 'vpn-gateway', labels: { 'app.kubernetes.io/name': 'vpn-gateway', 'app.kubernetes.io/component': 'vpn-gateway', 'app.kubernetes.io/managed-by': 'tunnelwright' }, port: { port: 4789, protocol: 'UDP' } };
+  const killSwitchOf = (cni: VpnGatewayProps['cni']) => planRoute({ ...nordvpnGateway(), cni }, target).objects[1];
+
+  it('under cilium writes a CiliumNetworkPolicy: the cluster as an entity, kube-dns and the gateway by endpoint, default deny', () => {
+    expect(killSwitchOf('cilium')).toEqual({
+      apiVersion: 'cilium.io/v2',
+      kind: 'CiliumNetworkPolicy',
+      metadata: { name: 'sonarr-vpn-kill-switch', namespace: 'media', labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'tunnelwright.dev/component': 'kill-switch' } },
+      spec: {
+        endpointSelector: { matchLabels: { app: 'sonarr' } },
+        enableDefaultDeny: { egress: true, ingress: false },
+        egress: [
+          { toEntities: ['cluster'] },
+          { toCIDRSet: [{ cidr: '10.1.0.0/16' }, { cidr: '10.152.183.0/24' }, { cidr: '192.168.1.0/24' }] },
+          { toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': 'kube-system', 'k8s-app': 'kube-dns' } }], toPorts: [{ ports: [{ port: '53', protocol: 'UDP' }, { port: '53', protocol: 'TCP' }] }] },
+          { toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': 'vpn-gateway', 'app.kubernetes.io/name': 'vpn-gateway', 'app.kubernetes.io/component': 'vpn-gateway', 'app.kubernetes.io/managed-by': 'tunnelwright' } }], toPorts: [{ ports: [{ port: '4789', protocol: 'UDP' }] }] },
+        ],
+      },
+    });
+  });
+
+  it.each(['flannel', 'calico', 'kube-router', 'other', undefined] as const)('under %s keeps the plain NetworkPolicy', (cni) => {
+    expect(killSwitchOf(cni).kind).toBe('NetworkPolicy');
+  });
+
+  it.each<[string, Peer, boolean]>([
+    ['Prowlarr, a pod in the cluster (matched by identity, never by CIDR)', prowlarr, true],
+    ['kube-dns', kubeDns, true],
+    ['the gateway pod, by VXLAN', gateway, true],
+    ['a node of the cluster (the remote-node identity)', { ip: '192.168.1.11', managed: true, port: { port: 10250, protocol: 'TCP' } }, true],
+    ['a NAS on the LAN (no identity: matched by CIDR)', { ip: '192.168.1.50', managed: false, port: { port: 445, protocol: 'TCP' } }, true],
+    ['the world, outside the tunnel (1.1.1.1:443)', { ip: '1.1.1.1', managed: false, port: { port: 443, protocol: 'TCP' } }, false],
+    ['the world by IPv6 (2606:4700::1111:443)', { ip: '2606:4700::1111', managed: false, port: { port: 443, protocol: 'TCP' } }, false],
+  ])('under cilium a routed pod reaching %s: allowed %p', (_, peer, allowed) => {
+    expect(ciliumAllows(killSwitchOf('cilium'), peer)).toBe(allowed);
+  });
+
+  it('control: the plain NetworkPolicy (the route before the fix) under Cilium lets Sonarr reach kube-dns and the gateway only, not Prowlarr', () => {
+    const plain = killSwitchOf('other');
+    expect(ciliumAllows(plain, prowlarr)).toBe(false);
+    expect(ciliumAllows(plain, kubeDns)).toBe(true);
+    expect(ciliumAllows(plain, gateway)).toBe(true);
+    expect(ciliumAllows(plain, { ip: '1.1.1.1', managed: false, port: { port: 443, protocol: 'TCP' } })).toBe(false);
+  });
+
+  it('no egress rule of the cilium kill switch takes the world: no world or all entity, no CIDR that covers a default route', () => {
+    const egress = (killSwitchOf('cilium').spec as { egress: { toEntities?: string[]; toCIDRSet?: { cidr: string }[] }[] }).egress;
+    expect(egress.flatMap((r) => r.toEntities ?? [])).toEqual(['cluster']);
+    expect(egress.flatMap((r) => r.toCIDRSet ?? []).map((c) => parseCidr(c.cidr)!.prefix).every((p) => p > 0)).toBe(true);
+  });
+});
+
+describeWithSchemas('the cilium kill switch route() writes, against the CiliumNetworkPolicy schema', () => {
+  it('validates', () => {
+    const route = planRoute({ ...nordvpnGateway(), cni: 'cilium' }, { namespace: 'media', podLabels: { app: 'sonarr' }, name: 'sonarr' });
+    expect(route.objects.map((o) => o.kind)).toEqual(['ConfigMap', 'CiliumNetworkPolicy']);
+    expect(checkKubeObjects(route.objects, SCHEMA_DIR)).toEqual([]);
   });
 });
 

@@ -134,8 +134,8 @@ describe('planWireguardOverlayNode', () => {
   it.each([
     ['k0s', 'controller+worker', 'k0scontroller.service', ['/etc/k0s/k0s.yaml'], 'api:\n    address: 10.10.0.1\n    sans:\n      - 10.10.0.1\n  storage:\n    type: etcd\n    etcd:\n      peerAddress: 10.10.0.1\n'],
     ['k0s', 'worker', 'k0sworker.service', [], ''],
-    ['k3s', 'controller', 'k3s.service', ['/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml'], 'node-ip: 10.10.0.1\nadvertise-address: 10.10.0.1\ntls-san+:\n  - 10.10.0.1\n'],
-    ['k3s', 'worker', 'k3s-agent.service', ['/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml'], 'node-ip: 10.10.0.1\n'],
+    ['k3s', 'controller', 'k3s.service', ['/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml'], 'node-ip: 10.10.0.1\nflannel-iface: wg0\nadvertise-address: 10.10.0.1\ntls-san+:\n  - 10.10.0.1\n'],
+    ['k3s', 'worker', 'k3s-agent.service', ['/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml'], 'node-ip: 10.10.0.1\nflannel-iface: wg0\n'],
     ['kubeadm', 'worker', 'kubelet.service', ['/etc/default/kubelet', '/etc/sysconfig/kubelet'], 'KUBELET_EXTRA_ARGS=--node-ip=10.10.0.1\n# written by tunnelwright: register the overlay address\nKUBELET_EXTRA_ARGS=--node-ip=10.10.0.1\n'],
     ['kubeadm', 'controller', 'kubelet.service', ['/etc/default/kubelet', '/etc/sysconfig/kubelet', '/etc/kubernetes/tunnelwright-kubeadm.yaml'], 'certSANs:\n    - 10.10.0.1\n'],
   ] as const)('%s %s: orders %s after the interface and registers the node address', (distribution, role, unit, files, text) => {

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { Problem } from '../errors';
+import { isRecord, received } from './common';
+
+/**
+ * The cluster's CNI, for an overlay node: what carries pod traffic between nodes. Pod traffic rides the overlay only
+ * when the CNI sends it between the nodes' overlay addresses (an encapsulation whose outer addresses are the /32s in
+ * the peers' AllowedIPs) on the overlay interface.
+ * - `kube-router`: k0s's default (k0s `pkg/apis/k0s/v1beta1/network.go` DefaultNetwork: `provider: kuberouter`).
+ * - `calico`: k0s's other provider; Calico VXLAN.
+ * - `flannel`: k3s's embedded CNI (VXLAN).
+ * - `other`: a CNI tunnelwright does not configure (k0s `provider: custom`).
+ */
+export type OverlayCni = 'kube-router' | 'calico' | 'flannel' | 'other';
+
+/** @internal */
+export const overlayCniSchema = z.enum(['kube-router', 'calico', 'flannel', 'other']);
+/** @internal */
+export const k0sConfigSchema = z.record(z.string(), z.unknown());
+
+/** The CNI a distribution runs when none is named: k0s kube-router, k3s flannel, kubeadm none the library knows. */
+export function defaultCni(distribution: string): OverlayCni {
+  return distribution === 'k0s' ? 'kube-router' : distribution === 'k3s' ? 'flannel' : 'other';
+}
+
+/** Whether the library writes the CNI's settings into a file the distribution reads (else they go in `values.cni`). */
+export function cniOwnedByDistribution(distribution: string, cni: OverlayCni): boolean {
+  return (distribution === 'k0s' && cni !== 'other') || (distribution === 'k3s' && cni === 'flannel');
+}
+
+/**
+ * The keys of k0s.yaml's `spec` that tunnelwright sets (from the overlay), by path: a user's `k0sConfig` may not set
+ * them (the provider may be given when it names the same CNI as `cni`).
+ */
+export const K0S_OWNED_KEYS = [
+  'api.address', 'storage.etcd.peerAddress',
+  'network.kuberouter.autoMTU', 'network.kuberouter.mtu', 'network.kuberouter.extraArgs.enable-overlay', 'network.kuberouter.extraArgs.overlay-type',
+  'network.calico.mode', 'network.calico.mtu', 'network.calico.ipAutodetectionMethod',
+] as const;
+
+/** k0s's `spec.network.provider` for a CNI. */
+export function k0sProvider(cni: OverlayCni): string {
+  return cni === 'kube-router' ? 'kuberouter' : cni === 'calico' ? 'calico' : 'custom';
+}
+
+function at(obj: unknown, path: string): unknown {
+  let node = obj;
+  for (const part of path.split('.')) {
+    if (!isRecord(node)) return undefined;
+    node = node[part];
+  }
+  return node;
+}
+
+/**
+ * Checks of the CNI beside the distribution (and of a user's k0s.yaml spec), at `prefix` ('' for a node, the mesh's
+ * own keys for a mesh). Problems for combinations that cannot work; warnings where the library hands the CNI's
+ * settings in `values.cni` because it does not own the file the CNI reads.
+ */
+export function checkOverlayCni(input: Record<string, unknown>, distribution: string, problems: Problem[], warnings: Problem[], valuesAt: string, carriesPods = true): void {
+  const cni = (typeof input.cni === 'string' ? input.cni : defaultCni(distribution)) as OverlayCni;
+  if (distribution === 'k0s' && cni === 'flannel') {
+    problems.push({ path: 'cni', code: 'cni', message: 'k0s runs kube-router or Calico (spec.network.provider kuberouter, calico or custom), not flannel: choose cni \'kube-router\' or \'calico\', or \'other\' for a CNI you install yourself (provider custom)' });
+  } else if (carriesPods && !cniOwnedByDistribution(distribution, cni)) {
+    const how = cni === 'other'
+      ? 'tunnelwright does not know this CNI and configures none: make it encapsulate pod traffic between the nodes\' overlay addresses on the overlay interface, with an MTU inside the overlay\'s (the peers\' AllowedIPs hold only their /32s: a plain route to a pod CIDR via a peer is dropped)'
+      : `${distribution} does not install ${cni} itself, so tunnelwright cannot write its settings: pass ${valuesAt}.values.cni.${cni === 'kube-router' ? 'kubeRouter' : cni} (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface`;
+    warnings.push({ path: 'cni', code: 'cni-values', message: how });
+  }
+  if (input.k0sConfig !== undefined) {
+    if (distribution !== 'k0s') {
+      problems.push({ path: 'k0sConfig', code: 'distribution', message: `k0sConfig is k0s.yaml's spec; the distribution is ${JSON.stringify(distribution)}` });
+      return;
+    }
+    const user = input.k0sConfig;
+    for (const key of K0S_OWNED_KEYS) {
+      if (at(user, key) !== undefined) problems.push({ path: `k0sConfig.${key}`, code: 'k0s-owned', message: `tunnelwright sets ${key} from the overlay (cni ${JSON.stringify(cni)}): leave it out of k0sConfig` });
+    }
+    const provider = at(user, 'network.provider');
+    if (provider !== undefined && provider !== k0sProvider(cni)) {
+      problems.push({ path: 'k0sConfig.network.provider', code: 'cni', message: `expected ${JSON.stringify(k0sProvider(cni))} (cni ${JSON.stringify(cni)}), ${received(provider)}: name the CNI with cni instead` });
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import { k0sProvider, OverlayCni } from '../model/cni';
+import { isRecord } from '../model/common';
+
+/** IPIP's overhead (an outer IPv4 header): kube-router's tunnels between node addresses. */
+export const IPIP_OVERHEAD = 20;
+/** VXLAN's overhead over IPv4 (flannel pkg/backend/vxlan/device.go:63 subtracts 50 from the interface MTU; Calico the same). */
+export const CNI_VXLAN_OVERHEAD = 50;
+
+/**
+ * k0s.yaml's `spec.network` for pod traffic over the overlay.
+ *
+ * kube-router: its default overlay type `subnet` (kube-router pkg/options/options.go:123, :247) tunnels only to nodes
+ * in another subnet; all overlay addresses share one, so it installs a plain route `podCIDR via <peer's overlay
+ * address>` (pkg/controllers/routing/network_routes_controller.go:680-740, `sameSubnet`), which WireGuard drops (the
+ * destination is outside the peer's AllowedIPs, its /32). `--overlay-type=full` with `--enable-overlay` makes an IPIP
+ * tunnel to every node (`shouldCreateTunnel`, :673-686) between node addresses, which are in AllowedIPs. k0s passes
+ * `kuberouter.extraArgs` over its own args (k0s pkg/component/controller/kuberouter.go:140, `args.Merge`). The IPIP
+ * device takes the overlay's MTU less 20; kube-router's auto-mtu sets kube-bridge to the node interface's MTU
+ * (pkg/utils/node.go:184 GetNodeMTU, network_routes_controller.go:413) without that 20, so the MTU is set outright
+ * (k0s: `mtu` needs `autoMTU: false`, pkg/apis/k0s/v1beta1/kuberouter.go:16).
+ *
+ * Calico: VXLAN between the addresses Calico autodetects on the overlay interface (`ipAutodetectionMethod:
+ * interface=<name>`, k0s pkg/apis/k0s/v1beta1/calico.go), with the MTU 50 below the overlay's (k0s's default 1450 is
+ * above a 1420 wg0).
+ */
+export function k0sNetwork(cni: OverlayCni, iface: string, overlayMtu: number | undefined): Record<string, unknown> {
+  switch (cni) {
+    case 'kube-router':
+      return {
+        provider: 'kuberouter',
+        kuberouter: {
+          ...(overlayMtu !== undefined ? { autoMTU: false, mtu: overlayMtu - IPIP_OVERHEAD } : {}),
+          extraArgs: { 'enable-overlay': 'true', 'overlay-type': 'full' },
+        },
+      };
+    case 'calico':
+      return { provider: 'calico', calico: { mode: 'vxlan', ipAutodetectionMethod: `interface=${iface}`, ...(overlayMtu !== undefined ? { mtu: overlayMtu - CNI_VXLAN_OVERHEAD } : {}) } };
+    default:
+      return { provider: k0sProvider(cni) };
+  }
+}
+
+/**
+ * k3s's flannel: `flannel-iface` names the overlay interface. Without it k3s hands flannel no interface and flannel
+ * takes the default gateway's (k3s pkg/agent/flannel/flannel.go LookupExtIface: `iface == nil` →
+ * `ip.GetDefaultGatewayIface()`), so its VXLAN runs on the internet NIC. flannel's VXLAN MTU is the interface's less 50
+ * (flannel pkg/backend/vxlan/vxlan.go:124 takes the interface MTU, device.go:63 subtracts 50): on the overlay interface
+ * it fits inside the overlay by itself.
+ */
+export function k3sFlannel(iface: string): Record<string, unknown> {
+  return { 'flannel-iface': iface };
+}
+
+/**
+ * A CNI's settings for the user to hand to its install (the library does not own its file), in `values.cni`: the
+ * interface, the encapsulation and the MTU, by the CNI's own names.
+ */
+export function cniValues(cni: OverlayCni, iface: string, overlayMtu: number | undefined): Record<string, unknown> | undefined {
+  const vxlanMtu = overlayMtu !== undefined ? overlayMtu - CNI_VXLAN_OVERHEAD : undefined;
+  switch (cni) {
+    case 'flannel':
+      // flannel's `--iface` flag (flannel main.go:121); the MTU follows the interface (−50).
+      return { flannel: { interface: iface, args: [`--iface=${iface}`], ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}) } };
+    case 'calico':
+      // The Tigera operator's Installation: spec.calicoNetwork.
+      return { calico: { interface: iface, calicoNetwork: { nodeAddressAutodetectionV4: { interface: iface }, ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}), ipPools: [{ encapsulation: 'VXLAN' }] } } };
+    case 'kube-router':
+      return { kubeRouter: { interface: iface, args: ['--enable-overlay=true', '--overlay-type=full'], ...(overlayMtu !== undefined ? { mtu: overlayMtu - IPIP_OVERHEAD } : {}) } };
+    default:
+      return undefined;
+  }
+}
+
+/** Merges a user's k0s.yaml spec under the library's: the library's keys win (the model refuses a user value for them), SANs are the union. */
+export function mergeK0sSpec(user: Record<string, unknown> | undefined, ours: Record<string, unknown>): Record<string, unknown> {
+  if (!user) return ours;
+  const merge = (a: unknown, b: unknown, path: string): unknown => {
+    if (path === 'api.sans' && Array.isArray(a) && Array.isArray(b)) return [...new Set([...a, ...b])];
+    if (isRecord(a) && isRecord(b)) {
+      const out: Record<string, unknown> = { ...a };
+      for (const [k, v] of Object.entries(b)) out[k] = k in a ? merge(a[k], v, path ? `${path}.${k}` : k) : v;
+      return out;
+    }
+    return b;
+  };
+  return merge(structuredClone(user), ours, '') as Record<string, unknown>;
+}
+

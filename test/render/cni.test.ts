@@ -1,0 +1,107 @@
+import { parse } from 'yaml';
+import { planWireguardMesh, planWireguardOverlayNode, ValidationError, WireguardOverlayNodeProps } from '../../src';
+import { siteA, threeNodeMesh } from '../helpers/fixtures';
+import { thrown } from '../helpers/thrown';
+
+type Props = Partial<WireguardOverlayNodeProps> & Record<string, unknown>;
+const node = (extra: Props) => planWireguardOverlayNode({ ...siteA(), ...extra } as WireguardOverlayNodeProps);
+const fileOf = (plan: ReturnType<typeof node>, path: string) => plan.hosts[0].files.find((f) => f.path === path)?.content;
+const k0sSpec = (plan: ReturnType<typeof node>) => (parse(fileOf(plan, '/etc/k0s/k0s.yaml')!) as { spec: Record<string, unknown> }).spec;
+const codes = (plan: { warnings: { path: string; code: string }[] }) => plan.warnings.filter((w) => w.path === 'cni').map((w) => w.code);
+
+describe('the CNI beside the overlay (wg0, MTU 1420)', () => {
+  it('k0s with kube-router (its default): IPIP between node addresses for every node (overlay-type full), the MTU 20 below wg0', () => {
+    const plan = node({});
+    expect(k0sSpec(plan).network).toEqual({ provider: 'kuberouter', kuberouter: { autoMTU: false, mtu: 1400, extraArgs: { 'enable-overlay': 'true', 'overlay-type': 'full' } } });
+    expect(codes(plan)).toEqual([]);
+    expect(plan.values.cni).toBeUndefined();
+  });
+
+  it('k0s with kube-router and no known MTU leaves kube-router\'s auto-mtu on', () => {
+    const { mtu: _m, ...iface } = siteA().wireguard[0];
+    expect(k0sSpec(node({ wireguard: [iface] })).network).toEqual({ provider: 'kuberouter', kuberouter: { extraArgs: { 'enable-overlay': 'true', 'overlay-type': 'full' } } });
+  });
+
+  it('k0s with Calico: VXLAN between the addresses Calico finds on wg0, the MTU 50 below it', () => {
+    expect(k0sSpec(node({ cni: 'calico' })).network).toEqual({ provider: 'calico', calico: { mode: 'vxlan', ipAutodetectionMethod: 'interface=wg0', mtu: 1370 } });
+  });
+
+  it('k0s with a CNI of your own: provider custom, and a warning that nothing is configured', () => {
+    const plan = node({ cni: 'other' });
+    expect(k0sSpec(plan).network).toEqual({ provider: 'custom' });
+    expect(plan.warnings.find((w) => w.path === 'cni')!.message).toBe("tunnelwright does not know this CNI and configures none: make it encapsulate pod traffic between the nodes' overlay addresses on the overlay interface, with an MTU inside the overlay's (the peers' AllowedIPs hold only their /32s: a plain route to a pod CIDR via a peer is dropped)");
+  });
+
+  it.each(['controller', 'worker', 'controller+worker'] as const)('k3s %s: flannel\'s VXLAN on wg0 (flannel-iface), no warning', (role) => {
+    const plan = node({ distribution: 'k3s', role });
+    expect(parse(fileOf(plan, '/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml')!)['flannel-iface']).toBe('wg0');
+    expect(codes(plan)).toEqual([]);
+  });
+
+  it.each<[string, Props, Record<string, unknown>, string]>([
+    ['kubeadm with flannel', { distribution: 'kubeadm', cni: 'flannel' }, { flannel: { interface: 'wg0', args: ['--iface=wg0'], mtu: 1370 } }, 'kubeadm does not install flannel itself, so tunnelwright cannot write its settings: pass plan.values.cni.flannel (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
+    ['kubeadm with Calico', { distribution: 'kubeadm', cni: 'calico' }, { calico: { interface: 'wg0', calicoNetwork: { nodeAddressAutodetectionV4: { interface: 'wg0' }, mtu: 1370, ipPools: [{ encapsulation: 'VXLAN' }] } } }, 'kubeadm does not install calico itself, so tunnelwright cannot write its settings: pass plan.values.cni.calico (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
+    ['kubeadm with kube-router', { distribution: 'kubeadm', cni: 'kube-router' }, { kubeRouter: { interface: 'wg0', args: ['--enable-overlay=true', '--overlay-type=full'], mtu: 1400 } }, 'kubeadm does not install kube-router itself, so tunnelwright cannot write its settings: pass plan.values.cni.kubeRouter (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
+    ['k3s with Calico (flannel-backend none)', { distribution: 'k3s', cni: 'calico' }, { calico: { interface: 'wg0', calicoNetwork: { nodeAddressAutodetectionV4: { interface: 'wg0' }, mtu: 1370, ipPools: [{ encapsulation: 'VXLAN' }] } } }, 'k3s does not install calico itself, so tunnelwright cannot write its settings: pass plan.values.cni.calico (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
+  ])('%s: the CNI\'s settings in values.cni, with a warning', (_n, extra, values, message) => {
+    const plan = node(extra);
+    expect(plan.values.cni).toEqual(values);
+    expect(plan.warnings.filter((w) => w.path === 'cni')).toEqual([{ path: 'cni', code: 'cni-values', message }]);
+  });
+
+  it('k3s with Calico writes no flannel-iface (flannel is off)', () => {
+    expect(fileOf(node({ distribution: 'k3s', cni: 'calico' }), '/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml')).not.toContain('flannel-iface');
+  });
+});
+
+describe('refused CNI and k0s.yaml settings', () => {
+  it.each<[string, Props, { path: string; code: string; message: string }[]]>([
+    ['k0s with flannel', { cni: 'flannel' }, [{ path: 'cni', code: 'cni', message: "k0s runs kube-router or Calico (spec.network.provider kuberouter, calico or custom), not flannel: choose cni 'kube-router' or 'calico', or 'other' for a CNI you install yourself (provider custom)" }]],
+    ['an unknown CNI', { cni: 'weave' as never }, [{ path: 'cni', code: 'enum', message: 'expected one of "kube-router"|"calico"|"flannel"|"other", received "weave"' }]],
+    ['k0sConfig beside k3s', { distribution: 'k3s', k0sConfig: { api: { externalAddress: 'k8s.example.test' } } }, [{ path: 'k0sConfig', code: 'distribution', message: 'k0sConfig is k0s.yaml\'s spec; the distribution is "k3s"' }]],
+    ['k0sConfig setting the keys the overlay sets', { k0sConfig: { api: { address: '192.0.2.1' }, storage: { etcd: { peerAddress: '192.0.2.1' } }, network: { kuberouter: { mtu: 1500, extraArgs: { 'overlay-type': 'subnet' } } } } }, [
+      { path: 'k0sConfig.api.address', code: 'k0s-owned', message: 'tunnelwright sets api.address from the overlay (cni "kube-router"): leave it out of k0sConfig' },
+      { path: 'k0sConfig.network.kuberouter.extraArgs.overlay-type', code: 'k0s-owned', message: 'tunnelwright sets network.kuberouter.extraArgs.overlay-type from the overlay (cni "kube-router"): leave it out of k0sConfig' },
+      { path: 'k0sConfig.network.kuberouter.mtu', code: 'k0s-owned', message: 'tunnelwright sets network.kuberouter.mtu from the overlay (cni "kube-router"): leave it out of k0sConfig' },
+      { path: 'k0sConfig.storage.etcd.peerAddress', code: 'k0s-owned', message: 'tunnelwright sets storage.etcd.peerAddress from the overlay (cni "kube-router"): leave it out of k0sConfig' },
+    ]],
+    ['k0sConfig naming another provider than cni', { cni: 'calico', k0sConfig: { network: { provider: 'kuberouter' } } }, [{ path: 'k0sConfig.network.provider', code: 'cni', message: 'expected "calico" (cni "calico"), received "kuberouter": name the CNI with cni instead' }]],
+  ])('refuses %s', (_n, extra, problems) => {
+    const error = thrown(() => node(extra)) as ValidationError;
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.problems).toEqual(problems);
+  });
+});
+
+describe('your k0s.yaml settings beside the library\'s', () => {
+  it('keeps your keys, takes the union of the SANs, and sets the overlay\'s', () => {
+    const spec = k0sSpec(node({ k0sConfig: { api: { externalAddress: 'k8s.example.test', sans: ['k8s.example.test', '10.10.0.1'] }, network: { podCIDR: '10.244.0.0/16', provider: 'kuberouter', kuberouter: { metricsPort: 9090 } }, telemetry: { enabled: false } } }));
+    expect(spec).toEqual({
+      api: { externalAddress: 'k8s.example.test', sans: ['k8s.example.test', '10.10.0.1'], address: '10.10.0.1' },
+      storage: { type: 'etcd', etcd: { peerAddress: '10.10.0.1' } },
+      network: { podCIDR: '10.244.0.0/16', provider: 'kuberouter', kuberouter: { metricsPort: 9090, autoMTU: false, mtu: 1400, extraArgs: { 'enable-overlay': 'true', 'overlay-type': 'full' } } },
+      telemetry: { enabled: false },
+    });
+  });
+});
+
+describe('WireguardMesh and the CNI', () => {
+  it('writes the CNI into every controller\'s k0s.yaml (Calico on the mesh\'s interface) and hands nothing to workers', () => {
+    const plan = planWireguardMesh({ ...threeNodeMesh(), underlayMtu: 1500, cni: 'calico', k0sConfig: { api: { externalAddress: 'k8s.example.test' } } });
+    const k0s = plan.nodes['site-a'].host.files.find((f) => f.path === '/etc/k0s/k0s.yaml')!.content;
+    expect((parse(k0s) as { spec: Record<string, unknown> }).spec).toMatchObject({ api: { externalAddress: 'k8s.example.test' }, network: { provider: 'calico', calico: { mode: 'vxlan', ipAutodetectionMethod: 'interface=wg0', mtu: 1390 } } });
+    expect(plan.nodes['site-b'].host.files.some((f) => f.path === '/etc/k0s/k0s.yaml')).toBe(false);
+  });
+
+  it('k3s mesh: every node\'s flannel on the mesh interface; k0s with flannel refused at the mesh\'s cni', () => {
+    const plan = planWireguardMesh({ ...threeNodeMesh(), distribution: 'k3s', interfaceName: 'wg-mesh' });
+    for (const n of ['site-a', 'site-b', 'site-c']) expect(plan.nodes[n].host.files.find((f) => f.path === '/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml')!.content).toContain('flannel-iface: wg-mesh\n');
+    expect((thrown(() => planWireguardMesh({ ...threeNodeMesh(), cni: 'flannel' })) as ValidationError).problems.map((p) => `${p.path} ${p.code}`)).toEqual(['cni cni']);
+  });
+
+  it('kubeadm mesh: a warning naming where each node\'s CNI settings are', () => {
+    const plan = planWireguardMesh({ ...threeNodeMesh(), distribution: 'kubeadm', cni: 'flannel', mtu: 1420 });
+    expect(plan.warnings.filter((w) => w.path === 'cni').map((w) => w.message)).toEqual(['kubeadm does not install flannel itself, so tunnelwright cannot write its settings: pass plan.nodes[<node>].values.cni.flannel (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface']);
+    expect(plan.nodes['site-b'].values.cni).toEqual({ flannel: { interface: 'wg0', args: ['--iface=wg0'], mtu: 1370 } });
+  });
+});
