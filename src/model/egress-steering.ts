@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
-  asArray, Cidr, locatedCidrs, cidrSchema, clusterSchema, isRecord, parseWith, received, SecretSource, secretSourceSchema, sortProblems,
+  asArray, Cidr, locatedCidrs, cidrSchema, clusterSchema, isRecord, parseWith, redactProblems, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
 import { checkInterfaceName } from './kill-switch';
@@ -268,7 +268,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
     }
     if (isRecord(t) && t.type === 'openvpn' && typeof t.remote === 'string' && !parseEndpoint(t.remote)) push('tunnel.remote', 'endpoint', `expected host:port, ${received(t.remote)}`);
   }
-  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }
 
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
-  Cidr, locatedCidrs, cidrSchema, clusterSchema, intInRange, ipSchema, isRecord, parseWith, portSchema, received, SecretKeyRef, secretKeyRefSchema, sortProblems,
+  Cidr, locatedCidrs, cidrSchema, clusterSchema, intInRange, ipSchema, isRecord, parseWith, redactProblems, portSchema, received, SecretKeyRef, secretKeyRefSchema, sortProblems,
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
 import { isDnsLabel } from './labels';
@@ -272,7 +272,8 @@ function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | 
       if (!Array.isArray(input.serverNames) || input.serverNames.length !== 1) push('serverNames', 'required', 'private internet access port forwarding over custom needs exactly one server name (the server of your WireGuard config)');
     }
   } else {
-    if (!row.nativePortForwarding.includes(vpnType as 'wireguard' | 'openvpn')) push('portForwarding', 'no-port-forwarding', `${row.gluetunName} has no port forwarding over ${vpnType} in gluetun${row.gluetunName === 'private internet access' ? '' : ' (ProtonVPN does; PIA via custom WireGuard or OpenVPN)'}`);
+    // An unknown vpnType is the schema's to report: this check names only the two it knows.
+    if ((vpnType === 'wireguard' || vpnType === 'openvpn') && !row.nativePortForwarding.includes(vpnType)) push('portForwarding', 'no-port-forwarding', `${row.gluetunName} has no port forwarding over ${vpnType} in gluetun${row.gluetunName === 'private internet access' ? '' : ' (ProtonVPN does; PIA via custom WireGuard or OpenVPN)'}`);
     if (provider !== undefined && provider !== row.gluetunName) push('portForwarding.provider', 'provider', `only with custom: ${row.gluetunName} forwards ports itself, ${received(pf.provider)}`);
     if (pf.credentialsSecret !== undefined) push('portForwarding.credentialsSecret', 'forbidden', 'only for private internet access port forwarding over custom');
   }
@@ -327,5 +328,5 @@ export function checkVpnGateway(input: unknown): { problems: Problem[]; warnings
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   if (isRecord(input)) checkGateway(input, problems);
   const warnings = isRecord(input) ? ipv6Warnings(input) : [];
-  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }
