@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { joinPath, Problem } from '../errors';
-import { Located, parseCidr, ParsedCidr, parseIp } from './net';
+import { formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
 import { SecretLook, secretLook } from './secret-look';
 
 export { secretLook } from './secret-look';
@@ -87,8 +87,35 @@ function custom(ctx: z.RefinementCtx, code: string, message: string): void {
 
 /** @internal */
 export const cidrSchema = z.string().superRefine((v, ctx) => {
-  if (!parseCidr(v)) custom(ctx, 'cidr', `expected a CIDR such as 10.0.0.0/24, ${received(v)}`);
+  if (!parseCidr(v)) custom(ctx, 'cidr', cidrMessage(v));
 });
+
+/** Why a string is no CIDR: a prefix out of range, a missing prefix, or not one at all. */
+function cidrMessage(v: string): string {
+  const m = /^([^/]+)\/(\d+)$/.exec(v);
+  const ip = parseIp(m ? m[1] : v);
+  if (m && ip) {
+    const bits = ip.family === 4 ? 32 : 128;
+    return `expected a prefix length from 0 to ${bits} for an IPv${ip.family} address, ${received(v)}: /${m[2]} is out of range`;
+  }
+  if (ip) return `expected a CIDR with its prefix length such as ${v}/${ip.family === 4 ? 24 : 64}, ${received(v)} (a bare address)`;
+  return `expected a CIDR such as 10.0.0.0/24, ${received(v)}`;
+}
+
+/**
+ * A network CIDR (a route, a cluster range, an ipBlock): the address is the network's own. `10.42.0.1/16` is
+ * refused with the network it names: iptables and ipBlock would take it, and silently mean 10.42.0.0/16.
+ * @internal
+ */
+export const networkCidrSchema = z.string().superRefine((v, ctx) => {
+  const c = parseCidr(v);
+  if (!c) custom(ctx, 'cidr', cidrMessage(v));
+  else if (c.address !== c.start) custom(ctx, 'host-bits', `expected a network address, ${received(v)}, which has host bits set: did you mean ${formatCidr(c.start, c.prefix, c.family)}?`);
+});
+
+function formatCidr(start: bigint, prefix: number, family: ParsedCidr['family']): string {
+  return `${formatIp(family, start)}/${prefix}`;
+}
 
 /** @internal */
 export const ipSchema = z.string().superRefine((v, ctx) => {

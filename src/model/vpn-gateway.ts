@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
-  Cidr, locatedCidrs, cidrSchema, clusterSchema, intInRange, ipSchema, isRecord, parseWith, redactProblems, portSchema, received, SecretKeyRef, secretKeyRefSchema, sortProblems,
+  Cidr, locatedCidrs, cidrSchema, networkCidrSchema, clusterSchema, intInRange, ipSchema, isRecord, parseWith, redactProblems, portSchema, received, SecretKeyRef, secretKeyRefSchema, sortProblems,
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
 import { isDnsLabel } from './labels';
 import { cidrContainsIp, findOverlaps, parseCidr, parseIp } from './net';
-import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, PROVIDER_ALIASES, providerName, PROVIDERS, ProviderRow } from './vpn-providers';
+import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, nearestProvider, PROVIDER_ALIASES, providerName, PROVIDERS, ProviderRow } from './vpn-providers';
 
 /** OpenVPN credentials in a Secret: user and password keys. */
 export interface CredentialsSecretRef {
@@ -128,8 +128,8 @@ export const vpnGatewaySchema = z.strictObject({
   cluster: clusterSchema.optional(),
   name: z.string().optional(),
   namespace: z.string().optional(),
-  clusterCidrs: z.array(cidrSchema),
-  nodeCidrs: z.array(cidrSchema),
+  clusterCidrs: z.array(networkCidrSchema),
+  nodeCidrs: z.array(networkCidrSchema),
   clusterDnsIp: ipSchema.optional(),
   clusterDomain: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, { message: 'expected a DNS domain such as cluster.local' }).max(253).optional(),
   vpnProvider: z.string(),
@@ -184,7 +184,8 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
   const providerText = typeof input.vpnProvider === 'string' ? input.vpnProvider : undefined;
   const row = providerText !== undefined ? providerRow(providerText) : undefined;
   if (providerText !== undefined && !row) {
-    push('vpnProvider', 'provider', `expected one of ${Object.keys(PROVIDERS).map((p) => JSON.stringify(p)).join(', ')} (or ${Object.keys(PROVIDER_ALIASES).map((a) => JSON.stringify(a)).join(', ')}), ${received(providerText)}`);
+    const near = nearestProvider(providerText);
+    push('vpnProvider', 'provider', `expected one of ${Object.keys(PROVIDERS).map((p) => JSON.stringify(p)).join(', ')} (or ${Object.keys(PROVIDER_ALIASES).map((a) => JSON.stringify(a)).join(', ')}), ${received(providerText)}${near ? `: did you mean ${JSON.stringify(near)}?` : ''}`);
   }
   for (const key of ['name', 'namespace'] as const) {
     if (typeof input[key] === 'string' && !isDnsLabel(input[key] as string)) push(key, key, `expected a DNS label (lowercase letters, digits and "-", ≤ 63 characters), ${received(input[key])}`);

@@ -15,7 +15,7 @@ describe('WireguardMesh validation', () => {
   });
 
   const cases: [string, (p: Props) => void, Problem[]][] = [
-    ['fails on a network that is not a CIDR', (p) => { p.network = '10.10.0.0'; }, [{ path: 'network', code: 'cidr', message: 'expected a CIDR such as 10.0.0.0/24, received "10.10.0.0"' }]],
+    ['fails on a network that is not a CIDR', (p) => { p.network = '10.10.0.0'; }, [{ path: 'network', code: 'cidr', message: 'expected a CIDR with its prefix length such as 10.10.0.0/24, received "10.10.0.0" (a bare address)' }]],
     ['fails on a network with host bits', (p) => { p.network = '10.10.0.1/24'; }, [{ path: 'network', code: 'network', message: 'expected a network address such as 10.10.0.0/24, received "10.10.0.1/24"' }]],
     ['fails on an address outside the network', (p) => { p.nodes[2].address = '10.20.0.3'; }, [{ path: 'nodes[2].address', code: 'outside-network', message: 'expected an address inside 10.10.0.0/24, received "10.20.0.3"' }]],
     ['fails on an address with another prefix', (p) => { p.nodes[2].address = '10.10.0.3/16'; }, [{ path: 'nodes[2].address', code: 'prefix', message: 'expected the network\'s prefix /24 (or a bare address), received "10.10.0.3/16"' }]],
