@@ -239,6 +239,8 @@ export function secretValueProblems(input: unknown): Problem[] {
   const seen = new Set<object>();
   const visit = (v: unknown, path: PropertyKey[]): void => {
     if (typeof v === 'string') {
+      // A lone UTF-16 surrogate has no UTF-8 form: every file, URL and manifest it reached would fail to encode.
+      if (!isWellFormedText(v)) out.push({ path: joinPath(path), code: 'unicode', message: 'expected text without lone UTF-16 surrogates (it has no UTF-8 form, so no file or manifest could hold it)' });
       const look = secretLook(v);
       const last = path[path.length - 1];
       if (look && !(typeof last === 'string' && KEY_FIELDS.test(last))) out.push(secretProblem(joinPath(path), look, 'this looks like'));
@@ -261,6 +263,10 @@ export function secretValueProblems(input: unknown): Problem[] {
   };
   visit(input, []);
   return out;
+}
+
+function isWellFormedText(s: string): boolean {
+  return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
 }
 
 function secretProblem(path: string, look: SecretLook, lead: string): Problem {

@@ -1,4 +1,4 @@
-import { checkClaims, validateEgressSteering, validateKillSwitch, validateVpnGateway, validateWireguardOverlayNode, vpnGatewayClaims } from '../../src';
+import { checkClaims, planWireguardOverlayNode, validateEgressSteering, validateKillSwitch, validateVpnGateway, validateWireguardOverlayNode, ValidationError, vpnGatewayClaims } from '../../src';
 import { nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA } from '../helpers/fixtures';
 
 const PROVIDERS_TEXT = 'expected one of "nordvpn", "protonvpn", "mullvad", "surfshark", "ivpn", "windscribe", "airvpn", "fastestvpn", "private internet access", "custom" (or "pia")';
@@ -29,5 +29,19 @@ describe('errors that say what to do', () => {
       [{ path: 'eu:vxlanId', code: 'claimed-twice', message: 'VXLAN id 7 in cluster "default" is already claimed by us:vxlanId: set a different `vxlanId` (1 to 16777215) on one of the two gateways: each gateway of a cluster needs its own' }]],
   ])('%s', (_name, run, expected) => {
     expect(run()).toEqual(expected);
+  });
+});
+
+describe('text that cannot be encoded', () => {
+  it.each([
+    ['a lone high surrogate in a key URL', '\ud800'],
+    ['a lone low surrogate in a key URL', '\udc00'],
+  ])('%s is a ValidationError, never a URIError', (_name, bad) => {
+    const props = { ...siteA(), wireguard: [{ ...siteA().wireguard[0], privateKeyFrom: { url: `https://vault.example.test/${bad}` } }] };
+    expect(validateWireguardOverlayNode(props)).toEqual([{ path: 'wireguard[0].privateKeyFrom.url', code: 'unicode', message: 'expected text without lone UTF-16 surrogates (it has no UTF-8 form, so no file or manifest could hold it)' }]);
+    expect(() => planWireguardOverlayNode(props)).toThrow(ValidationError);
+  });
+  it('a surrogate pair (an emoji) is text like any other (the control)', () => {
+    expect(validateWireguardOverlayNode({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], privateKeyFrom: { url: 'https://vault.example.test/\ud83d\ude00' } }] })).toEqual([]);
   });
 });
