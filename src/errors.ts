@@ -1,3 +1,5 @@
+import { secretLook } from './model/secret-look';
+
 /**
  * One thing wrong with the props, located by a path into the props as the user wrote them.
  *
@@ -39,6 +41,8 @@ export function joinPath(segments: readonly PropertyKey[]): string {
   let out = '';
   for (const s of segments) {
     if (typeof s === 'number') out += `[${s}]`;
+    // A key that looks like a secret (a token pasted as a label key) is named by what it looks like, never shown.
+    else if (secretLook(s)) out += `[(a key that looks like ${secretLook(s)!.what}, not shown)]`;
     else if (typeof s === 'string' && /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(s)) out += out ? `.${s}` : s;
     else out += `[${JSON.stringify(String(s))}]`;
   }

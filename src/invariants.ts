@@ -13,6 +13,8 @@ export interface Claim {
   readonly what: string;
   /** The claim also covers every key below it (`…/egress/vpn` covers `…/egress/vpn/ns/media`). */
   readonly covers?: boolean;
+  /** What to do about a clash, appended to its message: `set a different \`vxlanId\` on one of them`. @default - none */
+  readonly remedy?: string;
 }
 
 /** The claims of one construct, with its path (cdk8s node path or Pulumi name). */
@@ -30,7 +32,7 @@ export function checkClaims(sets: readonly ClaimSet[]): Problem[] {
   const problems: Problem[] = [];
   const clash = (construct: string, claim: Claim, seen: { construct: string; claim: Claim }) => {
     if (seen.construct === construct && seen.claim.path === claim.path) return;
-    problems.push({ path: `${construct}:${claim.path}`, code: 'claimed-twice', message: `${claim.what} is already claimed by ${seen.construct}:${seen.claim.path}` });
+    problems.push({ path: `${construct}:${claim.path}`, code: 'claimed-twice', message: `${claim.what} is already claimed by ${seen.construct}:${seen.claim.path}${claim.remedy ? `: ${claim.remedy}` : ''}` });
   };
   // Keys below each key, for covering claims that come after them.
   const below = new Map<string, { construct: string; claim: Claim }[]>();

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { joinPath, Problem } from '../errors';
-import { Located, parseCidr, ParsedCidr, parseIp } from './net';
+import { formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
+import { SecretLook, secretLook } from './secret-look';
+
+export { secretLook } from './secret-look';
+export type { SecretLook } from './secret-look';
 
 /** A CIDR block such as `10.42.0.0/16` (or, where an interface address is meant, `10.10.0.1/24`). */
 export type Cidr = string;
@@ -44,15 +48,22 @@ export function durationSeconds(text: string): number | undefined {
  */
 export const KEY_FIELD_MESSAGE = 'expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: key fields are never echoed)';
 
-/** Quotes a received value for a message: any value at all, and never a whole object or a huge string. */
+/** Quotes a received value for a message: any value at all, and never a whole object, a huge string or a secret. */
 export function received(value: unknown): string {
-  return `received ${describeValue(value)}`;
+  const look = secretLook(value);
+  return look ? `received ${notShown(look)}` : `received ${describeValue(value)}`;
+}
+
+/** A secret-looking value as a message names it: what it looks like and where it belongs, never the value. */
+export function notShown(look: SecretLook): string {
+  return `a value that looks like ${look.what} (not shown; ${look.where})`;
 }
 
 /** A value as a message shows it: primitives quoted (long strings cut), objects and the rest by their kind only. */
 export function describeValue(value: unknown): string {
   switch (typeof value) {
     case 'string':
+      if (secretLook(value)) return `a value that looks like ${secretLook(value)!.what} (not shown)`;
       return value.length > 120 ? `${JSON.stringify(value.slice(0, 60))}… (${value.length} characters)` : JSON.stringify(value);
     case 'number':
     case 'boolean':
@@ -76,8 +87,35 @@ function custom(ctx: z.RefinementCtx, code: string, message: string): void {
 
 /** @internal */
 export const cidrSchema = z.string().superRefine((v, ctx) => {
-  if (!parseCidr(v)) custom(ctx, 'cidr', `expected a CIDR such as 10.0.0.0/24, ${received(v)}`);
+  if (!parseCidr(v)) custom(ctx, 'cidr', cidrMessage(v));
 });
+
+/** Why a string is no CIDR: a prefix out of range, a missing prefix, or not one at all. */
+function cidrMessage(v: string): string {
+  const m = /^([^/]+)\/(\d+)$/.exec(v);
+  const ip = parseIp(m ? m[1] : v);
+  if (m && ip) {
+    const bits = ip.family === 4 ? 32 : 128;
+    return `expected a prefix length from 0 to ${bits} for an IPv${ip.family} address, ${received(v)}: /${m[2]} is out of range`;
+  }
+  if (ip) return `expected a CIDR with its prefix length such as ${v}/${ip.family === 4 ? 24 : 64}, ${received(v)} (a bare address)`;
+  return `expected a CIDR such as 10.0.0.0/24, ${received(v)}`;
+}
+
+/**
+ * A network CIDR (a route, a cluster range, an ipBlock): the address is the network's own. `10.42.0.1/16` is
+ * refused with the network it names: iptables and ipBlock would take it, and silently mean 10.42.0.0/16.
+ * @internal
+ */
+export const networkCidrSchema = z.string().superRefine((v, ctx) => {
+  const c = parseCidr(v);
+  if (!c) custom(ctx, 'cidr', cidrMessage(v));
+  else if (c.address !== c.start) custom(ctx, 'host-bits', `expected a network address, ${received(v)}, which has host bits set: did you mean ${formatCidr(c.start, c.prefix, c.family)}?`);
+});
+
+function formatCidr(start: bigint, prefix: number, family: ParsedCidr['family']): string {
+  return `${formatIp(family, start)}/${prefix}`;
+}
 
 /** @internal */
 export const ipSchema = z.string().superRefine((v, ctx) => {
@@ -180,8 +218,59 @@ export function zodProblems(error: z.ZodError): Problem[] {
 /** Parses with a zod schema: the value, or the problems. */
 /** @internal */
 export function parseWith<T>(schema: z.ZodType, input: unknown): { ok: true; value: T } | { ok: false; problems: Problem[] } {
+  const secrets = secretValueProblems(input);
   const r = schema.safeParse(input, { reportInput: true });
-  return r.success ? { ok: true, value: r.data as T } : { ok: false, problems: zodProblems(r.error) };
+  if (r.success && secrets.length === 0) return { ok: true, value: r.data as T };
+  // A secret-looking value is refused once, by what it looks like: the schema's problem at the same path goes.
+  const at = new Set(secrets.map((p) => p.path));
+  return { ok: false, problems: [...secrets, ...(r.success ? [] : zodProblems(r.error).filter((p) => !at.has(p.path)))] };
+}
+
+/** Fields meant for a key (a public key, or an inline private key where one is allowed) or a URL that may carry a token. */
+const KEY_FIELDS = /^(publicKey|privateKey|presharedKey|wireguardPublicKey|url)$/;
+
+/**
+ * Every string (value or object key) in the props that looks like a secret, outside the fields meant for one: such a
+ * value would otherwise reach a ConfigMap, a label or an argument, readable by anyone who can read the object.
+ * Linear in the size of the props; cycles are visited once.
+ */
+export function secretValueProblems(input: unknown): Problem[] {
+  const out: Problem[] = [];
+  const seen = new Set<object>();
+  const visit = (v: unknown, path: PropertyKey[]): void => {
+    if (typeof v === 'string') {
+      // A lone UTF-16 surrogate has no UTF-8 form: every file, URL and manifest it reached would fail to encode.
+      if (!isWellFormedText(v)) out.push({ path: joinPath(path), code: 'unicode', message: 'expected text without lone UTF-16 surrogates (it has no UTF-8 form, so no file or manifest could hold it)' });
+      const look = secretLook(v);
+      const last = path[path.length - 1];
+      if (look && !(typeof last === 'string' && KEY_FIELDS.test(last))) out.push(secretProblem(joinPath(path), look, 'this looks like'));
+      return;
+    }
+    if (typeof v !== 'object' || v === null || seen.has(v) || path.length > 32) return;
+    seen.add(v);
+    let entries: [string, unknown][];
+    try {
+      entries = Array.isArray(v) ? Array.from(v, (x, i) => [String(i), x] as [string, unknown]) : Object.entries(v);
+    } catch {
+      return;
+    }
+    for (const [k, x] of entries) {
+      const key: PropertyKey = Array.isArray(v) ? Number(k) : k;
+      const look = Array.isArray(v) ? undefined : secretLook(k);
+      if (look) out.push(secretProblem(joinPath(path), look, 'a key of this object looks like'));
+      else visit(x, [...path, key]);
+    }
+  };
+  visit(input, []);
+  return out;
+}
+
+function isWellFormedText(s: string): boolean {
+  return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
+}
+
+function secretProblem(path: string, look: SecretLook, lead: string): Problem {
+  return { path, code: 'secret-value', message: `${lead} ${look.what}, which is never taken inline here (not shown): ${look.where}` };
 }
 
 /** Runs semantic checks only over values that are well-formed (the schema reports the rest). */
@@ -194,11 +283,37 @@ export function asArray(v: unknown): unknown[] {
   return Array.isArray(v) ? Array.from(v) : [];
 }
 
+/**
+ * The safety net behind `received()`: any quoted string in a problem's path or message that looks like a secret
+ * (a check that quoted a value itself, an object key in a path) is replaced by what it looks like.
+ */
+export function redactProblems(problems: readonly Problem[]): Problem[] {
+  return problems.map((p) => {
+    const path = redactQuoted(p.path);
+    const message = redactQuoted(p.message);
+    return path === p.path && message === p.message ? p : { ...p, path, message };
+  });
+}
+
+function redactQuoted(text: string): string {
+  if (!text.includes('"')) return text;
+  return text.replace(/"((?:[^"\\]|\\.)*)"/g, (whole, inner: string) => {
+    let value: unknown = inner;
+    try {
+      value = JSON.parse(whole);
+    } catch {
+      // not JSON: the text between the quotes
+    }
+    const look = secretLook(value);
+    return look ? `(a value that looks like ${look.what}, not shown)` : whole;
+  });
+}
+
 /** Problems in the order of the props (stable across runs). Each path is split once: O(n log n) comparisons of parts. */
 export function sortProblems(problems: Problem[]): Problem[] {
   const seen = new Set<string>();
   const keyed: { p: Problem; parts: string[] }[] = [];
-  for (const p of problems) {
+  for (const p of redactProblems(problems)) {
     const k = `${p.path}\0${p.code}\0${p.message}`;
     if (seen.has(k)) continue;
     seen.add(k);

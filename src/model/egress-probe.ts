@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Problem } from '../errors';
-import { asArray, Cidr, cidrSchema, clusterSchema, durationSchema, isRecord, parseWith, received, sortProblems } from './common';
+import { asArray, Cidr, cidrSchema, networkCidrSchema, clusterSchema, durationSchema, isRecord, parseWith, received, sortProblems } from './common';
 import { isDnsLabel, isLabelKey, isLabelValue } from './labels';
 import { cidrContainsIp, parseCidr, parseIp } from './net';
 import { checkVpnGateway, VpnGatewayProps } from './vpn-gateway';
@@ -70,7 +70,7 @@ export const egressProbeSchema = z.strictObject({
   ], { error: 'expected { vpnGateway: <its props> } or { egressSteering: { egressClassLabel?, vpnClass? } }' }),
   targets: z.array(z.string()),
   wanIps: z.array(z.string()),
-  vpnCidrs: z.array(cidrSchema).optional(),
+  vpnCidrs: z.array(networkCidrSchema).optional(),
   interval: durationSchema.optional(),
   monitoring: z.strictObject({
     namespace: z.string().optional(), ruleLabels: z.record(z.string(), z.string()).optional(),
@@ -82,7 +82,7 @@ export const egressProbeSchema = z.strictObject({
   dnsLeak: z.strictObject({
     queryName: z.string().regex(/^([a-zA-Z0-9_]([-a-zA-Z0-9_]*[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}\.?$/, { message: 'expected a DNS name such as whoami.akamai.net' }).max(253).optional(),
     resolver: z.string().optional(),
-    leakedCidrs: z.array(cidrSchema).optional(),
+    leakedCidrs: z.array(networkCidrSchema).optional(),
     tunnelCidrs: z.array(cidrSchema).optional(),
   }).optional(),
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
-  asArray, Cidr, locatedCidrs, cidrSchema, clusterSchema, isRecord, parseWith, received, SecretSource, secretSourceSchema, sortProblems,
+  asArray, Cidr, locatedCidrs, networkCidrSchema, clusterSchema, isRecord, parseWith, redactProblems, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
 import { checkInterfaceName } from './kill-switch';
@@ -112,10 +112,10 @@ export const egressSteeringSchema = z.strictObject({
   egressClassLabel: z.string().optional(),
   vpnClass: z.string().optional(),
   namespaces: z.array(z.string()).optional(),
-  clusterCidrs: z.array(cidrSchema),
-  lanCidrs: z.array(cidrSchema).optional(),
-  destinationCidrs: z.array(cidrSchema).optional(),
-  excludedCidrs: z.array(cidrSchema).optional(),
+  clusterCidrs: z.array(networkCidrSchema),
+  lanCidrs: z.array(networkCidrSchema).optional(),
+  destinationCidrs: z.array(networkCidrSchema).optional(),
+  excludedCidrs: z.array(networkCidrSchema).optional(),
   enforceLabels: z.strictObject({ namespaces: z.array(z.string()), classes: z.array(z.string()).optional() }).optional(),
   monitoring: z.strictObject({
     namespace: z.string().optional(), ruleLabels: labelsSchema.optional(), kubeStateMetricsValues: z.record(z.string(), z.unknown()).optional(),
@@ -268,7 +268,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
     }
     if (isRecord(t) && t.type === 'openvpn' && typeof t.remote === 'string' && !parseEndpoint(t.remote)) push('tunnel.remote', 'endpoint', `expected host:port, ${received(t.remote)}`);
   }
-  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }
 
 

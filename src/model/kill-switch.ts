@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Problem } from '../errors';
-import { asArray, Cidr, cidrSchema, clusterSchema, isRecord, parseWith, portSchema, received, sortProblems } from './common';
+import { asArray, Cidr, cidrSchema, networkCidrSchema, clusterSchema, isRecord, parseWith, portSchema, received, sortProblems } from './common';
 import { checkSelector, isDnsLabel } from './labels';
 import { nodeNameSchema } from './wireguard-overlay-node';
 import { parseCidr, ParsedCidr } from './net';
@@ -62,7 +62,7 @@ export const hostKillSwitchSchema = z.strictObject({
   wanInterface: z.string(),
   tunnelInterface: z.string(),
   tunnelCidrs: z.array(cidrSchema),
-  podCidrs: z.array(cidrSchema).optional(),
+  podCidrs: z.array(networkCidrSchema).optional(),
 });
 
 /** @internal */
@@ -71,7 +71,7 @@ export const killSwitchSchema = z.strictObject({
   name: z.string().optional(),
   selector: labels,
   namespace: z.string(),
-  allowCidrs: z.array(cidrSchema),
+  allowCidrs: z.array(networkCidrSchema),
   allowDns: z.boolean().optional(),
   gatewayPodLabels: labels.optional(),
   gatewayNamespace: z.string().optional(),

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
-  Cidr, locatedCidrs, cidrSchema, clusterSchema, intInRange, ipSchema, isRecord, parseWith, portSchema, received, SecretKeyRef, secretKeyRefSchema, sortProblems,
+  Cidr, locatedCidrs, cidrSchema, networkCidrSchema, clusterSchema, intInRange, ipSchema, isRecord, parseWith, redactProblems, portSchema, received, SecretKeyRef, secretKeyRefSchema, sortProblems,
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
 import { isDnsLabel } from './labels';
 import { cidrContainsIp, findOverlaps, parseCidr, parseIp } from './net';
-import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, PROVIDER_ALIASES, providerName, PROVIDERS, ProviderRow } from './vpn-providers';
+import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, nearestProvider, PROVIDER_ALIASES, providerName, PROVIDERS, ProviderRow } from './vpn-providers';
 
 /** OpenVPN credentials in a Secret: user and password keys. */
 export interface CredentialsSecretRef {
@@ -134,8 +134,8 @@ export const vpnGatewaySchema = z.strictObject({
   cluster: clusterSchema.optional(),
   name: z.string().optional(),
   namespace: z.string().optional(),
-  clusterCidrs: z.array(cidrSchema),
-  nodeCidrs: z.array(cidrSchema),
+  clusterCidrs: z.array(networkCidrSchema),
+  nodeCidrs: z.array(networkCidrSchema),
   clusterDnsIp: ipSchema.optional(),
   clusterDomain: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, { message: 'expected a DNS domain such as cluster.local' }).max(253).optional(),
   vpnProvider: z.string(),
@@ -190,7 +190,8 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
   const providerText = typeof input.vpnProvider === 'string' ? input.vpnProvider : undefined;
   const row = providerText !== undefined ? providerRow(providerText) : undefined;
   if (providerText !== undefined && !row) {
-    push('vpnProvider', 'provider', `expected one of ${Object.keys(PROVIDERS).map((p) => JSON.stringify(p)).join(', ')} (or ${Object.keys(PROVIDER_ALIASES).map((a) => JSON.stringify(a)).join(', ')}), ${received(providerText)}`);
+    const near = nearestProvider(providerText);
+    push('vpnProvider', 'provider', `expected one of ${Object.keys(PROVIDERS).map((p) => JSON.stringify(p)).join(', ')} (or ${Object.keys(PROVIDER_ALIASES).map((a) => JSON.stringify(a)).join(', ')}), ${received(providerText)}${near ? `: did you mean ${JSON.stringify(near)}?` : ''}`);
   }
   for (const key of ['name', 'namespace'] as const) {
     if (typeof input[key] === 'string' && !isDnsLabel(input[key] as string)) push(key, key, `expected a DNS label (lowercase letters, digits and "-", ≤ 63 characters), ${received(input[key])}`);
@@ -278,7 +279,8 @@ function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | 
       if (!Array.isArray(input.serverNames) || input.serverNames.length !== 1) push('serverNames', 'required', 'private internet access port forwarding over custom needs exactly one server name (the server of your WireGuard config)');
     }
   } else {
-    if (!row.nativePortForwarding.includes(vpnType as 'wireguard' | 'openvpn')) push('portForwarding', 'no-port-forwarding', `${row.gluetunName} has no port forwarding over ${vpnType} in gluetun${row.gluetunName === 'private internet access' ? '' : ' (ProtonVPN does; PIA via custom WireGuard or OpenVPN)'}`);
+    // An unknown vpnType is the schema's to report: this check names only the two it knows.
+    if ((vpnType === 'wireguard' || vpnType === 'openvpn') && !row.nativePortForwarding.includes(vpnType)) push('portForwarding', 'no-port-forwarding', `${row.gluetunName} has no port forwarding over ${vpnType} in gluetun${row.gluetunName === 'private internet access' ? '' : ' (ProtonVPN does; PIA via custom WireGuard or OpenVPN)'}`);
     if (provider !== undefined && provider !== row.gluetunName) push('portForwarding.provider', 'provider', `only with custom: ${row.gluetunName} forwards ports itself, ${received(pf.provider)}`);
     if (pf.credentialsSecret !== undefined) push('portForwarding.credentialsSecret', 'forbidden', 'only for private internet access port forwarding over custom');
   }
@@ -333,5 +335,5 @@ export function checkVpnGateway(input: unknown): { problems: Problem[]; warnings
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   if (isRecord(input)) checkGateway(input, problems);
   const warnings = isRecord(input) ? ipv6Warnings(input) : [];
-  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }

@@ -87,6 +87,32 @@ export function providerName<T>(name: T): T | string {
   return typeof name === 'string' ? PROVIDER_ALIASES[name] ?? name : name;
 }
 
+/** Edit distance (insertions, deletions, substitutions) between two short strings; O(|a|·|b|). */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/**
+ * The provider (or alias) a misspelt name most likely means: the nearest by edit distance over the provider table,
+ * case and spaces ignored, within a third of its length; undefined when none is that near.
+ */
+export function nearestProvider(name: string): string | undefined {
+  const norm = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, '');
+  const given = norm(name).slice(0, 64);
+  let best: { name: string; d: number } | undefined;
+  for (const candidate of [...Object.keys(PROVIDERS), ...Object.keys(PROVIDER_ALIASES)]) {
+    const d = editDistance(given, norm(candidate));
+    if (d <= Math.max(1, Math.floor(norm(candidate).length / 3)) && (!best || d < best.d)) best = { name: candidate, d };
+  }
+  return best?.name;
+}
+
 /** Port forwarding providers gluetun accepts with the custom provider (`VPN_PORT_FORWARDING_PROVIDER`). */
 export const CUSTOM_PORT_FORWARDING_PROVIDERS = ['perfect privacy', 'private internet access', 'privatevpn', 'protonvpn'] as const;
 

@@ -3,7 +3,7 @@ import { checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from '
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
-  asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
+  asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, redactProblems, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
 import { cidrContainsIp, findDuplicates, formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
@@ -170,7 +170,7 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   });
   // Each is located at its node (`nodes[i]`): the problem's path adds the field.
   for (const d of findDuplicates(names, (v) => v)) problems.push({ path: `${d.again.at}.node`, code: 'duplicate-node', message: `node ${JSON.stringify(d.again.value)} is already ${d.first.at}` });
-  for (const d of findDuplicates(keys, (v) => v)) problems.push({ path: `${d.again.at}.publicKey`, code: 'duplicate-key', message: `public key ${d.again.value} is already the key of ${d.first.at}: one key per node` });
+  for (const d of findDuplicates(keys, (v) => v)) problems.push({ path: `${d.again.at}.publicKey`, code: 'duplicate-key', message: `this public key is already the key of ${d.first.at} (keys are never shown): one key per node` });
   for (const d of findDuplicates(addrs, (v) => v.key)) problems.push({ path: `${d.again.at}.address`, code: 'duplicate-address', message: `address ${JSON.stringify(d.again.value.text)} is already the address of ${d.first.at}: the two would overlap in every peer's allowedIPs` });
   const topology = input.topology;
   if (isRecord(topology) && typeof topology.hub === 'string') {
@@ -188,7 +188,7 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   if (network && network.address !== network.start) {
     problems.push({ path: 'network', code: 'network', message: `expected a network address such as ${formatNetwork(network)}, ${received(input.network)}` });
   }
-  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }
 
 /** A mesh's interface MTU from its underlay's: the overhead is IPv6's when any node is dialled over IPv6 or by name. */

@@ -3,7 +3,7 @@ import { checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from '
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
-  asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
+  asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, redactProblems, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
 import { DNS_SUBDOMAIN, isDnsSubdomain } from './labels';
@@ -383,7 +383,7 @@ function checkPeers(raw: Record<string, unknown>, p: string, problems: Problem[]
     }
   });
   for (const d of findDuplicates(keys, (v) => v)) {
-    problems.push({ path: d.again.at, code: 'duplicate-key', message: `public key ${d.again.value} is already the key of ${d.first.at.replace(/\.publicKey$/, '')}: one peer per key` });
+    problems.push({ path: d.again.at, code: 'duplicate-key', message: `this public key is already the key of ${d.first.at.replace(/\.publicKey$/, '')} (keys are never shown): one peer per key` });
   }
   for (const o of findOverlaps(allowed)) {
     if (peerOf.get(o.a.at) === peerOf.get(o.b.at)) continue;
@@ -406,6 +406,6 @@ export function checkWireguardOverlayNode(input: unknown): { problems: Problem[]
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   const warnings: Problem[] = [];
   if (isRecord(input)) checkNode(input, problems, warnings);
-  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }
 

@@ -23,7 +23,9 @@ export function lowerInputs<T>(args: T, paths: readonly (readonly string[])[]): 
     for (const key of p.slice(0, -1)) node = node && typeof node[key] === 'object' && node[key] !== null ? (node[key] as Record<string, unknown>) : undefined;
     const last = p[p.length - 1];
     const value = node?.[last];
-    if (node && value !== undefined && typeof value !== 'string') {
+    // Only an Output or a promise is an input: any other non-string (a number, an object holding a key) stays as it
+    // is, for validation to refuse; a placeholder would let it through to a registered resource.
+    if (node && (pulumi.Output.isInstance(value) || isPromiseLike(value))) {
       const placeholder = `${PREFIX}${inputs.size}`;
       inputs.set(placeholder, value as pulumi.Input<string>);
       node[last] = placeholder;
@@ -54,4 +56,8 @@ function structuredCloneLoose(value: unknown): unknown {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, structuredCloneLoose(v)]));
   }
   return value;
+}
+
+function isPromiseLike(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

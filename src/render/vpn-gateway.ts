@@ -322,7 +322,9 @@ export function vpnGatewayVxlan(props: VpnGatewayProps, construct: string): Vxla
 /** What the gateway claims across an App: its VXLAN id in its cluster, its key Secret, a pinned server with its credential. */
 export function vpnGatewayClaims(props: VpnGatewayProps): Claim[] {
   const f = gatewayFacts(props);
-  const claims: Claim[] = [{ key: `cluster/${f.cluster}/vxlan/${f.vxlanId}`, path: 'vxlanId', what: `VXLAN id ${f.vxlanId} in cluster "${f.cluster}"` }];
+  const claims: Claim[] = [{ key: `cluster/${f.cluster}/vxlan/${f.vxlanId}`, path: 'vxlanId',
+    what: `VXLAN id ${f.vxlanId}${props.vxlanId === undefined ? ' (the default)' : ''} in cluster "${f.cluster}"`,
+    remedy: 'set a different `vxlanId` (1 to 16777215) on one of the two gateways: each gateway of a cluster needs its own' }];
   const key = props.wireguardPrivateKeySecret;
   if (key) claims.push({ key: `cluster/${f.cluster}/wireguard-key/${f.namespace}/${key.name}/${key.key ?? 'private-key'}`, path: 'wireguardPrivateKeySecret', what: `WireGuard key ${f.namespace}/${key.name} (a key used by two gateways steals the session)` });
   // The one server the gateway is pinned to, and the prop that pins it (where a clash is reported).

@@ -20,7 +20,7 @@ describe('the invariants hold under any App (cdk8s validations)', () => {
     const chart = new Chart(app, 'media');
     new VpnGateway(chart, 'a', nordvpnGateway());
     new VpnGateway(chart, 'b', { ...nordvpnGateway(), name: 'second', namespace: 'vpn-b', wireguardPrivateKeySecret: { name: 'other-key' } });
-    expect(() => app.synth()).toThrow(/media\/b:vxlanId: VXLAN id 42 in cluster "default" is already claimed by media\/a:vxlanId/);
+    expect(() => app.synth()).toThrow(/media\/b:vxlanId: VXLAN id 42 \(the default\) in cluster "default" is already claimed by media\/a:vxlanId: set a different `vxlanId`/);
   });
 
   it('says, under cdk8s\'s App, that host artefacts are not written and what to use', () => {

@@ -82,7 +82,7 @@ describe('cdk8s VpnGateway', () => {
     const error = thrown(() => a.synth());
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).problems).toEqual([
-      { path: 'vpn/eu:vxlanId', code: 'claimed-twice', message: 'VXLAN id 42 in cluster "default" is already claimed by vpn/us:vxlanId' },
+      { path: 'vpn/eu:vxlanId', code: 'claimed-twice', message: 'VXLAN id 42 (the default) in cluster "default" is already claimed by vpn/us:vxlanId: set a different `vxlanId` (1 to 16777215) on one of the two gateways: each gateway of a cluster needs its own' },
       { path: 'vpn/eu:wireguardPrivateKeySecret', code: 'claimed-twice', message: 'WireGuard key vpn-gateway/nordvpn-wireguard (a key used by two gateways steals the session) is already claimed by vpn/us:wireguardPrivateKeySecret' },
     ]);
     expect(fs.readdirSync(a.outdir)).toEqual([]);

@@ -156,8 +156,11 @@ describe('bad input: a plan or a ValidationError, never a crash or an echoed sec
           const warnings = JSON.stringify((result as { warnings?: unknown }).warnings ?? []);
           must(!secret || !warnings.includes(secret), `a warning echoes a secret or a whole object${at}`);
           for (const w of ((result as { warnings?: unknown[] }).warnings ?? [])) must(wellFormed(w), `a warning without path, code or message${at}`);
-          // A problems list (validate*) says where and what, for each problem.
-          if (Array.isArray(result)) for (const p of result as unknown[]) must(wellFormed(p), `a problem without path, code or message${at}`);
+          // A problems list (validate*) says where and what, for each problem, and echoes no secret either.
+          if (Array.isArray(result)) {
+            for (const p of result as unknown[]) must(wellFormed(p), `a problem without path, code or message${at}`);
+            must(!secret || !JSON.stringify(result).includes(secret), `a problem echoes a secret or a whole object${at}`);
+          }
         }
         f.inputs++;
       }),

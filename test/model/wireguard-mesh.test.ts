@@ -15,7 +15,7 @@ describe('WireguardMesh validation', () => {
   });
 
   const cases: [string, (p: Props) => void, Problem[]][] = [
-    ['fails on a network that is not a CIDR', (p) => { p.network = '10.10.0.0'; }, [{ path: 'network', code: 'cidr', message: 'expected a CIDR such as 10.0.0.0/24, received "10.10.0.0"' }]],
+    ['fails on a network that is not a CIDR', (p) => { p.network = '10.10.0.0'; }, [{ path: 'network', code: 'cidr', message: 'expected a CIDR with its prefix length such as 10.10.0.0/24, received "10.10.0.0" (a bare address)' }]],
     ['fails on a network with host bits', (p) => { p.network = '10.10.0.1/24'; }, [{ path: 'network', code: 'network', message: 'expected a network address such as 10.10.0.0/24, received "10.10.0.1/24"' }]],
     ['fails on an address outside the network', (p) => { p.nodes[2].address = '10.20.0.3'; }, [{ path: 'nodes[2].address', code: 'outside-network', message: 'expected an address inside 10.10.0.0/24, received "10.20.0.3"' }]],
     ['fails on an address with another prefix', (p) => { p.nodes[2].address = '10.10.0.3/16'; }, [{ path: 'nodes[2].address', code: 'prefix', message: 'expected the network\'s prefix /24 (or a bare address), received "10.10.0.3/16"' }]],
@@ -28,7 +28,7 @@ describe('WireguardMesh validation', () => {
     ['fails on a Kubernetes version before 1.28', (p) => { p.kubernetesVersion = '1.27'; }, [{ path: 'kubernetesVersion', code: 'kubernetes-version', message: 'expected a Kubernetes version from 1.28 such as \'1.31\' or \'v1.31.2\', received "1.27"' }]],
     ['accepts Kubernetes 1.28', (p) => { p.kubernetesVersion = '1.28'; }, []],
     ['fails on two nodes with one address', (p) => { p.nodes[2].address = '10.10.0.1/24'; }, [{ path: 'nodes[2].address', code: 'duplicate-address', message: 'address "10.10.0.1/24" is already the address of nodes[0]: the two would overlap in every peer\'s allowedIPs' }]],
-    ['fails on two nodes with one key', (p) => { p.nodes[1].publicKey = KEYS.a.publicKey; }, [{ path: 'nodes[1].publicKey', code: 'duplicate-key', message: `public key ${KEYS.a.publicKey} is already the key of nodes[0]: one key per node` }]],
+    ['fails on two nodes with one key', (p) => { p.nodes[1].publicKey = KEYS.a.publicKey; }, [{ path: 'nodes[1].publicKey', code: 'duplicate-key', message: "this public key is already the key of nodes[0] (keys are never shown): one key per node" }]],
     ['fails on two nodes with one name', (p) => { p.nodes[1].node = 'site-a'; }, [{ path: 'nodes[1].node', code: 'duplicate-node', message: 'node "site-a" is already nodes[0]' }]],
     ['fails on a key that is not a key', (p) => { p.nodes[0].publicKey = 'x'; }, [{ path: 'nodes[0].publicKey', code: 'key', message: KEY_FIELD_MESSAGE }]],
     ['fails on a dialed node without a listen port', (p) => { delete p.listenPort; p.nodes[1].listenPort = 51821; }, [{ path: 'nodes[0].listenPort', code: 'listen-port-required', message: 'peers dial this node at 198.51.100.1, so it needs a fixed listen port: set nodes[0].listenPort or the mesh\'s listenPort' }]],

@@ -81,7 +81,7 @@ describe('the Pulumi registry', () => {
   it('refuses a second gateway with the same VXLAN id in a cluster before it registers anything', async () => {
     const before = seen.length;
     new tw.VpnGateway('us', { ...gatewayFor('nordvpn'), name: 'us' });
-    expect(() => new tw.VpnGateway('eu', { ...gatewayFor('mullvad'), name: 'eu' })).toThrow('eu:vxlanId: VXLAN id 42 in cluster "default" is already claimed by us:vxlanId');
+    expect(() => new tw.VpnGateway('eu', { ...gatewayFor('mullvad'), name: 'eu' })).toThrow('eu:vxlanId: VXLAN id 42 (the default) in cluster "default" is already claimed by us:vxlanId: set a different `vxlanId` (1 to 16777215) on one of the two gateways: each gateway of a cluster needs its own');
     await settle();
     expect(seen.slice(before).some((r) => r.name === 'eu' || r.name.startsWith('eu-'))).toBe(false);
   });
