@@ -51,15 +51,22 @@ export interface ResolvedSecret {
   readonly path: string;
   /** The unit that resolves it; consumers are ordered After= and Requires= it. */
   readonly unit: string;
+  /**
+   * The same resolution from the source again, in one attempt (no `waitFor`): what a reload runs before it reads the
+   * file, so a secret rotated at its source reaches the consumer without a reboot. On failure the old file is kept
+   * (the script writes a partial file and renames it).
+   */
+  readonly refresh: string;
   readonly files: HostFile[];
   readonly units: HostUnit[];
 }
 
 /**
  * Plans the boot unit that resolves `source` into `/run/tunnelwright/secrets/<id>` before `consumer` starts.
- * `id` is a unit-name-safe identifier such as `wg0-private-key`.
+ * `id` is a unit-name-safe identifier such as `wg0-private-key`. `conditions` are `[Unit]` lines (`Condition…=`) under
+ * which the secret is needed: a unit skipped by a condition does not fail the units that require it.
  */
-export function planSecretSource(id: string, source: SecretSource, consumer: string): ResolvedSecret {
+export function planSecretSource(id: string, source: SecretSource, consumer: string, conditions: readonly string[] = []): ResolvedSecret {
   const path = `${SECRETS_DIR}/${id}`;
   const unit = `tunnelwright-secret-${id}.service`;
   const isUrl = 'url' in source;
@@ -68,10 +75,12 @@ export function planSecretSource(id: string, source: SecretSource, consumer: str
   // A URL goes into a 0600 curl config, never into the 0644 unit or the command line.
   const urlFile: HostFile | undefined = isUrl ? { path: `${SECRET_URLS_DIR}/${id}.curl`, mode: 0o600, owner: 'root:root', content: `url = "${source.url}"\n`, secret: true } : undefined;
   const src = urlFile ? urlFile.path : (source as { file: string }).file;
+  const command = (seconds: number) => `${RESOLVE_SECRET_PATH} ${kindArg} ${systemdWord(src)} ${path} ${seconds}`;
   const content = [
     '[Unit]',
     `Description=tunnelwright: resolve secret ${id} for ${consumer}`,
     `Before=${consumer}`,
+    ...conditions,
     ...(isUrl ? ['Wants=network-online.target', 'After=network-online.target'] : []),
     '',
     '[Service]',
@@ -79,13 +88,13 @@ export function planSecretSource(id: string, source: SecretSource, consumer: str
     'RemainAfterExit=yes',
     `TimeoutStartSec=${wait + 60}`,
     'StandardOutput=null',
-    `ExecStart=${RESOLVE_SECRET_PATH} ${kindArg} ${systemdWord(src)} ${path} ${wait}`,
+    `ExecStart=${command(wait)}`,
     '',
     '[Install]',
     'WantedBy=multi-user.target',
     '',
   ].join('\n');
-  return { path, unit, files: urlFile ? [RESOLVE_SECRET_FILE, urlFile] : [RESOLVE_SECRET_FILE], units: [{ name: unit, content, enabled: true }] };
+  return { path, unit, refresh: command(0), files: urlFile ? [RESOLVE_SECRET_FILE, urlFile] : [RESOLVE_SECRET_FILE], units: [{ name: unit, content, enabled: true }] };
 }
 
 /** Adds resolved secrets' files and units to a plan being built. */

@@ -34,7 +34,88 @@ done
 
 export const WG_RELOAD_FILE: HostFile = { path: WG_RELOAD_PATH, mode: 0o755, owner: 'root:root', content: WG_RELOAD_SCRIPT };
 
-/** The drop-in that makes `systemctl reload <wg-quick unit>` keep the interface's keys. */
-export function wireguardReloadDropin(unit: string): HostDropin {
-  return { unit, name: '20-tunnelwright-reload.conf', content: `[Service]\nExecReload=\nExecReload=${WG_RELOAD_PATH} %i\n` };
+/** The script that sets the endpoints of peers dialled by hostname once the interface is up. */
+export const WG_ENDPOINTS_PATH = '/opt/tunnelwright/bin/wg-endpoints';
+/** How a peer's hostname endpoint is written in the config: a comment, which wg-quick and wg skip. */
+export const DEFERRED_ENDPOINT_PREFIX = '# tunnelwright: Endpoint = ';
+
+/** The unit that runs the endpoints script for an interface. */
+export function wireguardEndpointsUnit(iface: string): string {
+  return `tunnelwright-${iface}-endpoints.service`;
+}
+
+/**
+ * `wg-quick up` resolves every `Endpoint` before the interface is up (`set_config` runs `wg addconf`,
+ * wireguard-tools src/wg-quick/linux.bash:251-253, 333) and fails or waits for each: a name that does not exist
+ * (EAI_NONAME) fails the whole `up`, which deletes the interface (the `del_if` trap, linux.bash:330), and a name whose
+ * DNS is unreachable is retried for ever under upstream's unit (`WG_ENDPOINT_RESOLUTION_RETRIES=infinity`, src/config.c:
+ * 177-192, 241-266; the unit is a oneshot without a start timeout). So a hostname endpoint is written as a comment,
+ * and this script sets it once the interface is up, each peer alone with one resolution attempt
+ * (`WG_ENDPOINT_RESOLUTION_RETRIES=0`), retrying the names still unresolved every WG_ENDPOINTS_INTERVAL seconds until
+ * all are set; `--once` tries each once (what a reload runs). A peer the config lists but the interface does not have
+ * is skipped (`wg set … endpoint` would add it without allowed IPs).
+ */
+export const WG_ENDPOINTS_SCRIPT = `#!/bin/bash
+# tunnelwright: set the endpoints of peers dialled by hostname once the interface is up, each peer alone, so a name
+# that does not resolve delays only its own peer. usage: wg-endpoints [--once] INTERFACE [CONFIG]
+#   the endpoints are the "${DEFERRED_ENDPOINT_PREFIX}host:port" comments of CONFIG (default /etc/wireguard/INTERFACE.conf);
+#   without --once, names still unresolved are retried every WG_ENDPOINTS_INTERVAL seconds (default 10) until all are set
+set -uo pipefail
+once=0
+if [ "\${1:-}" = --once ]; then once=1; shift; fi
+iface=$1
+conf=\${2:-/etc/wireguard/$iface.conf}
+interval=\${WG_ENDPOINTS_INTERVAL:-10}
+pending=$(sed -n -e 's/^PublicKey = \\([^ ]*\\)$/\\1/p' -e 's/^${DEFERRED_ENDPOINT_PREFIX}\\([^ ]*\\)$/endpoint \\1/p' "$conf" | awk '$1 == "endpoint" { print key, $2; next } { key = $1 }')
+while [ -n "$pending" ]; do
+  left=""
+  while read -r key endpoint; do
+    if ! wg show "$iface" peers | grep -qxF -- "$key"; then continue; fi
+    if WG_ENDPOINT_RESOLUTION_RETRIES=0 wg set "$iface" peer "$key" endpoint "$endpoint"; then
+      echo "wg-endpoints: $iface: peer $key at $endpoint"
+    else
+      echo "wg-endpoints: $iface: $endpoint does not resolve yet: peer $key has no endpoint" >&2
+      left+="$key $endpoint"$'\\n'
+    fi
+  done <<<"$pending"
+  pending=\${left%$'\\n'}
+  if [ -z "$pending" ] || [ "$once" = 1 ]; then break; fi
+  sleep "$interval"
+done
+[ -z "$pending" ]
+`;
+
+export const WG_ENDPOINTS_FILE: HostFile = { path: WG_ENDPOINTS_PATH, mode: 0o755, owner: 'root:root', content: WG_ENDPOINTS_SCRIPT };
+
+/**
+ * The unit that sets an interface's hostname endpoints after it is up. Bound to the interface (stopped and restarted
+ * with it: `BindsTo=`), pulled in by it (`Wants=` in the interface's drop-in), and nothing waits for it: the
+ * distribution's unit is ordered after the interface only, so it starts while a name is still unresolved.
+ */
+export function wireguardEndpointsUnitContent(iface: string): string {
+  const wgUnit = `wg-quick@${iface}.service`;
+  return [
+    '[Unit]',
+    `Description=tunnelwright: set the hostname endpoints of ${iface}'s peers once it is up`,
+    `After=${wgUnit} network-online.target nss-lookup.target`,
+    `BindsTo=${wgUnit}`,
+    '',
+    '[Service]',
+    'Type=simple',
+    'RemainAfterExit=yes',
+    `ExecStart=${WG_ENDPOINTS_PATH} ${iface}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * The drop-in that makes `systemctl reload <wg-quick unit>` apply the config and keep the keys: each secret is first
+ * resolved again from its source (`refresh`: a key rotated at its source is applied by the reload), then the reload
+ * script syncs the config with it; with hostname endpoints, they are then set in one attempt each (`-`: a name that
+ * does not resolve leaves its peer as it was and does not fail the reload).
+ */
+export function wireguardReloadDropin(unit: string, refresh: readonly string[] = [], hostnameEndpoints = false): HostDropin {
+  const lines = ['[Service]', 'ExecReload=', ...refresh.map((c) => `ExecReload=${c}`), `ExecReload=${WG_RELOAD_PATH} %i`];
+  if (hostnameEndpoints) lines.push(`ExecReload=-${WG_ENDPOINTS_PATH} --once %i`);
+  return { unit, name: '20-tunnelwright-reload.conf', content: `${lines.join('\n')}\n` };
 }

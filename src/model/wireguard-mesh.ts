@@ -137,10 +137,13 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   const keys: Located<string>[] = [];
   const addrs: Located<{ key: string; text: string }>[] = [];
   const undialable: string[] = [];
+  const byName: { index: number; node: string; endpoint: string }[] = [];
+  const controllers: number[] = [];
   nodes.forEach((n, i) => {
     if (!isRecord(n)) return;
     const p = `nodes[${i}]`;
     if (typeof n.node === 'string') names.push({ value: n.node, at: p });
+    if (n.role === 'controller' || n.role === 'controller+worker') controllers.push(i);
     if (n.installK0s !== undefined && distribution !== 'k0s') {
       problems.push({ path: `${p}.installK0s`, code: 'distribution', message: `installK0s installs k0s; the mesh's distribution is ${JSON.stringify(distribution)}` });
     } else if (distribution === 'k0s' && n.installK0s === undefined && n.role !== 'controller') {
@@ -159,7 +162,10 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
       const e = parseEndpoint(n.endpoint, true);
       if (!e) problems.push({ path: `${p}.endpoint`, code: 'endpoint', message: `expected host or host:port (an IPv6 host in brackets), ${received(n.endpoint)}` });
       else {
-        if (e.isHostname) warnings.push({ path: `${p}.endpoint`, code: 'hostname-endpoint', message: `endpoint ${JSON.stringify(n.endpoint)} is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP` });
+        if (e.isHostname) {
+          warnings.push({ path: `${p}.endpoint`, code: 'hostname-endpoint', message: `endpoint ${JSON.stringify(n.endpoint)} is a hostname: every node that dials it sets it only once its interface is up and the name resolves (DNS may need the overlay itself), and reaches this node only then; prefer an IP` });
+          byName.push({ index: i, node: String(n.node), endpoint: n.endpoint });
+        }
         if (n.listenPort === undefined && input.listenPort === undefined) {
           problems.push({ path: `${p}.listenPort`, code: 'listen-port-required', message: `peers dial this node at ${n.endpoint}, so it needs a fixed listen port: set nodes[${i}].listenPort or the mesh's listenPort` });
         }
@@ -172,6 +178,14 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   for (const d of findDuplicates(names, (v) => v)) problems.push({ path: `${d.again.at}.node`, code: 'duplicate-node', message: `node ${JSON.stringify(d.again.value)} is already ${d.first.at}` });
   for (const d of findDuplicates(keys, (v) => v)) problems.push({ path: `${d.again.at}.publicKey`, code: 'duplicate-key', message: `this public key is already the key of ${d.first.at} (keys are never shown): one key per node` });
   for (const d of findDuplicates(addrs, (v) => v.key)) problems.push({ path: `${d.again.at}.address`, code: 'duplicate-address', message: `address ${JSON.stringify(d.again.value.text)} is already the address of ${d.first.at}: the two would overlap in every peer's allowedIPs` });
+  if (distribution === 'kubeadm') {
+    // kubeadm join --control-plane refuses a cluster made without a controlPlaneEndpoint (kubernetes
+    // cmd/kubeadm/app/cmd/phases/join/preflight.go, checkIfReadyForAdditionalControlPlane), and each controller here
+    // gets kubeadm init's config: a second one would start a second cluster.
+    for (const i of controllers.slice(1)) {
+      problems.push({ path: `nodes[${i}].role`, code: 'kubeadm-controllers', message: `kubeadm: nodes[${controllers[0]}] is already the controller; tunnelwright writes kubeadm init's config (no controlPlaneEndpoint) for one controller, and kubeadm join --control-plane refuses a cluster made without a stable controlPlaneEndpoint: make this node a worker, or use k0s or k3s for several controllers` });
+    }
+  }
   const topology = input.topology;
   if (isRecord(topology) && typeof topology.hub === 'string') {
     const hubIndex = nodes.findIndex((n) => isRecord(n) && n.node === topology.hub);
@@ -185,10 +199,35 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
       problems.push({ path: `${p}.endpoint`, code: 'unreachable-pair', message: `neither this node nor ${undialable[0]} has an endpoint: in a full mesh neither can dial the other; give one an endpoint or use topology { hub }` });
     }
   }
+  dialsHostnameWarnings(nodes, byName, input.topology, typeof input.interfaceName === 'string' ? input.interfaceName : 'wg0', warnings);
   if (network && network.address !== network.start) {
     problems.push({ path: 'network', code: 'network', message: `expected a network address such as ${formatNetwork(network)}, ${received(input.network)}` });
   }
   return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+}
+
+/**
+ * One `dials-hostname` warning on every node that dials a peer by name (full mesh: every other node; hub: the hub
+ * dials the spokes, the spokes dial the hub), naming at most three of them: O(n) warnings, each of bounded length.
+ */
+function dialsHostnameWarnings(nodes: unknown[], byName: { index: number; node: string; endpoint: string }[], topology: unknown, iface: string, warnings: Problem[]): void {
+  if (byName.length === 0) return;
+  const hub = isRecord(topology) && typeof topology.hub === 'string' ? topology.hub : undefined;
+  const hubIndex = hub === undefined ? -1 : nodes.findIndex((n) => isRecord(n) && n.node === hub);
+  if (hub !== undefined && hubIndex < 0) return;
+  nodes.forEach((n, i) => {
+    if (!isRecord(n)) return;
+    let dialled: typeof byName;
+    if (hubIndex < 0 || i === hubIndex) dialled = byName.filter((b) => b.index !== i);
+    else dialled = byName.filter((b) => b.index === hubIndex);
+    if (dialled.length === 0) return;
+    const shown = dialled.slice(0, 3).map((b) => `${JSON.stringify(b.node)} at ${JSON.stringify(b.endpoint)}`).join(', ');
+    const more = dialled.length > 3 ? ` and ${dialled.length - 3} more` : '';
+    warnings.push({
+      path: `nodes[${i}]`, code: 'dials-hostname',
+      message: `this node dials ${dialled.length === 1 ? 'a peer' : `${dialled.length} peers`} by hostname (${shown}${more}): tunnelwright-${iface}-endpoints.service sets ${dialled.length === 1 ? 'its endpoint' : 'their endpoints'} once ${iface} is up and retries until each name resolves; until then ${dialled.length === 1 ? 'that link is' : 'those links are'} down, while ${iface}, its other peers and the distribution start without waiting`,
+    });
+  });
 }
 
 /** A mesh's interface MTU from its underlay's: the overhead is IPv6's when any node is dialled over IPv6 or by name. */

@@ -361,7 +361,7 @@ function checkPeers(raw: Record<string, unknown>, p: string, problems: Problem[]
     if (typeof peer.endpoint === 'string') {
       const e = parseEndpoint(peer.endpoint);
       if (!e) problems.push({ path: `${pp}.endpoint`, code: 'endpoint', message: `expected host:port (an IPv6 host in brackets), ${received(peer.endpoint)}` });
-      else if (e.isHostname) warnings.push({ path: `${pp}.endpoint`, code: 'hostname-endpoint', message: `endpoint ${JSON.stringify(peer.endpoint)} is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP` });
+      else if (e.isHostname) warnings.push({ path: `${pp}.endpoint`, code: 'hostname-endpoint', message: `endpoint ${JSON.stringify(peer.endpoint)} is a hostname: tunnelwright-${typeof raw.name === 'string' ? raw.name : 'wg0'}-endpoints.service sets it once the interface is up and retries until the name resolves (DNS may need the overlay itself); until then this peer is unreachable, while the interface, its other peers and the distribution start without waiting; prefer an IP` });
     }
     if (Array.isArray(peer.allowedIPs)) {
       if (peer.allowedIPs.length === 0) problems.push({ path: `${pp}.allowedIPs`, code: 'required', message: 'expected at least one CIDR: a peer without allowedIPs receives nothing' });

@@ -356,7 +356,7 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
     }, key.path, psk ? new Map([[0, psk.path]]) : new Map());
     host.files.push({ path: `/etc/wireguard/${f.iface}.conf`, mode: 0o600, owner: 'root:root', content: conf }, WG_RELOAD_FILE);
     host.units.push({ name: unit, enabled: true });
-    host.dropins.push(wireguardReloadDropin(unit));
+    host.dropins.push(wireguardReloadDropin(unit, psk ? [key.refresh, psk.refresh] : [key.refresh]));
     host.dropins.push({ unit, name: '10-tunnelwright-egress.conf', content: `[Unit]\nAfter=${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}\nRequires=${[...waits, KILL_SWITCH_UNIT].join(' ')}\n` });
     return mergeHostPlans([host, planHostKillSwitch({ node: p.gatewayNode, tunnelInterface: f.iface, tunnelCidrs: [t.address] })]).plans[0];
   }

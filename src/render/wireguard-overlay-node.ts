@@ -5,9 +5,11 @@ import { rememberEncoding } from '../host/ignition';
 import { addResolvedSecret, planSecretSource } from '../host/secret-source';
 import {
   checkWireguardOverlayNode, DEFAULT_K0S_BINARY, DEFAULT_KUBERNETES_VERSION, derivedMtu, Distribution, interfaceAddresses, K0sInstall, kubernetesMinor, NodeRole,
-  WireguardInterface, WireguardOverlayNodeProps, WireguardPeer,
+  parseEndpoint, WireguardInterface, WireguardOverlayNodeProps, WireguardPeer,
 } from '../model/wireguard-overlay-node';
-import { WG_RELOAD_FILE, wireguardReloadDropin } from '../host/wireguard-reload';
+import {
+  DEFERRED_ENDPOINT_PREFIX, WG_ENDPOINTS_FILE, WG_RELOAD_FILE, wireguardEndpointsUnit, wireguardEndpointsUnitContent, wireguardReloadDropin,
+} from '../host/wireguard-reload';
 import { cniOwnedByDistribution, defaultCni, OverlayCni } from '../model/cni';
 import { cniValues, k0sNetwork, k3sFlannel, mergeK0sSpec } from './cni';
 import { parseCidr, formatIp } from '../model/net';
@@ -39,6 +41,17 @@ export interface RenderInterface extends WireguardInterface {
   readonly postDown?: string[];
   /** wg-quick's `Table`: `off` installs no routes (a split tunnel does its own policy routing). */
   readonly table?: 'off';
+  /**
+   * `'after-up'`: a peer's hostname endpoint is written as a comment that `wg-endpoints` sets once the interface is
+   * up (see WG_ENDPOINTS_SCRIPT), so a name that does not resolve cannot keep the interface down. @default - in the
+   * config, resolved by `wg-quick up`
+   */
+  readonly hostnameEndpoints?: 'after-up';
+}
+
+/** True when the endpoint is a hostname (not an IP literal). */
+export function isHostnameEndpoint(endpoint: string | undefined): boolean {
+  return endpoint !== undefined && parseEndpoint(endpoint, true)?.isHostname === true;
 }
 
 /** What the distribution calls its node unit, by role. */
@@ -59,15 +72,19 @@ export const K3S_CONFIG_PATH = '/etc/rancher/k3s/config.yaml.d/50-tunnelwright.y
 /** Where the packaged kubelet unit reads KUBELET_EXTRA_ARGS: Debian family, then RPM family. */
 export const KUBEADM_KUBELET_DEFAULTS_PATHS = ['/etc/default/kubelet', '/etc/sysconfig/kubelet'] as const;
 export const K0S_INSTALL_UNIT = 'tunnelwright-k0s-install.service';
+/** What k0s writes once a worker has joined: the kubelet's kubeconfig (`KubeletAuthConfigPath`, k0s pkg/config/cfgvars.go:176, under the default data dir /var/lib/k0s, pkg/constant/constant_unix.go:10). */
+export const K0S_JOINED_WORKER = '/var/lib/k0s/kubelet.conf';
+/** What a k0s controller with its own etcd has once it has joined: etcd's database (k0s cmd/controller/controller.go:754-759; `EtcdDataDir`, cfgvars.go:173). */
+export const K0S_JOINED_CONTROLLER = '/var/lib/k0s/etcd/member/snap/db';
 export const KUBEADM_CONFIG_PATH = '/etc/kubernetes/tunnelwright-kubeadm.yaml';
 
 /** One `[Peer]` section. */
-function renderPeer(peer: RenderPeer): string {
+function renderPeer(peer: RenderPeer, deferHostname: boolean): string {
   const lines = ['', '[Peer]'];
   if (peer.comment) lines.push(`# ${peer.comment}`);
   lines.push(`PublicKey = ${peer.publicKey}`);
   if (peer.presharedKey !== undefined) lines.push(`PresharedKey = ${peer.presharedKey}`);
-  if (peer.endpoint !== undefined) lines.push(`Endpoint = ${peer.endpoint}`);
+  if (peer.endpoint !== undefined) lines.push(`${deferHostname && isHostnameEndpoint(peer.endpoint) ? DEFERRED_ENDPOINT_PREFIX : 'Endpoint = '}${peer.endpoint}`);
   lines.push(`AllowedIPs = ${peer.allowedIPs.join(', ')}`);
   if (peer.persistentKeepalive !== undefined) lines.push(`PersistentKeepalive = ${peer.persistentKeepalive}`);
   return `${lines.join('\n')}\n`;
@@ -106,14 +123,16 @@ export function renderWireguardConfigShared(node: string, iface: RenderInterface
   for (const cmd of iface.postUp ?? []) lines.push(`PostUp = ${cmd}`);
   for (const cmd of iface.postDown ?? []) lines.push(`PostDown = ${cmd}`);
   const header = `${lines.join('\n')}\n`;
-  if (!sections) return { text: header + iface.peers.map(renderPeer).join('') };
+  const defer = iface.hostnameEndpoints === 'after-up';
+  if (!sections) return { text: header + iface.peers.map((p) => renderPeer(p, defer)).join('') };
   // One join each: flat strings (appending would build ropes that every later reader flattens again). The encoded
   // text and the length are computed only when asked for.
   const parts: PeerSection[] = [];
   for (const peer of iface.peers) {
     let section = sections.get(peer);
     if (section === undefined) {
-      const text = renderPeer(peer);
+      // The cache is per mesh, whose interfaces all render hostnames the same way.
+      const text = renderPeer(peer, defer);
       section = { text, encoded: encodeURIComponent(text) };
       sections.set(peer, section);
     }
@@ -192,16 +211,19 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   let nodeIps: string[] | undefined;
   let overlayMtu: number | undefined;
   let overlayIface = '';
-  for (const iface of input.wireguard) {
+  for (const given of input.wireguard) {
+    const iface: RenderInterface = { ...given, hostnameEndpoints: 'after-up' };
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
     const before: string[] = [];
+    const refresh: string[] = [];
     let keyPath: string | undefined;
     if (iface.privateKeyFrom) {
       const s = planSecretSource(`${iface.name}-private-key`, iface.privateKeyFrom, wgUnit);
       addResolvedSecret(host, s);
       keyPath = s.path;
       before.push(s.unit);
+      refresh.push(s.refresh);
     }
     const pskPaths = new Map<number, string>();
     iface.peers.forEach((peer, j) => {
@@ -210,6 +232,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
       addResolvedSecret(host, s);
       pskPaths.set(j, s.path);
       before.push(s.unit);
+      refresh.push(s.refresh);
     });
     const inlineSecret = iface.privateKey !== undefined || iface.peers.some((p) => p.presharedKey !== undefined);
     host.files.push(wireguardConfigFile(node, iface, keyPath, pskPaths, inlineSecret, input.peerText));
@@ -217,7 +240,15 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });
     }
-    host.dropins.push(wireguardReloadDropin(wgUnit));
+    const hostnames = iface.peers.some((p) => isHostnameEndpoint(p.endpoint));
+    if (hostnames) {
+      // Peers dialled by name get their endpoints once the interface is up, from a unit nothing waits for.
+      if (!host.files.includes(WG_ENDPOINTS_FILE)) host.files.push(WG_ENDPOINTS_FILE);
+      const endpointsUnit = wireguardEndpointsUnit(iface.name);
+      host.units.push({ name: endpointsUnit, content: wireguardEndpointsUnitContent(iface.name) });
+      host.dropins.push({ unit: wgUnit, name: '30-tunnelwright-endpoints.conf', content: `[Unit]\nWants=${endpointsUnit}\n` });
+    }
+    host.dropins.push(wireguardReloadDropin(wgUnit, refresh, hostnames));
     if (iface.nodeAddress) {
       // IPv4 first: the first address is the one a single-address setting (k0s api.address, etcd) takes.
       nodeIps = interfaceAddresses(iface.address).map((a) => parseCidr(a)!).sort((a, b) => a.family - b.family).map((c) => formatIp(c.family, c.address));
@@ -305,11 +336,16 @@ function renderK0s(host: HostPlan, input: OverlayNodeInput, k8sUnit: string, nod
   if (input.role === 'controller+worker') args.push('--enable-worker');
   if (controller) args.push(`--config=${K0S_CONFIG_PATH}`);
   if (install.tokenFrom) {
-    const token = planSecretSource('k0s-token', install.tokenFrom, K0S_INSTALL_UNIT);
+    // k0s install writes --token-file into k0s's own unit, but k0s reads the file only until the node has joined: a
+    // worker once its kubelet kubeconfig exists (k0s pkg/component/worker/utils.go:43-46, read lazily by
+    // cmd/worker/worker.go:167-190), a controller with its own etcd once etcd's member/snap/db exists
+    // (cmd/controller/controller.go:226-236, needToJoin at :754-765). So the token is resolved only while that file is
+    // missing: after the join, a reboot does not depend on the token's source (a short-lived token may be gone).
+    const token = planSecretSource('k0s-token', install.tokenFrom, K0S_INSTALL_UNIT, [`ConditionPathExists=!${controller ? K0S_JOINED_CONTROLLER : K0S_JOINED_WORKER}`]);
     addResolvedSecret(host, token);
     after.push(token.unit);
     args.push(`--token-file=${token.path}`);
-    // k0s reads the token file again when it starts: the file must be there first on every boot.
+    // Until then k0s reads the file when it starts: it must be there first (a unit skipped by its condition fails no one).
     host.dropins.push({ unit: k8sUnit, name: '10-tunnelwright-k0s-token.conf', content: `[Unit]\nAfter=${token.unit}\nRequires=${token.unit}\n` });
   }
   args.push(...installFlags);

@@ -93,7 +93,7 @@ describe('cdk8s App', () => {
       const props = siteA();
       const node = new WireguardOverlayNode(chart, 'n', { ...props, installK0s: {}, wireguard: [{ ...props.wireguard[0], peers: [{ ...props.wireguard[0].peers[0], endpoint: 'b.example.net:51820' }] }] });
       expect(node.warnings.map((w) => w.code)).toEqual(['hostname-endpoint']);
-      expect(node.node.metadata.map((m) => m.data)).toEqual(['wireguard[0].peers[0].endpoint: endpoint "b.example.net:51820" is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP']);
+      expect(node.node.metadata.map((m) => m.data)).toEqual(['wireguard[0].peers[0].endpoint: endpoint "b.example.net:51820" is a hostname: tunnelwright-wg0-endpoints.service sets it once the interface is up and retries until the name resolves (DNS may need the overlay itself); until then this peer is unreachable, while the interface, its other peers and the distribution start without waiting; prefer an IP']);
       expect(write).toHaveBeenCalledWith(expect.stringContaining('warning: c/n:\n  wireguard[0].peers[0].endpoint: endpoint "b.example.net:51820"'));
     } finally {
       write.mockRestore();

@@ -30,6 +30,11 @@ export function wireguardHostVariants(): { name: string; plan: HostPlan; ignitio
   out.push({ name: 'dual-stack-underlay-mtu', plan: planWireguardOverlayNode({ ...base, distribution: 'kubeadm', wireguard: [{ ...iface, address: ['10.10.0.1/24', 'fd10::1/64'], underlayMtu: 1450 }] }).hosts[0], ignitionVersion: '3.3.0' });
   const mesh = planWireguardMesh(threeNodeMesh());
   for (const h of mesh.hosts) out.push({ name: `mesh-${h.node}`, plan: h, ignitionVersion: '3.4.0' });
+  // A node dialled by hostname: the endpoints unit and its drop-in on the dialling nodes.
+  const m = threeNodeMesh();
+  const named = planWireguardMesh({ ...m, nodes: [m.nodes[0], { ...m.nodes[1], endpoint: 'site-b.example.net' }, { ...m.nodes[2], installK0s: { tokenFrom: { file: '/run/corium/k0s-token' } } }] });
+  out.push({ name: 'mesh-hostname-site-a', plan: named.nodes['site-a'].host, ignitionVersion: '3.4.0' });
+  out.push({ name: 'mesh-hostname-site-c-k0s-token', plan: named.nodes['site-c'].host, ignitionVersion: '3.5.0' });
   const hub = planWireguardMesh({ ...threeNodeMesh(), topology: { hub: 'site-a' }, distribution: 'k3s' });
   for (const h of hub.hosts) out.push({ name: `hub-${h.node}`, plan: h, ignitionVersion: '3.5.0' });
   return out;

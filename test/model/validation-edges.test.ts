@@ -89,11 +89,11 @@ describe('refusals at the edges', () => {
     expect(validate()).toEqual(expected);
   });
 
-  it('WireguardMesh: a host-name endpoint is taken, with a warning that DNS may not resolve at boot', () => {
+  it('WireguardMesh: a host-name endpoint is taken, with a warning that its dialling nodes reach it only once it resolves', () => {
     const props = mesh((p) => { p.nodes[0].endpoint = 'site-a.example.test'; });
     expect(validateWireguardMesh(props)).toEqual([]);
     expect(planWireguardMesh(props).warnings.filter((w) => w.code === 'hostname-endpoint')).toEqual([
-      { path: 'nodes[0].endpoint', code: 'hostname-endpoint', message: 'endpoint "site-a.example.test" is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP' },
+      { path: 'nodes[0].endpoint', code: 'hostname-endpoint', message: 'endpoint "site-a.example.test" is a hostname: every node that dials it sets it only once its interface is up and the name resolves (DNS may need the overlay itself), and reaches this node only then; prefer an IP' },
     ]);
   });
 });

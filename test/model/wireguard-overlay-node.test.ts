@@ -145,7 +145,7 @@ describe('WireguardOverlayNode validation', () => {
   describe('warnings', () => {
     it('warns about a hostname endpoint', () => {
       const plan = planWireguardOverlayNode(mutate((p) => { p.wireguard[0].peers[0].endpoint = 'site-b.example.net:51820'; p.installK0s = {}; }));
-      expect(plan.warnings).toEqual([{ path: 'wireguard[0].peers[0].endpoint', code: 'hostname-endpoint', message: 'endpoint "site-b.example.net:51820" is a hostname: DNS may not resolve at boot before the overlay is up; prefer an IP' }]);
+      expect(plan.warnings).toEqual([{ path: 'wireguard[0].peers[0].endpoint', code: 'hostname-endpoint', message: 'endpoint "site-b.example.net:51820" is a hostname: tunnelwright-wg0-endpoints.service sets it once the interface is up and retries until the name resolves (DNS may need the overlay itself); until then this peer is unreachable, while the interface, its other peers and the distribution start without waiting; prefer an IP' }]);
     });
 
     it('warns about inline secrets without showing them', () => {

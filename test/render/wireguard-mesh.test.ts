@@ -83,10 +83,67 @@ describe('planWireguardMesh', () => {
     expect(planWireguardMesh({ ...threeNodeMesh(), underlayMtu: 1450 }).nodes['site-b'].values.network).toEqual({ overlayMtu: 1390, podMtu: 1340 });
   });
 
-  it('makes each interface reloadable without losing its key', () => {
-    for (const host of planWireguardMesh(threeNodeMesh()).hosts) {
-      expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).toBe('[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n');
-    }
+  it('makes each interface reloadable: the key resolved again from its source in one attempt, then the config synced with it', () => {
+    const reloads = planWireguardMesh(threeNodeMesh()).hosts.map((host) => host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content);
+    expect(reloads).toEqual([
+      '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n',
+      '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n',
+      '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret url /etc/tunnelwright/secret-urls/wg0-private-key.curl /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n',
+    ]);
+  });
+
+  describe('a node dialled by hostname', () => {
+    const named = () => { const m = threeNodeMesh(); return { ...m, nodes: [m.nodes[0], { ...m.nodes[1], endpoint: 'site-b.example.net' }, m.nodes[2]] }; };
+
+    it('is written as a comment every dialling node sets after its interface is up, from a unit nothing waits for', () => {
+      const plan = planWireguardMesh(named());
+      for (const node of ['site-a', 'site-c']) {
+        const host = plan.nodes[node].host;
+        const conf = host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content;
+        expect(conf).toContain(`\nPublicKey = ${KEYS.b.publicKey}\n# tunnelwright: Endpoint = site-b.example.net:51820\nAllowedIPs = 10.10.0.2/32\n`);
+        expect(conf).not.toMatch(/^Endpoint = site-b/m);
+        // An IP endpoint stays in the config.
+        expect(conf.includes('\nEndpoint = 198.51.100.1:51820\n')).toBe(node === 'site-c');
+        expect(host.units.find((u) => u.name === 'tunnelwright-wg0-endpoints.service')).toEqual({
+          name: 'tunnelwright-wg0-endpoints.service',
+          content: '[Unit]\nDescription=tunnelwright: set the hostname endpoints of wg0\'s peers once it is up\nAfter=wg-quick@wg0.service network-online.target nss-lookup.target\nBindsTo=wg-quick@wg0.service\n\n[Service]\nType=simple\nRemainAfterExit=yes\nExecStart=/opt/tunnelwright/bin/wg-endpoints wg0\n',
+        });
+        expect(host.dropins.find((d) => d.name === '30-tunnelwright-endpoints.conf')).toEqual({ unit: 'wg-quick@wg0.service', name: '30-tunnelwright-endpoints.conf', content: '[Unit]\nWants=tunnelwright-wg0-endpoints.service\n' });
+        expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).toMatch(/\nExecReload=\/opt\/tunnelwright\/bin\/wg-reload %i\nExecReload=-\/opt\/tunnelwright\/bin\/wg-endpoints --once %i\n$/);
+        // The distribution waits for the interface only, never for a name to resolve.
+        const distro = host.dropins.filter((d) => !d.unit.startsWith('wg-quick@') && !d.unit.startsWith('tunnelwright-'));
+        expect(distro.map((d) => d.content).join('')).not.toContain('endpoints');
+        expect(host.files.find((f) => f.path === '/opt/tunnelwright/bin/wg-endpoints')!.mode).toBe(0o755);
+      }
+      // The named node itself dials no name: no unit, no script.
+      expect(plan.nodes['site-b'].host.units.map((u) => u.name)).not.toContain('tunnelwright-wg0-endpoints.service');
+      expect(plan.nodes['site-b'].host.files.map((f) => f.path)).not.toContain('/opt/tunnelwright/bin/wg-endpoints');
+    });
+
+    it('warns on the named node and on every node that dials it', () => {
+      const dialling = 'this node dials a peer by hostname ("site-b" at "site-b.example.net"): tunnelwright-wg0-endpoints.service sets its endpoint once wg0 is up and retries until each name resolves; until then that link is down, while wg0, its other peers and the distribution start without waiting';
+      expect(planWireguardMesh(named()).warnings.filter((w) => w.code !== 'k0s-node-ip')).toEqual([
+        { path: 'nodes[1].endpoint', code: 'hostname-endpoint', message: 'endpoint "site-b.example.net" is a hostname: every node that dials it sets it only once its interface is up and the name resolves (DNS may need the overlay itself), and reaches this node only then; prefer an IP' },
+        { path: 'nodes[0]', code: 'dials-hostname', message: dialling },
+        { path: 'nodes[2]', code: 'dials-hostname', message: dialling },
+      ]);
+    });
+
+    it('in a hub topology warns on the hub, which dials the named spoke, and not on the other spokes', () => {
+      const warned = planWireguardMesh({ ...named(), topology: { hub: 'site-a' } }).warnings.filter((w) => w.code === 'dials-hostname').map((w) => w.path);
+      expect(warned).toEqual(['nodes[0]']);
+      const hubNamed = threeNodeMesh();
+      const viaHub = planWireguardMesh({ ...hubNamed, topology: { hub: 'site-a' }, nodes: [{ ...hubNamed.nodes[0], endpoint: 'hub.example.net' }, ...hubNamed.nodes.slice(1)] });
+      expect(viaHub.warnings.filter((w) => w.code === 'dials-hostname').map((w) => w.path)).toEqual(['nodes[1]', 'nodes[2]']);
+    });
+
+    it('names at most three dialled peers in one warning per node', () => {
+      const m = threeNodeMesh();
+      const nodes = Array.from({ length: 6 }, (_, i) => ({ ...m.nodes[1], node: `n${i}`, address: `10.10.0.${i + 1}`, publicKey: Buffer.alloc(32, i + 1).toString('base64'), endpoint: `n${i}.example.net` }));
+      const w = planWireguardMesh({ ...m, nodes }).warnings.filter((x) => x.code === 'dials-hostname');
+      expect(w.map((x) => x.path)).toEqual(['nodes[0]', 'nodes[1]', 'nodes[2]', 'nodes[3]', 'nodes[4]', 'nodes[5]']);
+      expect(w[0].message).toMatch(/^this node dials 5 peers by hostname \("n1" at "n1\.example\.net", "n2" at "n2\.example\.net", "n3" at "n3\.example\.net" and 2 more\): /);
+    });
   });
 });
 

@@ -63,10 +63,55 @@ describe('planWireguardOverlayNode', () => {
     expect(plan.hosts[0].files.find((f) => f.path.startsWith('/etc/rancher/'))!.content).toContain('node-ip: 10.10.0.1,fd10::1\n');
   });
 
-  it('makes reload keep the key: a drop-in replaces wg-quick\'s ExecReload with the reload script', () => {
+  it('makes reload apply a key rotated at its source: a drop-in resolves each secret again, then runs the reload script', () => {
     const host = planWireguardOverlayNode(siteA()).hosts[0];
-    expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')).toEqual({ unit: 'wg-quick@wg0.service', name: '20-tunnelwright-reload.conf', content: '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n' });
+    expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')).toEqual({
+      unit: 'wg-quick@wg0.service', name: '20-tunnelwright-reload.conf',
+      content: '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n',
+    });
     expect(host.files.find((f) => f.path === '/opt/tunnelwright/bin/wg-reload')!.mode).toBe(0o755);
+    // The refresh is the boot unit's own command with no wait: the same source, the same file.
+    const boot = /^ExecStart=(.+) \d+$/m.exec(host.units[0].content!)![1];
+    expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).toContain(`\nExecReload=${boot} 0\n`);
+  });
+
+  it('refreshes a preshared key from its source on reload too, after the private key', () => {
+    const props = siteA();
+    const peers = [{ ...props.wireguard[0].peers[0], presharedKeyFrom: { url: 'https://vault.example.test/psk' } }, props.wireguard[0].peers[1]];
+    const reload = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], peers }] }).hosts[0].dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!;
+    expect(reload.content.split('\n').filter((l) => l.startsWith('ExecReload=/'))).toEqual([
+      'ExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0',
+      'ExecReload=/opt/tunnelwright/bin/resolve-secret url /etc/tunnelwright/secret-urls/wg0-peer0-preshared-key.curl /run/tunnelwright/secrets/wg0-peer0-preshared-key 0',
+      'ExecReload=/opt/tunnelwright/bin/wg-reload %i',
+    ]);
+  });
+
+  it('writes a hostname endpoint as a comment that the endpoints unit sets after up, and keeps IP endpoints in the config', () => {
+    const props = siteA();
+    const peers = [{ ...props.wireguard[0].peers[0], endpoint: 'site-b.example.net:51820' }, props.wireguard[0].peers[1]];
+    const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], peers }] });
+    const host = plan.hosts[0];
+    expect(host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content).toContain(`\nPublicKey = ${KEYS.b.publicKey}\n# tunnelwright: Endpoint = site-b.example.net:51820\nAllowedIPs = 10.10.0.2/32\n`);
+    expect(host.units.map((u) => u.name)).toEqual(['tunnelwright-secret-wg0-private-key.service', 'wg-quick@wg0.service', 'tunnelwright-wg0-endpoints.service']);
+    expect(plan.warnings.map((w) => w.code)).toEqual(['hostname-endpoint', 'k0s-node-ip']);
+    // Without a hostname: no unit, no drop-in, no script, and the reload does not run it.
+    const plain = planWireguardOverlayNode(siteA()).hosts[0];
+    expect(plain.units.map((u) => u.name)).not.toContain('tunnelwright-wg0-endpoints.service');
+    expect(plain.dropins.map((d) => d.name)).not.toContain('30-tunnelwright-endpoints.conf');
+    expect(plain.files.map((f) => f.path)).not.toContain('/opt/tunnelwright/bin/wg-endpoints');
+  });
+
+  it.each([
+    ['worker', 'k0sworker.service', '/var/lib/k0s/kubelet.conf'],
+    ['controller', 'k0scontroller.service', '/var/lib/k0s/etcd/member/snap/db'],
+    ['controller+worker', 'k0scontroller.service', '/var/lib/k0s/etcd/member/snap/db'],
+  ] as const)('k0s %s: the join token is resolved only until k0s has joined (%s, while %s is missing)', (role, k0sUnit, joined) => {
+    const host = planWireguardOverlayNode({ ...siteA(), role, installK0s: { tokenFrom: { file: '/run/corium/k0s-token' } } }).hosts[0];
+    const token = host.units.find((u) => u.name === 'tunnelwright-secret-k0s-token.service')!;
+    expect(token.content).toContain(`\nBefore=tunnelwright-k0s-install.service\nConditionPathExists=!${joined}\n`);
+    expect(host.dropins.find((d) => d.name === '10-tunnelwright-k0s-token.conf')).toEqual({ unit: k0sUnit, name: '10-tunnelwright-k0s-token.conf', content: '[Unit]\nAfter=tunnelwright-secret-k0s-token.service\nRequires=tunnelwright-secret-k0s-token.service\n' });
+    // The overlay's own key has no such condition: it is needed on every boot.
+    expect(host.units.find((u) => u.name === 'tunnelwright-secret-wg0-private-key.service')!.content).not.toContain('Condition');
   });
 
   it('installs wireguard-tools unless told the image ships it', () => {

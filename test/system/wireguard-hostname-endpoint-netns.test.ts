@@ -1,0 +1,100 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { generateKeyPair, planWireguardMesh, WireguardMeshProps } from '../../src';
+import { DEFERRED_ENDPOINT_PREFIX, WG_ENDPOINTS_PATH } from '../../src/host/wireguard-reload';
+import { SCHEMA_DIR } from '../helpers/schemas';
+import { describeWithTools, must, sh, tmpdir } from './tools';
+
+/**
+ * Three nodes over wireguard-go in network namespaces; node-1 is dialled by a name that does not resolve (each node's
+ * resolver is an address nobody answers, as when DNS is reached only over the overlay). With the generated config the
+ * other nodes' interfaces come up at once and ping each other; the endpoints script sets node-1's endpoint when the
+ * name starts to resolve. Control: the config of before (the name in `Endpoint =`) under upstream's unit environment
+ * does not come up.
+ */
+describeWithTools('a WireguardMesh with a peer whose hostname does not resolve', ['wg', 'wg-quick', 'wireguard-go', 'ip', 'ping', 'unshare', 'timeout'], () => {
+  const id = process.pid % 100000;
+  const lan = `tw28${id}-lan`;
+  const ns = [0, 1, 2].map((i) => `tw28${id}-n${i}`);
+  const ifaces = [0, 1, 2].map((i) => `tw28${id % 1000}h${i}`);
+  const dir = tmpdir('tw-hostname-');
+  const env = { WG_QUICK_USERSPACE_IMPLEMENTATION: 'wireguard-go', WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD: '1' };
+  const overlay = ['10.11.0.1', '10.11.0.2', '10.11.0.3'];
+  const keys = [0, 1, 2].map(() => generateKeyPair());
+  const upstreamEnv = /^Environment=(WG_ENDPOINT_RESOLUTION_RETRIES=\S+)$/m.exec(fs.readFileSync(path.join(SCHEMA_DIR, 'wg-quick@.service'), 'utf8'))![1];
+  const mesh: WireguardMeshProps = {
+    network: '10.11.0.0/24', listenPort: 51820, persistentKeepalive: 1,
+    nodes: [0, 1, 2].map((i) => ({ node: `node-${i}`, address: overlay[i], publicKey: keys[i].publicKey, privateKeyFrom: { file: path.join(dir, `node-${i}.key`) }, endpoint: i === 1 ? 'node-1.tw28.test' : `198.18.1.${i + 1}` })),
+  };
+  const plan = planWireguardMesh(mesh);
+  const confOf = (i: number) => plan.nodes[`node-${i}`].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content
+    .replace(/^PostUp = wg set %i private-key .*$/m, `PostUp = wg set %i private-key ${path.join(dir, `node-${i}.key`)}`);
+  const inNode = (i: number, cmd: string, timeout = 60_000) => sh(`ip netns exec ${ns[i]} unshare -m sh -c 'mount --make-rprivate / && mount --bind ${dir}/etc${i} /etc/wireguard && mount --bind ${dir}/resolv.conf /etc/resolv.conf && mount --bind ${dir}/hosts${i} /etc/hosts && ${cmd}'`, { env, timeout });
+  const write = (i: number, content: string) => fs.writeFileSync(path.join(dir, `etc${i}`, `${ifaces[i]}.conf`), content, { mode: 0o600 });
+  const ping = (from: number, to: number, tries = 10) => sh(`for t in $(seq ${tries}); do ip netns exec ${ns[from]} ping -c1 -W1 ${overlay[to]} >/dev/null 2>&1 && exit 0; done; exit 1`, { timeout: 60_000 });
+  const pinging = (nodes: number[], tries = 10) => nodes.flatMap((a) => nodes.filter((b) => b !== a).map((b) => [a, b] as const)).filter(([a, b]) => ping(a, b, tries).status === 0).map(([a, b]) => `${a}>${b}`);
+  const linkExists = (i: number) => sh(`ip -n ${ns[i]} link show ${ifaces[i]}`).status === 0;
+  const figures: string[] = [];
+
+  beforeAll(() => {
+    keys.forEach((k, i) => fs.writeFileSync(path.join(dir, `node-${i}.key`), `${k.privateKey}\n`, { mode: 0o600 }));
+    fs.writeFileSync(path.join(dir, 'wg-endpoints'), plan.nodes['node-0'].host.files.find((f) => f.path === WG_ENDPOINTS_PATH)!.content, { mode: 0o755 });
+    // A resolver nobody answers: getaddrinfo fails with EAI_AGAIN, the failure wg retries.
+    fs.writeFileSync(path.join(dir, 'resolv.conf'), 'nameserver 198.18.1.53\noptions timeout:1 attempts:1\n');
+    const setup = [`ip netns add ${lan}`, `ip -n ${lan} link add br0 type bridge`, `ip -n ${lan} link set br0 up`];
+    for (const i of [0, 1, 2]) {
+      fs.mkdirSync(path.join(dir, `etc${i}`));
+      fs.writeFileSync(path.join(dir, `hosts${i}`), '127.0.0.1 localhost\n');
+      setup.push(`ip netns add ${ns[i]}`, `ip -n ${ns[i]} link set lo up`, `ip link add eth0 netns ${ns[i]} type veth peer name v${i} netns ${lan}`,
+        `ip -n ${lan} link set v${i} master br0 up`, `ip -n ${ns[i]} addr add 198.18.1.${i + 1}/24 dev eth0`, `ip -n ${ns[i]} link set eth0 up`);
+    }
+    must(sh(['mkdir -p /etc/wireguard', ...setup].join(' && ')), 'namespace setup');
+  });
+
+  afterAll(() => {
+    for (const n of [...ns, lan]) sh(`ip netns pids ${n} | xargs -r kill; sleep 0.2; ip netns del ${n} 2>/dev/null`);
+    if (process.env.TW_RECORD) fs.appendFileSync(process.env.TW_RECORD, `one unresolvable peer:\n${figures.join('\n')}\n`);
+  });
+
+  it('control: the config of before (the name in Endpoint) under upstream\'s unit environment does not come up within 20 s', () => {
+    const before = confOf(0).replace(DEFERRED_ENDPOINT_PREFIX, 'Endpoint = ');
+    expect(before).toContain('\nEndpoint = node-1.tw28.test:51820\n');
+    write(0, before);
+    const r = inNode(0, `${upstreamEnv} timeout 20 wg-quick up ${ifaces[0]}`);
+    expect(r.status).toBe(124); // killed by timeout: still resolving
+    expect(r.stderr).toContain('Trying again in');
+    expect(linkExists(0)).toBe(false);
+    figures.push('config of before, upstream environment: wg-quick up still resolving after 20 s (killed), no interface');
+  });
+
+  it('the generated configs: every interface is up at once, and node-0 and node-2 ping each other while the name does not resolve', () => {
+    for (const i of [0, 1, 2]) {
+      write(i, confOf(i));
+      const t0 = Date.now();
+      must(inNode(i, `${upstreamEnv} wg-quick up ${ifaces[i]}`), `wg-quick up on node-${i}`);
+      figures.push(`node-${i}: generated config, wg-quick up returned in ${((Date.now() - t0) / 1000).toFixed(2)} s`);
+    }
+    const t0 = Date.now();
+    expect(pinging([0, 2])).toEqual(['0>2', '2>0']);
+    figures.push(`node-0 and node-2 pinging each other ${((Date.now() - t0) / 1000).toFixed(2)} s after the last up`);
+    // One round of the endpoints script: the name does not resolve, the script says so and fails, nothing else changes.
+    const once = inNode(0, `${path.join(dir, 'wg-endpoints')} --once ${ifaces[0]}`);
+    expect(once.status).toBe(1);
+    expect(once.stderr).toContain(`wg-endpoints: ${ifaces[0]}: node-1.tw28.test:51820 does not resolve yet: peer ${keys[1].publicKey} has no endpoint`);
+    expect(sh(`ip netns exec ${ns[0]} wg show ${ifaces[0]} endpoints`).stdout).toContain(`${keys[1].publicKey}\t(none)`);
+  });
+
+  it('once the name resolves, the retrying script sets node-1\'s endpoint on every node that dials it, and all six pairs ping', () => {
+    for (const i of [0, 2]) {
+      // The record appears 3 s after the script starts: it must retry (every second here) and then succeed.
+      const r = inNode(i, `{ (sleep 3; echo "198.18.1.2 node-1.tw28.test" >> ${dir}/hosts${i}) & } && WG_ENDPOINTS_INTERVAL=1 ${path.join(dir, 'wg-endpoints')} ${ifaces[i]}`);
+      expect({ i, status: r.status }).toEqual({ i, status: 0 });
+      expect(r.stderr).toContain('does not resolve yet');
+      expect(r.stdout).toContain(`wg-endpoints: ${ifaces[i]}: peer ${keys[1].publicKey} at node-1.tw28.test:51820`);
+      expect(sh(`ip netns exec ${ns[i]} wg show ${ifaces[i]} endpoints`).stdout).toContain(`${keys[1].publicKey}\t198.18.1.2:51820`);
+    }
+    const pairs = pinging([0, 1, 2]);
+    expect(pairs.sort()).toEqual(['0>1', '0>2', '1>0', '1>2', '2>0', '2>1']);
+    figures.push(`after the name resolves: ${pairs.length} of 6 pairs`);
+  });
+});
