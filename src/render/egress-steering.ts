@@ -110,6 +110,8 @@ function kyvernoPolicy(p: EgressSteeringProps, f: Facts): KubeObject {
   };
 }
 
+/** How long kube-state-metrics' series may be gone (a restart) without resetting VPNEgressSteeringStale or VPNTunnelReconnectLoop. */
+export const KSM_GAP = '4m';
 /** VPNTunnelReconnectLoop: more re-creations of the interface than this in the window. */
 export const RECONNECT_LOOP_THRESHOLD = 3;
 export const RECONNECT_LOOP_WINDOW = '30m';
@@ -130,6 +132,8 @@ export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules
   const label = ksmLabelName(f.uplinkLabel);
   const onGateway = (metric: string) => `${metric} * on(instance) group_left(nodename) node_uname_info{nodename="${node}"}`;
   const gate = `on() (count(kube_node_info{node="${node}"}) > 0)`;
+  // The same over a kube-state-metrics restart (its series gone for a minute or two): a firing alert keeps firing.
+  const ksmGate = `on() (count(last_over_time(kube_node_info{node="${node}"}[${KSM_GAP}])) > 0)`;
   const tunnelPresent = `on() (count(${onGateway(`node_network_info{device="${f.iface}"}`)}) > 0)`;
   const runbookUrl = p.monitoring?.runbookUrl;
   const annotations = (alert: string, summary: string, description: string) => ({
@@ -152,7 +156,9 @@ export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules
           // differ, whatever the window, and resolved when the label follows. Series, not values, are compared by
           // ifindex: a restarted kube-state-metrics (a new series, the same value) changes nothing. Only while the label
           // is there (VPNEgressUplinkLabelMissing reports it missing) and the tunnel is up (else VPNTunnelDown).
-          expr: `(count_values("ifindex", max(${onGateway(`node_network_iface_id{device="${f.iface}"}`)})) unless on(ifindex) label_replace(kube_node_labels{node="${node}", ${label}!=""}, "ifindex", "$1", "${label}", "^.*-([0-9]+)$")) and on() (count(kube_node_labels{node="${node}", ${label}!=""}) > 0) and ${gate}`,
+          // One alert, without the ifindex label: in a reconnect loop that the label does not follow, each ifindex
+          // would otherwise be an alert of its own, pending for 2 minutes and never firing.
+          expr: `count(count_values("ifindex", max(${onGateway(`node_network_iface_id{device="${f.iface}"}`)})) unless on(ifindex) label_replace(kube_node_labels{node="${node}", ${label}!=""}, "ifindex", "$1", "${label}", "^.*-([0-9]+)$")) and on() (count(last_over_time(kube_node_labels{node="${node}", ${label}!=""}[${KSM_GAP}])) > 0) and ${ksmGate}`,
           for: '5m',
           labels: { severity: 'critical' },
           annotations: annotations('VPNEgressSteeringStale', `the ${f.uplinkLabel} label of ${node} names another ${f.iface} than the live one`, 'Cilium caches the egress interface: after a re-creation it black-holes steered traffic until the node is re-labelled. Check the re-steer hook (tunnelwright-egress-resteer.service).'),
@@ -160,7 +166,7 @@ export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules
         {
           alert: 'VPNTunnelReconnectLoop',
           // Each re-creation of the interface is a new ifindex (node-exporter's node_network_iface_id).
-          expr: `(max(${onGateway(`changes(node_network_iface_id{device="${f.iface}"}[${RECONNECT_LOOP_WINDOW}])`)}) > ${RECONNECT_LOOP_THRESHOLD}) and ${gate}`,
+          expr: `(max(${onGateway(`changes(node_network_iface_id{device="${f.iface}"}[${RECONNECT_LOOP_WINDOW}])`)}) > ${RECONNECT_LOOP_THRESHOLD}) and ${ksmGate}`,
           for: '5m',
           labels: { severity: 'warning' },
           annotations: annotations('VPNTunnelReconnectLoop', `${f.iface} on ${node} was re-created more than ${RECONNECT_LOOP_THRESHOLD} times in ${RECONNECT_LOOP_WINDOW}`, 'The tunnel keeps reconnecting: every reconnect drops the steered connections. A second client on the same server and account steals the session each time it connects.'),
