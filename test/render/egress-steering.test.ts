@@ -77,7 +77,8 @@ describe('planEgressSteering', () => {
     expect(rule.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'tunnelwright', release: 'kube-prometheus-stack' });
     const alerts = (rule.spec as { groups: { rules: { alert: string; expr: string }[] }[] }).groups[0].rules;
     expect(alerts.map((r) => r.alert)).toEqual(['VPNTunnelDown', 'VPNEgressSteeringStale', 'VPNTunnelReconnectLoop', 'VPNEgressUplinkLabelMissing']);
-    expect(alerts.every((r) => r.expr.endsWith('and on() (count(kube_node_info{node="prod-gw"}) > 0)'))).toBe(true);
+    // Each gated on the gateway node existing (Stale and ReconnectLoop over a kube-state-metrics restart too).
+    expect(alerts.every((r) => /and on\(\) \(count\((last_over_time\()?kube_node_info\{node="prod-gw"\}(\[4m\]\))?\) > 0\)$/.test(r.expr))).toBe(true);
   });
 
   it('gives the Helm values Cilium and kube-state-metrics need', () => {
