@@ -16,7 +16,7 @@ function perMinute(values: (number | undefined)[]): string {
   return values.map((v, i) => (v !== undefined ? String(v) : i > 0 && values[i - 1] !== undefined ? 'stale' : '_')).join(' ');
 }
 const MINUTES = 150;
-const minutes = (f: (m: number) => number | undefined) => Array.from({ length: MINUTES }, (_, m) => f(m));
+const minutes = <T,>(f: (m: number) => T): T[] => Array.from({ length: MINUTES }, (_, m) => f(m));
 
 /** The target labels kube-prometheus-stack's ServiceMonitors add, then the metric's own, as node-exporter 1.x and kube-state-metrics v2.x name them. */
 const NODE_EXPORTER = 'container="node-exporter", endpoint="http-metrics", instance="192.168.20.5:9100", job="node-exporter", namespace="monitoring", pod="kube-prometheus-stack-prometheus-node-exporter-x7k2p", service="kube-prometheus-stack-prometheus-node-exporter"';
