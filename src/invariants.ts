@@ -101,3 +101,16 @@ export function checkVxlanPorts(gateways: readonly VxlanEndpoint[], killSwitches
   }
   return problems;
 }
+
+/**
+ * Claims on the names of a construct's Kubernetes objects in its cluster: two constructs that emit an object of one
+ * kind, namespace and name would overwrite each other on apply (the second replaces the first). A Namespace is left
+ * out: two constructs may both create the namespace they share.
+ */
+export function objectClaims(objects: readonly { kind: string; metadata: { name?: string; namespace?: string } }[], cluster: string | undefined, path = 'name'): Claim[] {
+  const c = cluster ?? 'default';
+  return objects.filter((o) => o.kind !== 'Namespace').map((o) => {
+    const at = `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name ?? ''}`;
+    return { key: `cluster/${c}/object/${o.kind}/${at}`, path, what: `${o.kind} ${at} in cluster "${c}" (one object: the second to apply replaces the first; set a distinct name on one of them)` };
+  });
+}

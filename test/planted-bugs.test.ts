@@ -4,7 +4,7 @@ import {
   egressAlertGroups, egressProbeAlertGroups, planEgressSteering, planKillSwitch, planRoute, planWireguardOverlayNode, renderHostArtefacts, validateKillSwitch, validateWireguardMesh,
 } from '../src';
 import { App, WireguardMesh, WireguardOverlayNode } from '../src/cdk8s';
-import { gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh } from './helpers/fixtures';
+import { gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from './helpers/fixtures';
 import { recordResources, valueOf } from './helpers/pulumi';
 
 /**
@@ -50,7 +50,8 @@ describe('behaviours planted bugs once changed unnoticed', () => {
 
   it('keeps every alert\'s for: and severity', () => {
     const summary = (groups: { rules: Record<string, unknown>[] }[]) => groups[0].rules.map((r) => `${r.alert} for ${r.for} ${(r.labels as { severity: string }).severity}`);
-    expect(summary(egressAlertGroups(prodSteering()))).toEqual(['VPNTunnelDown for 2m critical', 'VPNEgressSteeringStale for 5m critical', 'VPNEgressUplinkLabelMissing for 10m warning']);
+    expect(summary(egressAlertGroups(prodSteering()))).toEqual(['VPNTunnelDown for 2m critical', 'VPNEgressSteeringStale for 5m critical', 'VPNTunnelReconnectLoop for 5m warning', 'VPNEgressUplinkLabelMissing for 10m warning']);
+    expect(summary(egressAlertGroups({ ...wireguardSteering(), monitoring: {} })).slice(-1)).toEqual(['VPNTunnelHandshakeStale for 2m critical']);
     expect(summary(egressProbeAlertGroups({ ...gatewayProbe(), dnsLeak: { leakedCidrs: ['192.0.2.0/24'] } }))).toEqual(['VPNEgressLeak for 1m critical', 'VPNEgressProbeFailing for 10m warning', 'VPNEgressProbeAbsent for 120s warning', 'VPNDNSLeak for 1m critical', 'VPNDNSProbeFailing for 10m warning']);
   });
 

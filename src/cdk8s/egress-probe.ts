@@ -1,4 +1,5 @@
 import { Construct } from 'constructs';
+import { objectClaims } from '../invariants';
 import { EgressProbeProps } from '../model/egress-probe';
 import { planEgressProbe } from '../render/egress-probe';
 import { Plan } from '../types';
@@ -15,7 +16,7 @@ export class EgressProbe extends TunnelwrightConstruct {
 
   public constructor(scope: Construct, id: string, props: EgressProbeProps) {
     const plan = planAt(scope, id, 'EgressProbe', () => planEgressProbe(props));
-    super(scope, id, plan, []);
+    super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
   }
 }

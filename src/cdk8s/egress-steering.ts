@@ -1,4 +1,5 @@
 import { Construct } from 'constructs';
+import { objectClaims } from '../invariants';
 import { IgnitionConfig } from '../host/ignition';
 import { EgressSteeringProps } from '../model/egress-steering';
 import { egressSteeringClaims, planEgressSteering } from '../render/egress-steering';
@@ -21,7 +22,7 @@ export class EgressSteering extends TunnelwrightConstruct {
 
   public constructor(scope: Construct, id: string, props: EgressSteeringProps) {
     const plan = planAt(scope, id, 'EgressSteering', () => planEgressSteering(props));
-    super(scope, id, plan, egressSteeringClaims(props));
+    super(scope, id, plan, [...egressSteeringClaims(props), ...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
     this.props = props;
     const a = this.artefactsOf(plan.hosts[0], '3.4.0');

@@ -1,4 +1,5 @@
 import { Construct } from 'constructs';
+import { objectClaims } from '../invariants';
 import { IgnitionConfig } from '../host/ignition';
 import { KillSwitchProps } from '../model/kill-switch';
 import { killSwitchVxlan, planKillSwitch } from '../render/kill-switch';
@@ -19,7 +20,7 @@ export class KillSwitch extends TunnelwrightConstruct {
 
   public constructor(scope: Construct, id: string, props: KillSwitchProps) {
     const plan = planAt(scope, id, 'KillSwitch', () => planKillSwitch(props));
-    super(scope, id, plan, []);
+    super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
     const vxlan = killSwitchVxlan(props, this.node.path);
     if (vxlan) this._vxlan = { killSwitch: vxlan };

@@ -1,4 +1,5 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
+import { objectClaims } from '../invariants';
 import { Construct, IConstruct } from 'constructs';
 import { VpnGatewayProps } from '../model/vpn-gateway';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
@@ -21,7 +22,7 @@ export class VpnGateway extends TunnelwrightConstruct {
 
   public constructor(scope: Construct, id: string, props: VpnGatewayProps) {
     const plan = planAt(scope, id, 'VpnGateway', () => planVpnGateway(props));
-    super(scope, id, plan, vpnGatewayClaims(props));
+    super(scope, id, plan, [...vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
     this.props = props;
     this._vxlan = { gateway: vpnGatewayVxlan(props, this.node.path) };

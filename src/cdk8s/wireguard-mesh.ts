@@ -1,4 +1,5 @@
 import { Construct } from 'constructs';
+import { objectClaims } from '../invariants';
 import { WireguardMeshProps } from '../model/wireguard-mesh';
 import { MeshPlan, planWireguardMesh } from '../render/wireguard-mesh';
 import { planAt, NodeArtefacts, TunnelwrightConstruct } from './base';
@@ -12,7 +13,7 @@ export class WireguardMesh extends TunnelwrightConstruct {
 
   public constructor(scope: Construct, id: string, props: WireguardMeshProps) {
     const plan = planAt(scope, id, 'WireguardMesh', () => planWireguardMesh(props));
-    super(scope, id, plan, [], props.ignitionVersion);
+    super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)], props.ignitionVersion);
     this.plan = plan;
     const version = props.ignitionVersion ?? '3.4.0';
     const nodes: Record<string, NodeArtefacts> = {};

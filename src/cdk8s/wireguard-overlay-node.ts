@@ -1,4 +1,5 @@
 import { Construct } from 'constructs';
+import { objectClaims } from '../invariants';
 import { IgnitionConfig } from '../host/ignition';
 import { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
 import { planWireguardOverlayNode } from '../render/wireguard-overlay-node';
@@ -21,7 +22,7 @@ export class WireguardOverlayNode extends TunnelwrightConstruct {
 
   public constructor(scope: Construct, id: string, props: WireguardOverlayNodeProps) {
     const plan = planAt(scope, id, 'WireguardOverlayNode', () => planWireguardOverlayNode(props));
-    super(scope, id, plan, [], props.ignitionVersion);
+    super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)], props.ignitionVersion);
     this.plan = plan;
     const a = this.artefactsOf(plan.hosts[0], props.ignitionVersion ?? '3.4.0');
     this.cloudConfig = a.cloudConfig;

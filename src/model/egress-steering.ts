@@ -36,6 +36,12 @@ export interface EgressSteeringMonitoring {
   readonly ruleLabels?: Record<string, string>;
   /** Your kube-state-metrics Helm values, checked for the allowlist that makes the uplink label a metric. @default - not checked: a warning */
   readonly kubeStateMetricsValues?: Record<string, unknown>;
+  /**
+   * node-exporter's textfile collector directory on the gateway node (`--collector.textfile.directory`): with a
+   * WireGuard tunnel, a timer writes the latest handshake there for VPNTunnelHandshakeStale.
+   * @default '/var/lib/node_exporter/textfile_collector'
+   */
+  readonly textfileDirectory?: string;
   /** Where each alert's `runbook_url` points (`<runbookUrl>#<alert in lowercase>`). @default - tunnelwright's runbooks in its npm package's README on npmjs.com */
   readonly runbookUrl?: string;
 }
@@ -73,7 +79,10 @@ export interface EgressSteeringProps {
   readonly excludedCidrs?: Cidr[];
   /** A Kyverno ClusterPolicy requiring the class label on pods in these namespaces. @default - none */
   readonly enforceLabels?: { readonly namespaces: string[]; readonly classes?: string[] };
-  /** A PrometheusRule with VPNTunnelDown, VPNEgressSteeringStale and VPNEgressUplinkLabelMissing. @default - none */
+  /**
+   * A PrometheusRule with VPNTunnelDown, VPNEgressSteeringStale, VPNTunnelReconnectLoop and
+   * VPNEgressUplinkLabelMissing (and VPNTunnelHandshakeStale with a WireGuard tunnel). @default - none
+   */
   readonly monitoring?: EgressSteeringMonitoring;
   /** The node label the re-steer hook sets to `<address>-<ifindex>`. @default 'tunnelwright.dev/egress-uplink' */
   readonly uplinkLabel?: string;
@@ -119,6 +128,7 @@ export const egressSteeringSchema = z.strictObject({
   enforceLabels: z.strictObject({ namespaces: z.array(z.string()), classes: z.array(z.string()).optional() }).optional(),
   monitoring: z.strictObject({
     namespace: z.string().optional(), ruleLabels: labelsSchema.optional(), kubeStateMetricsValues: z.record(z.string(), z.unknown()).optional(),
+    textfileDirectory: z.string().regex(/^\/[A-Za-z0-9._/-]*$/, { message: 'expected an absolute path of letters, digits, ".", "_", "-" and "/"' }).optional(),
     runbookUrl: z.string().regex(/^https?:\/\/[^\s#"']+$/, { message: 'expected an http(s) URL without a fragment' }).optional(),
   }).optional(),
   uplinkLabel: z.string().optional(),
@@ -209,7 +219,12 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
     for (const c of locatedCidrs(input, 'clusterCidrs')) {
       if (c.value.family === 6 && !v6Dest && input.denyIpv6 !== true) warnings.push({ path: c.at, code: 'ipv6-egress', message: 'an IPv6 cluster: vpn-class pods\' IPv6 traffic is not steered (only IPv4 destinations are) and leaves natively; set denyIpv6: true (a CiliumClusterwideNetworkPolicy denying it), or steer IPv6 destinations (Cilium 1.20+)' });
     }
-    warnings.push({ path: 'clusterCidrs', code: 'dns-wan', message: 'vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN: give CoreDNS an upstream reached through the tunnel (see the README, "DNS leaves by the WAN")' });
+    const steered = Array.isArray(input.namespaces) ? input.namespaces.filter((n): n is string => typeof n === 'string') : undefined;
+    // CoreDNS runs in kube-system: labelling its pods steers its upstream queries only when the policy selects there.
+    const coreDns = steered && !steered.includes('kube-system')
+      ? `; labelling the CoreDNS pods with the vpn class does nothing here, since the policy selects pods only in ${steered.join(', ')} and CoreDNS runs in kube-system: add kube-system to namespaces for that, or point CoreDNS's forward at a resolver reached only through the tunnel`
+      : ': label the CoreDNS pods with the vpn class, or point CoreDNS\'s forward at a resolver reached only through the tunnel';
+    warnings.push({ path: 'clusterCidrs', code: 'dns-wan', message: `vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN${coreDns} (see the README, "DNS leaves by the WAN")` });
     warnings.push({ path: 'vpnClass', code: 'policy-delay', message: 'Cilium applies the policy to a new pod shortly after it starts: until then its traffic leaves with its own node\'s address (Cilium\'s egress gateway docs, limitations). No policy closes that window: for workloads that must never leak, route them with VpnGateway (pod-level routing with its kill switch) instead' });
     const enforce = input.enforceLabels;
     if (isRecord(enforce)) {
@@ -218,6 +233,12 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
         if (typeof ns === 'string' && !isDnsLabel(ns)) push(`enforceLabels.namespaces[${i}]`, 'namespace', `expected a namespace name, ${received(ns)}`);
       });
       const vpnClass = typeof input.vpnClass === 'string' ? input.vpnClass : 'vpn';
+      // A namespace where the label is required but nothing steers: its vpn-class pods are admitted and leave by the WAN.
+      if (steered && steered.length > 0) {
+        asArray(enforce.namespaces).forEach((ns, i) => {
+          if (typeof ns === 'string' && isDnsLabel(ns) && !steered.includes(ns)) push(`enforceLabels.namespaces[${i}]`, 'enforced-not-steered', `expected a namespace the policy steers (namespaces: ${steered.join(', ')}): Kyverno would admit pods of class ${vpnClass} in ${ns}, and they would leave by the WAN; add ${ns} to namespaces, or leave it out here`);
+        });
+      }
       if (Array.isArray(enforce.classes) && !enforce.classes.includes(vpnClass)) push('enforceLabels.classes', 'classes', `expected the allowed classes to include the vpn class "${vpnClass}", received ${JSON.stringify(enforce.classes)}`);
       asArray(enforce.classes).forEach((c, i) => {
         if (typeof c === 'string' && (!isLabelValue(c) || c === '' || c.includes('|'))) push(`enforceLabels.classes[${i}]`, 'label-value', `expected a non-empty label value without "|" (Kyverno reads "|" in a pattern as "or"), ${received(c)}`);
@@ -229,6 +250,10 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       const uplink = typeof input.uplinkLabel === 'string' ? input.uplinkLabel : DEFAULT_UPLINK_LABEL;
       const ksm = mon.kubeStateMetricsValues;
       const allow = isRecord(ksm) ? ksm.metricLabelsAllowlist : undefined;
+      // kube-state-metrics keeps the last entry of a resource (pkg/options/types.go, LabelsAllowList.Set:
+      // `m[name] = []string{}` at each "="): a second nodes= entry silently drops the first one's labels.
+      const nodeEntries = asArray(allow).map((a, i) => ({ a, i })).filter(({ a }) => typeof a === 'string' && a.trim().startsWith('nodes='));
+      for (const { i } of nodeEntries.slice(1)) push(`monitoring.kubeStateMetricsValues.metricLabelsAllowlist[${i}]`, 'ksm-nodes-repeated', `expected one nodes= entry, found ${nodeEntries.map(({ a }) => JSON.stringify(a)).join(', ')}: kube-state-metrics keeps only the last, so the labels of the others are never exported; list every node label in one nodes=[…] entry`);
       if (!Array.isArray(allow) || !allow.some((a) => typeof a === 'string' && a.startsWith('nodes=[') && a.slice(7, -1).split(',').map((s) => s.trim()).some((l) => l === uplink || l === '*'))) {
         warnings.push({ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: `kube-state-metrics must export the ${uplink} node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: add metricLabelsAllowlist: ["${ksmAllowlistEntry(uplink)}"] (plan.values.kubeStateMetrics)` });
       }

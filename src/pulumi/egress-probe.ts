@@ -1,4 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
+import { objectClaims } from '../invariants';
 import { EgressProbeProps } from '../model/egress-probe';
 import { planEgressProbe } from '../render/egress-probe';
 import { planAt, emitPlan, reserve } from './base';
@@ -12,7 +13,7 @@ export class EgressProbe extends pulumi.ComponentResource {
   public readonly kubernetesResources: pulumi.CustomResource[];
   public constructor(name: string, args: EgressProbeArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planAt(name, 'EgressProbe', () => planEgressProbe(args));
-    reserve(name, plan, []);
+    reserve(name, plan, [...objectClaims(plan.objects, args.cluster)]);
     super('tunnelwright:index:EgressProbe', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
     this.registerOutputs({});

@@ -1,4 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
+import { objectClaims } from '../invariants';
 import { EgressSteeringProps } from '../model/egress-steering';
 import { egressSteeringClaims, planEgressSteering } from '../render/egress-steering';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
@@ -19,7 +20,7 @@ export class EgressSteering extends pulumi.ComponentResource {
 
   public constructor(name: string, args: EgressSteeringArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planAt(name, 'EgressSteering', () => planEgressSteering(args));
-    reserve(name, plan, egressSteeringClaims(args));
+    reserve(name, plan, [...egressSteeringClaims(args), ...objectClaims(plan.objects, args.cluster)]);
     super('tunnelwright:index:EgressSteering', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
     const out = nodeOutputs(plan.hosts[0], '3.4.0');

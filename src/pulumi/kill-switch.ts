@@ -1,4 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
+import { objectClaims } from '../invariants';
 import { KillSwitchProps } from '../model/kill-switch';
 import { killSwitchVxlan, planKillSwitch } from '../render/kill-switch';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
@@ -18,7 +19,7 @@ export class KillSwitch extends pulumi.ComponentResource {
   public constructor(name: string, args: KillSwitchArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planAt(name, 'KillSwitch', () => planKillSwitch(args));
     const vxlan = killSwitchVxlan(args, name);
-    reserve(name, plan, [], undefined, vxlan ? { killSwitch: vxlan } : undefined);
+    reserve(name, plan, [...objectClaims(plan.objects, args.cluster)], undefined, vxlan ? { killSwitch: vxlan } : undefined);
     super('tunnelwright:index:KillSwitch', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
     if (plan.hosts.length > 0) {

@@ -1,4 +1,5 @@
 import * as k8s from '@pulumi/kubernetes';
+import { objectClaims } from '../invariants';
 import * as pulumi from '@pulumi/pulumi';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { VpnGatewayProps } from '../model/vpn-gateway';
@@ -62,7 +63,7 @@ export class VpnGateway extends pulumi.ComponentResource {
     const inputs = lowerInputs(args as VpnGatewayProps, INPUT_PATHS);
     const props = inputs.plain;
     const plan = planAt(name, 'VpnGateway', () => planVpnGateway(props));
-    reserve(name, plan, vpnGatewayClaims(props), undefined, { gateway: vpnGatewayVxlan(props, name) });
+    reserve(name, plan, [...vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)], undefined, { gateway: vpnGatewayVxlan(props, name) });
     super('tunnelwright:index:VpnGateway', name, {}, opts);
     this.args = props;
     this.componentName = name;

@@ -1,4 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
+import { objectClaims } from '../invariants';
 import { WireguardMeshProps } from '../model/wireguard-mesh';
 import { planWireguardMesh } from '../render/wireguard-mesh';
 import { planAt, emitPlan, NodeOutputs, nodeOutputs, reserve } from './base';
@@ -13,7 +14,7 @@ export class WireguardMesh extends pulumi.ComponentResource {
 
   public constructor(name: string, args: WireguardMeshArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planAt(name, 'WireguardMesh', () => planWireguardMesh(args));
-    reserve(name, plan, [], args.ignitionVersion);
+    reserve(name, plan, [...objectClaims(plan.objects, args.cluster)], args.ignitionVersion);
     super('tunnelwright:index:WireguardMesh', name, {}, opts);
     emitPlan(this, name, plan, opts);
     const nodes: Record<string, NodeOutputs> = {};

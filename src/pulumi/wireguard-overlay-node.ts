@@ -1,4 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
+import { objectClaims } from '../invariants';
 import { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
 import { planWireguardOverlayNode } from '../render/wireguard-overlay-node';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
@@ -17,7 +18,7 @@ export class WireguardOverlayNode extends pulumi.ComponentResource {
 
   public constructor(name: string, args: WireguardOverlayNodeArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planAt(name, 'WireguardOverlayNode', () => planWireguardOverlayNode(args));
-    reserve(name, plan, [], args.ignitionVersion);
+    reserve(name, plan, [...objectClaims(plan.objects, args.cluster)], args.ignitionVersion);
     super('tunnelwright:index:WireguardOverlayNode', name, {}, opts);
     emitPlan(this, name, plan, opts);
     const out = nodeOutputs(plan.hosts[0], args.ignitionVersion ?? '3.4.0');

@@ -12,7 +12,7 @@ import {
 import { cidrContains, parseCidr } from '../model/net';
 import { parseEndpoint } from '../model/wireguard-overlay-node';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
-import { KILL_SWITCH_LEARNT_DIR, KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, planHostKillSwitch } from './kill-switch';
+import { KILL_SWITCH_LEARNT_DIR, KILL_SWITCH_NFT_PATH, KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, planHostKillSwitch } from './kill-switch';
 import { renderWireguardConfig } from './wireguard-overlay-node';
 import { WG_RELOAD_FILE, wireguardReloadDropin } from '../host/wireguard-reload';
 import { mergeHostPlans } from '../host/host-plan';
@@ -110,6 +110,21 @@ function kyvernoPolicy(p: EgressSteeringProps, f: Facts): KubeObject {
   };
 }
 
+/** How long kube-state-metrics' series may be gone (a restart) without resetting VPNEgressSteeringStale or VPNTunnelReconnectLoop. */
+export const KSM_GAP = '4m';
+/** VPNTunnelReconnectLoop: more re-creations of the interface than this in the window. */
+export const RECONNECT_LOOP_THRESHOLD = 3;
+export const RECONNECT_LOOP_WINDOW = '30m';
+/** The node's textfile metric: the latest handshake of each peer of a WireGuard tunnel, in Unix seconds (0: never). */
+export const WG_HANDSHAKE_METRIC = 'tunnelwright_wireguard_latest_handshake_timestamp_seconds';
+/** VPNTunnelHandshakeStale: seconds since the latest handshake (WireGuard's REJECT_AFTER_TIME is 180 s). */
+export const WG_HANDSHAKE_MAX_AGE = 300;
+export const WG_HANDSHAKE_PATH = '/opt/tunnelwright/bin/egress-wireguard-handshake';
+export const WG_HANDSHAKE_SERVICE = 'tunnelwright-wireguard-handshake.service';
+export const WG_HANDSHAKE_TIMER = 'tunnelwright-wireguard-handshake.timer';
+/** Where node-exporter's textfile collector reads by default here (`--collector.textfile.directory`). */
+export const DEFAULT_TEXTFILE_DIRECTORY = '/var/lib/node_exporter/textfile_collector';
+
 /** The alert rules (PrometheusRule `spec.groups`), each gated on the gateway node existing. */
 export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules: Record<string, unknown>[] }[] {
   const f = facts(p);
@@ -117,6 +132,8 @@ export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules
   const label = ksmLabelName(f.uplinkLabel);
   const onGateway = (metric: string) => `${metric} * on(instance) group_left(nodename) node_uname_info{nodename="${node}"}`;
   const gate = `on() (count(kube_node_info{node="${node}"}) > 0)`;
+  // The same over a kube-state-metrics restart (its series gone for a minute or two): a firing alert keeps firing.
+  const ksmGate = `on() (count(last_over_time(kube_node_info{node="${node}"}[${KSM_GAP}])) > 0)`;
   const tunnelPresent = `on() (count(${onGateway(`node_network_info{device="${f.iface}"}`)}) > 0)`;
   const runbookUrl = p.monitoring?.runbookUrl;
   const annotations = (alert: string, summary: string, description: string) => ({
@@ -135,11 +152,24 @@ export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules
         },
         {
           alert: 'VPNEgressSteeringStale',
-          // Distinct label values, not series: a restarted kube-state-metrics is a new series with the same value.
-          expr: `(max(${onGateway(`changes(node_network_iface_id{device="${f.iface}"}[1h])`)}) > (count(count by (${label}) (count_over_time(kube_node_labels{node="${node}", ${label}!=""}[1h]))) - 1)) and ${gate}`,
+          // The live ifindex against the one in the label's value (`<address>-<ifindex>`): firing for as long as they
+          // differ, whatever the window, and resolved when the label follows. Series, not values, are compared by
+          // ifindex: a restarted kube-state-metrics (a new series, the same value) changes nothing. Only while the label
+          // is there (VPNEgressUplinkLabelMissing reports it missing) and the tunnel is up (else VPNTunnelDown).
+          // One alert, without the ifindex label: in a reconnect loop that the label does not follow, each ifindex
+          // would otherwise be an alert of its own, pending for 2 minutes and never firing.
+          expr: `count(count_values("ifindex", max(${onGateway(`node_network_iface_id{device="${f.iface}"}`)})) unless on(ifindex) label_replace(kube_node_labels{node="${node}", ${label}!=""}, "ifindex", "$1", "${label}", "^.*-([0-9]+)$")) and on() (count(last_over_time(kube_node_labels{node="${node}", ${label}!=""}[${KSM_GAP}])) > 0) and ${ksmGate}`,
           for: '5m',
           labels: { severity: 'critical' },
-          annotations: annotations('VPNEgressSteeringStale', `${f.iface} on ${node} was re-created more often in the last hour than the uplink label changed`, 'Cilium caches the egress interface: after a re-creation it black-holes steered traffic until the node is re-labelled. Check the re-steer hook (tunnelwright-egress-resteer.service).'),
+          annotations: annotations('VPNEgressSteeringStale', `the ${f.uplinkLabel} label of ${node} names another ${f.iface} than the live one`, 'Cilium caches the egress interface: after a re-creation it black-holes steered traffic until the node is re-labelled. Check the re-steer hook (tunnelwright-egress-resteer.service).'),
+        },
+        {
+          alert: 'VPNTunnelReconnectLoop',
+          // Each re-creation of the interface is a new ifindex (node-exporter's node_network_iface_id).
+          expr: `(max(${onGateway(`changes(node_network_iface_id{device="${f.iface}"}[${RECONNECT_LOOP_WINDOW}])`)}) > ${RECONNECT_LOOP_THRESHOLD}) and ${ksmGate}`,
+          for: '5m',
+          labels: { severity: 'warning' },
+          annotations: annotations('VPNTunnelReconnectLoop', `${f.iface} on ${node} was re-created more than ${RECONNECT_LOOP_THRESHOLD} times in ${RECONNECT_LOOP_WINDOW}`, 'The tunnel keeps reconnecting: every reconnect drops the steered connections. A second client on the same server and account steals the session each time it connects.'),
         },
         {
           alert: 'VPNEgressUplinkLabelMissing',
@@ -149,6 +179,16 @@ export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules
           labels: { severity: 'warning' },
           annotations: annotations('VPNEgressUplinkLabelMissing', `${node} has no ${f.uplinkLabel} label while ${f.iface} is up`, 'The re-steer hook has not labelled the gateway node (or kube-state-metrics does not export the label).'),
         },
+        ...(p.tunnel?.type === 'wireguard' ? [{
+          alert: 'VPNTunnelHandshakeStale',
+          // WireGuard's interface outlives a dead peer: the age of the latest handshake, from the node's textfile. A
+          // peer that answers re-handshakes at least every 2 minutes while traffic flows (REKEY_AFTER_TIME 120 s, and
+          // the keepalive keeps traffic flowing); 0 (never) is as old as it gets.
+          expr: `(time() - max(${onGateway(`${WG_HANDSHAKE_METRIC}{interface="${f.iface}"}`)}) > ${WG_HANDSHAKE_MAX_AGE}) and ${gate}`,
+          for: '2m',
+          labels: { severity: 'critical' },
+          annotations: annotations('VPNTunnelHandshakeStale', `the WireGuard peer of ${f.iface} on ${node} has not completed a handshake for more than ${WG_HANDSHAKE_MAX_AGE} s`, `Pods of class ${f.vpnClass} have no way out: the interface is up but its peer does not answer.`),
+        }] : []),
       ],
     },
   ];
@@ -165,6 +205,14 @@ const RUNBOOKS: Record<string, (f: Facts, node: string) => string> = {
     `1. systemctl status ${RESTEER_SERVICE} ${RESTEER_TIMER} on ${node}; run ${RESTEER_PATH} by hand (it prints kubectl's error).`,
     `2. kubectl get node,ciliumnode ${node} -L ${f.uplinkLabel}: both carry the same <address>-<ifindex>.`,
     `3. Label written but Cilium ignored it: in the Cilium agent on ${node}, cilium-dbg bpf egress list; its egress interface (ifindex) must be ip link show ${f.iface}'s.`,
+  ].join('\n'),
+  VPNTunnelReconnectLoop: (f, node) => [
+    `1. journalctl -u ${OPENVPN_UNIT} (or wg-quick@${f.iface}) on ${node}: why each session ended (ping-restart, auth, a server restart).`,
+    '2. Another client on the same VPN server with the same credential (the session is stolen at each connect): give each gateway its own server or account.',
+  ].join('\n'),
+  VPNTunnelHandshakeStale: (f, node) => [
+    `1. wg show ${f.iface} on ${node}: latest handshake and transfer; the endpoint must answer on its UDP port.`,
+    `2. ${WG_HANDSHAKE_PATH} writes ${WG_HANDSHAKE_METRIC} (${WG_HANDSHAKE_TIMER}); node-exporter reads it with --collector.textfile.directory.`,
   ].join('\n'),
   VPNEgressUplinkLabelMissing: (f, node) => [
     `1. ${RESTEER_PATH} on ${node}: it labels the node, or prints why not (credential, RBAC).`,
@@ -252,28 +300,59 @@ done
 `;
 }
 
+/**
+ * Writes `<metric>{interface, public_key} <unix seconds>` for each peer of the interface (`wg show latest-handshakes`,
+ * 0 for never) into node-exporter's textfile directory, atomically (the collector reads only `*.prom`). With the
+ * interface gone the file holds no sample: VPNTunnelDown reports that.
+ */
+export function renderHandshakeScript(iface: string, dir: string): string {
+  return `#!/bin/sh
+# tunnelwright: ${iface}'s latest WireGuard handshake, for node-exporter's textfile collector (VPNTunnelHandshakeStale).
+set -eu
+IFACE=${iface}
+DIR=${dir}
+OUT="$DIR/tunnelwright_wireguard_$IFACE.prom"
+mkdir -p "$DIR"
+tmp="$OUT.$$"
+{
+  echo "# HELP ${WG_HANDSHAKE_METRIC} Unix time of the latest handshake with the peer (0: never)."
+  echo "# TYPE ${WG_HANDSHAKE_METRIC} gauge"
+  wg show "$IFACE" latest-handshakes 2>/dev/null | awk -v i="$IFACE" 'NF == 2 { printf "${WG_HANDSHAKE_METRIC}{interface=\"%s\",public_key=\"%s\"} %s\n", i, $1, $2 }' || true
+} > "$tmp"
+mv -f "$tmp" "$OUT"
+`;
+}
+
 /** The closed state of the egress table: a blackhole default below the tunnel's route, so tunnel-sourced traffic never falls through to the main table. */
 export const EGRESS_BLACKHOLE = `blackhole default table ${EGRESS_ROUTE_TABLE} metric 4294967295`;
 
 export const OPENVPN_UP_PATH = '/opt/tunnelwright/bin/egress-openvpn-up';
 export const OPENVPN_DOWN_PATH = '/opt/tunnelwright/bin/egress-openvpn-down';
 export const OPENVPN_PIN_PATH = '/opt/tunnelwright/bin/egress-openvpn-pin';
+/** OpenVPN's keepalive on the node's command line: a server silent for OPENVPN_PING_RESTART seconds ends the session (and tun0). */
+export const OPENVPN_PING = 10;
+export const OPENVPN_PING_RESTART = 60;
 
 function openvpnScripts(): { up: string; down: string; pin: string } {
   const rule = `priority ${EGRESS_RULE_PRIORITY}`;
   return {
     up: `#!/bin/sh
-# tunnelwright: OpenVPN --up (route-noexec: no routes of OpenVPN's). Policy routing for tunnel-sourced traffic,
-# the address into the kill switch (live, and in a file the table includes, so a reload keeps it), then the re-steer hook.
+# shellcheck disable=SC2154 # dev and ifconfig_local: OpenVPN's environment for --up
+# tunnelwright: OpenVPN --up (route-noexec: no routes of OpenVPN's). The address into the kill switch first (in a file
+# the table includes, so a reload keeps it; the table itself loaded again when a flush removed it), then policy routing
+# for tunnel-sourced traffic, then the re-steer hook. A failure exits non-zero: OpenVPN ends the connect, closed.
 set -eu
+mkdir -p ${KILL_SWITCH_LEARNT_DIR}
+echo "add element inet ${KILL_SWITCH_TABLE} ${KILL_SWITCH_SETS.tunnel[4]} { $ifconfig_local }" > ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft.partial
+mv -f ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft.partial ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft
+# After \`nft flush ruleset\` (nftables.service, or /etc/nftables.conf by hand) the table is gone: load it again, with
+# the address just written.
+nft list table inet ${KILL_SWITCH_TABLE} >/dev/null 2>&1 || nft -f ${KILL_SWITCH_NFT_PATH}
+nft add element inet ${KILL_SWITCH_TABLE} ${KILL_SWITCH_SETS.tunnel[4]} "{ $ifconfig_local }"
 ip -4 route replace ${EGRESS_BLACKHOLE}
 while ip -4 rule del ${rule} 2>/dev/null; do :; done
 ip -4 rule add from "$ifconfig_local" lookup ${EGRESS_ROUTE_TABLE} ${rule}
 ip -4 route replace default dev "$dev" table ${EGRESS_ROUTE_TABLE}
-mkdir -p ${KILL_SWITCH_LEARNT_DIR}
-echo "add element inet ${KILL_SWITCH_TABLE} ${KILL_SWITCH_SETS.tunnel[4]} { $ifconfig_local }" > ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft.partial
-mv -f ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft.partial ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft
-nft add element inet ${KILL_SWITCH_TABLE} ${KILL_SWITCH_SETS.tunnel[4]} "{ $ifconfig_local }"
 ${RESTEER_PATH} || true
 `,
     down: `#!/bin/sh
@@ -283,16 +362,30 @@ ${RESTEER_PATH} || true
 TUNNELWRIGHT_TUNNEL_DOWN=1 ${RESTEER_PATH} || true
 `,
     pin: `#!/bin/sh
-# tunnelwright: the config with its own remotes removed, so that the pinned --remote is the only server OpenVPN tries
-# (a --remote given beside --config is appended to the config's list, and OpenVPN moves on to the next on failure).
-# usage: egress-openvpn-pin CONFIG PINNED
+# tunnelwright: the provider's config as OpenVPN reads it here.
+# - Never persist-tun: with it, a server that stops answering leaves tun0 up (a restart keeps it) and runs no down
+#   hook, so nothing that keys on the tunnel sees it dead. Without it, ping-restart closes tun0.
+# - With a third argument \`pin\`, none of its own remotes: the pinned --remote is then the only server OpenVPN tries (a --remote
+#   given beside --config is appended to the config's list, and OpenVPN moves on to the next on failure).
+# Each line's first token is read as OpenVPN reads it (options.c: parse_line() unquotes it, then
+# bypass_doubledash() drops a leading "--"), so "--persist-tun" or "\\"remote\\"" is recognised too.
+# Refused: config (another file, which this cannot rewrite), and <connection> blocks when pinning.
+# usage: egress-openvpn-pin CONFIG OUT [pin]
 set -eu
 umask 077
-if grep -Eq '^[[:space:]]*<connection>' "$1"; then
-  echo "egress-openvpn-pin: $1 has <connection> blocks: remove them to pin a remote" >&2
-  exit 1
-fi
-grep -Ev '^[[:space:]]*(remote|remote-random|remote-random-hostname)([[:space:]]|$)' "$1" > "$2.partial"
+awk -v pin="\${3:-}" '
+{
+  tok = $0
+  sub(/^[ \\t]+/, "", tok)
+  sub(/[ \\t].*$/, "", tok)
+  gsub(/["\\047\\\\]/, "", tok)
+  sub(/^--/, "", tok)
+  if (pin == "pin" && tok ~ /^<connection>/) { print "egress-openvpn-pin: " FILENAME " has <connection> blocks (each with its own remote): remove them to pin a remote" > "/dev/stderr"; exit 1 }
+  if (tok == "config") { print "egress-openvpn-pin: " FILENAME " reads another config (line " NR "), unseen here: inline it" > "/dev/stderr"; exit 1 }
+  if (tok == "persist-tun") next
+  if (pin == "pin" && (tok == "remote" || tok == "remote-random" || tok == "remote-random-hostname")) next
+  print
+}' "$1" > "$2.partial"
 mv -f "$2.partial" "$2"
 `,
   };
@@ -321,6 +414,19 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   });
   const t = p.tunnel;
   if (!t) return host;
+  if (t.type === 'wireguard' && p.monitoring) {
+    const dir = p.monitoring.textfileDirectory ?? DEFAULT_TEXTFILE_DIRECTORY;
+    host.files.push({ path: WG_HANDSHAKE_PATH, mode: 0o755, owner: 'root:root', content: renderHandshakeScript(f.iface, dir) });
+    host.units.push({
+      name: WG_HANDSHAKE_SERVICE,
+      content: ['[Unit]', `Description=tunnelwright: ${f.iface}'s latest WireGuard handshake for node-exporter`, '', '[Service]', 'Type=oneshot', `ExecStart=${WG_HANDSHAKE_PATH}`, ''].join('\n'),
+    });
+    host.units.push({
+      name: WG_HANDSHAKE_TIMER,
+      enabled: true,
+      content: ['[Unit]', `Description=tunnelwright: export ${f.iface}'s latest handshake`, '', '[Timer]', 'OnBootSec=30s', 'OnUnitActiveSec=30s', 'AccuracySec=5s', `Unit=${WG_HANDSHAKE_SERVICE}`, '', '[Install]', 'WantedBy=timers.target', ''].join('\n'),
+    });
+  }
   if (t.type === 'wireguard') {
     const unit = `wg-quick@${f.iface}.service`;
     // wg-quick and wg come from wireguard-tools (the kernel module alone has no wg-quick@.service).
@@ -372,12 +478,15 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   const scripts = openvpnScripts();
   host.files.push({ path: OPENVPN_UP_PATH, mode: 0o755, owner: 'root:root', content: scripts.up });
   host.files.push({ path: OPENVPN_DOWN_PATH, mode: 0o755, owner: 'root:root', content: scripts.down });
-  if (t.remote) host.files.push({ path: OPENVPN_PIN_PATH, mode: 0o755, owner: 'root:root', content: scripts.pin });
+  host.files.push({ path: OPENVPN_PIN_PATH, mode: 0o755, owner: 'root:root', content: scripts.pin });
   // Validated as host:port: OpenVPN takes the host without brackets, and the port apart.
   const remote = t.remote ? parseEndpoint(t.remote)! : undefined;
   const pinned = `${config.path}.pinned`;
   const args = [
-    '--suppress-timestamps', `--config ${t.remote ? pinned : config.path}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec', '--pull-filter ignore redirect-gateway',
+    // After --config, so they win over the config's: a silent server ends the session within ping-restart (unless the
+    // server pushes its own timers), and a pushed persist-tun is ignored like the config's.
+    '--suppress-timestamps', `--config ${pinned}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec', '--pull-filter ignore redirect-gateway', '--pull-filter ignore persist-tun',
+    `--ping ${OPENVPN_PING} --ping-restart ${OPENVPN_PING_RESTART}`,
     '--script-security 2', `--up ${OPENVPN_UP_PATH}`, `--down ${OPENVPN_DOWN_PATH}`, '--down-pre',
     ...(creds ? [`--auth-user-pass ${creds.path}`] : []), ...(remote ? [`--remote ${remote.host} ${remote.port}`] : []),
   ];
@@ -388,12 +497,25 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
       '[Unit]', `Description=tunnelwright: OpenVPN split tunnel ${f.iface} (no default-route takeover)`,
       // Never without the kill switch: Requires= stops the tunnel when the table's unit fails or stops.
       'Wants=network-online.target', `After=network-online.target ${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}`, `Requires=${[...waits, KILL_SWITCH_UNIT].join(' ')}`,
-      '', '[Service]', 'Type=simple', ...(t.remote ? [`ExecStartPre=${OPENVPN_PIN_PATH} ${config.path} ${pinned}`] : []), `ExecStart=/usr/sbin/openvpn ${args.join(' ')}`, 'Restart=on-failure', 'RestartSec=5s',
+      '', '[Service]', 'Type=simple', `ExecStartPre=${OPENVPN_PIN_PATH} ${config.path} ${pinned}${t.remote ? ' pin' : ''}`, `ExecStart=/usr/sbin/openvpn ${args.join(' ')}`, 'Restart=on-failure', 'RestartSec=5s',
       '', '[Install]', 'WantedBy=multi-user.target', '',
     ].join('\n'),
   });
   // The address is learnt at connect: the up script adds it to the kill switch's set.
   return mergeHostPlans([host, planHostKillSwitch({ node: p.gatewayNode, tunnelInterface: f.iface, tunnelCidrs: [] })]).plans[0];
+}
+
+/**
+ * kube-state-metrics' `metricLabelsAllowlist` whole (Helm replaces a list): your list with the uplink label added to
+ * its `nodes=[…]` entry (or a `nodes=` entry appended), or ours alone when you gave none.
+ */
+export function mergedKsmAllowlist(yours: unknown, uplinkLabel: string): string[] {
+  const list = Array.isArray(yours) ? yours.map(String) : [];
+  const i = list.findIndex((e) => e.startsWith('nodes=['));
+  if (i < 0) return [...list, ksmAllowlistEntry(uplinkLabel)];
+  const labels = list[i].slice(7, -1).split(',').map((l) => l.trim()).filter(Boolean);
+  if (labels.includes(uplinkLabel) || labels.includes('*')) return list;
+  return list.map((e, k) => (k === i ? `nodes=[${[...labels, uplinkLabel].join(',')}]` : e));
 }
 
 /**
@@ -407,7 +529,7 @@ export function egressSteeringValues(p: EgressSteeringProps): Record<string, unk
   const devices = p.egressIp || !list ? undefined : list.includes(f.iface) ? list : [...list, f.iface];
   return {
     cilium: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, ...(devices ? { devices } : {}) },
-    kubeStateMetrics: { metricLabelsAllowlist: [ksmAllowlistEntry(f.uplinkLabel)] },
+    kubeStateMetrics: { metricLabelsAllowlist: mergedKsmAllowlist(p.monitoring?.kubeStateMetricsValues?.metricLabelsAllowlist, f.uplinkLabel) },
   };
 }
 

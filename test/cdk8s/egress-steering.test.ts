@@ -22,6 +22,31 @@ describe('cdk8s EgressSteering invariants', () => {
     ]);
   });
 
+  // Two classes through two gateways, both with the default name: every object of the second would replace the first's.
+  const twoGateways = () => {
+    const { tunnel: _t, enforceLabels: _e, ...base } = prodSteering();
+    return [{ ...base, acknowledge: ['kube-state-metrics' as const] }, { ...base, vpnClass: 'vpn-us', gatewayNode: 'prod-gw-us', acknowledge: ['kube-state-metrics' as const] }];
+  };
+  it('refuses two EgressSteering with the same object names in one cluster, naming both and each object; distinct names pass', () => {
+    const a = app();
+    const chart = new Chart(a, 'prod');
+    const [nl, us] = twoGateways();
+    new EgressSteering(chart, 'nl', nl);
+    new EgressSteering(chart, 'us', us);
+    const problems = (thrown(() => a.synth()) as ValidationError).problems;
+    expect(problems.map((p) => p.message.split(' in cluster')[0])).toEqual([
+      'CiliumEgressGatewayPolicy vpn-egress', 'PrometheusRule monitoring/vpn-egress-egress', 'ServiceAccount kube-system/vpn-egress-resteer',
+      'Secret kube-system/vpn-egress-resteer-token', 'ClusterRole vpn-egress-resteer', 'ClusterRoleBinding vpn-egress-resteer',
+    ]);
+    expect(problems[0]).toEqual({ path: 'prod/us:name', code: 'claimed-twice', message: 'CiliumEgressGatewayPolicy vpn-egress in cluster "prod" (one object: the second to apply replaces the first; set a distinct name on one of them) is already claimed by prod/nl:name' });
+    // Control: the same two with a name each.
+    const b = app();
+    const c2 = new Chart(b, 'prod');
+    new EgressSteering(c2, 'nl', { ...nl, name: 'vpn-egress-nl' });
+    new EgressSteering(c2, 'us', { ...us, name: 'vpn-egress-us' });
+    expect(b.checkHosts().problems).toEqual([]);
+  });
+
   it('refuses a dev and a prod gateway pinned to one VPN server with one account, across clusters', () => {
     const a = app();
     new EgressSteering(new Chart(a, 'prod'), 'steer', prodSteering());

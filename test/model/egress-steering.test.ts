@@ -133,6 +133,18 @@ describe('EgressSteering validation', () => {
     ['fails a WireGuard tunnel with an OpenVPN remote, as an unknown prop only', wg((p) => { (p.tunnel as unknown as { remote: string }).remote = 'nohost'; }), [
       { path: 'tunnel.remote', code: 'unknown-prop', message: 'unknown prop "remote"' },
     ]],
+    // A namespace where Kyverno requires the class but no policy steers it: its vpn-class pods would leave by the WAN.
+    ['fails an enforced namespace that is not steered', prod((p) => { p.enforceLabels!.namespaces = ['media', 'downloads']; }), [
+      { path: 'enforceLabels.namespaces[1]', code: 'enforced-not-steered', message: 'expected a namespace the policy steers (namespaces: media): Kyverno would admit pods of class vpn in downloads, and they would leave by the WAN; add downloads to namespaces, or leave it out here' },
+    ]],
+    ['fails each enforced namespace that is not steered, with the vpn class as named', prod((p) => { p.vpnClass = 'tunnel'; p.namespaces = ['media', 'tv']; p.enforceLabels = { namespaces: ['books', 'tv', 'media', 'games'], classes: ['tunnel', 'direct'] }; }), [
+      { path: 'enforceLabels.namespaces[0]', code: 'enforced-not-steered', message: 'expected a namespace the policy steers (namespaces: media, tv): Kyverno would admit pods of class tunnel in books, and they would leave by the WAN; add books to namespaces, or leave it out here' },
+      { path: 'enforceLabels.namespaces[3]', code: 'enforced-not-steered', message: 'expected a namespace the policy steers (namespaces: media, tv): Kyverno would admit pods of class tunnel in games, and they would leave by the WAN; add games to namespaces, or leave it out here' },
+    ]],
+    // kube-state-metrics keeps the last nodes= entry only (pkg/options/types.go).
+    ['fails a second nodes= entry in the kube-state-metrics allowlist', prod((p) => { p.monitoring!.kubeStateMetricsValues = { metricLabelsAllowlist: ['nodes=[tunnelwright.dev/egress-uplink]', 'pods=[app]', 'nodes=[kubernetes.io/arch]'] }; }), [
+      { path: 'monitoring.kubeStateMetricsValues.metricLabelsAllowlist[2]', code: 'ksm-nodes-repeated', message: 'expected one nodes= entry, found "nodes=[tunnelwright.dev/egress-uplink]", "nodes=[kubernetes.io/arch]": kube-state-metrics keeps only the last, so the labels of the others are never exported; list every node label in one nodes=[…] entry' },
+    ]],
     ['fails a monitoring namespace that is not a DNS label', prod((p) => { p.monitoring!.namespace = 'Monitoring'; }), [
       { path: 'monitoring.namespace', code: 'namespace', message: 'expected a namespace name, received "Monitoring"' },
     ]],
@@ -157,6 +169,15 @@ describe('EgressSteering validation', () => {
   ])('kube-state-metrics allowlist %s: warned = %s', (_name, allowlist, warned) => {
     const props = prod((p) => { p.monitoring!.kubeStateMetricsValues = allowlist === undefined ? {} : { metricLabelsAllowlist: allowlist }; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; });
     expect(planEgressSteering(props).warnings.map((w) => w.code)).toEqual(warned ? ['kube-state-metrics'] : []);
+  });
+
+  it.each<[string, string[] | undefined, string]>([
+    ['every namespace steered: labelling CoreDNS works', undefined, 'vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN: label the CoreDNS pods with the vpn class, or point CoreDNS\'s forward at a resolver reached only through the tunnel (see the README, "DNS leaves by the WAN")'],
+    ['kube-system steered: labelling CoreDNS works', ['media', 'kube-system'], 'vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN: label the CoreDNS pods with the vpn class, or point CoreDNS\'s forward at a resolver reached only through the tunnel (see the README, "DNS leaves by the WAN")'],
+    ['kube-system not steered: labelling CoreDNS does nothing', ['media', 'downloads'], 'vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN; labelling the CoreDNS pods with the vpn class does nothing here, since the policy selects pods only in media, downloads and CoreDNS runs in kube-system: add kube-system to namespaces for that, or point CoreDNS\'s forward at a resolver reached only through the tunnel (see the README, "DNS leaves by the WAN")'],
+  ])('the DNS warning says what steers CoreDNS: %s', (_name, namespaces, message) => {
+    const props = prod((p) => { if (namespaces) p.namespaces = namespaces; else delete p.namespaces; p.enforceLabels!.namespaces = namespaces ?? ['media']; });
+    expect(planEgressSteering(props).warnings.find((w) => w.code === 'dns-wan')!.message).toBe(message);
   });
 
   it('warns about IPv6 destinations (Cilium 1.20)', () => {

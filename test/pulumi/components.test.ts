@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { planWireguardMesh, planWireguardOverlayNode, renderHostArtefacts, ValidationError } from '../../src';
-import { KEYS, nordvpnGateway, siteA, threeNodeMesh } from '../helpers/fixtures';
+import { KEYS, nordvpnGateway, prodSteering, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { recordResources, settle, valueOf } from '../helpers/pulumi';
 
 const seen = recordResources();
@@ -54,6 +54,17 @@ describe('Pulumi components', () => {
     expect(() => new tw.WireguardOverlayNode('bad', { ...siteA(), node: 'Bad Name' })).toThrow(ValidationError);
     await settle();
     expect(seen).toEqual([]);
+  });
+
+  it('refuses a second EgressSteering whose objects have the first one\'s names in its cluster, before it registers; distinct names pass', async () => {
+    const { tunnel: _t, enforceLabels: _e, ...base } = prodSteering();
+    new tw.EgressSteering('nl', { ...base, acknowledge: ['kube-state-metrics'] });
+    expect(() => new tw.EgressSteering('us', { ...base, vpnClass: 'vpn-us', gatewayNode: 'prod-gw-us', acknowledge: ['kube-state-metrics'] })).toThrow(/us:name: CiliumEgressGatewayPolicy vpn-egress in cluster "prod" \(one object: the second to apply replaces the first; set a distinct name on one of them\) is already claimed by nl:name/);
+    new tw.EgressSteering('us2', { ...base, name: 'vpn-egress-us', vpnClass: 'vpn-us', gatewayNode: 'prod-gw-us', acknowledge: ['kube-state-metrics'] });
+    // In another cluster the same names are other objects.
+    new tw.EgressSteering('dev', { ...base, cluster: 'dev', gatewayNode: 'dev-gw', acknowledge: ['kube-state-metrics'] });
+    await settle();
+    expect(seen.filter((r) => r.type === 'tunnelwright:index:EgressSteering').map((r) => r.name)).toEqual(['nl', 'us2', 'dev']);
   });
 
   it('refuses a second component that writes one node\'s file differently, before it registers', async () => {

@@ -76,8 +76,9 @@ describe('planEgressSteering', () => {
     const rule = planEgressSteering(prodSteering()).objects.find((o) => o.kind === 'PrometheusRule')!;
     expect(rule.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'tunnelwright', release: 'kube-prometheus-stack' });
     const alerts = (rule.spec as { groups: { rules: { alert: string; expr: string }[] }[] }).groups[0].rules;
-    expect(alerts.map((r) => r.alert)).toEqual(['VPNTunnelDown', 'VPNEgressSteeringStale', 'VPNEgressUplinkLabelMissing']);
-    expect(alerts.every((r) => r.expr.endsWith('and on() (count(kube_node_info{node="prod-gw"}) > 0)'))).toBe(true);
+    expect(alerts.map((r) => r.alert)).toEqual(['VPNTunnelDown', 'VPNEgressSteeringStale', 'VPNTunnelReconnectLoop', 'VPNEgressUplinkLabelMissing']);
+    // Each gated on the gateway node existing (Stale and ReconnectLoop over a kube-state-metrics restart too).
+    expect(alerts.every((r) => /and on\(\) \(count\((last_over_time\()?kube_node_info\{node="prod-gw"\}(\[4m\]\))?\) > 0\)$/.test(r.expr))).toBe(true);
   });
 
   it('gives the Helm values Cilium and kube-state-metrics need', () => {
@@ -85,6 +86,18 @@ describe('planEgressSteering', () => {
       cilium: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, devices: ['eth0', 'tun0'] },
       kubeStateMetrics: { metricLabelsAllowlist: ['nodes=[tunnelwright.dev/egress-uplink]'] },
     });
+  });
+
+  // Helm replaces a list: the values carry the user's allowlist whole, with the uplink label in its nodes= entry.
+  it.each<[string, unknown[] | undefined, string[]]>([
+    ['none given: ours alone', undefined, ['nodes=[tunnelwright.dev/egress-uplink]']],
+    ['other resources only: ours appended', ['pods=[app]'], ['pods=[app]', 'nodes=[tunnelwright.dev/egress-uplink]']],
+    ['other node labels: ours added to their entry', ['pods=[app]', 'nodes=[kubernetes.io/arch]'], ['pods=[app]', 'nodes=[kubernetes.io/arch,tunnelwright.dev/egress-uplink]']],
+    ['ours already there: unchanged', ['nodes=[kubernetes.io/arch, tunnelwright.dev/egress-uplink]'], ['nodes=[kubernetes.io/arch, tunnelwright.dev/egress-uplink]']],
+    ['every node label: unchanged', ['nodes=[*]', 'pods=[app]'], ['nodes=[*]', 'pods=[app]']],
+  ])('merges kube-state-metrics\' allowlist with yours: %s', (_name, yours, expected) => {
+    const props = { ...prodSteering(), monitoring: { ...prodSteering().monitoring, kubeStateMetricsValues: yours ? { metricLabelsAllowlist: yours } : {} }, acknowledge: ['kube-state-metrics' as const] };
+    expect(planEgressSteering(props).values.kubeStateMetrics).toEqual({ metricLabelsAllowlist: expected });
   });
 
   it('renders a WireGuard split tunnel: no routes of wg-quick\'s, policy routing for its own address, the hook on connect', () => {
@@ -143,15 +156,18 @@ describe('EgressSteering over its lifetime (unit level)', () => {
     expect(values(' eth0, tun0 ').devices).toEqual(['eth0', 'tun0']);
   });
 
-  it('pins the remote: the config is filtered of its own remotes before OpenVPN starts, and only the pinned one is given', () => {
+  it('pins the remote: the config is filtered of its own remotes (and persist-tun) before OpenVPN starts, and only the pinned one is given', () => {
     const u = unit(prodSteering(), 'tunnelwright-openvpn.service');
-    expect(u).toContain('\nExecStartPre=/opt/tunnelwright/bin/egress-openvpn-pin /run/tunnelwright/secrets/vpn-egress-openvpn-config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned\n');
+    expect(u).toContain('\nExecStartPre=/opt/tunnelwright/bin/egress-openvpn-pin /run/tunnelwright/secrets/vpn-egress-openvpn-config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned pin\n');
     expect(u).toContain(' --config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned ');
     expect(u).toContain(' --remote nl-amsterdam.privacy.network 1198\n');
     const { remote: _r, ...noRemote } = prodSteering().tunnel as { type: 'openvpn'; remote: string };
     const plain = unit({ ...prodSteering(), tunnel: noRemote as never }, 'tunnelwright-openvpn.service');
-    expect(plain).not.toContain('ExecStartPre');
-    expect(plain).toContain(' --config /run/tunnelwright/secrets/vpn-egress-openvpn-config ');
+    // Without a pinned remote the config is still rewritten (never persist-tun), its remotes kept.
+    expect(plain).toContain('\nExecStartPre=/opt/tunnelwright/bin/egress-openvpn-pin /run/tunnelwright/secrets/vpn-egress-openvpn-config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned\n');
+    expect(plain).toContain(' --config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned ');
+    // Given after --config, so that they win over the config's; a pushed persist-tun is ignored.
+    expect(plain).toContain(' --pull-filter ignore persist-tun --ping 10 --ping-restart 60 ');
   });
 
   it('requires the kill switch: neither tunnel runs without the table', () => {
@@ -198,7 +214,7 @@ describe('EgressSteering over its lifetime (unit level)', () => {
     expect(alerts(prodSteering()).every((r) => r.annotations.runbook_url === undefined && r.annotations.runbook.startsWith('1. '))).toBe(true);
     expect(alerts(prodSteering()).find((r) => r.alert === 'VPNEgressSteeringStale')!.annotations.runbook).toContain('cilium-dbg bpf egress list');
     const linked = alerts({ ...prodSteering(), monitoring: { ...prodSteering().monitoring, runbookUrl: 'https://wiki.example.test/runbooks' } });
-    expect(linked.map((r) => r.annotations.runbook_url)).toEqual(['https://wiki.example.test/runbooks#vpntunneldown', 'https://wiki.example.test/runbooks#vpnegresssteeringstale', 'https://wiki.example.test/runbooks#vpnegressuplinklabelmissing']);
+    expect(linked.map((r) => r.annotations.runbook_url)).toEqual(['https://wiki.example.test/runbooks#vpntunneldown', 'https://wiki.example.test/runbooks#vpnegresssteeringstale', 'https://wiki.example.test/runbooks#vpntunnelreconnectloop', 'https://wiki.example.test/runbooks#vpnegressuplinklabelmissing']);
   });
 
   it('denies vpn-class IPv6 egress outside the cluster on request', () => {

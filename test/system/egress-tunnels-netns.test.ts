@@ -115,7 +115,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     ].join('\n'));
     must(sh(`ip netns exec ${ns.vpn} setsid openvpn --config ${dir}/server.conf </dev/null >${serverLog} 2>&1 & sleep 1; grep -q 'Initialization Sequence Completed' ${serverLog} || sleep 2; echo ok`), 'OpenVPN server');
     // The provider's .ovpn: a wrong remote first, the right one second (what a pinned remote must override).
-    const ovpn = ['client', 'dev tun', 'proto udp', 'remote 198.18.0.99 1194', 'remote 198.18.0.2 1194', 'nobind', 'server-poll-timeout 2', 'connect-retry 1 1',
+    const ovpn = ['client', 'dev tun', 'proto udp', 'remote 198.18.0.99 1194', 'remote 198.18.0.2 1194', 'persist-tun', 'nobind', 'server-poll-timeout 2', 'connect-retry 1 1',
       'remote-cert-tls server', 'verb 3', `<ca>\n${fs.readFileSync(path.join(dir, 'ca.crt'), 'utf8')}</ca>`, ''].join('\n');
     node = startPod(dir, 'node', ns.node, 'prod-gw', nodeFiles(host, {
       '/etc/openvpn/client/vpn.ovpn': { content: ovpn, mode: 0o600 },
@@ -233,13 +233,80 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     expect(leaks['kill switch only, reloaded without the include (control)']).toBeGreaterThan(0);
   });
 
-  afterAll(() => {
-    process.stdout.write(`egress OpenVPN cycles: ${JSON.stringify(results)}\negress OpenVPN leaks at the WAN side: ${JSON.stringify(leaks)}\n`);
+  const silent: Record<string, unknown> = {};
+  it('a silent server ends the session: tun0 goes within ping-restart with persist-tun in the provider\'s config; control: the config as given keeps tun0', () => {
+    // The server pushes ping 1 / ping-restart 4 (keepalive 1 4): the bound here is 4 s, 60 s on the node's own flags.
+    must(inNs(ns.vpn, 'iptables -I INPUT -p udp --dport 1194 -j DROP'), 'silence the server');
+    const t0 = Date.now();
+    waitFor('tun0 to go after the server fell silent', () => tunAddr() === undefined, 20);
+    silent.rewrittenSecondsToTun0Gone = (Date.now() - t0) / 1000;
+    must(inNs(ns.vpn, 'iptables -D INPUT -p udp --dport 1194 -j DROP'), 'unsilence');
+    waitFor('the reconnect', () => tunAddr() !== undefined);
+    // Control: the provider's config as it is (persist-tun kept).
+    stopClient();
+    inPod(node, ': > /tmp/openvpn-raw.log');
+    startClient(openvpnArgs().replace('vpn-egress-openvpn-config.pinned', 'vpn-egress-openvpn-config'));
+    waitFor('the unpinned client to connect', () => tunAddr() !== undefined);
+    must(inNs(ns.vpn, 'iptables -I INPUT -p udp --dport 1194 -j DROP'), 'silence the server');
+    waitFor('the ping-restart', () => /SIGUSR1\[soft,ping-restart\]/.test(podLog(node, 'openvpn.log')), 20);
+    silent.asGivenTun0AfterPingRestart = inPod(node, 'ip -o link show tun0').status === 0;
+    expect(silent.asGivenTun0AfterPingRestart).toBe(true);
+    must(inNs(ns.vpn, 'iptables -D INPUT -p udp --dport 1194 -j DROP'), 'unsilence');
+    stopClient();
+    inPod(node, 'ip link del tun0 2>/dev/null; rm -f /tmp/kubectl.log');
+    startClient(openvpnArgs());
+    waitFor('the reconnect', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
+    expect(silent.rewrittenSecondsToTun0Gone).toBeLessThan(20);
   });
 
-  it('the pin script refuses a config with <connection> blocks (they carry their own remotes)', () => {
-    must(inPod(node, "printf 'client\\n<connection>\\nremote 198.18.0.99 1194\\n</connection>\\n' > /tmp/conn.ovpn"), 'conn');
-    const r = inPod(node, `${OPENVPN_PIN_PATH} /tmp/conn.ovpn /tmp/conn.pinned`);
+  it('the up script survives `nft flush ruleset`: the next connect loads the table again, 0 packets leak, the tunnel is up; control: the old up script ends OpenVPN', () => {
+    must(inPod(node, 'nft flush ruleset'), 'flush');
+    inPod(node, 'rm -f /tmp/kubectl.log');
+    inPod(node, 'pkill -USR1 -x openvpn');
+    waitFor('the reconnect after the flush', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
+    expect(set()).toMatch(new RegExp(`elements = \\{[^}]*\\b${tunAddr()!.replace(/\./g, '\\.')}\\b`));
+    // Only the kill switch (routing removed) between tunnel-sourced traffic and the WAN.
+    leaks['after flush + reconnect, kill switch only'] = leakWhileDown(noRouting);
+    expect(leaks['after flush + reconnect, kill switch only']).toBe(0);
+    restore();
+    // Control: the up script without the reload, as it was.
+    const up = host.files.find((f) => f.path === '/opt/tunnelwright/bin/egress-openvpn-up')!.content.replace(/^nft list table .*\n/m, '');
+    must(inPod(node, `echo ${Buffer.from(up).toString('base64')} | base64 -d > /tmp/old-up && chmod 755 /tmp/old-up`), 'old up');
+    stopClient();
+    startClient(openvpnArgs().replace('--up /opt/tunnelwright/bin/egress-openvpn-up', '--up /tmp/old-up'));
+    waitFor('the old client to connect', () => tunAddr() !== undefined);
+    must(inPod(node, 'nft flush ruleset'), 'flush');
+    inPod(node, 'pkill -USR1 -x openvpn');
+    waitFor('OpenVPN to exit on the failed up script', () => inPod(node, 'pgrep -x openvpn').status !== 0, 20);
+    leaks['after flush + reconnect with the old up script (control): tunnel up'] = tunAddr() !== undefined ? 1 : 0;
+    expect(tunAddr()).toBeUndefined();
+    must(inPod(node, execLines(host, 'tunnelwright-killswitch.service')[0]), 'kill switch');
+    inPod(node, 'rm -f /tmp/kubectl.log');
+    startClient(openvpnArgs());
+    waitFor('the reconnect', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
+  });
+
+  afterAll(() => {
+    process.stdout.write(`egress OpenVPN cycles: ${JSON.stringify(results)}\negress OpenVPN leaks at the WAN side: ${JSON.stringify(leaks)}\negress OpenVPN silent server: ${JSON.stringify(silent)}\n`);
+  });
+
+  it('the pin drops every spelling of remote and persist-tun, as OpenVPN\'s own parser reads the result; control: the config as given', () => {
+    const spellings = ['client', 'dev tun', '--remote 198.18.0.99 1194', '  "remote" 198.18.0.98 1194', "\t'--remote' 198.18.0.97", 'persist-tun', '--persist-tun', '  "persist-tun"', 'nobind', 'ca /tmp/p/ca.crt', 'cert /tmp/p/server.crt', 'key /tmp/p/server.key', ''].join('\n');
+    const put = (file: string, content: string) => must(inPod(node, `mkdir -p /tmp/p && echo ${Buffer.from(content).toString('base64')} | base64 -d > ${file}`), file);
+    for (const f of ['ca.crt', 'server.crt', 'server.key']) put(`/tmp/p/${f}`, fs.readFileSync(path.join(dir, f), 'utf8'));
+    put('/tmp/p/spellings.ovpn', spellings);
+    must(inPod(node, `${OPENVPN_PIN_PATH} /tmp/p/spellings.ovpn /tmp/spellings.pinned pin`), 'pin');
+    // openvpn --verb 4 prints its parsed options (connection profiles, persist_tun) before it connects; no network here.
+    const parsed = (config: string) => inPod(node, `timeout 3 unshare -n openvpn --config ${config} --remote 198.18.0.2 1194 --verb 4 2>&1; true`).stdout;
+    const read = (out: string) => ({ remotes: [...out.matchAll(/\s{2}remote = '([^']+)'/g)].map((m) => m[1]), persistTun: /persist_tun = ENABLED/.test(out) });
+    expect(read(parsed('/tmp/spellings.pinned'))).toEqual({ remotes: ['198.18.0.2'], persistTun: false });
+    expect(read(parsed('/tmp/p/spellings.ovpn'))).toEqual({ remotes: ['198.18.0.99', '198.18.0.98', '198.18.0.97', '198.18.0.2'], persistTun: true });
+  });
+
+  it('the pin script refuses a config with <connection> blocks when pinning (they carry their own remotes), and keeps them otherwise', () => {
+    must(inPod(node, "printf 'client\\n  <connection>\\nremote 198.18.0.99 1194\\n</connection>\\n' > /tmp/conn.ovpn"), 'conn');
+    expect(inPod(node, `${OPENVPN_PIN_PATH} /tmp/conn.ovpn /tmp/conn.kept && cat /tmp/conn.kept`).stdout).toBe('client\n  <connection>\nremote 198.18.0.99 1194\n</connection>\n');
+    const r = inPod(node, `${OPENVPN_PIN_PATH} /tmp/conn.ovpn /tmp/conn.pinned pin`);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('<connection> blocks');
   });
