@@ -141,7 +141,7 @@ describe('planVpnGateway', () => {
   });
 
   it('removes the forwarded port\'s rules when the port changes: a down command undoing the up command', () => {
-    const env = gluetunOf({ ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit' } }).env!;
+    const env = gluetunOf({ ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit', workloadNamespace: 'media' } }).env!;
     const up = env.find((e) => e.name === 'VPN_PORT_FORWARDING_UP_COMMAND')!.value!;
     const down = env.find((e) => e.name === 'VPN_PORT_FORWARDING_DOWN_COMMAND')!.value!;
     const rules = (cmd: string) => cmd.replace(/^\/bin\/sh -c '|'$/g, '').split('; ').map((r) => r.replace(/ \|\| true$/, '').replace(/ -[AID] (PREROUTING|FORWARD)/, ' X $1'));
@@ -203,7 +203,7 @@ describeWithSchemas('VpnGateway objects against their schemas', () => {
 });
 
 describe('port forwarding to a workload whose name has a dash (pod-gateway looks clients up by hostname | cut -d- -f1)', () => {
-  const props = { ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit' } };
+  const props = { ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit', workloadNamespace: 'media' } };
   const lookup = (hostname: string) => hostname.split('-')[0]; // client_init.sh: hostname | cut -d'-' -f1
 
   it('gives nat.conf and the pod\'s hostname one dash-free name that the lookup rule finds', () => {
@@ -220,7 +220,7 @@ describe('port forwarding to a workload whose name has a dash (pod-gateway looks
   });
 
   it('gives no fixed address, and sees no clash, when the port is forwarded nowhere (no toPort)', () => {
-    const nowhere = { ...gatewayFor('protonvpn'), portForwarding: { workload: 'my-qbit' } };
+    const nowhere = { ...gatewayFor('protonvpn'), portForwarding: { workload: 'my-qbit', workloadNamespace: 'media' } };
     expect(planRoute(nowhere, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit' }).hostname).toBeUndefined();
     expect(planRoute(nowhere, { namespace: 'media', podLabels: { app: 'myqbit-web' }, name: 'myqbit-web' }).hostname).toBeUndefined();
   });
