@@ -176,12 +176,12 @@ export function clientLookupName(workload: string): string {
  * app is DNATed by gluetun's up command instead. A client's copy holds only its own entry, under the name
  * client_init.sh computes for its pods (`key`): no other workload, in this namespace or another, can match it.
  */
-function natConf(props: VpnGatewayProps, key?: string): string {
+function natConf(props: VpnGatewayProps, key?: string | null): string {
   const pf = props.portForwarding;
   const lines = ['# name ip ports: a routed workload with a fixed VXLAN address (pod-gateway nat.conf)'];
   const ports = pf?.toPort !== undefined ? ` tcp:${pf.toPort},udp:${pf.toPort}` : '';
-  if (key !== undefined) lines.push(`${key} ${FORWARDED_WORKLOAD_HOST}${ports}`);
-  else if (pf?.workload && pf.toPort !== undefined) lines.push(`${natName(pf.workload)} ${FORWARDED_WORKLOAD_HOST}${ports}`);
+  if (typeof key === 'string') lines.push(`${key} ${FORWARDED_WORKLOAD_HOST}${ports}`);
+  else if (key === undefined && pf?.workload && pf.toPort !== undefined) lines.push(`${natName(pf.workload)} ${FORWARDED_WORKLOAD_HOST}${ports}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -487,7 +487,7 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     // A StatefulSet's pods are named, and hostnamed, <name>-<ordinal> by the StatefulSet controller whatever the
     // template says (kubernetes pkg/controller/statefulset/stateful_set_utils.go updateIdentity): the key is what
     // client_init.sh cuts from that. Other kinds get the dash-free hostname natName(name).
-    data: { 'settings.sh': settings, 'nat.conf': natConf(props, isForwarded ? (target.kind === 'StatefulSet' ? clientLookupName(target.name) : natName(target.name)) : undefined) },
+    data: { 'settings.sh': settings, 'nat.conf': natConf(props, isForwarded ? (target.kind === 'StatefulSet' ? clientLookupName(target.name) : natName(target.name)) : null) },
   };
   const killSwitch: KillSwitchProps = {
     cluster: f.cluster,
