@@ -23,9 +23,10 @@ export { type MeshNodePlan, type MeshPlan, planWireguardMesh, validateWireguardM
 export { type RenderInterface, type RenderPeer } from './render/wireguard-overlay-node';
 export { type HostKillSwitch, type KillSwitchProps } from './model/kill-switch';
 export { KILL_SWITCH_TABLE, type KillSwitchHost, killSwitchName, planHostKillSwitch, planKillSwitch, renderKillSwitchTable, validateKillSwitch } from './render/kill-switch';
-export { type CredentialsSecretRef, type PortForwardingProps, type VpnGatewayProps } from './model/vpn-gateway';
+export { type CredentialsSecretRef, PORT_FORWARDING_APPS, type PortForwardingApp, type PortForwardingProps, type VpnGatewayProps } from './model/vpn-gateway';
 export { PROVIDERS, type ProviderOpenvpn, type ProviderRow, type ProviderWireguard } from './model/vpn-providers';
-export { applyRoute, planRoute, planVpnGateway, type RoutePlan, type RouteTarget, validateVpnGateway, vpnGatewayClaims } from './render/vpn-gateway';
+export { applyRoute, planRoute, planVpnGateway, portForwardAlertGroups, type RoutePlan, type RouteTarget, validateVpnGateway, vpnGatewayClaims } from './render/vpn-gateway';
+export { PORT_SYNC_SCRIPT } from './render/port-sync';
 export { type EgressSteeringMonitoring, type EgressSteeringProps, type EgressTunnel } from './model/egress-steering';
 export { egressAlertGroups, egressSteeringClaims, egressSteeringValues, excludedCidrsOf, planEgressSteering, renderResteerScript, validateEgressSteering } from './render/egress-steering';
 export { type DnsLeakProbe, type EgressProbeProps, type EgressProbeVia } from './model/egress-probe';

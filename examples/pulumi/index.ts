@@ -43,7 +43,7 @@ const gateway = new VpnGateway('protonvpn', {
   vpnProvider: 'protonvpn',
   wireguardPrivateKeySecret: { name: 'protonvpn-wireguard' },
   serverCountries: ['Switzerland'],
-  portForwarding: { toPort: 6881, workload: 'qbittorrent' },
+  portForwarding: { toPort: 6881, workload: 'qbittorrent', workloadNamespace: 'media' },
   cni: 'flannel',
 }, { provider: cluster });
 

@@ -5,7 +5,7 @@ import { VpnGatewayProps } from '../model/vpn-gateway';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { ValidationError } from '../errors';
 import { requiredLevel } from '../model/pod-security';
-import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
+import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { Plan } from '../types';
 import { planAt, emitObject, TunnelwrightConstruct } from './base';
 
@@ -45,11 +45,11 @@ export class VpnGateway extends TunnelwrightConstruct {
     }
     if (!obj) return refuse(`expected an ApiObject of kind ${ROUTABLE_KINDS.join(', ')} (or a cdk8s-plus workload), received ${workload === null ? 'null' : typeof workload === 'object' ? 'a construct without an ApiObject' : typeof workload}`);
     if (!(ROUTABLE_KINDS as readonly string[]).includes(obj.kind)) refuse(`expected a ${ROUTABLE_KINDS.join(', ')}, received a ${obj.kind} (${obj.node.path})`);
-    const json = obj.toJson() as { metadata: { name: string; namespace?: string }; spec?: { template?: { metadata?: { labels?: Record<string, string> }; spec?: { initContainers?: unknown[]; volumes?: unknown[]; containers?: unknown[] } } } };
+    const json = obj.toJson() as { metadata: { name: string; namespace?: string }; spec?: { replicas?: number; template?: { metadata?: { labels?: Record<string, string> }; spec?: { initContainers?: unknown[]; volumes?: unknown[]; containers?: unknown[] } } } };
     if (!Array.isArray(json.spec?.template?.spec?.containers)) refuse(`expected ${obj.node.path} to have spec.template.spec.containers: a workload without a pod template cannot be routed`);
     const namespace = json.metadata.namespace ?? Chart.of(obj).namespace ?? 'default';
     const template = json.spec!.template!;
-    const route = planRoute(this.props, { namespace, podLabels: template.metadata?.labels ?? {}, name: json.metadata.name });
+    const route = planRoute(this.props, { namespace, podLabels: template.metadata?.labels ?? {}, name: json.metadata.name, kind: obj.kind as RouteTarget['kind'], ...(json.spec?.replicas !== undefined ? { replicas: json.spec.replicas } : {}) });
     const routed = applyRoute(template.spec as unknown as IPodSpec, route);
     this._podSecurity.push({ namespace, what: `the routed ${obj.kind} ${namespace}/${json.metadata.name}`, need: requiredLevel(routed), at: `${this.node.path}:route(${obj.node.path})` });
     const base = '/spec/template/spec';
@@ -57,7 +57,11 @@ export class VpnGateway extends TunnelwrightConstruct {
     obj.addJsonPatch(
       pod.initContainers ? JsonPatch.add(`${base}/initContainers/0`, route.initContainer) : JsonPatch.add(`${base}/initContainers`, [route.initContainer]),
       JsonPatch.add(`${base}/containers/-`, route.sidecar),
+      ...route.extraContainers.map((c) => JsonPatch.add(`${base}/containers/-`, c)),
       pod.volumes ? JsonPatch.add(`${base}/volumes/-`, route.volume) : JsonPatch.add(`${base}/volumes`, [route.volume]),
+      ...route.extraVolumes.map((v) => JsonPatch.add(`${base}/volumes/-`, v)),
+      // Replaces any strategy: a RollingUpdate would run two pods on the one fixed VXLAN address.
+      ...(route.strategy ? [JsonPatch.add('/spec/strategy', route.strategy)] : []),
       JsonPatch.add(`${base}/dnsPolicy`, route.dnsPolicy),
       JsonPatch.add(`${base}/dnsConfig`, route.dnsConfig),
       ...(route.hostname ? [JsonPatch.add(`${base}/hostname`, route.hostname)] : []),

@@ -18,15 +18,51 @@ export interface CredentialsSecretRef {
   readonly passwordKey?: string;
 }
 
+/** The apps whose listen port tunnelwright keeps equal to the forwarded port (names as users say them). */
+export const PORT_FORWARDING_APPS = ['qbittorrent', 'transmission', 'command'] as const;
+export type PortForwardingApp = typeof PORT_FORWARDING_APPS[number];
+
+/** Each app's WebUI / RPC port, where port-sync reaches its API inside the pod. */
+export const APP_API_PORTS: Readonly<Record<Exclude<PortForwardingApp, 'command'>, number>> = { qbittorrent: 8080, transmission: 9091 };
+
 export interface PortForwardingProps {
   /** gluetun's `VPN_PORT_FORWARDING_PROVIDER`: required with `custom` (one of perfect privacy, private internet access, privatevpn, protonvpn). @default - the VPN provider (where it forwards natively) */
   readonly provider?: string;
   /** Credentials of the port-forwarding API (private internet access over custom WireGuard). */
   readonly credentialsSecret?: CredentialsSecretRef;
-  /** The routed workload's port the forwarded port is DNATed to. @default - not DNATed */
+  /**
+   * The app that receives the forwarded port. The port reaches the SAME port on the workload (no translation: a
+   * torrent client announces its own listen port), and a port-sync sidecar beside the app sets the app's listen port
+   * to it and keeps it so: `qbittorrent` (WebUI API), `transmission` (RPC `peer-port`), or `command` (your
+   * `command`, run with `$PORT` whenever the port changes). @default - none: only `toPort`
+   */
+  readonly app?: PortForwardingApp;
+  /** The app's API URL as the sidecar reaches it in the pod. @default - http://127.0.0.1:8080 (qbittorrent), http://127.0.0.1:9091 (transmission) */
+  readonly appUrl?: string;
+  /** The app's login, mounted as files into the sidecar (qBittorrent WebUI user, Transmission RPC user). @default - no login (the app's local-host auth is off) */
+  readonly appCredentialsSecret?: CredentialsSecretRef;
+  /** qBittorrent ≥ 5.2 only: a Secret key holding a WebUI API key (used instead of the login). */
+  readonly appApiKeySecret?: SecretKeyRef;
+  /** With `app: 'command'`: a POSIX sh command run in the sidecar with `$PORT` set, each time the forwarded port changes. */
+  readonly command?: string;
+  /**
+   * A Secret key (in the gateway's namespace AND a copy in the workload's) holding the API key of gluetun's control
+   * server role that grants only `GET /v1/portforward`. Required with `app`. @default - key `api-key`
+   */
+  readonly controlApiKeySecret?: SecretKeyRef;
+  /** Seconds between two checks of the port (also the longest a lost port stays wrong). @default 15 */
+  readonly syncPeriodSeconds?: number;
+  /**
+   * gluetun's `/gluetun` state, where PIA keeps its forwarded port for 60 days (`piaportforward.json`): an existing
+   * PersistentVolumeClaim, or one the library creates (`<name>-gluetun-state`, 64Mi, ReadWriteOnce). @default - created
+   */
+  readonly stateClaim?: { readonly existingClaim?: string; readonly storageClassName?: string; readonly size?: string };
+  /** The routed workload's port the forwarded port is DNATed to, for an app that needs a fixed port (Plex's 32400). Refused with a torrent client. @default - the forwarded port itself */
   readonly toPort?: number;
-  /** Name of the routed workload that receives it (its pods get a fixed VXLAN address). Required with `toPort`. */
+  /** Name of the routed workload that receives it (its pods get a fixed VXLAN address). Required with `toPort` or `app`. */
   readonly workload?: string;
+  /** The routed workload's namespace (a workload of the same name elsewhere gets no fixed address). Required with `workload`. */
+  readonly workloadNamespace?: string;
 }
 
 export interface VpnGatewayProps {
@@ -116,11 +152,11 @@ export interface VpnGatewayProps {
    * remedy: a mount does not change the device rules. @default 'runtime'
    */
   readonly tunDevice?: 'runtime' | 'privileged' | { readonly resource: string };
-  /** Images. @default - pinned: qmcgaw/gluetun:v3.41.1, ghcr.io/angelnu/pod-gateway:v1.13.0 */
-  readonly images?: { readonly gluetun?: string; readonly podGateway?: string };
+  /** Images. @default - pinned: qmcgaw/gluetun:v3.41.1, ghcr.io/angelnu/pod-gateway:v1.13.0, curlimages/curl:8.11.1 (port-sync: sh, curl, busybox nc) */
+  readonly images?: { readonly gluetun?: string; readonly podGateway?: string; readonly portSync?: string };
 }
 
-export const DEFAULT_IMAGES = { gluetun: 'qmcgaw/gluetun:v3.41.1', podGateway: 'ghcr.io/angelnu/pod-gateway:v1.13.0' } as const;
+export const DEFAULT_IMAGES = { gluetun: 'qmcgaw/gluetun:v3.41.1', podGateway: 'ghcr.io/angelnu/pod-gateway:v1.13.0', portSync: 'curlimages/curl:8.11.1' } as const;
 
 const credentials = z.strictObject({
   name: secretKeyRefSchema.shape.name,
@@ -152,7 +188,21 @@ export const vpnGatewaySchema = z.strictObject({
   vpnEndpointIp: z.string().optional(),
   vpnEndpointPort: portSchema.optional(),
   wireguardPublicKey: z.string().optional(),
-  portForwarding: z.strictObject({ provider: z.string().optional(), credentialsSecret: credentials.optional(), toPort: portSchema.optional(), workload: z.string().optional() }).optional(),
+  portForwarding: z.strictObject({
+    provider: z.string().optional(),
+    credentialsSecret: credentials.optional(),
+    app: z.enum(PORT_FORWARDING_APPS).optional(),
+    appUrl: z.string().regex(/^https?:\/\/[^\s"'\\]+$/, { message: 'expected an http(s) URL such as http://127.0.0.1:8080' }).optional(),
+    appCredentialsSecret: credentials.optional(),
+    appApiKeySecret: secretKeyRefSchema.optional(),
+    command: z.string().min(1).optional(),
+    controlApiKeySecret: secretKeyRefSchema.optional(),
+    syncPeriodSeconds: intInRange(1, 3600, 'a period in seconds').optional(),
+    stateClaim: z.strictObject({ existingClaim: z.string().optional(), storageClassName: z.string().optional(), size: z.string().regex(/^[0-9]+(Ki|Mi|Gi|Ti)$/, { message: 'expected a size such as 64Mi' }).optional() }).optional(),
+    toPort: portSchema.optional(),
+    workload: z.string().optional(),
+    workloadNamespace: z.string().optional(),
+  }).optional(),
   vxlanId: intInRange(1, 16777215, 'a VXLAN id').optional(),
   vxlanNetwork: cidrSchema.optional(),
   dnsOverTls: z.boolean().optional(),
@@ -161,7 +211,7 @@ export const vpnGatewaySchema = z.strictObject({
   cni: z.enum(['cilium', 'flannel', 'calico', 'kube-router', 'other']).optional(),
   podMtu: intInRange(1280, 9000, 'a pod MTU').optional(),
   mesh: z.enum(['none', 'istio-ambient']).optional(),
-  images: z.strictObject({ gluetun: z.string().optional(), podGateway: z.string().optional() }).optional(),
+  images: z.strictObject({ gluetun: z.string().optional(), podGateway: z.string().optional(), portSync: z.string().optional() }).optional(),
   createNamespace: z.boolean().optional(),
   tunDevice: z.union([
     z.enum(['runtime', 'privileged']),
@@ -284,7 +334,29 @@ function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | 
     if (provider !== undefined && provider !== row.gluetunName) push('portForwarding.provider', 'provider', `only with custom: ${row.gluetunName} forwards ports itself, ${received(pf.provider)}`);
     if (pf.credentialsSecret !== undefined) push('portForwarding.credentialsSecret', 'forbidden', 'only for private internet access port forwarding over custom');
   }
-  if (pf.toPort !== undefined && pf.workload === undefined) push('portForwarding.workload', 'required', 'required with toPort: the name of the routed workload that receives the forwarded port');
+  if ((pf.toPort !== undefined || pf.app !== undefined) && pf.workload === undefined) push('portForwarding.workload', 'required', `required with ${pf.app !== undefined ? 'app' : 'toPort'}: the name of the routed workload that receives the forwarded port`);
+  if (pf.workload !== undefined && pf.workloadNamespace === undefined) push('portForwarding.workloadNamespace', 'required', 'required with workload: the routed workload\'s namespace (a workload of the same name in another namespace must not get its fixed address)');
+  if (typeof pf.workloadNamespace === 'string' && !isDnsLabel(pf.workloadNamespace)) push('portForwarding.workloadNamespace', 'namespace', `expected a namespace (a DNS label), ${received(pf.workloadNamespace)}`);
+  const app = pf.app;
+  if (pf.toPort !== undefined && (app === 'qbittorrent' || app === 'transmission')) {
+    push('portForwarding.toPort', 'translation', `refused with ${app}: a torrent client announces its own listen port to trackers and peers, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and port-sync sets ${app}'s listen port to it)`);
+  }
+  if (app !== undefined && pf.controlApiKeySecret === undefined) push('portForwarding.controlApiKeySecret', 'required', 'required with app: a Secret key holding the API key of the gluetun control-server role that grants only GET /v1/portforward (the same Secret in the gateway\'s and the workload\'s namespace)');
+  if (app === 'command' && pf.command === undefined) push('portForwarding.command', 'required', 'required with app "command": the POSIX sh command that gives the app its port ($PORT)');
+  if (app !== 'command' && pf.command !== undefined) push('portForwarding.command', 'forbidden', 'only with app "command"');
+  if (app === undefined) {
+    for (const key of ['appUrl', 'appCredentialsSecret', 'appApiKeySecret', 'controlApiKeySecret', 'syncPeriodSeconds'] as const) {
+      if (pf[key] !== undefined) push(`portForwarding.${key}`, 'forbidden', 'only with app: it configures the port-sync sidecar');
+    }
+  }
+  if (app === 'command' && (pf.appCredentialsSecret !== undefined || pf.appApiKeySecret !== undefined || pf.appUrl !== undefined)) {
+    for (const key of ['appUrl', 'appCredentialsSecret', 'appApiKeySecret'] as const) if (pf[key] !== undefined) push(`portForwarding.${key}`, 'forbidden', 'not with app "command": your command reaches the app itself');
+  }
+  if (pf.appApiKeySecret !== undefined && app !== 'qbittorrent') push('portForwarding.appApiKeySecret', 'forbidden', 'only with app "qbittorrent" (WebUI API keys, qBittorrent 5.2.0 and later)');
+  if (pf.appApiKeySecret !== undefined && pf.appCredentialsSecret !== undefined) push('portForwarding.appApiKeySecret', 'conflict', 'give either appApiKeySecret or appCredentialsSecret, not both');
+  if (isRecord(pf.stateClaim) && pf.stateClaim.existingClaim !== undefined && (pf.stateClaim.size !== undefined || pf.stateClaim.storageClassName !== undefined)) {
+    push('portForwarding.stateClaim', 'conflict', 'existingClaim names a claim you made: size and storageClassName are only for the claim the library creates');
+  }
   if (typeof pf.workload === 'string' && !isDnsLabel(pf.workload)) push('portForwarding.workload', 'name', `expected a workload name (a DNS label), ${received(pf.workload)}`);
 }
 

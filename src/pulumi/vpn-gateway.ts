@@ -3,7 +3,7 @@ import { objectClaims } from '../invariants';
 import * as pulumi from '@pulumi/pulumi';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { VpnGatewayProps } from '../model/vpn-gateway';
-import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
+import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { childName, planAt, emitPlan, reserve } from './base';
 import { lowerInputs } from './inputs';
 import { formatProblems, ValidationError } from '../errors';
@@ -34,7 +34,7 @@ export type VpnGatewayArgs = Omit<VpnGatewayProps, 'wireguardPrivateKeySecret' |
   readonly wireguardPrivateKeySecret?: InputSecretKeyRef;
   readonly wireguardPresharedKeySecret?: InputSecretKeyRef;
   readonly openvpnCredentialsSecret?: InputCredentialsSecretRef;
-  readonly portForwarding?: Omit<NonNullable<VpnGatewayProps['portForwarding']>, 'credentialsSecret'> & { readonly credentialsSecret?: InputCredentialsSecretRef };
+  readonly portForwarding?: Omit<NonNullable<VpnGatewayProps['portForwarding']>, 'credentialsSecret' | 'controlApiKeySecret'> & { readonly credentialsSecret?: InputCredentialsSecretRef; readonly controlApiKeySecret?: InputSecretKeyRef };
 };
 
 /** Where VpnGatewayArgs take Inputs. */
@@ -43,6 +43,7 @@ const INPUT_PATHS = [
   ['wireguardPresharedKeySecret', 'name'], ['wireguardPresharedKeySecret', 'key'],
   ['openvpnCredentialsSecret', 'name'], ['openvpnCredentialsSecret', 'userKey'], ['openvpnCredentialsSecret', 'passwordKey'],
   ['portForwarding', 'credentialsSecret', 'name'], ['portForwarding', 'credentialsSecret', 'userKey'], ['portForwarding', 'credentialsSecret', 'passwordKey'],
+  ['portForwarding', 'controlApiKeySecret', 'name'], ['portForwarding', 'controlApiKeySecret', 'key'],
 ] as const;
 
 /** A transform usable in both `transforms` and `transformations`. */
@@ -58,6 +59,7 @@ export class VpnGateway extends pulumi.ComponentResource {
   private readonly componentName: string;
   private readonly opts?: pulumi.ComponentResourceOptions;
   private readonly routed = new Set<string>();
+  private readonly resolve: (value: unknown) => unknown;
 
   public constructor(name: string, args: VpnGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     const inputs = lowerInputs(args as VpnGatewayProps, INPUT_PATHS);
@@ -66,6 +68,7 @@ export class VpnGateway extends pulumi.ComponentResource {
     reserve(name, plan, [...vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)], undefined, { gateway: vpnGatewayVxlan(props, name) });
     super('tunnelwright:index:VpnGateway', name, {}, opts);
     this.args = props;
+    this.resolve = inputs.resolve;
     this.componentName = name;
     this.opts = opts;
     this.kubernetesResources = emitPlan(this, name, plan, opts, inputs.resolve);
@@ -93,22 +96,26 @@ export class VpnGateway extends pulumi.ComponentResource {
   public routeTransform(): RouteTransform {
     return (args: { type: string; name: string; props: Record<string, unknown>; opts: pulumi.CustomResourceOptions }) => {
       if (!ROUTABLE_TYPES.has(args.type)) return undefined;
-      const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
+      const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { replicas?: number; strategy?: unknown; template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
       if (!Array.isArray(props?.spec?.template?.spec?.containers)) {
         throw new ValidationError([{ path: 'routeTransform(workload)', code: 'workload', message: `expected ${args.name} to have spec.template.spec.containers: a workload without a pod template cannot be routed` }], `VpnGateway route at ${this.componentName}`);
       }
       const name = props.metadata?.name ?? args.name;
       const namespace = props.metadata?.namespace ?? 'default';
-      const route = planRoute(this.args, { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name });
+      const kind = args.type.split(':').pop() as RouteTarget['kind'];
+      const route = planRoute(this.args, { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}) });
       for (const o of route.objects) {
         const key = `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
         if (this.routed.has(key)) continue;
         this.routed.add(key);
-        this.kubernetesResources.push(new k8s.apiextensions.CustomResource(childName(this.componentName, o), o as k8s.apiextensions.CustomResourceArgs, { parent: this, ...(this.opts?.provider ? { provider: this.opts.provider } : {}) }));
+        this.kubernetesResources.push(new k8s.apiextensions.CustomResource(childName(this.componentName, o), this.resolve(o) as k8s.apiextensions.CustomResourceArgs, { parent: this, ...(this.opts?.provider ? { provider: this.opts.provider } : {}) }));
       }
       const spec = applyRoute(props.spec.template.spec, route);
+      // A Secret named by an Input (the control API key's) is a placeholder in the plan: turned back into the Input.
+      const resolved = this.resolve(spec) as IPodSpec;
       this.warnPodSecurity([{ namespace, what: `the routed ${args.type.split(':').pop()} ${namespace}/${name}`, need: requiredLevel(spec), at: `${this.componentName}:routeTransform(${args.name})` }], []);
-      return { props: { ...props, spec: { ...props.spec, template: { ...props.spec.template, spec } } }, opts: args.opts };
+      // A strategy replaces any other: a RollingUpdate would run two pods on the one fixed VXLAN address.
+      return { props: { ...props, spec: { ...props.spec, ...(route.strategy ? { strategy: route.strategy } : {}), template: { ...props.spec.template, spec: resolved } } }, opts: args.opts };
     };
   }
 }

@@ -12,7 +12,8 @@ import { describeValue, isRecord, received } from '../model/common';
 import { boundedName, isDnsLabel, isDnsSubdomain } from '../model/labels';
 import { podSecurityLabels, requiredLevel } from '../model/pod-security';
 import { parseCidr } from '../model/net';
-import { checkVpnGateway, clusterDnsIpOf, DEFAULT_IMAGES, providerRow, VpnGatewayProps } from '../model/vpn-gateway';
+import { APP_API_PORTS, checkVpnGateway, clusterDnsIpOf, DEFAULT_IMAGES, PortForwardingProps, providerRow, VpnGatewayProps } from '../model/vpn-gateway';
+import { PORT_SYNC_SCRIPT } from './port-sync';
 import { LOCATION_FILTERS, LocationFilter, providerName } from '../model/vpn-providers';
 import { KubeObject, Plan } from '../types';
 import { renderKillSwitch } from './kill-switch';
@@ -46,7 +47,7 @@ export interface GatewayFacts {
   /** Cluster, node (and ztunnel) IPv4 CIDRs: never routed through the VPN (pod-gateway is IPv4-only). */
   readonly localCidrs: string[];
   readonly podLabels: Record<string, string>;
-  readonly images: { gluetun: string; podGateway: string };
+  readonly images: { gluetun: string; podGateway: string; portSync: string };
   readonly vpnTrafficPort: number;
 }
 
@@ -74,7 +75,7 @@ export function gatewayFacts(props: VpnGatewayProps): GatewayFacts {
     dnssec: props.dnssec ?? true,
     localCidrs: [...props.clusterCidrs, ...props.nodeCidrs, ...(props.mesh === 'istio-ambient' ? [ZTUNNEL_CIDR] : [])].filter((c) => parseCidr(c)!.family === 4),
     podLabels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'vpn-gateway', 'app.kubernetes.io/managed-by': 'tunnelwright' },
-    images: { gluetun: props.images?.gluetun ?? DEFAULT_IMAGES.gluetun, podGateway: props.images?.podGateway ?? DEFAULT_IMAGES.podGateway },
+    images: { gluetun: props.images?.gluetun ?? DEFAULT_IMAGES.gluetun, podGateway: props.images?.podGateway ?? DEFAULT_IMAGES.podGateway, portSync: props.images?.portSync ?? DEFAULT_IMAGES.portSync },
     vpnTrafficPort: props.vpnEndpointPort ?? (vpnType === 'wireguard' ? row.wireguard!.defaultPort : row.openvpn!.defaultPort),
   };
 }
@@ -116,9 +117,17 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
   set('HEALTH_RESTART_VPN', 'on');
   set('DNS_SERVER', 'off');
   set('DNS_ADDRESS', props.dnsAddress ?? '1.1.1.1');
-  // The control server stays on loopback: nothing outside the pod reaches it, so it needs no auth roles.
-  set('HTTP_CONTROL_SERVER_ADDRESS', '127.0.0.1:8000');
   const pf = props.portForwarding;
+  if (pf?.app !== undefined) {
+    // Bound to the gateway's VXLAN address only (vxlan0 exists before gluetun starts: gateway-init creates it), so
+    // only routed pods reach it; post-rules.txt drops every VXLAN client but the forwarded workload's address, and
+    // the one role in the auth file grants only GET /v1/portforward (internal/server/middlewares/auth/settings.go:111-126).
+    set('HTTP_CONTROL_SERVER_ADDRESS', `${f.vxlanPrefix}.1:${CONTROL_PORT}`);
+    set('HTTP_CONTROL_SERVER_AUTH_CONFIG_FILEPATH', `${AUTH_DIR}/config.toml`);
+  } else {
+    // The control server stays on loopback: nothing outside the pod reaches it, so it needs no auth roles.
+    set('HTTP_CONTROL_SERVER_ADDRESS', '127.0.0.1:8000');
+  }
   if (pf) {
     set('VPN_PORT_FORWARDING', 'on');
     set('VPN_PORT_FORWARDING_PROVIDER', providerName(pf.provider));
@@ -127,11 +136,13 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
       set('VPN_PORT_FORWARDING_USERNAME_SECRETFILE', `${SECRETS_DIR}/vpn_port_forwarding_username`);
       set('VPN_PORT_FORWARDING_PASSWORD_SECRETFILE', `${SECRETS_DIR}/vpn_port_forwarding_password`);
     }
-    if (pf.toPort !== undefined) {
+    if (pf.toPort !== undefined || pf.app !== undefined) {
       const to = `${f.vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`;
+      // With an app: the same port on the workload (no translation; gluetun replaces {{PORT}}, service/command.go:20-21).
+      const toPort = pf.toPort ?? '{{PORT}}';
       const rules = (op: { nat: string; forward: string }) => ['tcp', 'udp'].flatMap((p) => [
-        `iptables -t nat ${op.nat} PREROUTING -i tun0 -p ${p} --dport {{PORT}} -j DNAT --to-destination ${to}:${pf.toPort}`,
-        `iptables ${op.forward} FORWARD -i tun0 -d ${to} -p ${p} --dport ${pf.toPort} -j ACCEPT`,
+        `iptables -t nat ${op.nat} PREROUTING -i tun0 -p ${p} --dport {{PORT}} -j DNAT --to-destination ${to}:${toPort}`,
+        `iptables ${op.forward} FORWARD -i tun0 -d ${to} -p ${p} --dport ${toPort} -j ACCEPT`,
       ]);
       // The down command removes exactly what the up command added (gluetun runs it before a new port's up
       // command): without it every port change stacks another DNAT rule.
@@ -160,12 +171,42 @@ export function clientLookupName(workload: string): string {
   return workload.split('-')[0];
 }
 
-function natConf(props: VpnGatewayProps): string {
+/**
+ * pod-gateway's nat.conf. The gateway's copy lists a fixed `toPort` (gateway_init.sh DNATs it); the dynamic port of an
+ * app is DNATed by gluetun's up command instead. A client's copy holds only its own entry, under the name
+ * client_init.sh computes for its pods (`key`): no other workload, in this namespace or another, can match it.
+ */
+function natConf(props: VpnGatewayProps, key?: string | null): string {
   const pf = props.portForwarding;
   const lines = ['# name ip ports: a routed workload with a fixed VXLAN address (pod-gateway nat.conf)'];
-  if (pf?.workload && pf.toPort !== undefined) lines.push(`${natName(pf.workload)} ${FORWARDED_WORKLOAD_HOST} tcp:${pf.toPort},udp:${pf.toPort}`);
+  const ports = pf?.toPort !== undefined ? ` tcp:${pf.toPort},udp:${pf.toPort}` : '';
+  if (typeof key === 'string') lines.push(`${key} ${FORWARDED_WORKLOAD_HOST}${ports}`);
+  else if (key === undefined && pf?.workload && pf.toPort !== undefined) lines.push(`${natName(pf.workload)} ${FORWARDED_WORKLOAD_HOST}${ports}`);
   return `${lines.join('\n')}\n`;
 }
+
+/** gluetun's control server port (its default, `:8000`, settings/server.go:91). */
+export const CONTROL_PORT = 8000;
+/** Where the gateway's init container writes gluetun's auth file (a memory emptyDir: the key never reaches the state volume). */
+const AUTH_DIR = '/run/gluetun-auth';
+/** The port-sync sidecar's metrics port. */
+export const PORT_SYNC_METRICS_PORT = 9808;
+
+/** The forwarded workload's fixed VXLAN address. */
+export function forwardedWorkloadAddress(props: VpnGatewayProps): string {
+  return `${gatewayFacts(props).vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`;
+}
+
+/**
+ * Writes gluetun's auth file from the API key Secret (a TOML file cannot read a Secret itself): one role, the API key,
+ * the one route port-sync needs. Refuses a key that would break out of the TOML string.
+ */
+export const GLUETUN_AUTH_SCRIPT = [
+  'set -eu',
+  'key=$(cat /run/control-api-key/api-key)',
+  'case "$key" in "" | *[!A-Za-z0-9._~+/=-]*) echo "the control API key must be 1 or more of A-Z a-z 0-9 . _ ~ + / = -" >&2; exit 1 ;; esac',
+  `umask 077; printf '[[roles]]\nname = "port-sync"\nroutes = ["GET /v1/portforward"]\nauth = "apikey"\napikey = "%s"\n' "$key" > ${AUTH_DIR}/config.toml`,
+].join('\n');
 
 /** The gateway's pod-gateway settings (gateway side). */
 function gatewaySettings(f: GatewayFacts): string {
@@ -188,13 +229,23 @@ function gatewaySettings(f: GatewayFacts): string {
 }
 
 /** gluetun's /iptables/post-rules.txt: VXLAN and ICMP from the cluster, through gluetun's INPUT DROP. */
-function postRules(f: GatewayFacts): string {
+function postRules(f: GatewayFacts, pf?: PortForwardingProps): string {
   // localCidrs are IPv4 only (gatewayFacts).
-  return `${f.localCidrs.flatMap((c) => [
+  const lines = f.localCidrs.flatMap((c) => [
     `iptables -A INPUT -i eth0 -s ${c} -p udp --dport ${f.vxlanPort} -j ACCEPT`,
     `iptables -A INPUT -i eth0 -s ${c} -p icmp -j ACCEPT`,
     `iptables -A OUTPUT -o eth0 -d ${c} -p icmp -j ACCEPT`,
-  ]).join('\n')}\n`;
+  ]);
+  if (pf?.workload !== undefined && (pf.toPort !== undefined || pf.app !== undefined)) {
+    // gateway_init.sh adds `-A POSTROUTING -j MASQUERADE` with no -o when SNAT_IP is unset: every forwarded connection
+    // would reach the workload from 172.16.0.1. Connections leaving by vxlan0 keep the peer's own address.
+    lines.push('iptables -t nat -I POSTROUTING 1 -o vxlan0 -j RETURN');
+  }
+  if (pf?.app !== undefined) {
+    // The control server: only the forwarded workload's address, over the VXLAN.
+    lines.push(`iptables -I INPUT 1 -i vxlan0 -p tcp --dport ${CONTROL_PORT} ! -s ${f.vxlanPrefix}.${FORWARDED_WORKLOAD_HOST} -j DROP`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 function secretVolume(props: VpnGatewayProps): IVolume {
@@ -246,8 +297,18 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: settingsName, namespace: f.namespace, labels: f.podLabels },
-    data: { 'settings.sh': gatewaySettings(f), 'nat.conf': natConf(props), 'post-rules.txt': postRules(f) },
+    data: { 'settings.sh': gatewaySettings(f), 'nat.conf': natConf(props), 'post-rules.txt': postRules(f, props.portForwarding) },
   };
+  const pf = props.portForwarding;
+  const state = pf ? pf.stateClaim ?? {} : undefined;
+  const stateClaimName = state ? state.existingClaim ?? `${f.name}-gluetun-state` : undefined;
+  const stateClaim: KubeObject | undefined = state && state.existingClaim === undefined ? {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: stateClaimName!, namespace: f.namespace, labels: f.podLabels },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: state.size ?? '64Mi' } }, ...(state.storageClassName ? { storageClassName: state.storageClassName } : {}) },
+  } as KubeObject : undefined;
+  const app = pf?.app !== undefined;
   const service: IService = {
     apiVersion: 'v1',
     kind: 'Service',
@@ -259,6 +320,13 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
     initContainers: [
       // Creates vxlan0 before gluetun starts: gluetun trusts every Ethernet link that exists when it starts.
       { name: 'gateway-init', image: f.images.podGateway, command: ['/bin/gateway_init.sh'], securityContext: { privileged: true }, volumeMounts: [configVolume] },
+      ...(app ? [{
+        name: 'gluetun-auth',
+        image: f.images.gluetun,
+        command: ['/bin/sh', '-c', GLUETUN_AUTH_SCRIPT],
+        securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        volumeMounts: [{ name: 'control-api-key', mountPath: '/run/control-api-key', readOnly: true }, { name: 'gluetun-auth', mountPath: AUTH_DIR }],
+      }] : []),
     ],
     containers: [
       {
@@ -275,6 +343,8 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
         volumeMounts: [
           { name: 'gluetun-secrets', mountPath: SECRETS_DIR, readOnly: true },
           { name: 'pod-gateway-config', mountPath: '/iptables/post-rules.txt', subPath: 'post-rules.txt', readOnly: true },
+          ...(stateClaimName ? [{ name: 'gluetun-state', mountPath: '/gluetun' }] : []),
+          ...(app ? [{ name: 'gluetun-auth', mountPath: AUTH_DIR, readOnly: true }] : []),
         ],
       },
       {
@@ -286,7 +356,15 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
         volumeMounts: [configVolume],
       },
     ],
-    volumes: [{ name: 'pod-gateway-config', configMap: { name: settingsName } }, secretVolume(props)],
+    volumes: [
+      { name: 'pod-gateway-config', configMap: { name: settingsName } },
+      secretVolume(props),
+      ...(stateClaimName ? [{ name: 'gluetun-state', persistentVolumeClaim: { claimName: stateClaimName } }] : []),
+      ...(app ? [
+        { name: 'control-api-key', secret: { secretName: pf!.controlApiKeySecret!.name, defaultMode: 0o400, items: [{ key: pf!.controlApiKeySecret!.key ?? 'api-key', path: 'api-key' }] } },
+        { name: 'gluetun-auth', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+      ] : []),
+    ],
   };
   const deployment: IDeployment = {
     apiVersion: 'apps/v1',
@@ -304,7 +382,7 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
       },
     },
   };
-  const objects = [configMap, service, deployment] as KubeObject[];
+  const objects = [configMap, service, ...(stateClaim ? [stateClaim] : []), deployment] as KubeObject[];
   if (props.createNamespace !== false) {
     // Privileged: gateway-init is (pod-gateway's routes need it), and gluetun adds NET_ADMIN.
     const level = requiredLevel(podSpec).level;
@@ -340,8 +418,12 @@ export function vpnGatewayClaims(props: VpnGatewayProps): Claim[] {
 export interface RouteTarget {
   readonly namespace: string;
   readonly podLabels: Record<string, string>;
-  /** The workload's name (a port-forwarding target is matched by it). */
+  /** The workload's name (a port-forwarding target is matched by it and its namespace). */
   readonly name: string;
+  /** The workload's kind: a StatefulSet's pods take their pod name as hostname, a DaemonSet runs one pod per node. @default 'Deployment' */
+  readonly kind?: typeof ROUTABLE_KINDS[number];
+  /** The workload's `spec.replicas`. @default 1 */
+  readonly replicas?: number;
 }
 
 /** The changes routing makes to a workload's pod spec, and the objects it needs. */
@@ -361,17 +443,29 @@ export interface RoutePlan {
   readonly dnsConfig: NonNullable<IPodSpec['dnsConfig']>;
   /** Set for the port-forwarding workload: pod-gateway matches nat.conf by the hostname's part before the first "-". */
   readonly hostname?: string;
+  /** Containers appended after the sidecar: the port-sync sidecar of the port-forwarding workload. */
+  readonly extraContainers: IContainer[];
+  /** Volumes the extra containers mount. */
+  readonly extraVolumes: IVolume[];
+  /**
+   * The port-forwarding Deployment's strategy: Recreate, so that a rollout never runs two pods that both take the
+   * fixed VXLAN address (a RollingUpdate's maxSurge rounds up to 1 pod).
+   */
+  readonly strategy?: { readonly type: 'Recreate' };
 }
 
 /** Plans routing one workload through the gateway (pure: the same for the cdk8s route() and Pulumi's routeTransform()). */
 export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): RoutePlan {
   const checked = checkVpnGateway(gatewayProps);
   const problems = [...checked.problems, ...checkRouteTarget(target)];
-  // Read from the props as given, so that a clash is reported beside the gateway's own problems (all at once).
+  // Read from the props as given, so that a refusal is reported beside the gateway's own problems (all at once).
   const pf = isRecord(gatewayProps) && isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
-  const forwardedTo = pf && pf.toPort !== undefined && typeof pf.workload === 'string' ? pf.workload : undefined;
-  if (forwardedTo !== undefined && typeof target?.name === 'string' && target.name !== forwardedTo && clientLookupName(target.name) === natName(forwardedTo)) {
-    problems.push({ path: 'route.name', code: 'nat-name', message: `pod-gateway looks clients up by the part of the hostname before the first "-": pods of ${JSON.stringify(target.name)} would be taken for the port-forwarding workload ${JSON.stringify(forwardedTo)} (nat.conf name ${JSON.stringify(natName(forwardedTo))}) and get its fixed address; rename one of them` });
+  const isForwarded = isRecord(target) && pf !== undefined && (pf.toPort !== undefined || pf.app !== undefined)
+    && pf.workload === target.name && pf.workloadNamespace === target.namespace;
+  if (isForwarded) {
+    const what = `${String(target.namespace)}/${String(target.name)}`;
+    if (target.kind === 'DaemonSet') problems.push({ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload ${what} is a DaemonSet: on two nodes its pods would both take the one fixed VXLAN address; use a Deployment or StatefulSet with one replica` });
+    if (typeof target.replicas === 'number' && target.replicas > 1) problems.push({ path: 'route.replicas', code: 'two-pods', message: `the port-forwarding workload ${what} has ${target.replicas} replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1` });
   }
   throwIfProblems(problems, 'VpnGateway route');
   const props = checked.value!;
@@ -392,7 +486,10 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: configName, namespace: target.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'app.kubernetes.io/component': 'vpn-gateway-client' } },
-    data: { 'settings.sh': settings, 'nat.conf': natConf(props) },
+    // A StatefulSet's pods are named, and hostnamed, <name>-<ordinal> by the StatefulSet controller whatever the
+    // template says (kubernetes pkg/controller/statefulset/stateful_set_utils.go updateIdentity): the key is what
+    // client_init.sh cuts from that. Other kinds get the dash-free hostname natName(name).
+    data: { 'settings.sh': settings, 'nat.conf': natConf(props, isForwarded ? (target.kind === 'StatefulSet' ? clientLookupName(target.name) : natName(target.name)) : null) },
   };
   const killSwitch: KillSwitchProps = {
     cluster: f.cluster,
@@ -411,9 +508,9 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   };
   const mount = { name: 'vpn-gateway-client', mountPath: '/config', readOnly: true };
   const caps = { capabilities: { add: ['NET_ADMIN', 'NET_RAW'] }, runAsUser: 0, runAsNonRoot: false };
-  const forwarded = props.portForwarding?.workload === target.name && props.portForwarding.toPort !== undefined;
+  const sync = isForwarded && props.portForwarding!.app !== undefined ? portSync(props, f, target) : undefined;
   return {
-    objects: [configMap as KubeObject, ...renderKillSwitch(killSwitch).objects],
+    objects: [configMap as KubeObject, ...(sync ? [sync.configMap] : []), ...renderKillSwitch(killSwitch).objects],
     initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: ['/bin/client_init.sh'], securityContext: caps, volumeMounts: [mount] },
     sidecar: { name: 'vpn-route-sidecar', image: f.images.podGateway, command: ['/bin/client_sidecar.sh'], securityContext: caps, volumeMounts: [mount] },
     volume: { name: 'vpn-gateway-client', configMap: { name: configName } },
@@ -423,8 +520,90 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
       searches: [`${target.namespace}.svc.${f.clusterDomain}`, `svc.${f.clusterDomain}`, f.clusterDomain],
       options: [{ name: 'ndots', value: '5' }],
     },
-    ...(forwarded ? { hostname: natName(target.name) } : {}),
+    ...(isForwarded && target.kind !== 'StatefulSet' ? { hostname: natName(target.name) } : {}),
+    extraContainers: sync ? [sync.container] : [],
+    extraVolumes: sync ? sync.volumes : [],
+    ...(isForwarded && (target.kind ?? 'Deployment') === 'Deployment' ? { strategy: { type: 'Recreate' as const } } : {}),
   };
+}
+
+/** The port-sync sidecar of the port-forwarding workload: its script ConfigMap, container and volumes. */
+function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget): { configMap: KubeObject; container: IContainer; volumes: IVolume[] } {
+  const pf = props.portForwarding!;
+  const app = pf.app!;
+  const name = boundedName(target.name, '-vpn-port-sync');
+  const configMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: target.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'app.kubernetes.io/component': 'vpn-port-sync' } },
+    data: { 'port-sync.sh': PORT_SYNC_SCRIPT },
+  } as KubeObject;
+  const sources: { secret: { name: string; items: { key: string; path: string }[] } }[] = [
+    { secret: { name: pf.controlApiKeySecret!.name, items: [{ key: pf.controlApiKeySecret!.key ?? 'api-key', path: 'gluetun-api-key' }] } },
+  ];
+  if (pf.appCredentialsSecret) sources.push({ secret: { name: pf.appCredentialsSecret.name, items: [{ key: pf.appCredentialsSecret.userKey ?? 'username', path: 'app-username' }, { key: pf.appCredentialsSecret.passwordKey ?? 'password', path: 'app-password' }] } });
+  if (pf.appApiKeySecret) sources.push({ secret: { name: pf.appApiKeySecret.name, items: [{ key: pf.appApiKeySecret.key ?? 'api-key', path: 'app-api-key' }] } });
+  const env: IEnvVar[] = [
+    { name: 'APP', value: app },
+    { name: 'GLUETUN_URL', value: `http://${f.vxlanPrefix}.1:${CONTROL_PORT}` },
+    { name: 'GLUETUN_API_KEY_FILE', value: '/run/port-sync-secrets/gluetun-api-key' },
+    ...(app !== 'command' ? [{ name: 'APP_URL', value: pf.appUrl ?? `http://127.0.0.1:${APP_API_PORTS[app]}` }] : []),
+    ...(pf.appCredentialsSecret ? [{ name: 'APP_USERNAME_FILE', value: '/run/port-sync-secrets/app-username' }, { name: 'APP_PASSWORD_FILE', value: '/run/port-sync-secrets/app-password' }] : []),
+    ...(pf.appApiKeySecret ? [{ name: 'APP_API_KEY_FILE', value: '/run/port-sync-secrets/app-api-key' }] : []),
+    ...(pf.command !== undefined ? [{ name: 'COMMAND', value: pf.command }] : []),
+    { name: 'PERIOD', value: String(pf.syncPeriodSeconds ?? 15) },
+    { name: 'METRICS_PORT', value: String(PORT_SYNC_METRICS_PORT) },
+    { name: 'METRICS_FILE', value: '/tmp/port-sync/metrics' },
+  ];
+  const container: IContainer = {
+    name: 'vpn-port-sync',
+    image: f.images.portSync,
+    command: ['/bin/sh', '/port-sync/port-sync.sh'],
+    env,
+    ports: [{ name: 'port-sync', containerPort: PORT_SYNC_METRICS_PORT, protocol: 'TCP' }],
+    securityContext: { runAsNonRoot: true, runAsUser: 65534, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+    resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+    volumeMounts: [
+      { name: 'vpn-port-sync', mountPath: '/port-sync', readOnly: true },
+      { name: 'vpn-port-sync-secrets', mountPath: '/run/port-sync-secrets', readOnly: true },
+      { name: 'vpn-port-sync-tmp', mountPath: '/tmp' },
+    ],
+  };
+  const volumes: IVolume[] = [
+    { name: 'vpn-port-sync', configMap: { name, defaultMode: 0o555 } },
+    // 0444: the sidecar runs as 65534 without an fsGroup; only this container mounts them.
+    { name: 'vpn-port-sync-secrets', projected: { defaultMode: 0o444, sources } },
+    { name: 'vpn-port-sync-tmp', emptyDir: { medium: 'Memory', sizeLimit: '4Mi' } },
+  ];
+  return { configMap, container, volumes };
+}
+
+/**
+ * Alerts on port-sync's metrics (scrape the routed pod's `port-sync` port): the app listens on another port than the
+ * one forwarded for longer than a reconnect takes, or no port has been forwarded for a long time.
+ */
+export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchFor?: string; lostFor?: string } = {}): { name: string; rules: Record<string, unknown>[] }[] {
+  const f = gatewayFacts(props);
+  const app = props.portForwarding?.app ?? 'app';
+  return [{
+    name: `tunnelwright-${f.name}-port-forwarding`,
+    rules: [
+      {
+        alert: 'VPNForwardedPortNotListening',
+        expr: 'tunnelwright_port_forward_forwarded_port > 0 and tunnelwright_port_forward_app_listen_port != tunnelwright_port_forward_forwarded_port',
+        for: opts.mismatchFor ?? '5m',
+        labels: { severity: 'warning' },
+        annotations: { summary: `${app} does not listen on the port the VPN forwards`, description: '{{ $labels.namespace }}/{{ $labels.pod }}: the VPN forwards one port and the app listens on another; peers cannot reach it. See the vpn-port-sync container\'s log.' },
+      },
+      {
+        alert: 'VPNNoForwardedPort',
+        expr: 'tunnelwright_port_forward_forwarded_port == 0',
+        for: opts.lostFor ?? '15m',
+        labels: { severity: 'warning' },
+        annotations: { summary: 'the VPN forwards no port', description: '{{ $labels.namespace }}/{{ $labels.pod }}: gluetun reports no forwarded port (or its control server does not answer port-sync).' },
+      },
+    ],
+  }];
 }
 
 /** The problems of a route target (from JavaScript or YAML, anything may arrive). */
@@ -452,8 +631,8 @@ export function applyRoute(spec: IPodSpec, route: RoutePlan): IPodSpec {
   return {
     ...spec,
     initContainers: [route.initContainer, ...(spec.initContainers ?? [])],
-    containers: [...spec.containers, route.sidecar],
-    volumes: [...(spec.volumes ?? []), route.volume],
+    containers: [...spec.containers, route.sidecar, ...(route.extraContainers ?? [])],
+    volumes: [...(spec.volumes ?? []), route.volume, ...(route.extraVolumes ?? [])],
     dnsPolicy: route.dnsPolicy,
     dnsConfig: route.dnsConfig,
     ...(route.hostname ? { hostname: route.hostname } : {}),

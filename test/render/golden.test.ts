@@ -67,7 +67,7 @@ describe('golden output', () => {
     })],
     ['vpn-gateway.openvpn-calico.yaml', () => routedTwice({
       ...gatewayFor('private internet access'), cni: 'calico', tunDevice: 'privileged', openvpnCredentialsSecret: { name: 'pia', userKey: 'user', passwordKey: 'pass' },
-      portForwarding: { toPort: 6881, workload: 'qbittorrent' },
+      portForwarding: { toPort: 6881, workload: 'qbittorrent', workloadNamespace: 'media' },
     })],
     ['egress-steering.prod.yaml', () => document(planEgressSteering(prodSteering()))],
     ['egress-steering.wireguard.yaml', () => document(planEgressSteering(wireguardSteering()))],

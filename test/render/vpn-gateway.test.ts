@@ -142,7 +142,7 @@ describe('planVpnGateway', () => {
   });
 
   it('removes the forwarded port\'s rules when the port changes: a down command undoing the up command', () => {
-    const env = gluetunOf({ ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit' } }).env!;
+    const env = gluetunOf({ ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit', workloadNamespace: 'media' } }).env!;
     const up = env.find((e) => e.name === 'VPN_PORT_FORWARDING_UP_COMMAND')!.value!;
     const down = env.find((e) => e.name === 'VPN_PORT_FORWARDING_DOWN_COMMAND')!.value!;
     const rules = (cmd: string) => cmd.replace(/^\/bin\/sh -c '|'$/g, '').split('; ').map((r) => r.replace(/ \|\| true$/, '').replace(/ -[AID] (PREROUTING|FORWARD)/, ' X $1'));
@@ -297,7 +297,7 @@ describeWithSchemas('VpnGateway objects against their schemas', () => {
 });
 
 describe('port forwarding to a workload whose name has a dash (pod-gateway looks clients up by hostname | cut -d- -f1)', () => {
-  const props = { ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit' } };
+  const props = { ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit', workloadNamespace: 'media' } };
   const lookup = (hostname: string) => hostname.split('-')[0]; // client_init.sh: hostname | cut -d'-' -f1
 
   it('gives nat.conf and the pod\'s hostname one dash-free name that the lookup rule finds', () => {
@@ -308,21 +308,18 @@ describe('port forwarding to a workload whose name has a dash (pod-gateway looks
     expect(entry).toBe('myqbit 5 tcp:6881,udp:6881');
   });
 
-  it('reports that clash beside the gateway\'s own problems, all at once', () => {
-    const error = thrown(() => planRoute({ ...props, namespace: 'VPN' }, { namespace: 'media', podLabels: { app: 'myqbit-web' }, name: 'myqbit-web' })) as Error & { problems: { path: string; code: string }[] };
-    expect(error.problems.map((p) => `${p.path} ${p.code}`)).toEqual(['namespace namespace', 'route.name nat-name']);
-  });
-
   it('gives no fixed address, and sees no clash, when the port is forwarded nowhere (no toPort)', () => {
-    const nowhere = { ...gatewayFor('protonvpn'), portForwarding: { workload: 'my-qbit' } };
+    const nowhere = { ...gatewayFor('protonvpn'), portForwarding: { workload: 'my-qbit', workloadNamespace: 'media' } };
     expect(planRoute(nowhere, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit' }).hostname).toBeUndefined();
     expect(planRoute(nowhere, { namespace: 'media', podLabels: { app: 'myqbit-web' }, name: 'myqbit-web' }).hostname).toBeUndefined();
   });
 
-  it('refuses another routed workload whose pods the lookup would take for the forwarded one', () => {
-    expect(thrown(() => planRoute(props, { namespace: 'media', podLabels: { app: 'myqbit-web' }, name: 'myqbit-web' }))).toMatchObject({
-      problems: [{ path: 'route.name', code: 'nat-name', message: 'pod-gateway looks clients up by the part of the hostname before the first "-": pods of "myqbit-web" would be taken for the port-forwarding workload "my-qbit" (nat.conf name "myqbit") and get its fixed address; rename one of them' }],
-    });
+  it('gives another workload of a like name, or of the same name in another namespace, no entry and no fixed address', () => {
+    for (const t of [{ namespace: 'media', name: 'myqbit-web' }, { namespace: 'other', name: 'my-qbit' }]) {
+      const route = planRoute(props, { ...t, podLabels: { app: t.name } });
+      expect(route.hostname).toBeUndefined();
+      expect((route.objects[0] as unknown as { data: Record<string, string> }).data['nat.conf'].split('\n').filter((l) => l && !l.startsWith('#'))).toEqual([]);
+    }
     expect(planRoute(props, { namespace: 'media', podLabels: { app: 'sonarr' }, name: 'sonarr' }).hostname).toBeUndefined();
   });
 });

@@ -35,7 +35,7 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
     wireguardPrivateKeySecret: { name: 'protonvpn-wireguard' },
     wireguardAddresses: ['10.2.0.2/32'],
     serverCountries: ['Switzerland'],
-    portForwarding: { toPort: 6881, workload: 'my-qbit' },
+    portForwarding: { toPort: 6881, workload: 'my-qbit', workloadNamespace: 'media' },
     // The provider's in-tunnel resolver, which (like the stand-in here) returns no DNSSEC records.
     dnsAddress: '10.2.0.1',
     dnssec: false,

@@ -1,0 +1,219 @@
+/**
+ * The port-sync sidecar's script: a POSIX sh reconcile loop that keeps a routed app's listen port equal to the port
+ * the VPN provider forwards (read from gluetun's control server over the VXLAN). Written into a ConfigMap by
+ * `planRoute`; linted by shellcheck and run against the real apps in test/system/vpn-gateway-port-sync.test.ts.
+ *
+ * Upstream behaviour it rests on:
+ * - gluetun v3.41.1 `GET /v1/portforward` answers `{"port":N}` (0 while none is forwarded) or `{"ports":[…]}`
+ *   (internal/server/portforward.go:34-46, internal/server/wrappers.go:28-34); the API key goes in `X-API-Key`
+ *   (internal/server/middlewares/auth/apikey.go:29-35); a route no role grants answers 401 (middleware.go:55-60).
+ * - qBittorrent WebUI API v2: `POST /api/v2/auth/login` answers "Ok." or "Fails.", and 403 once the address is banned
+ *   (5 failures ban it for 3600 s by default, src/base/preferences.cpp `WebUI/MaxAuthenticationFailCount`,
+ *   `WebUI/BanDuration`); `GET /api/v2/app/preferences` has `listen_port`; `POST /api/v2/app/setPreferences`
+ *   takes `json={"listen_port":N}`. API keys (`Authorization: Bearer`) exist from 5.2.0 only.
+ * - Transmission RPC: a 409 hands out `X-Transmission-Session-Id`; `session-get` / `session-set` with `peer-port`.
+ */
+export const PORT_SYNC_SCRIPT = `#!/bin/sh
+# port-sync, written by tunnelwright: keeps the app's listen port equal to the port the VPN forwards.
+# It writes nothing while gluetun forwards no port (0 or no answer), and re-checks every PERIOD seconds, so a
+# reconnect that changes the port, a gluetun restart and an app restart that forgets the port are all repaired.
+# Environment: APP (qbittorrent | transmission | command), APP_URL, GLUETUN_URL, GLUETUN_API_KEY_FILE,
+# APP_USERNAME_FILE / APP_PASSWORD_FILE (optional), APP_API_KEY_FILE (qBittorrent >= 5.2, optional), COMMAND,
+# PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server).
+set -u
+
+PERIOD=\${PERIOD:-15}
+BAN_BACKOFF=\${BAN_BACKOFF:-3600}
+METRICS_FILE=\${METRICS_FILE:-/tmp/port-sync/metrics}
+METRICS_PORT=\${METRICS_PORT:-0}
+WORK=\${WORK:-/tmp/port-sync}
+
+# Served by "busybox nc -ll -e": one HTTP answer with the metrics file.
+if [ "\${1:-}" = "serve-metrics" ]; then
+  printf 'HTTP/1.0 200 OK\\r\\nContent-Type: text/plain; version=0.0.4\\r\\n\\r\\n'
+  cat "$METRICS_FILE" 2>/dev/null
+  exit 0
+fi
+
+mkdir -p "$WORK" "$(dirname "$METRICS_FILE")"
+chmod 700 "$WORK"
+JAR="$WORK/cookies"
+: >"$WORK/app.curlrc"
+log() { echo "port-sync: $*"; }
+
+forwarded=0
+app_port=0
+errors=0
+bans=0
+last_success=0
+last_command_port=0
+
+write_metrics() {
+  tmp="$METRICS_FILE.tmp"
+  {
+    echo '# HELP tunnelwright_port_forward_forwarded_port The port the VPN provider forwards (0: none).'
+    echo '# TYPE tunnelwright_port_forward_forwarded_port gauge'
+    echo "tunnelwright_port_forward_forwarded_port{app=\\"$APP\\"} $forwarded"
+    echo '# HELP tunnelwright_port_forward_app_listen_port The port the app listens on, as its API reports it (0: unknown).'
+    echo '# TYPE tunnelwright_port_forward_app_listen_port gauge'
+    echo "tunnelwright_port_forward_app_listen_port{app=\\"$APP\\"} $app_port"
+    echo '# HELP tunnelwright_port_forward_errors_total Failed reconcile steps.'
+    echo '# TYPE tunnelwright_port_forward_errors_total counter'
+    echo "tunnelwright_port_forward_errors_total{app=\\"$APP\\"} $errors"
+    echo '# HELP tunnelwright_port_forward_bans_total Times the app refused this address (a login ban).'
+    echo '# TYPE tunnelwright_port_forward_bans_total counter'
+    echo "tunnelwright_port_forward_bans_total{app=\\"$APP\\"} $bans"
+    echo '# HELP tunnelwright_port_forward_last_success_timestamp_seconds When the app last reported the forwarded port.'
+    echo '# TYPE tunnelwright_port_forward_last_success_timestamp_seconds gauge'
+    echo "tunnelwright_port_forward_last_success_timestamp_seconds{app=\\"$APP\\"} $last_success"
+  } >"$tmp" && mv "$tmp" "$METRICS_FILE"
+}
+
+# The first number after "key": in a JSON text (no jq in the image).
+json_number() {
+  sed -n "s/.*\\"$1\\"[[:space:]]*:[[:space:]]*\\[\\{0,1\\}[[:space:]]*\\([0-9][0-9]*\\).*/\\1/p" | head -n 1
+}
+
+# A secret file's content without a trailing newline, into a file of its own (never on a command line).
+secret_to() {
+  printf '%s' "$(cat "$1")" >"$2"
+}
+
+gluetun_port() {
+  secret_to "$GLUETUN_API_KEY_FILE" "$WORK/gluetun-key"
+  printf 'header = "X-API-Key: %s"\\n' "$(cat "$WORK/gluetun-key")" >"$WORK/gluetun.curlrc"
+  body=$(curl -fsS --max-time 5 -K "$WORK/gluetun.curlrc" "$GLUETUN_URL/v1/portforward") || return 1
+  p=$(printf '%s' "$body" | json_number port)
+  [ -n "$p" ] || p=$(printf '%s' "$body" | json_number ports)
+  echo "\${p:-0}"
+}
+
+# --- qBittorrent ---------------------------------------------------------------------------------------------
+qbt_auth() {
+  if [ -n "\${APP_API_KEY_FILE:-}" ] && [ -r "$APP_API_KEY_FILE" ]; then
+    printf 'header = "Authorization: Bearer %s"\\n' "$(cat "$APP_API_KEY_FILE")" >"$WORK/app.curlrc"
+    return 0
+  fi
+  : >"$WORK/app.curlrc"
+  [ -r "\${APP_USERNAME_FILE:-}" ] || return 0
+  secret_to "$APP_USERNAME_FILE" "$WORK/user"
+  secret_to "$APP_PASSWORD_FILE" "$WORK/password"
+  code=$(curl -sS --max-time 5 -c "$JAR" -o "$WORK/login" -w '%{http_code}' \\
+    --data-urlencode "username@$WORK/user" --data-urlencode "password@$WORK/password" "$APP_URL/api/v2/auth/login") || return 1
+  case "$code" in
+    200) grep -q '^Ok' "$WORK/login" && return 0
+      log "qBittorrent refused the credentials; waiting $BAN_BACKOFF s before the next login (5 failures ban the address)"
+      return 3 ;;
+    403) return 2 ;;
+    *) return 1 ;;
+  esac
+}
+
+qbt_get() {
+  curl -sS --max-time 5 -b "$JAR" -K "$WORK/app.curlrc" -o "$WORK/prefs" -w '%{http_code}' "$APP_URL/api/v2/app/preferences"
+}
+
+qbt_port() {
+  code=$(qbt_get) || return 1
+  if [ "$code" = 403 ]; then
+    qbt_auth || return $?
+    code=$(qbt_get) || return 1
+  fi
+  [ "$code" = 200 ] || return 1
+  json_number listen_port <"$WORK/prefs"
+}
+
+qbt_set() {
+  code=$(curl -sS --max-time 5 -b "$JAR" -K "$WORK/app.curlrc" -o /dev/null -w '%{http_code}' \\
+    --data-urlencode "json={\\"listen_port\\":$1,\\"random_port\\":false}" "$APP_URL/api/v2/app/setPreferences") || return 1
+  [ "$code" = 200 ]
+}
+
+# --- Transmission --------------------------------------------------------------------------------------------
+trm_rpc() {
+  : >"$WORK/app.curlrc"
+  if [ -r "\${APP_USERNAME_FILE:-}" ]; then
+    printf 'user = "%s:%s"\\n' "$(cat "$APP_USERNAME_FILE")" "$(cat "$APP_PASSWORD_FILE")" >"$WORK/app.curlrc"
+  fi
+  sid=$(cat "$WORK/session-id" 2>/dev/null || true)
+  code=$(curl -sS --max-time 5 -K "$WORK/app.curlrc" -H "X-Transmission-Session-Id: $sid" -D "$WORK/headers" -o "$WORK/rpc" -w '%{http_code}' \\
+    --data "$1" "$APP_URL/transmission/rpc") || return 1
+  if [ "$code" = 409 ]; then
+    sed -n 's/^X-Transmission-Session-Id:[[:space:]]*\\([^[:space:]]*\\).*/\\1/ip' "$WORK/headers" | tr -d '\\r' >"$WORK/session-id"
+    sid=$(cat "$WORK/session-id")
+    code=$(curl -sS --max-time 5 -K "$WORK/app.curlrc" -H "X-Transmission-Session-Id: $sid" -o "$WORK/rpc" -w '%{http_code}' \\
+      --data "$1" "$APP_URL/transmission/rpc") || return 1
+  fi
+  [ "$code" = 200 ] || return 1
+  grep -q '"result"[[:space:]]*:[[:space:]]*"success"' "$WORK/rpc"
+}
+
+trm_port() {
+  trm_rpc '{"method":"session-get","arguments":{"fields":["peer-port"]}}' || return 1
+  json_number peer-port <"$WORK/rpc"
+}
+
+trm_set() {
+  trm_rpc "{\\"method\\":\\"session-set\\",\\"arguments\\":{\\"peer-port\\":$1}}"
+}
+
+# --- one reconcile step --------------------------------------------------------------------------------------
+app_port_now() {
+  case "$APP" in
+    qbittorrent) qbt_port ;;
+    transmission) trm_port ;;
+    command) echo "$last_command_port" ;;
+  esac
+}
+
+app_set() {
+  case "$APP" in
+    qbittorrent) qbt_set "$1" ;;
+    transmission) trm_set "$1" ;;
+    command) PORT=$1 sh -c "$COMMAND" && last_command_port=$1 ;;
+  esac
+}
+
+reconcile() {
+  p=$(gluetun_port) || { log "gluetun's control server did not answer"; forwarded=0; return 1; }
+  forwarded=$p
+  if [ "$forwarded" -eq 0 ]; then
+    return 0 # no port yet (start-up, reconnect): write nothing
+  fi
+  a=$(app_port_now)
+  rc=$?
+  [ $rc -eq 0 ] || return $rc
+  app_port=\${a:-0}
+  if [ "$app_port" -ne "$forwarded" ]; then
+    log "app listens on $app_port, the VPN forwards $forwarded: setting it"
+    app_set "$forwarded" || return 1
+    a=$(app_port_now) || return 1
+    app_port=\${a:-0}
+  fi
+  if [ "$app_port" -eq "$forwarded" ]; then
+    last_success=$(date +%s)
+  fi
+  return 0
+}
+
+if [ "$METRICS_PORT" != 0 ]; then
+  write_metrics
+  busybox nc -ll -p "$METRICS_PORT" -e "$0" serve-metrics &
+fi
+
+while :; do
+  reconcile
+  rc=$?
+  wait_for=$PERIOD
+  case $rc in
+    0) ;;
+    2) bans=$((bans + 1)); errors=$((errors + 1)); wait_for=$BAN_BACKOFF
+      log "the app banned this address: next try in $BAN_BACKOFF s" ;;
+    3) errors=$((errors + 1)); wait_for=$BAN_BACKOFF ;;
+    *) errors=$((errors + 1)) ;;
+  esac
+  write_metrics
+  sleep "$wait_for" &
+  wait $!
+done
+`;

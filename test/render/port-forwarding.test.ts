@@ -1,0 +1,114 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
+import { planRoute, planVpnGateway, PORT_SYNC_SCRIPT, portForwardAlertGroups, validateVpnGateway, VpnGatewayProps } from '../../src';
+import { gatewayFor } from '../helpers/fixtures';
+import { thrown } from '../helpers/thrown';
+import { describeWithTools, run, tmpdir } from '../system/tools';
+
+const qbit = (pf: Record<string, unknown> = {}): VpnGatewayProps => ({
+  ...gatewayFor('protonvpn'),
+  portForwarding: { app: 'qbittorrent', workload: 'qbittorrent', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' }, ...pf },
+});
+const target = { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' };
+
+describe('port forwarding to an app: refusals', () => {
+  it.each<[string, Record<string, unknown>, { path: string; code: string; message: string }[]]>([
+    ['toPort with a torrent client', { toPort: 6881 }, [{ path: 'portForwarding.toPort', code: 'translation', message: 'refused with qbittorrent: a torrent client announces its own listen port to trackers and peers, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and port-sync sets qbittorrent\'s listen port to it)' }]],
+    ['no control API key', { controlApiKeySecret: undefined }, [{ path: 'portForwarding.controlApiKeySecret', code: 'required', message: 'required with app: a Secret key holding the API key of the gluetun control-server role that grants only GET /v1/portforward (the same Secret in the gateway\'s and the workload\'s namespace)' }]],
+    ['no workload', { workload: undefined, workloadNamespace: undefined }, [{ path: 'portForwarding.workload', code: 'required', message: 'required with app: the name of the routed workload that receives the forwarded port' }]],
+    ['no workload namespace', { workloadNamespace: undefined }, [{ path: 'portForwarding.workloadNamespace', code: 'required', message: 'required with workload: the routed workload\'s namespace (a workload of the same name in another namespace must not get its fixed address)' }]],
+    ['command without app command', { command: 'echo $PORT' }, [{ path: 'portForwarding.command', code: 'forbidden', message: 'only with app "command"' }]],
+    ['app command without command', { app: 'command' }, [{ path: 'portForwarding.command', code: 'required', message: 'required with app "command": the POSIX sh command that gives the app its port ($PORT)' }]],
+    ['an API key for Transmission', { app: 'transmission', appApiKeySecret: { name: 'k' } }, [{ path: 'portForwarding.appApiKeySecret', code: 'forbidden', message: 'only with app "qbittorrent" (WebUI API keys, qBittorrent 5.2.0 and later)' }]],
+    ['an existing claim with a size', { stateClaim: { existingClaim: 'mine', size: '1Gi' } }, [{ path: 'portForwarding.stateClaim', code: 'conflict', message: 'existingClaim names a claim you made: size and storageClassName are only for the claim the library creates' }]],
+  ])('refuses %s', (_name, pf, problems) => {
+    expect(validateVpnGateway(qbit(pf))).toEqual(problems);
+  });
+
+  it('keeps toPort for an app that needs a fixed port (Plex\'s 32400), with app "command"', () => {
+    expect(validateVpnGateway(qbit({ app: 'command', command: 'true', toPort: 32400 }))).toEqual([]);
+  });
+
+  it.each<[string, object, { path: string; code: string; message: string }]>([
+    ['a DaemonSet', { kind: 'DaemonSet' }, { path: 'route.kind', code: 'two-pods', message: 'the port-forwarding workload media/qbittorrent is a DaemonSet: on two nodes its pods would both take the one fixed VXLAN address; use a Deployment or StatefulSet with one replica' }],
+    ['two replicas', { kind: 'StatefulSet', replicas: 2 }, { path: 'route.replicas', code: 'two-pods', message: 'the port-forwarding workload media/qbittorrent has 2 replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1' }],
+  ])('refuses a forwarded workload that can run two pods: %s', (_name, t, problem) => {
+    expect(thrown(() => planRoute(qbit(), { ...target, ...t }))).toMatchObject({ problems: [problem] });
+  });
+});
+
+describe('port forwarding to an app: what is rendered', () => {
+  const gw = planVpnGateway(qbit());
+  const deployment = gw.objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment;
+  const gluetun = deployment.spec!.template.spec!.containers.find((c) => c.name === 'gluetun')!;
+  const env = Object.fromEntries(gluetun.env!.map((e) => [e.name, e.value]));
+
+  it('DNATs the forwarded port to the same port on the workload, and binds the control server to the VXLAN address', () => {
+    expect(env.VPN_PORT_FORWARDING_UP_COMMAND).toContain('--dport {{PORT}} -j DNAT --to-destination 172.16.0.5:{{PORT}}');
+    expect(env.HTTP_CONTROL_SERVER_ADDRESS).toBe('172.16.0.1:8000');
+    expect(env.HTTP_CONTROL_SERVER_AUTH_CONFIG_FILEPATH).toBe('/run/gluetun-auth/config.toml');
+    const post = (gw.objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['post-rules.txt'];
+    expect(post).toContain('iptables -t nat -I POSTROUTING 1 -o vxlan0 -j RETURN\niptables -I INPUT 1 -i vxlan0 -p tcp --dport 8000 ! -s 172.16.0.5 -j DROP\n');
+  });
+
+  it('persists /gluetun on a claim it creates, or on yours', () => {
+    expect(gluetun.volumeMounts).toContainEqual({ name: 'gluetun-state', mountPath: '/gluetun' });
+    expect(gw.objects.find((o) => o.kind === 'PersistentVolumeClaim')!.metadata.name).toBe('vpn-gateway-gluetun-state');
+    const mine = planVpnGateway(qbit({ stateClaim: { existingClaim: 'gluetun-data' } }));
+    expect(mine.objects.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+    expect((mine.objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment).spec!.template.spec!.volumes).toContainEqual({ name: 'gluetun-state', persistentVolumeClaim: { claimName: 'gluetun-data' } });
+  });
+
+  it('gives a Deployment Recreate, a StatefulSet the key client_init.sh cuts from its pod name, and adds the port-sync sidecar', () => {
+    const dep = planRoute(qbit({ workload: 'my-qbit' }), { ...target, name: 'my-qbit', kind: 'Deployment' });
+    expect([dep.strategy, dep.hostname]).toEqual([{ type: 'Recreate' }, 'myqbit']);
+    const sts = planRoute(qbit({ workload: 'my-qbit' }), { ...target, name: 'my-qbit', kind: 'StatefulSet' });
+    expect([sts.strategy, sts.hostname]).toEqual([undefined, undefined]);
+    const lookup = 'my-qbit-0'.split('-')[0]; // client_init.sh: hostname | cut -d'-' -f1, hostname = pod name
+    expect((sts.objects[0] as unknown as { data: Record<string, string> }).data['nat.conf']).toContain(`\n${lookup} 5\n`);
+    expect(dep.extraContainers.map((c) => c.name)).toEqual(['vpn-port-sync']);
+    expect(JSON.stringify(dep)).not.toMatch(/"name":"[A-Z_]*(KEY|PASSWORD)","value"/);
+  });
+});
+
+describeWithTools('the port-sync script under shellcheck', ['shellcheck'], () => {
+  it('is shellcheck-clean as POSIX sh', () => {
+    const r = run('shellcheck', ['-s', 'sh', '-'], { input: PORT_SYNC_SCRIPT });
+    expect(r.output).toBe('');
+    expect(r.status).toBe(0);
+  });
+});
+
+describeWithTools('the port-forwarding alerts under promtool', ['promtool'], () => {
+  const dir = tmpdir('tw-pf-prom-');
+  const groups = portForwardAlertGroups(qbit());
+  fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups }));
+  const labels = 'app="qbittorrent", namespace="media", pod="qbittorrent-0"';
+  const series = (fwd: string, app: string) => [
+    { series: `tunnelwright_port_forward_forwarded_port{${labels}}`, values: fwd },
+    { series: `tunnelwright_port_forward_app_listen_port{${labels}}`, values: app },
+  ];
+  const rule = (name: string) => (groups[0].rules.find((r) => r.alert === name) as { labels: Record<string, string>; annotations: Record<string, string> });
+  const fired = (name: string) => [{ exp_labels: { ...rule(name).labels, app: 'qbittorrent', namespace: 'media', pod: 'qbittorrent-0' }, exp_annotations: { summary: rule(name).annotations.summary, description: rule(name).annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/qbittorrent-0') } }];
+  const tests = [
+    // A reconnect: the port changes at 10m and the app follows within a minute: silent.
+    { name: 'a reconnect the sidecar follows', input_series: series('41234x10 42345x20', '41234x11 42345x19'), alert_rule_test: [{ eval_time: '12m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }] },
+    // The app stays on the old port: fires once the mismatch lasted 5m.
+    { name: 'the app keeps the old port', input_series: series('41234x10 42345x20', '41234x30'), alert_rule_test: [{ eval_time: '14m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }, { eval_time: '16m', alertname: 'VPNForwardedPortNotListening', exp_alerts: fired('VPNForwardedPortNotListening') }] },
+    // No port at all: not a mismatch; VPNNoForwardedPort after 15m.
+    { name: 'no forwarded port', input_series: series('0x30', '6881x30'), alert_rule_test: [{ eval_time: '20m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }, { eval_time: '20m', alertname: 'VPNNoForwardedPort', exp_alerts: fired('VPNNoForwardedPort') }] },
+  ];
+  fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: tests.map((t) => ({ interval: '1m', ...t })) }));
+
+  it('promtool check rules accepts them', () => {
+    const r = run('promtool', ['check', 'rules', path.join(dir, 'rules.yaml')]);
+    expect(r.output).toBe(`Checking ${path.join(dir, 'rules.yaml')}\n  SUCCESS: 2 rules found\n\n`);
+  });
+
+  it('promtool test rules: silent through a reconnect, fires when the app keeps the old port or no port is forwarded', () => {
+    const r = run('promtool', ['test', 'rules', 'tests.yaml'], { cwd: dir });
+    expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
+  });
+});
