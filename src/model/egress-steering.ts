@@ -222,7 +222,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
     const steered = Array.isArray(input.namespaces) ? input.namespaces.filter((n): n is string => typeof n === 'string') : undefined;
     // CoreDNS runs in kube-system: labelling its pods steers its upstream queries only when the policy selects there.
     const coreDns = steered && !steered.includes('kube-system')
-      ? `; labelling the CoreDNS pods with the vpn class does nothing here, since the policy selects pods only in ${steered.join(', ')} and CoreDNS runs in kube-system: add kube-system to namespaces for that, or point CoreDNS's forward at a resolver reached only through the tunnel`
+      ? `; labelling the CoreDNS pods with the vpn class does nothing here, since the policy selects pods only in ${steered.map((n) => JSON.stringify(n)).join(', ')} and CoreDNS runs in kube-system: add kube-system to namespaces for that, or point CoreDNS's forward at a resolver reached only through the tunnel`
       : ': label the CoreDNS pods with the vpn class, or point CoreDNS\'s forward at a resolver reached only through the tunnel';
     warnings.push({ path: 'clusterCidrs', code: 'dns-wan', message: `vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN${coreDns} (see the README, "DNS leaves by the WAN")` });
     warnings.push({ path: 'vpnClass', code: 'policy-delay', message: 'Cilium applies the policy to a new pod shortly after it starts: until then its traffic leaves with its own node\'s address (Cilium\'s egress gateway docs, limitations). No policy closes that window: for workloads that must never leak, route them with VpnGateway (pod-level routing with its kill switch) instead' });
@@ -236,7 +236,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       // A namespace where the label is required but nothing steers: its vpn-class pods are admitted and leave by the WAN.
       if (steered && steered.length > 0) {
         asArray(enforce.namespaces).forEach((ns, i) => {
-          if (typeof ns === 'string' && isDnsLabel(ns) && !steered.includes(ns)) push(`enforceLabels.namespaces[${i}]`, 'enforced-not-steered', `expected a namespace the policy steers (namespaces: ${steered.join(', ')}): Kyverno would admit pods of class ${vpnClass} in ${ns}, and they would leave by the WAN; add ${ns} to namespaces, or leave it out here`);
+          if (typeof ns === 'string' && isDnsLabel(ns) && !steered.includes(ns)) push(`enforceLabels.namespaces[${i}]`, 'enforced-not-steered', `expected a namespace the policy steers (namespaces: ${steered.map((n) => JSON.stringify(n)).join(', ')}): Kyverno would admit pods of class ${vpnClass} in ${ns}, and they would leave by the WAN; add ${ns} to namespaces, or leave it out here`);
         });
       }
       if (Array.isArray(enforce.classes) && !enforce.classes.includes(vpnClass)) push('enforceLabels.classes', 'classes', `expected the allowed classes to include the vpn class "${vpnClass}", received ${JSON.stringify(enforce.classes)}`);
@@ -293,7 +293,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
     }
     if (isRecord(t) && t.type === 'openvpn' && typeof t.remote === 'string' && !parseEndpoint(t.remote)) push('tunnel.remote', 'endpoint', `expected host:port, ${received(t.remote)}`);
   }
-  return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: redactProblems(sortProblems(problems)), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }
 
 

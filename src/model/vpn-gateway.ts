@@ -407,5 +407,5 @@ export function checkVpnGateway(input: unknown): { problems: Problem[]; warnings
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   if (isRecord(input)) checkGateway(input, problems);
   const warnings = isRecord(input) ? ipv6Warnings(input) : [];
-  return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: redactProblems(sortProblems(problems)), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }

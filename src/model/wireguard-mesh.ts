@@ -203,7 +203,7 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   if (network && network.address !== network.start) {
     problems.push({ path: 'network', code: 'network', message: `expected a network address such as ${formatNetwork(network)}, ${received(input.network)}` });
   }
-  return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: redactProblems(sortProblems(problems)), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }
 
 /**

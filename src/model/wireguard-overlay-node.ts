@@ -406,6 +406,6 @@ export function checkWireguardOverlayNode(input: unknown): { problems: Problem[]
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   const warnings: Problem[] = [];
   if (isRecord(input)) checkNode(input, problems, warnings);
-  return { problems: sortProblems(problems), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: redactProblems(sortProblems(problems)), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }
 
