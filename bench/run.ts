@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { Chart } from 'cdk8s';
+import * as ts from 'typescript';
 import { stringify } from 'yaml';
 import { applyRoute, KubeObject, planRoute, planVpnGateway, planWireguardMesh, validateWireguardMesh, VpnGatewayProps, WireguardMeshProps, wireguardConfigs } from '../src';
 import { App, WireguardMesh } from '../src/cdk8s';
@@ -290,6 +291,88 @@ function meshCase(name: string, n: number): Record<string, unknown> {
   };
 }
 
+/**
+ * What a user waits for (SPEC §7, issue 30): whole processes, timed from outside, interleaved with their floors and
+ * repeated (USER_RUNS, default 7), medians compared.
+ * - import: `node -e "require('<entry>')"` against the same for the entry's framework (`cdk8s`, `@pulumi/pulumi`;
+ *   the pure core against a bare `node -e 0`). The entries resolve to the compiled `lib/` (the package's exports).
+ * - each cdk8s example: its main.ts transpiled once (what ts-node would hand node), run with CDK8S_OUTDIR set, against
+ *   a floor that starts node, loads cdk8s and writes the same files with the same bytes.
+ */
+const USER_RUNS = Number(process.env.USER_RUNS ?? 7);
+const ROOT = path.resolve(__dirname, '..');
+
+function wallMs(args: string[], cwd: string, env: Record<string, string> = {}): number {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false', ...env } });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`bench: node ${args.join(' ')} failed in ${cwd}: ${r.stderr.slice(0, 500)}`);
+  return ms;
+}
+
+/** Runs a and b alternately (one warm-up each, not counted); their medians and the ratio. */
+function interleaved(a: () => number, b: () => number): { ms: number; floorMs: number; ratio: number; runs: { ms: number[]; floorMs: number[] } } {
+  a();
+  b();
+  const [as, bs]: number[][] = [[], []];
+  for (let r = 0; r < USER_RUNS; r++) {
+    as.push(a());
+    bs.push(b());
+  }
+  const [ma, mb] = [median(as), median(bs)];
+  const round = (x: number) => Number(x.toFixed(1));
+  return { ms: round(ma), floorMs: round(mb), ratio: Number((ma / mb).toFixed(3)), runs: { ms: as.map(round), floorMs: bs.map(round) } };
+}
+
+function filesUnder(dir: string, base = dir): [string, string][] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? filesUnder(full, base) : [[path.relative(base, full), fs.readFileSync(full, 'utf8')] as [string, string]];
+  });
+}
+
+function userCases(emit: (o: Record<string, unknown>) => void): void {
+  const compiled = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
+  if (compiled.status !== 0) throw new Error('bench: compiling lib/ failed');
+  const imports: [string, string, string][] = [
+    ['import-tunnelwright', "require('tunnelwright')", '0'],
+    ['import-tunnelwright-cdk8s', "require('tunnelwright/cdk8s')", "require('cdk8s')"],
+    ['import-tunnelwright-pulumi', "require('tunnelwright/pulumi')", "require('@pulumi/pulumi')"],
+  ];
+  for (const [name, code, floor] of imports) {
+    emit({ case: name, floor, ...interleaved(() => wallMs(['-e', code], ROOT), () => wallMs(['-e', floor], ROOT)), peakRssMb: null, bytes: 0 });
+  }
+  for (const example of ['homelab', 'two-gateways', 'vpn-gateway', 'wireguard-overlay']) {
+    const dir = path.join(ROOT, 'examples', example);
+    const main = path.join(dir, '.bench-main.js');
+    const floor = path.join(dir, '.bench-floor.js');
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), `tw-bench-${example}-`));
+    try {
+      fs.writeFileSync(main, ts.transpileModule(fs.readFileSync(path.join(dir, 'main.ts'), 'utf8'), { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true } }).outputText);
+      const synth = () => {
+        fs.rmSync(outdir, { recursive: true, force: true });
+        return wallMs([main], dir, { CDK8S_OUTDIR: outdir });
+      };
+      synth();
+      const files = filesUnder(outdir);
+      const bytes = files.reduce((n, [, text]) => n + Buffer.byteLength(text), 0);
+      fs.writeFileSync(floor, [
+        "require('cdk8s');",
+        "const fs = require('node:fs'), path = require('node:path');",
+        `const files = ${JSON.stringify(files)};`,
+        'for (const [f, text] of files) { const p = path.join(process.env.CDK8S_OUTDIR, f); fs.mkdirSync(path.dirname(p), { recursive: true }); fs.writeFileSync(p, text); }',
+      ].join('\n'));
+      const floorRun = () => {
+        fs.rmSync(outdir, { recursive: true, force: true });
+        return wallMs([floor], dir, { CDK8S_OUTDIR: outdir });
+      };
+      emit({ case: `synth-example-${example}`, files: files.length, bytes, ...interleaved(synth, floorRun), peakRssMb: null });
+    } finally {
+      for (const f of [main, floor, outdir]) fs.rmSync(f, { recursive: true, force: true });
+    }
+  }
+}
+
 const MESHES: Record<string, number> = { 'mesh-full-100': 100, 'mesh-full-500': 500, 'mesh-full-1000': 1000 };
 const VALIDATIONS = [250, 500, 1000];
 
@@ -305,6 +388,11 @@ function main(): void {
     lines.push(o);
     line(o);
   };
+  userCases(emit);
+  if (process.env.BENCH_CASES === 'user') {
+    if (process.env.BENCH_RESULTS) fs.writeFileSync(process.env.BENCH_RESULTS, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+    return;
+  }
   for (const [name, nodes] of Object.entries(MESHES)) emit(meshCase(name, nodes));
   const gw = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', __filename, 'gateways', '50'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   emit(JSON.parse(gw.stdout.trim()) as Record<string, unknown>);
