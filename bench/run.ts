@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { Chart } from 'cdk8s';
 import * as ts from 'typescript';
-import { stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { applyRoute, KubeObject, planRoute, planVpnGateway, planWireguardMesh, validateWireguardMesh, VpnGatewayProps, WireguardMeshProps, wireguardConfigs } from '../src';
 import { App, WireguardMesh } from '../src/cdk8s';
 import { CLOUD_CONFIG_YAML, cloudConfigDocument } from '../src/host/cloud-init';
@@ -346,6 +346,7 @@ function userCases(emit: (o: Record<string, unknown>) => void): void {
     const dir = path.join(ROOT, 'examples', example);
     const main = path.join(dir, '.bench-main.js');
     const floor = path.join(dir, '.bench-floor.js');
+    const cdk8sFloor = path.join(dir, '.bench-floor-cdk8s.js');
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), `tw-bench-${example}-`));
     try {
       fs.writeFileSync(main, ts.transpileModule(fs.readFileSync(path.join(dir, 'main.ts'), 'utf8'), { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true } }).outputText);
@@ -366,9 +367,28 @@ function userCases(emit: (o: Record<string, unknown>) => void): void {
         fs.rmSync(outdir, { recursive: true, force: true });
         return wallMs([floor], dir, { CDK8S_OUTDIR: outdir });
       };
+      // A second floor: cdk8s itself synthesizing the same final manifests (one ApiObject per document, one Chart
+      // per manifest file) and the host files written as bytes: what any cdk8s app of these objects costs, its
+      // serializer included, so the ratio against it is what tunnelwright adds.
+      const manifests = files.filter(([f]) => f.endsWith('.k8s.yaml')).map(([f, text]) => [f.replace(/\.k8s\.yaml$/, ''), parseAllDocuments(text).map((d) => d.toJSON())] as const);
+      fs.writeFileSync(cdk8sFloor, [
+        "const { App, Chart, ApiObject } = require('cdk8s');",
+        "const fs = require('node:fs'), path = require('node:path');",
+        `const manifests = ${JSON.stringify(manifests)};`,
+        `const others = ${JSON.stringify(files.filter(([f]) => !f.endsWith('.k8s.yaml')))};`,
+        'const app = new App({ outdir: process.env.CDK8S_OUTDIR });',
+        'for (const [chart, docs] of manifests) { const c = new Chart(app, chart); docs.forEach((d, i) => new ApiObject(c, `o${i}`, d)); }',
+        'app.synth();',
+        'for (const [f, text] of others) { const p = path.join(process.env.CDK8S_OUTDIR, f); fs.mkdirSync(path.dirname(p), { recursive: true }); fs.writeFileSync(p, text); }',
+      ].join('\n'));
+      const cdk8sFloorRun = () => {
+        fs.rmSync(outdir, { recursive: true, force: true });
+        return wallMs([cdk8sFloor], dir, { CDK8S_OUTDIR: outdir });
+      };
       emit({ case: `synth-example-${example}`, files: files.length, bytes, ...interleaved(synth, floorRun), peakRssMb: null });
+      emit({ case: `synth-example-${example}-vs-cdk8s`, files: files.length, bytes, ...interleaved(synth, cdk8sFloorRun), peakRssMb: null });
     } finally {
-      for (const f of [main, floor, outdir]) fs.rmSync(f, { recursive: true, force: true });
+      for (const f of [main, floor, cdk8sFloor, outdir]) fs.rmSync(f, { recursive: true, force: true });
     }
   }
 }
