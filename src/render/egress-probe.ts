@@ -295,7 +295,9 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
   objects.push({
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
-    metadata: { name, namespace: p.monitoring?.namespace ?? 'monitoring', labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
+    // Named for the probe's namespace too: the rules go to one shared namespace, where a same-named EgressProbe of
+    // another namespace would otherwise write over this one's rules.
+    metadata: { name: `${ns}-${name}`, namespace: p.monitoring?.namespace ?? 'monitoring', labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
     spec: { groups: egressProbeAlertGroups(p) },
   });
   return { objects, hosts: [], values: {}, warnings: [] };

@@ -5,6 +5,14 @@ import { gatewayProbe } from '../helpers/fixtures';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
 
 describe('planEgressProbe', () => {
+  it('two EgressProbes of one name in two namespaces share no object: the PrometheusRule (in the shared monitoring namespace) is named for the probe\'s namespace too', () => {
+    const keys = (namespace: string) => planEgressProbe({ ...gatewayProbe(), namespace }).objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`);
+    const media = keys('media');
+    const downloads = keys('downloads');
+    expect(media.filter((k) => downloads.includes(k))).toEqual([]);
+    expect(media.filter((k) => k.startsWith('PrometheusRule'))).toEqual(['PrometheusRule monitoring/media-egress-probe']);
+  });
+
   it('writes modules that fail on a WAN address and outside the VPN ranges; the twin only shows its address', () => {
     expect(parse(blackboxConfig(gatewayProbe()))).toEqual({
       modules: {
@@ -57,7 +65,7 @@ describe('planEgressProbe', () => {
       'Service media/egress-probe-direct',
       'Probe media/egress-probe-vpn-ipv4',
       'Probe media/egress-probe-direct-ipv4',
-      'PrometheusRule monitoring/egress-probe',
+      'PrometheusRule monitoring/media-egress-probe',
     ]);
     const pod = (name: string) => (objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name)!.spec as { template: { spec: { initContainers?: { name: string }[] } } }).template.spec;
     expect(pod('egress-probe').initContainers!.map((c) => c.name)).toEqual(['vpn-route-init']);
