@@ -154,20 +154,27 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
   const dnsResolvesJob = `${name}-dns-resolves`;
   const allJobs = [...modules(p, name).map((m) => m.job), ...(p.dnsLeak ? [dnsJob, dnsResolvesJob] : [])];
   const intervalSeconds = durationSeconds(p.interval ?? '60s')!;
+  // Every selector names the probe's namespace: a second EgressProbe of the same name elsewhere has the same jobs, and
+  // its series must neither silence this one's absent alert nor page from this one's rules. prometheus-operator sets
+  // `job` to the Probe's jobName and gives static targets a `namespace` label (pkg/prometheus/promcfg.go,
+  // generateProbeConfig); the Probes below also write it themselves, for operators that do not.
+  const ns = `namespace="${p.namespace}"`;
+  const by = 'max by (namespace, job, instance)';
+  const on = 'on(namespace, job, instance)';
   return [
     {
       name: `tunnelwright-${name}`,
       rules: [
         {
           alert: 'VPNEgressLeak',
-          expr: `max by (job, instance) (probe_failed_due_to_regex{job=~"${jobs}"}) == 1`,
+          expr: `${by} (probe_failed_due_to_regex{${ns}, job=~"${jobs}"}) == 1`,
           for: '1m',
           labels: { severity: 'critical' },
           annotations: { summary: 'vpn-class traffic left without the VPN: the probe saw a WAN address (or one outside the VPN ranges)', description: 'The blackbox probe running as a vpn-class workload in {{ $labels.job }} got an answer from {{ $labels.instance }} naming an address it must never have.', runbook: PROBE_RUNBOOKS.VPNEgressLeak, ...link('VPNEgressLeak') },
         },
         {
           alert: 'VPNEgressProbeFailing',
-          expr: `max by (job, instance) (probe_success{job=~"${jobs}"}) == 0 unless on(job, instance) (max by (job, instance) (probe_failed_due_to_regex{job=~"${jobs}"}) == 1)`,
+          expr: `${by} (probe_success{${ns}, job=~"${jobs}"}) == 0 unless ${on} (${by} (probe_failed_due_to_regex{${ns}, job=~"${jobs}"}) == 1)`,
           for: '10m',
           labels: { severity: 'warning' },
           annotations: { summary: 'no successful egress probe from the vpn class for 10 minutes', description: '{{ $labels.instance }} is unreachable from {{ $labels.job }}: the tunnel may be down (and the kill switch holding).', runbook: PROBE_RUNBOOKS.VPNEgressProbeFailing, ...link('VPNEgressProbeFailing') },
@@ -175,7 +182,7 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
         {
           alert: 'VPNEgressProbeAbsent',
           // Each job on its own: absent_over_time of a regex matcher is empty while any one job still reports.
-          expr: allJobs.map((j) => `absent_over_time(probe_success{job="${j}"}[${3 * intervalSeconds}s])`).join(' or '),
+          expr: allJobs.map((j) => `absent_over_time(probe_success{${ns}, job="${j}"}[${3 * intervalSeconds}s])`).join(' or '),
           for: `${2 * intervalSeconds}s`,
           labels: { severity: 'warning' },
           annotations: { summary: 'an egress probe has reported nothing for five scrape intervals', description: '{{ $labels.job }} has no probe_success series: the probe is not running or not scraped, and its other alerts cannot fire.', runbook: PROBE_RUNBOOKS.VPNEgressProbeAbsent, ...link('VPNEgressProbeAbsent') },
@@ -185,13 +192,13 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
           // A reply came (probe_dns_query_succeeded, set before any check), it carried records, and the leak module, which
           // takes every rcode and fails on nothing but an A record naming a leaked resolver, failed: a leak. A SERVFAIL,
           // an empty answer and a timeout leave one of the three terms false (VPNDNSProbeFailing's business).
-          expr: `max by (job, instance) (probe_dns_query_succeeded{job="${dnsJob}"}) == 1 and on(job, instance) max by (job, instance) (probe_dns_answer_rrs{job="${dnsJob}"}) > 0 and on(job, instance) max by (job, instance) (probe_success{job="${dnsJob}"}) == 0`,
+          expr: `${by} (probe_dns_query_succeeded{${ns}, job="${dnsJob}"}) == 1 and ${on} ${by} (probe_dns_answer_rrs{${ns}, job="${dnsJob}"}) > 0 and ${on} ${by} (probe_success{${ns}, job="${dnsJob}"}) == 0`,
           for: '1m',
           labels: { severity: 'critical' },
           annotations: { summary: 'vpn-class DNS lookups leave by the WAN: the probe\'s resolver reached the name\'s servers from a WAN-side resolver', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? DEFAULT_DNS_LEAK_NAME} with a resolver address that is not the tunnel's: every name vpn-class pods look up is seen outside the VPN.`, runbook: PROBE_RUNBOOKS.VPNDNSLeak, ...link('VPNDNSLeak') },
         }, {
           alert: 'VPNDNSProbeFailing',
-          expr: `max by (job, instance) (probe_success{job="${dnsResolvesJob}"}) == 0`,
+          expr: `${by} (probe_success{${ns}, job="${dnsResolvesJob}"}) == 0`,
           for: '10m',
           labels: { severity: 'warning' },
           annotations: { summary: 'the vpn-class resolver has given no address for 10 minutes', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? DEFAULT_DNS_LEAK_NAME} with an error rcode, no A record, or not at all: vpn-class pods cannot resolve names (an outage, not a leak).`, runbook: PROBE_RUNBOOKS.VPNDNSProbeFailing, ...link('VPNDNSProbeFailing') },
@@ -264,7 +271,7 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
         interval: p.interval ?? '60s',
         module: m.key,
         prober: { url: `${prober}.${ns}.svc:${BLACKBOX_PORT}` },
-        targets: { staticConfig: { static: [...p.targets], labels: { egress_class: m.egressClass, ip_family: `ipv${m.family}` } } },
+        targets: { staticConfig: { static: [...p.targets], labels: { namespace: ns, egress_class: m.egressClass, ip_family: `ipv${m.family}` } } },
       },
     });
   }
@@ -280,7 +287,7 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
           module,
           // The dns prober's target is the resolver it asks: the one vpn-class pods use, asked from their placement.
           prober: { url: `${name}.${ns}.svc:${BLACKBOX_PORT}` },
-          targets: { staticConfig: { static: [dnsLeakResolver(p)], labels: { egress_class: 'vpn', check } } },
+          targets: { staticConfig: { static: [dnsLeakResolver(p)], labels: { namespace: ns, egress_class: 'vpn', check } } },
         },
       });
     }
@@ -288,7 +295,9 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
   objects.push({
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
-    metadata: { name, namespace: p.monitoring?.namespace ?? 'monitoring', labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
+    // Named for the probe's namespace too: the rules go to one shared namespace, where a same-named EgressProbe of
+    // another namespace would otherwise write over this one's rules.
+    metadata: { name: `${ns}-${name}`, namespace: p.monitoring?.namespace ?? 'monitoring', labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
     spec: { groups: egressProbeAlertGroups(p) },
   });
   return { objects, hosts: [], values: {}, warnings: [] };

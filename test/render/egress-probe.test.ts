@@ -5,6 +5,14 @@ import { gatewayProbe } from '../helpers/fixtures';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
 
 describe('planEgressProbe', () => {
+  it('two EgressProbes of one name in two namespaces share no object: the PrometheusRule (in the shared monitoring namespace) is named for the probe\'s namespace too', () => {
+    const keys = (namespace: string) => planEgressProbe({ ...gatewayProbe(), namespace }).objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`);
+    const media = keys('media');
+    const downloads = keys('downloads');
+    expect(media.filter((k) => downloads.includes(k))).toEqual([]);
+    expect(media.filter((k) => k.startsWith('PrometheusRule'))).toEqual(['PrometheusRule monitoring/media-egress-probe']);
+  });
+
   it('writes modules that fail on a WAN address and outside the VPN ranges; the twin only shows its address', () => {
     expect(parse(blackboxConfig(gatewayProbe()))).toEqual({
       modules: {
@@ -57,7 +65,7 @@ describe('planEgressProbe', () => {
       'Service media/egress-probe-direct',
       'Probe media/egress-probe-vpn-ipv4',
       'Probe media/egress-probe-direct-ipv4',
-      'PrometheusRule monitoring/egress-probe',
+      'PrometheusRule monitoring/media-egress-probe',
     ]);
     const pod = (name: string) => (objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name)!.spec as { template: { spec: { initContainers?: { name: string }[] } } }).template.spec;
     expect(pod('egress-probe').initContainers!.map((c) => c.name)).toEqual(['vpn-route-init']);
@@ -67,7 +75,7 @@ describe('planEgressProbe', () => {
       interval: '60s',
       module: 'vpn_ipv4',
       prober: { url: 'egress-probe.media.svc:9115' },
-      targets: { staticConfig: { static: ['https://ifconfig.example.test/ip'], labels: { egress_class: 'vpn', ip_family: 'ipv4' } } },
+      targets: { staticConfig: { static: ['https://ifconfig.example.test/ip'], labels: { namespace: 'media', egress_class: 'vpn', ip_family: 'ipv4' } } },
     });
   });
 
@@ -124,8 +132,8 @@ describe('EgressProbe DNS-leak probe', () => {
   it('asks the resolver routed pods use (the gateway\'s dnsmasq), from the vpn-class probe, and alerts VPNDNSLeak', () => {
     const plan = planEgressProbe(withDns({ leakedCidrs: ['192.0.2.0/24'] }));
     const probe = (name: string) => plan.objects.find((o) => o.kind === 'Probe' && o.metadata.name === name)!.spec;
-    expect(probe('egress-probe-dns-leak')).toEqual({ jobName: 'egress-probe-dns-leak', interval: '60s', module: 'dns_leak', prober: { url: 'egress-probe.media.svc:9115' }, targets: { staticConfig: { static: ['172.16.0.1'], labels: { egress_class: 'vpn', check: 'dns-leak' } } } });
-    expect(probe('egress-probe-dns-resolves')).toEqual({ jobName: 'egress-probe-dns-resolves', interval: '60s', module: 'dns_resolves', prober: { url: 'egress-probe.media.svc:9115' }, targets: { staticConfig: { static: ['172.16.0.1'], labels: { egress_class: 'vpn', check: 'dns-resolves' } } } });
+    expect(probe('egress-probe-dns-leak')).toEqual({ jobName: 'egress-probe-dns-leak', interval: '60s', module: 'dns_leak', prober: { url: 'egress-probe.media.svc:9115' }, targets: { staticConfig: { static: ['172.16.0.1'], labels: { namespace: 'media', egress_class: 'vpn', check: 'dns-leak' } } } });
+    expect(probe('egress-probe-dns-resolves')).toEqual({ jobName: 'egress-probe-dns-resolves', interval: '60s', module: 'dns_resolves', prober: { url: 'egress-probe.media.svc:9115' }, targets: { staticConfig: { static: ['172.16.0.1'], labels: { namespace: 'media', egress_class: 'vpn', check: 'dns-resolves' } } } });
     const rules = (plan.objects.find((o) => o.kind === 'PrometheusRule')!.spec as { groups: { rules: { alert: string; labels: Record<string, string> }[] }[] }).groups[0].rules;
     expect(rules.map((r) => `${r.alert} ${r.labels.severity}`)).toEqual(['VPNEgressLeak critical', 'VPNEgressProbeFailing warning', 'VPNEgressProbeAbsent warning', 'VPNDNSLeak critical', 'VPNDNSProbeFailing warning']);
   });

@@ -57,9 +57,9 @@ describeWithTools('EgressProbe alerts under promtool', ['promtool'], () => {
   const rules = Object.fromEntries(groups[0].rules.map((r) => [r.alert as string, r as { labels: Record<string, string>; annotations: Record<string, string> }]));
   fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups }));
   const target = 'https://ifconfig.example.test/ip';
-  const series = (metric: string, values: string) => ({ series: `${metric}{job="egress-probe-vpn-ipv4", instance="${target}"}`, values });
+  const series = (metric: string, values: string) => ({ series: `${metric}{namespace="media", job="egress-probe-vpn-ipv4", instance="${target}"}`, values });
   const fired = (alert: string) => ({
-    exp_labels: { ...rules[alert].labels, job: 'egress-probe-vpn-ipv4', instance: target },
+    exp_labels: { ...rules[alert].labels, namespace: 'media', job: 'egress-probe-vpn-ipv4', instance: target },
     exp_annotations: Object.fromEntries(Object.entries(rules[alert].annotations).map(([k, v]) => [k, v.replace('{{ $labels.job }}', 'egress-probe-vpn-ipv4').replace('{{ $labels.instance }}', target)])),
   });
   const tests = [
@@ -88,16 +88,16 @@ describeWithTools('EgressProbe alerts under promtool', ['promtool'], () => {
     },
     {
       name: 'absent: the vpn probe stops reporting at 10m (its pod gone), the direct twin goes on',
-      input_series: [series('probe_success', '1x10'), { series: `probe_success{job="egress-probe-direct-ipv4", instance="${target}"}`, values: '1x30' }],
+      input_series: [series('probe_success', '1x10'), { series: `probe_success{namespace="media", job="egress-probe-direct-ipv4", instance="${target}"}`, values: '1x30' }],
       alert_rule_test: [
         { eval_time: '14m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [] },
-        { eval_time: '16m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [{ exp_labels: { ...rules.VPNEgressProbeAbsent.labels, job: 'egress-probe-vpn-ipv4' }, exp_annotations: fired('VPNEgressProbeAbsent').exp_annotations }] },
+        { eval_time: '16m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [{ exp_labels: { ...rules.VPNEgressProbeAbsent.labels, namespace: 'media', job: 'egress-probe-vpn-ipv4' }, exp_annotations: fired('VPNEgressProbeAbsent').exp_annotations }] },
         { eval_time: '16m', alertname: 'VPNEgressProbeFailing', exp_alerts: [] },
       ],
     },
     {
       name: 'present: every job reports, failing or not, so nothing is absent',
-      input_series: [series('probe_success', '1x10 0x20'), { series: `probe_success{job="egress-probe-direct-ipv4", instance="${target}"}`, values: '1x30' }],
+      input_series: [series('probe_success', '1x10 0x20'), { series: `probe_success{namespace="media", job="egress-probe-direct-ipv4", instance="${target}"}`, values: '1x30' }],
       alert_rule_test: [{ eval_time: '30m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [] }],
     },
     {
@@ -105,7 +105,7 @@ describeWithTools('EgressProbe alerts under promtool', ['promtool'], () => {
       input_series: [{ series: 'up{job="prometheus"}', values: '1x30' }],
       alert_rule_test: [
         { eval_time: '1m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [] },
-        { eval_time: '3m', alertname: 'VPNEgressProbeAbsent', exp_alerts: ['egress-probe-direct-ipv4', 'egress-probe-vpn-ipv4'].map((job) => ({ exp_labels: { ...rules.VPNEgressProbeAbsent.labels, job }, exp_annotations: { ...fired('VPNEgressProbeAbsent').exp_annotations, description: rules.VPNEgressProbeAbsent.annotations.description.replace('{{ $labels.job }}', job) } })) },
+        { eval_time: '3m', alertname: 'VPNEgressProbeAbsent', exp_alerts: ['egress-probe-direct-ipv4', 'egress-probe-vpn-ipv4'].map((job) => ({ exp_labels: { ...rules.VPNEgressProbeAbsent.labels, namespace: 'media', job }, exp_annotations: { ...fired('VPNEgressProbeAbsent').exp_annotations, description: rules.VPNEgressProbeAbsent.annotations.description.replace('{{ $labels.job }}', job) } })) },
         { eval_time: '6m', alertname: 'VPNEgressProbeFailing', exp_alerts: [] },
       ],
     },
@@ -123,6 +123,52 @@ describeWithTools('EgressProbe alerts under promtool', ['promtool'], () => {
     expect(r.status).toBe(0);
   });
 });
+/**
+ * Two EgressProbes of one name in two namespaces (the default name, `egress-probe`, in media and in downloads): the
+ * prometheus-operator gives both the same `job` (the Probe's jobName) and a `namespace` label of the Probe's namespace
+ * (pkg/prometheus/promcfg.go generateProbeConfig: `target_label: job, replacement: spec.jobName`; static targets get
+ * `namespace` unless set). Each one's rules must judge its own namespace's series only.
+ */
+describeWithTools('EgressProbe alerts with a second EgressProbe of the same name in another namespace', ['promtool'], () => {
+  const dir = tmpdir('tw-prom-probe-ns-');
+  const groups = egressProbeAlertGroups(gatewayProbe());
+  const rule = (alert: string) => groups[0].rules.find((r) => r.alert === alert) as { labels: Record<string, string>; annotations: Record<string, string> };
+  fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups }));
+  const target = 'https://ifconfig.example.test/ip';
+  const series = (ns: string, job: string, metric: string, values: string) => ({ series: `${metric}{namespace="${ns}", job="${job}", instance="${target}"}`, values });
+  const twin = (ns: string) => series(ns, 'egress-probe-direct-ipv4', 'probe_success', '1x30');
+  const tests = [
+    {
+      name: 'media\'s vpn probe stops at 10m while downloads\' goes on: media\'s VPNEgressProbeAbsent fires',
+      input_series: [series('media', 'egress-probe-vpn-ipv4', 'probe_success', '1x10'), series('downloads', 'egress-probe-vpn-ipv4', 'probe_success', '1x30'), twin('media'), twin('downloads')],
+      alert_rule_test: [
+        { eval_time: '14m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [] },
+        { eval_time: '16m', alertname: 'VPNEgressProbeAbsent', exp_alerts: [{ exp_labels: { ...rule('VPNEgressProbeAbsent').labels, namespace: 'media', job: 'egress-probe-vpn-ipv4' }, exp_annotations: { ...rule('VPNEgressProbeAbsent').annotations, description: rule('VPNEgressProbeAbsent').annotations.description.replace('{{ $labels.job }}', 'egress-probe-vpn-ipv4') } }] },
+      ],
+    },
+    {
+      name: 'downloads\' probe sees the WAN address, media\'s does not: media\'s rules stay silent',
+      input_series: [
+        series('media', 'egress-probe-vpn-ipv4', 'probe_success', '1x30'), series('media', 'egress-probe-vpn-ipv4', 'probe_failed_due_to_regex', '0x30'),
+        series('downloads', 'egress-probe-vpn-ipv4', 'probe_success', '0x30'), series('downloads', 'egress-probe-vpn-ipv4', 'probe_failed_due_to_regex', '1x30'),
+        twin('media'), twin('downloads'),
+      ],
+      alert_rule_test: ['VPNEgressLeak', 'VPNEgressProbeFailing', 'VPNEgressProbeAbsent'].map((a) => ({ eval_time: '30m', alertname: a, exp_alerts: [] })),
+    },
+    {
+      name: 'control: media\'s own probe sees the WAN address: media\'s VPNEgressLeak fires, naming the namespace',
+      input_series: [series('media', 'egress-probe-vpn-ipv4', 'probe_success', '0x30'), series('media', 'egress-probe-vpn-ipv4', 'probe_failed_due_to_regex', '1x30'), twin('media')],
+      alert_rule_test: [{ eval_time: '30m', alertname: 'VPNEgressLeak', exp_alerts: [{ exp_labels: { ...rule('VPNEgressLeak').labels, namespace: 'media', job: 'egress-probe-vpn-ipv4', instance: target }, exp_annotations: Object.fromEntries(Object.entries(rule('VPNEgressLeak').annotations).map(([k, v]) => [k, v.replace('{{ $labels.job }}', 'egress-probe-vpn-ipv4').replace('{{ $labels.instance }}', target)])) }] }],
+    },
+  ];
+  fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: tests.map((t) => ({ interval: '1m', ...t })) }));
+
+  it('promtool test rules: each namespace\'s rules see their own series only', () => {
+    const r = run('promtool', ['test', 'rules', 'tests.yaml'], { cwd: dir });
+    expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
+  });
+});
+
 /**
  * The DNS modules with Debian's blackbox exporter (0.23) in a network namespace, against a DNS stand-in that answers
  * the whoami name per listening address: with its own address (the tunnel's resolver 10.64.0.53, a WAN-side one
@@ -227,11 +273,11 @@ describeWithTools('the DNS modules: a leaked answer fails the leak module and no
   it('promtool over the recorded series: VPNDNSLeak fires on the WAN answer only, VPNDNSProbeFailing on every outage', () => {
     const groups = egressProbeAlertGroups(props);
     const rule = (alert: string) => groups[0].rules.find((r) => r.alert === alert) as { labels: Record<string, string>; annotations: Record<string, string> };
-    const fired = (alert: string, job: string, instance: string) => ({ exp_labels: { ...rule(alert).labels, job, instance }, exp_annotations: Object.fromEntries(Object.entries(rule(alert).annotations).map(([k, v]) => [k, v.replace('{{ $labels.instance }}', instance)])) });
+    const fired = (alert: string, job: string, instance: string) => ({ exp_labels: { ...rule(alert).labels, namespace: 'media', job, instance }, exp_annotations: Object.fromEntries(Object.entries(rule(alert).annotations).map(([k, v]) => [k, v.replace('{{ $labels.instance }}', instance)])) });
     fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups }));
     // Healthy for 5 minutes, then the case for 20 (the exporter's values, held).
     const series = (job: string, addr: string, s: DnsSeries) => [['probe_success', s.success], ['probe_dns_query_succeeded', s.answered], ['probe_dns_answer_rrs', s.rrs]]
-      .map(([m, v]) => ({ series: `${m}{job="${job}", instance="${addr}"}`, values: `1x5 ${v}x20` }));
+      .map(([m, v]) => ({ series: `${m}{namespace="media", job="${job}", instance="${addr}"}`, values: `1x5 ${v}x20` }));
     const leakAt = (name: string) => (name === 'WAN answer' ? ['VPNDNSLeak'] : []);
     const failingAt = (name: string) => (name === 'in-tunnel answer' || name === 'WAN answer' ? [] : ['VPNDNSProbeFailing']);
     const tests = DNS_CASES.map(([name, addr]) => ({
