@@ -68,6 +68,19 @@ export const DEFAULT_AGENT_IMAGE = 'busybox:1.37.0';
 export const DEFAULT_RECOVERY_SECONDS = 180;
 export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 5;
 
+/**
+ * The class the direct-class control probe and the node agent carry: 'direct', or the first class other than the vpn
+ * class that the steering's `enforceLabels.classes` admits (its Kyverno ClusterPolicy refuses any other Pod in the
+ * enforced namespaces). `undefined` when those classes leave none.
+ * @internal
+ */
+export function directClassOf(steering: EgressSteeringProps): string | undefined {
+  const classes = steering.enforceLabels?.classes;
+  if (!classes) return 'direct';
+  const vpn = steering.vpnClass ?? 'vpn';
+  return classes.find((c) => c !== vpn);
+}
+
 const UNIT = /^[a-zA-Z0-9:_.\\@-]+\.service$/;
 
 /** @internal */
@@ -150,6 +163,12 @@ export function checkEgressConformance(input: unknown): { problems: Problem[]; w
       for (const p of checkEgressSteering(st).problems) problems.push({ ...p, path: `egressSteerings[${i}].steering.${p.path}` });
       if (Array.isArray(st.namespaces) && typeof s.probeNamespace === 'string' && !st.namespaces.includes(s.probeNamespace)) {
         push(`egressSteerings[${i}].probeNamespace`, 'not-steered', `"${s.probeNamespace}" is not one of the steering's namespaces (${(st.namespaces as string[]).join(', ')}): a probe there is never steered`);
+      }
+      const enforce = st.enforceLabels;
+      if (isRecord(enforce) && Array.isArray(enforce.classes) && Array.isArray(enforce.namespaces) && directClassOf(st as unknown as EgressSteeringProps) === undefined) {
+        const enforcedNs = enforce.namespaces as unknown[];
+        const enforced = [s.probeNamespace, s.agentNamespace ?? s.probeNamespace].filter((n, k, all) => typeof n === 'string' && enforcedNs.includes(n) && all.indexOf(n) === k);
+        if (enforced.length > 0) push(`egressSteerings[${i}].steering.enforceLabels.classes`, 'no-direct-class', `the steering admits only the vpn class "${typeof st.vpnClass === 'string' ? st.vpnClass : 'vpn'}" in ${enforced.join(', ')}: the direct-class control probe (and the node agent) could not be admitted there; add a direct class to enforceLabels.classes, or choose a probeNamespace the steering does not enforce`);
       }
       if (st.tunnel === undefined && s.tunnelUnit === undefined) push(`egressSteerings[${i}].tunnelUnit`, 'required', 'required when the steering renders no tunnel: the systemd unit of your own tunnel on the gateway node');
     });

@@ -3,7 +3,7 @@ import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { Problem, throwIfProblems } from '../errors';
 import {
-  checkEgressConformance, DEFAULT_AGENT_IMAGE, DEFAULT_CONFORMANCE_IMAGE, DEFAULT_RECOVERY_SECONDS, DEFAULT_REQUEST_TIMEOUT_SECONDS, EgressConformanceProps,
+  checkEgressConformance, DEFAULT_AGENT_IMAGE, directClassOf, DEFAULT_CONFORMANCE_IMAGE, DEFAULT_RECOVERY_SECONDS, DEFAULT_REQUEST_TIMEOUT_SECONDS, EgressConformanceProps,
 } from '../model/egress-conformance';
 import { DEFAULT_EGRESS_CLASS_LABEL, DEFAULT_UPLINK_LABEL } from '../model/egress-steering';
 import { boundedName } from '../model/labels';
@@ -315,7 +315,10 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
     const s = sources[(p.vpnGateways ?? []).length + j];
     const classLabel = st.steering.egressClassLabel ?? DEFAULT_EGRESS_CLASS_LABEL;
     objects.push(deployment(s.vpnProbe, st.probeNamespace, probeSpec(), { [classLabel]: st.steering.vpnClass ?? 'vpn' }));
-    objects.push(deployment(s.directProbe, st.probeNamespace, probeSpec(), { [classLabel]: 'direct' }));
+    // The steering's own Kyverno policy (enforceLabels) refuses any Pod in its namespaces without an admitted class:
+    // the control probe and the agent carry its direct class (the agent is hostNetwork: no class steers it).
+    const direct = { [classLabel]: directClassOf(st.steering) ?? 'direct' };
+    objects.push(deployment(s.directProbe, st.probeNamespace, probeSpec(), direct));
     // The node agent: on the gateway node, in the host's PID and network namespaces, to stop and start the unit
     // (nsenter -t 1) and read the tunnel's ifindex.
     objects.push(deployment(s.control.deployment, s.control.namespace, {
@@ -332,7 +335,7 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
         securityContext: { privileged: true },
         resources: { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } },
       }],
-    }));
+    }, direct));
   });
   const script = renderConformanceScript(p);
   const cm: IConfigMap = {

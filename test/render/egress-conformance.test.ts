@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
-import { planEgressConformance } from '../../src';
+import { planEgressConformance, planEgressSteering, validateEgressConformance } from '../../src';
 import { EgressConformance, EgressSteering, VpnGateway } from '../../src/cdk8s';
 import { checkKubeObjects } from '../../src/testing';
 import { homelabConformance, nordvpnGateway, prodSteering } from '../helpers/fixtures';
@@ -77,3 +77,36 @@ describe('planEgressConformance', () => {
     }
   });
 });
+
+describe('EgressConformance beside the steering\'s own label enforcement (Kyverno ClusterPolicy, Enforce)', () => {
+  type Pattern = { metadata: { labels: Record<string, string> } };
+  type Tpl = { metadata: { namespace: string }; spec: { template: { metadata: { labels: Record<string, string> } } } };
+  /** Kyverno's pattern as the steering emits it: `a | b` is "one of" (the only form it uses). */
+  const admitted = (pattern: Pattern, labels: Record<string, string>) =>
+    Object.entries(pattern.metadata.labels).every(([k, v]) => v.split(' | ').includes(labels[k]));
+  const refusedPods = (steeringProps: ReturnType<typeof prodSteering>) => {
+    const policy = planEgressSteering(steeringProps).objects.find((o) => o.kind === 'ClusterPolicy') as unknown as { spec: { rules: { match: { any: { resources: { namespaces: string[] } }[] }; validate: { pattern: Pattern } }[] } };
+    const rule = policy.spec.rules[0];
+    const plan = planEgressConformance({ ...homelabConformance(), vpnGateways: [], egressSteerings: [{ steering: steeringProps, probeNamespace: 'media' }] });
+    return plan.objects.filter((o) => o.kind === 'Deployment').map((o) => o as unknown as Tpl)
+      .filter((d) => rule.match.any[0].resources.namespaces.includes(d.metadata.namespace) && !admitted(rule.validate.pattern, d.spec.template.metadata.labels))
+      .map((d) => (d as unknown as { metadata: { name: string } }).metadata.name);
+  };
+
+  it('every probe and the node agent carry a class the policy admits (default classes)', () => {
+    expect(refusedPods(prodSteering())).toEqual([]);
+  });
+
+  it('the direct-class probe and the agent take the steering\'s own non-vpn class when it names its classes', () => {
+    expect(refusedPods({ ...prodSteering(), enforceLabels: { namespaces: ['media'], classes: ['vpn', 'lan'] } })).toEqual([]);
+  });
+
+  it('refuses a steering whose enforced classes leave no direct class for the control probe', () => {
+    expect(validateEgressConformance({ ...homelabConformance(), vpnGateways: [], egressSteerings: [{ steering: { ...prodSteering(), enforceLabels: { namespaces: ['media'], classes: ['vpn'] } }, probeNamespace: 'media' }] })).toEqual([{
+      path: 'egressSteerings[0].steering.enforceLabels.classes',
+      code: 'no-direct-class',
+      message: 'the steering admits only the vpn class "vpn" in media: the direct-class control probe (and the node agent) could not be admitted there; add a direct class to enforceLabels.classes, or choose a probeNamespace the steering does not enforce',
+    }]);
+  });
+});
+
