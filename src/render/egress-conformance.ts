@@ -156,13 +156,34 @@ in_list() { # in_list <ip> <cidrs or addresses>
   return 1
 }
 
-# echo_from <namespace> <deployment>: the first address an echo target answers with, or nothing.
+# echo_from <namespace> <deployment> [<file>]: the first address an echo target answers with, or nothing; when none
+# answers, the exit status of each request goes to <file>: kubectl exec exits with the remote command's status
+# (curl's), and with 1 when it cannot run it at all (k8s.io/kubectl/pkg/cmd/util/helpers.go, checkErr).
 echo_from() {
+  codes=''
   for t in $TARGETS; do
-    a=$("$KUBECTL" -n "$1" exec "deploy/$2" -c ${PROBE_CONTAINER} -- curl -s -4 --max-time "$TIMEOUT" "$t" 2>/dev/null | grep -Eo '([0-9]{1,3}[.]){3}[0-9]{1,3}' | head -n 1)
+    body=$("$KUBECTL" -n "$1" exec "deploy/$2" -c ${PROBE_CONTAINER} -- curl -s -4 --max-time "$TIMEOUT" "$t" 2>/dev/null)
+    rc=$?
+    a=$(printf '%s' "$body" | grep -Eo '([0-9]{1,3}[.]){3}[0-9]{1,3}' | head -n 1)
     [ -n "$a" ] && { say "$a"; return 0; }
+    codes="$codes $rc"
   done
+  [ -z "\${3:-}" ] || printf '%s\n' "$codes" >"$3"
   return 1
+}
+
+# unanswered <exit statuses>: why they are not a blocked request (nothing when each is curl's timeout, 28, or
+# refused connection, 7: what a kill switch that drops or rejects gives).
+unanswered() {
+  for c in $1; do
+    case $c in
+      7|28) ;;
+      0) say "a vpn-class request was answered (without an address in the reply)"; return ;;
+      1) say "the vpn-class request failed before it was sent (exit 1: kubectl could not run it in the probe): that proves nothing about the kill switch"; return ;;
+      6) say "the vpn-class request failed before it was sent (curl exit 6: the name did not resolve): that proves nothing about the kill switch"; return ;;
+      *) say "the vpn-class request ended with curl exit $c (neither a timeout, 28, nor a refused connection, 7): that proves nothing about the kill switch"; return ;;
+    esac
+  done
 }
 
 # ifindex_of <namespace> <deployment> <container> <interface>
@@ -216,6 +237,12 @@ check_source() {
   for d in "$vpnp" "$dirp"; do
     "$KUBECTL" -n "$pns" rollout status "deploy/$d" --timeout=120s >/dev/null 2>&1 || { result FAIL R0 "$label" "probe $pns/$d is not ready (apply the check's objects first)"; return 0; }
   done
+  # What stops the tunnel must be ready too: else nothing was stopped, and nothing is to restore.
+  if ! "$KUBECTL" -n "$cns" rollout status "deploy/$cdep" --timeout=120s >/dev/null 2>&1; then
+    if [ "$kind" = steering ]; then result FAIL R0 "$label" "the node agent $cns/$cdep is not ready (apply the check's objects first; it is privileged: its namespace's Pod Security level must be privileged)"
+    else result FAIL R0 "$label" "the gateway $cns/$cdep is not ready"; fi
+    return 0
+  fi
 
   a=$(echo_from "$pns" "$vpnp")
   if [ -z "$a" ]; then result FAIL R1 "$label" "vpn-class egress: no echo target answered $pns/$vpnp (tunnel down, or every echo target down)"
@@ -235,13 +262,14 @@ check_source() {
   fi
   say "   tunnel stopped ($iface ifindex was \${before:-none}): $(oneline "$out")"
   tmp=\${TMPDIR:-/tmp}/tw-conformance.$$
-  echo_from "$pns" "$vpnp" >"$tmp.vpn" &
+  echo_from "$pns" "$vpnp" "$tmp.why" >"$tmp.vpn" &
   vpid=$!
   echo_from "$pns" "$dirp" >"$tmp.direct" &
   dpid=$!
   wait "$vpid" "$dpid"
-  va=$(cat "$tmp.vpn"); da=$(cat "$tmp.direct"); rm -f "$tmp.vpn" "$tmp.direct"
+  va=$(cat "$tmp.vpn"); da=$(cat "$tmp.direct"); why=$(unanswered "$(cat "$tmp.why" 2>/dev/null)"); rm -f "$tmp.vpn" "$tmp.direct" "$tmp.why"
   if [ -n "$va" ]; then result FAIL R3 "$label" "tunnel stopped: a vpn-class request was answered, the echo saw $va$(in_list "$va" "$WAN_IPS" && printf ' (a WAN address: vpn-class traffic left by the WAN)')"
+  elif [ -n "$why" ]; then result FAIL R3 "$label" "tunnel stopped: $why"
   elif [ -z "$da" ]; then result FAIL R3 "$label" "tunnel stopped: the direct-class control got no answer either: an echo outage, not a proven kill switch"
   elif ! in_list "$da" "$WAN_IPS"; then result FAIL R3 "$label" "tunnel stopped: the direct-class control was answered from $da, not a WAN address"
   else result PASS R3 "$label" "tunnel stopped: the vpn-class request got no answer within \${TIMEOUT}s while the direct-class control at the same moment was answered from $da (no vpn-class request reached the echo by the WAN)"; fi

@@ -110,3 +110,71 @@ describe('EgressConformance beside the steering\'s own label enforcement (Kyvern
   });
 });
 
+
+/**
+ * The script itself over a kubectl stand-in for one steering (no root, no cluster): the node agent's systemctl flips
+ * a state file and bumps the tunnel's ifindex (and the node's uplink label, as the re-steer hook does); the probes'
+ * curl answers from the VPN range while running, the WAN address for the direct class, and, for the vpn class while
+ * stopped, whatever `stopped` says: a timeout (curl exit 28, what a kill switch that drops gives), a refused
+ * connection (7), a name that does not resolve (6), or kubectl failing to exec at all (1).
+ */
+describe('the script over a kubectl stand-in (one steering)', () => {
+  const props = { ...homelabConformance(), vpnGateways: [], requestTimeoutSeconds: 1 };
+  const script = (planEgressConformance(props).values.egressConformance as { script: string }).script;
+  const LABEL = 'egress-steering vpn-egress';
+  const run = (stopped: 'timeout' | 'refused' | 'dns' | 'exec-fails', missing: string[] = []) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-conformance-run-'));
+    fs.writeFileSync(path.join(dir, 'check.sh'), script);
+    fs.writeFileSync(path.join(dir, 'state'), 'running\n');
+    fs.writeFileSync(path.join(dir, 'ifindex'), '7\n');
+    fs.writeFileSync(path.join(dir, 'label'), '10.8.0.2-7');
+    const code = { 'timeout': 28, 'refused': 7, 'dns': 6, 'exec-fails': 1 }[stopped];
+    fs.writeFileSync(path.join(dir, 'kubectl'), `#!/bin/sh
+d=${dir}
+echo "$*" >> $d/log
+[ "$1" = -n ] && shift 2
+case $1 in
+  rollout) for m in ${missing.join(' ')}; do [ "$3" = "deploy/$m" ] && { echo "error: deployments.apps \\"$m\\" not found" >&2; exit 1; }; done; exit 0 ;;
+  get) cat $d/label; exit 0 ;;
+  exec) dep=\${2#deploy/}; shift 2; [ "$1" = -c ] && shift 2; [ "$1" = -- ] && shift
+    for m in ${missing.join(' ')}; do [ "$dep" = "$m" ] && { echo "error: no pods for deployment $m" >&2; exit 1; }; done
+    case "$1 $*" in
+      curl*) case $dep in
+          *-direct) echo 203.0.113.7 ;;
+          *) [ "$(cat $d/state)" = running ] && { echo 185.236.200.9; exit 0; }; exit ${code} ;;
+        esac ;;
+      cat*) cat $d/ifindex ;;
+      *"systemctl stop"*) echo stopped > $d/state ;;
+      *"systemctl start"*) echo running > $d/state; i=$(( $(cat $d/ifindex) + 1 )); echo $i > $d/ifindex; printf '10.8.0.2-%s' $i > $d/label ;;
+    esac ;;
+esac
+`, { mode: 0o755 });
+    const r = spawnSync('sh', [path.join(dir, 'check.sh'), '--destructive'], { encoding: 'utf8', env: { ...process.env, KUBECTL: path.join(dir, 'kubectl'), TMPDIR: dir } });
+    const log = fs.readFileSync(path.join(dir, 'log'), 'utf8');
+    return { status: r.status, lines: r.stdout.trim().split('\n'), stderr: r.stderr, state: fs.readFileSync(path.join(dir, 'state'), 'utf8').trim(), log };
+  };
+
+  it.each([
+    ['timeout', 'PASS R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request got no answer within 1s while the direct-class control at the same moment was answered from 203.0.113.7 (no vpn-class request reached the echo by the WAN)'],
+    ['refused', 'PASS R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request got no answer within 1s while the direct-class control at the same moment was answered from 203.0.113.7 (no vpn-class request reached the echo by the WAN)'],
+    ['dns', 'FAIL R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request failed before it was sent (curl exit 6: the name did not resolve): that proves nothing about the kill switch'],
+    ['exec-fails', 'FAIL R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request failed before it was sent (exit 1: kubectl could not run it in the probe): that proves nothing about the kill switch'],
+  ] as const)('while stopped, a vpn-class request that ends with %s: %s', (stopped, r3) => {
+    const r = run(stopped);
+    expect(r.stderr).toBe('');
+    expect(r.lines.filter((l) => l.includes(' R3 '))).toEqual([r3]);
+    expect(r.status).toBe(r3.startsWith('PASS') ? 0 : 1);
+    expect(r.state).toBe('running');
+  });
+
+  it('the node agent not ready: R0 names it, nothing is stopped, nothing claimed not restored', () => {
+    const r = run('timeout', ['egress-conformance-s0-agent']);
+    expect(r.lines).toEqual([
+      `== ${LABEL}`,
+      `FAIL R0 [${LABEL}]: the node agent media/egress-conformance-s0-agent is not ready (apply the check's objects first; it is privileged: its namespace's Pod Security level must be privileged)`,
+      'conformance: FAIL (1 requirement(s) failed)',
+    ]);
+    expect(r.log).not.toContain('systemctl');
+    expect(r.status).toBe(1);
+  });
+});
