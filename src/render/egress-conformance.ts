@@ -219,8 +219,18 @@ restore_all() {
     say "NOT RESTORED [$2]: starting the tunnel failed: $out; start it yourself now"
   fi
 }
+# The node agents this run scaled up: "<namespace>/<deployment> …", scaled back to 0 once every tunnel is restored.
+agents=''
+agents_down() {
+  for a in $agents; do
+    if "$KUBECTL" -n "\${a%%/*}" scale "deploy/\${a#*/}" --replicas=0 >/dev/null 2>&1; then say "node agent $a scaled back to 0 replicas"
+    else say "node agent $a NOT scaled back to 0: run kubectl -n \${a%%/*} scale deploy/\${a#*/} --replicas=0"; fi
+  done
+  agents=''
+}
 finish() {
   restore_all
+  agents_down
   if [ "$failures" -eq 0 ]; then say "conformance: PASS (every requirement holds)"; exit 0; fi
   say "conformance: FAIL ($failures requirement(s) failed)"
   exit 1
@@ -237,6 +247,11 @@ check_source() {
   for d in "$vpnp" "$dirp"; do
     "$KUBECTL" -n "$pns" rollout status "deploy/$d" --timeout=120s >/dev/null 2>&1 || { result FAIL R0 "$label" "probe $pns/$d is not ready (apply the check's objects first)"; return 0; }
   done
+  # The privileged node agent exists only while a run needs it (emitted at 0 replicas).
+  if [ "$kind" = steering ]; then
+    case " $agents " in *" $cns/$cdep "*) ;; *) agents="$agents $cns/$cdep" ;; esac
+    "$KUBECTL" -n "$cns" scale "deploy/$cdep" --replicas=1 >/dev/null 2>&1
+  fi
   # What stops the tunnel must be ready too: else nothing was stopped, and nothing is to restore.
   if ! "$KUBECTL" -n "$cns" rollout status "deploy/$cdep" --timeout=120s >/dev/null 2>&1; then
     if [ "$kind" = steering ]; then result FAIL R0 "$label" "the node agent $cns/$cdep is not ready (apply the check's objects first; it is privileged: its namespace's Pod Security level must be privileged)"
@@ -322,13 +337,13 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
       resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
     }],
   });
-  const deployment = (workload: string, namespace: string, spec: IPodSpec, podLabels: Record<string, string> = {}): KubeObject => {
+  const deployment = (workload: string, namespace: string, spec: IPodSpec, podLabels: Record<string, string> = {}, replicas = 1): KubeObject => {
     const labels = { 'app.kubernetes.io/name': workload, ...MANAGED };
     const d: IDeployment = {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: workload, namespace, labels },
-      spec: { replicas: 1, selector: { matchLabels: { 'app.kubernetes.io/name': workload } }, template: { metadata: { labels: { ...labels, ...podLabels } }, spec } },
+      spec: { replicas, selector: { matchLabels: { 'app.kubernetes.io/name': workload } }, template: { metadata: { labels: { ...labels, ...podLabels } }, spec } },
     };
     return d as KubeObject;
   };
@@ -349,6 +364,8 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
     objects.push(deployment(s.directProbe, st.probeNamespace, probeSpec(), direct));
     // The node agent: on the gateway node, in the host's PID and network namespaces, to stop and start the unit
     // (nsenter -t 1) and read the tunnel's ifindex.
+    // At 0 replicas: the script scales it to 1 for its run and back to 0 after restoring every tunnel, so no
+    // privileged pod stands on the gateway node between runs.
     objects.push(deployment(s.control.deployment, s.control.namespace, {
       automountServiceAccountToken: false,
       terminationGracePeriodSeconds: 1,
@@ -363,7 +380,7 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
         securityContext: { privileged: true },
         resources: { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } },
       }],
-    }, direct));
+    }, direct, 0));
   });
   const script = renderConformanceScript(p);
   const cm: IConfigMap = {

@@ -134,6 +134,7 @@ d=${dir}
 echo "$*" >> $d/log
 [ "$1" = -n ] && shift 2
 case $1 in
+  scale) [ "$3" = --replicas=1 ] && for m in ${missing.join(' ')}; do [ "$2" = "deploy/$m" ] && { echo "error: deployments.apps \"$m\" not found" >&2; exit 1; }; done; echo "deployment.apps/\${2#deploy/} scaled"; exit 0 ;;
   rollout) for m in ${missing.join(' ')}; do [ "$3" = "deploy/$m" ] && { echo "error: deployments.apps \\"$m\\" not found" >&2; exit 1; }; done; exit 0 ;;
   get) cat $d/label; exit 0 ;;
   exec) dep=\${2#deploy/}; shift 2; [ "$1" = -c ] && shift 2; [ "$1" = -- ] && shift
@@ -172,9 +173,27 @@ esac
     expect(r.lines).toEqual([
       `== ${LABEL}`,
       `FAIL R0 [${LABEL}]: the node agent media/egress-conformance-s0-agent is not ready (apply the check's objects first; it is privileged: its namespace's Pod Security level must be privileged)`,
+      'node agent media/egress-conformance-s0-agent scaled back to 0 replicas',
       'conformance: FAIL (1 requirement(s) failed)',
     ]);
     expect(r.log).not.toContain('systemctl');
     expect(r.status).toBe(1);
+  });
+
+  it('the privileged node agent runs only during a run: emitted at 0 replicas, scaled to 1 before the first stop, back to 0 after the last start, also after a failure', () => {
+    const agent = planEgressConformance(props).objects.find((o) => o.metadata.name === 'egress-conformance-s0-agent') as unknown as { spec: { replicas: number } };
+    expect(agent.spec.replicas).toBe(0);
+    for (const [stopped, status] of [['timeout', 0], ['dns', 1]] as const) {
+      const r = run(stopped);
+      expect(r.status).toBe(status);
+      const calls = r.log.trim().split('\n');
+      const up = calls.indexOf('-n media scale deploy/egress-conformance-s0-agent --replicas=1');
+      const down = calls.indexOf('-n media scale deploy/egress-conformance-s0-agent --replicas=0');
+      const systemctl = calls.map((c, i) => (c.includes('systemctl') ? i : -1)).filter((i) => i >= 0);
+      expect(up).toBeGreaterThanOrEqual(0);
+      expect(up).toBeLessThan(systemctl[0]);
+      expect(down).toBeGreaterThan(systemctl.at(-1)!);
+      expect(r.lines.at(-2)).toBe('node agent media/egress-conformance-s0-agent scaled back to 0 replicas');
+    }
   });
 });
