@@ -228,7 +228,9 @@ agents_down() {
   done
   agents=''
 }
+tmp=''
 finish() {
+  [ -z "$tmp" ] || rm -rf "$tmp"
   restore_all
   agents_down
   if [ "$failures" -eq 0 ]; then say "conformance: PASS (every requirement holds)"; exit 0; fi
@@ -276,13 +278,14 @@ check_source() {
     return 0
   fi
   say "   tunnel stopped ($iface ifindex was \${before:-none}): $(oneline "$out")"
-  tmp=\${TMPDIR:-/tmp}/tw-conformance.$$
-  echo_from "$pns" "$vpnp" "$tmp.why" >"$tmp.vpn" &
+  # A private directory (mktemp -d: mode 0700, a name nobody can plant a symlink at), removed also when interrupted.
+  tmp=$(mktemp -d "\${TMPDIR:-/tmp}/tw-conformance.XXXXXX") || { result FAIL R3 "$label" "no temporary directory (mktemp -d) for the simultaneous requests"; return 0; }
+  echo_from "$pns" "$vpnp" "$tmp/why" >"$tmp/vpn" &
   vpid=$!
-  echo_from "$pns" "$dirp" >"$tmp.direct" &
+  echo_from "$pns" "$dirp" >"$tmp/direct" &
   dpid=$!
   wait "$vpid" "$dpid"
-  va=$(cat "$tmp.vpn"); da=$(cat "$tmp.direct"); why=$(unanswered "$(cat "$tmp.why" 2>/dev/null)"); rm -f "$tmp.vpn" "$tmp.direct" "$tmp.why"
+  va=$(cat "$tmp/vpn"); da=$(cat "$tmp/direct"); why=$(unanswered "$(cat "$tmp/why" 2>/dev/null)"); rm -rf "$tmp"; tmp=''
   if [ -n "$va" ]; then result FAIL R3 "$label" "tunnel stopped: a vpn-class request was answered, the echo saw $va$(in_list "$va" "$WAN_IPS" && printf ' (a WAN address: vpn-class traffic left by the WAN)')"
   elif [ -n "$why" ]; then result FAIL R3 "$label" "tunnel stopped: $why"
   elif [ -z "$da" ]; then result FAIL R3 "$label" "tunnel stopped: the direct-class control got no answer either: an echo outage, not a proven kill switch"

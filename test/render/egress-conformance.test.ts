@@ -122,7 +122,7 @@ describe('the script over a kubectl stand-in (one steering)', () => {
   const props = { ...homelabConformance(), vpnGateways: [], requestTimeoutSeconds: 1 };
   const script = (planEgressConformance(props).values.egressConformance as { script: string }).script;
   const LABEL = 'egress-steering vpn-egress';
-  const run = (stopped: 'timeout' | 'refused' | 'dns' | 'exec-fails', missing: string[] = []) => {
+  const run = (stopped: 'timeout' | 'refused' | 'dns' | 'exec-fails', missing: string[] = [], env: Record<string, string> = {}) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-conformance-run-'));
     fs.writeFileSync(path.join(dir, 'check.sh'), script);
     fs.writeFileSync(path.join(dir, 'state'), 'running\n');
@@ -135,7 +135,8 @@ echo "$*" >> $d/log
 [ "$1" = -n ] && shift 2
 case $1 in
   scale) [ "$3" = --replicas=1 ] && for m in ${missing.join(' ')}; do [ "$2" = "deploy/$m" ] && { echo "error: deployments.apps \"$m\" not found" >&2; exit 1; }; done; echo "deployment.apps/\${2#deploy/} scaled"; exit 0 ;;
-  rollout) for m in ${missing.join(' ')}; do [ "$3" = "deploy/$m" ] && { echo "error: deployments.apps \\"$m\\" not found" >&2; exit 1; }; done; exit 0 ;;
+  rollout) [ -n "\${PLANT:-}" ] && [ ! -e $d/planted ] && { : > $d/planted; ln -s $d/victim "$TMPDIR/tw-conformance.$PPID.vpn"; }
+    for m in ${missing.join(' ')}; do [ "$3" = "deploy/$m" ] && { echo "error: deployments.apps \\"$m\\" not found" >&2; exit 1; }; done; exit 0 ;;
   get) cat $d/label; exit 0 ;;
   exec) dep=\${2#deploy/}; shift 2; [ "$1" = -c ] && shift 2; [ "$1" = -- ] && shift
     for m in ${missing.join(' ')}; do [ "$dep" = "$m" ] && { echo "error: no pods for deployment $m" >&2; exit 1; }; done
@@ -150,9 +151,11 @@ case $1 in
     esac ;;
 esac
 `, { mode: 0o755 });
-    const r = spawnSync('sh', [path.join(dir, 'check.sh'), '--destructive'], { encoding: 'utf8', env: { ...process.env, KUBECTL: path.join(dir, 'kubectl'), TMPDIR: dir } });
+    const r = spawnSync('sh', [path.join(dir, 'check.sh'), '--destructive'], { encoding: 'utf8', env: { ...process.env, ...env, KUBECTL: path.join(dir, 'kubectl'), TMPDIR: dir } });
+    const leftover = fs.readdirSync(dir).filter((f) => f.startsWith('tw-conformance') && !fs.lstatSync(path.join(dir, f)).isSymbolicLink());
+    const victim = fs.existsSync(path.join(dir, 'victim'));
     const log = fs.readFileSync(path.join(dir, 'log'), 'utf8');
-    return { status: r.status, lines: r.stdout.trim().split('\n'), stderr: r.stderr, state: fs.readFileSync(path.join(dir, 'state'), 'utf8').trim(), log };
+    return { status: r.status, lines: r.stdout.trim().split('\n'), stderr: r.stderr, leftover, victim, state: fs.readFileSync(path.join(dir, 'state'), 'utf8').trim(), log };
   };
 
   it.each([
@@ -195,5 +198,12 @@ esac
       expect(down).toBeGreaterThan(systemctl.at(-1)!);
       expect(r.lines.at(-2)).toBe('node agent media/egress-conformance-s0-agent scaled back to 0 replicas');
     }
+  });
+
+  it('R3\'s answers go to a private temporary directory: a symlink planted at the script\'s old predictable name is not written through, nothing is left behind', () => {
+    const r = run('timeout', [], { PLANT: '1' });
+    expect(r.status).toBe(0);
+    expect(r.victim).toBe(false);
+    expect(r.leftover).toEqual([]);
   });
 });
