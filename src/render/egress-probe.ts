@@ -27,8 +27,9 @@ export function addressRegexp(ip: string): string {
 }
 
 /**
- * A regular expression (RE2, as the blackbox exporter compiles body patterns with Go's `regexp` and matches them
- * anywhere in the body: prober/http.go `matchRegularExpressions`, :43-70 at 00a3207, `regexp.Compile` then `re.Match(body)`) that finds an IPv6 address inside any of `cidrs`,
+ * A regular expression (RE2: the blackbox exporter compiles body patterns with Go's `regexp` and matches them
+ * anywhere in the body, prober/http.go `matchRegularExpressions` :43-70 at 00a3207, `regexp.Compile` then
+ * `re.Match(body)`) that finds an IPv6 address inside any of `cidrs`,
  * in every RFC 4291 §2.2 text form without an embedded dotted quad: each group with or without its leading zeros, any
  * case, and `::` standing for any run of zero groups (one group included). The address must stand alone: no hex
  * digit, `:` or `.` beside it (so `2001:db8::1` is not found inside `2001:db8::12` or `12001:db8::1`).
