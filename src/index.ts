@@ -31,6 +31,6 @@ export { type EgressSteeringMonitoring, type EgressSteeringProps, type EgressTun
 export { egressAlertGroups, egressSteeringClaims, egressSteeringValues, excludedCidrsOf, planEgressSteering, renderResteerScript, validateEgressSteering } from './render/egress-steering';
 export { type DnsLeakProbe, type EgressProbeProps, type EgressProbeVia } from './model/egress-probe';
 export { checkPodSecurity, type LevelNeed, type ModePolicy, namespacePolicy, type PodSecurityLevel, type PodSecurityNeed, podSecurityLabels, requiredLevel } from './model/pod-security';
-export { addressRegexp, blackboxConfig, cidrRegexp, egressProbeAlertGroups, planEgressProbe, validateEgressProbe } from './render/egress-probe';
+export { addressRegexp, blackboxConfig, cidrRegexp, egressProbeAlertGroups, ipv6CidrsRegexp, planEgressProbe, validateEgressProbe } from './render/egress-probe';
 export { type ConformanceGateway, type ConformanceSteering, type EgressConformanceProps } from './model/egress-conformance';
 export { CONFORMANCE_SCRIPT, conformanceSources, type ConformanceSource, planEgressConformance, renderConformanceScript, validateEgressConformance } from './render/egress-conformance';

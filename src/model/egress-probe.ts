@@ -23,7 +23,12 @@ export interface EgressProbeProps {
   readonly targets: string[];
   /** Your WAN addresses: a vpn-class probe that sees one of them is a leak. */
   readonly wanIps: string[];
-  /** The VPN's egress ranges (IPv4): a probe that sees an address outside them fails too. @default - not checked */
+  /**
+   * The VPN's egress ranges, IPv4 and IPv6: a probe that sees no address inside the ranges of its family fails too.
+   * With `ipv6: true` at least one IPv6 range is required (the tunnel's IPv6 egress range, such as your provider's
+   * /32 or the /64 of your exit): the IPv6 probe fails on every address outside it, a native one included.
+   * @default - not checked
+   */
   readonly vpnCidrs?: Cidr[];
   /** Probe interval. @default '60s' */
   readonly interval?: string;
@@ -31,7 +36,11 @@ export interface EgressProbeProps {
   readonly monitoring?: { readonly namespace?: string; readonly ruleLabels?: Record<string, string>; readonly runbookUrl?: string };
   /** Also probe from a direct-class twin, to see both public addresses side by side. @default false */
   readonly directTwin?: boolean;
-  /** Probe over IPv6 too (a second module with IPv6 only); refused with `vpnGateway`, whose routed pods have no IPv6 egress. @default false */
+  /**
+   * Probe over IPv6 too (a second module, `vpn_ipv6`, IPv6 only), which fails on any answer outside the IPv6 entries
+   * of `vpnCidrs` (required with it). Refused with `vpnGateway`, whose routed pods have no IPv6 egress.
+   * @default false
+   */
   readonly ipv6?: boolean;
   /** The blackbox exporter image. @default 'prom/blackbox-exporter:v0.25.0' */
   readonly image?: string;
@@ -109,9 +118,6 @@ export function checkEgressProbe(input: unknown): { problems: Problem[]; warning
     });
     if (Array.isArray(input.wanIps) && input.wanIps.length === 0) push('wanIps', 'required', 'expected your WAN addresses: the probe fails when it sees one');
     const vpn = asArray(input.vpnCidrs).map((c) => parseCidr(c));
-    vpn.forEach((c, i) => {
-      if (c && c.family === 6) push(`vpnCidrs[${i}]`, 'ipv6-range', `expected an IPv4 range (IPv6 egress is checked against wanIps only), ${received((input.vpnCidrs as string[])[i])}`);
-    });
     asArray(input.wanIps).forEach((w, i) => {
       if (typeof w !== 'string') return;
       const ip = parseIp(w);
@@ -126,6 +132,11 @@ export function checkEgressProbe(input: unknown): { problems: Problem[]; warning
     // pod-gateway's client_init.sh deletes routed pods' IPv6 default route (see checkVpnGateway's ipv6 warning): an IPv6
     // probe through the gateway could never succeed, and proves nothing.
     if (isRecord(via) && isRecord(via.vpnGateway) && input.ipv6 === true) push('ipv6', 'ipv6-through-gateway', 'expected ipv6 off with vpnGateway: routed pods have no IPv6 egress (pod-gateway removes their IPv6 default route), so an IPv6 probe would fail forever; probe IPv6 from an EgressSteering class instead');
+    // Without a must-match pattern the IPv6 probe fails only on the wanIps it is given: a native IPv6 address (often a
+    // changing privacy address) passes, and the leak it exists to catch goes unseen.
+    if (isRecord(via) && isRecord(via.egressSteering) && input.ipv6 === true && !vpn.some((c) => c?.family === 6)) {
+      push('vpnCidrs', 'ipv6-range-required', 'expected an IPv6 range in vpnCidrs with ipv6 (the tunnel\'s IPv6 egress range, such as 2a03:1b20::/32): without one the IPv6 probe cannot fail on a native IPv6 address; add the range, or set ipv6 false');
+    }
     if (isRecord(via) && isRecord(via.vpnGateway)) {
       for (const p of checkVpnGateway(via.vpnGateway).problems) problems.push({ ...p, path: `via.vpnGateway.${p.path}` });
     }

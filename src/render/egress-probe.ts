@@ -19,11 +19,59 @@ export function validateEgressProbe(props: unknown): Problem[] {
 
 export const BLACKBOX_PORT = 9115;
 
-/** A regular expression (RE2) that finds `ip` in a response body, not as part of a longer address. */
+/** A regular expression (RE2) that finds `ip` in a response body, not as part of a longer address; IPv6 in any textual form. */
 export function addressRegexp(ip: string): string {
   const parsed = parseIp(ip)!;
   if (parsed.family === 4) return `(^|[^0-9.])${formatIp(4, parsed.value).replace(/\./g, '\\.')}([^0-9.]|$)`;
-  return `(?i)(^|[^0-9a-f:])${formatIp(6, parsed.value)}([^0-9a-f:]|$)`;
+  return ipv6CidrsRegexp([`${formatIp(6, parsed.value)}/128`]);
+}
+
+/**
+ * A regular expression (RE2: the blackbox exporter compiles body patterns with Go's `regexp` and matches them
+ * anywhere in the body, prober/http.go `matchRegularExpressions` :43-70 at 00a3207, `regexp.Compile` then
+ * `re.Match(body)`) that finds an IPv6 address inside any of `cidrs`,
+ * in every RFC 4291 §2.2 text form without an embedded dotted quad: each group with or without its leading zeros, any
+ * case, and `::` standing for any run of zero groups (one group included). The address must stand alone: no hex
+ * digit, `:` or `.` beside it (so `2001:db8::1` is not found inside `2001:db8::12` or `12001:db8::1`).
+ */
+export function ipv6CidrsRegexp(cidrs: readonly string[]): string {
+  const forms = cidrs.flatMap((c) => ipv6Forms(parseCidr(c)!));
+  return `(?i)(?:^|[^0-9a-f:.])(?:${[...new Set(forms)].join('|')})(?:[^0-9a-f:.]|$)`;
+}
+
+const HEX_DIGITS = '0123456789abcdef';
+
+/** The text forms of one IPv6 prefix, as RE2 alternatives: eight written groups, or `::` for groups i…7-m. */
+function ipv6Forms(c: { start: bigint; prefix: number }): string[] {
+  // Each group as four nibbles, each nibble the range of digits an address in the prefix may have there.
+  const groups = Array.from({ length: 8 }, (_, g) => Array.from({ length: 4 }, (_, n) => {
+    const offset = g * 16 + n * 4;
+    const fixed = Math.min(4, Math.max(0, c.prefix - offset));
+    const lo = Number((c.start >> BigInt(124 - offset)) & 15n);
+    return [lo, lo + 2 ** (4 - fixed) - 1] as const;
+  }));
+  const written = groups.map(groupRegexp);
+  const canBeZero = groups.map((g) => g.every(([lo]) => lo === 0));
+  const forms = [written.join(':')];
+  for (let before = 0; before <= 7; before++) {
+    for (let after = 0; before + after <= 7; after++) {
+      if (!canBeZero.slice(before, 8 - after).every(Boolean)) continue;
+      forms.push(`${written.slice(0, before).join(':')}::${written.slice(8 - after).join(':')}`);
+    }
+  }
+  return forms;
+}
+
+/** One group: its four nibbles, of which leading ones that may be 0 may be left out (one digit at least). */
+function groupRegexp(nibbles: readonly (readonly [number, number])[]): string {
+  if (nibbles.every(([lo, hi]) => lo === 0 && hi === 15)) return '[0-9a-f]{1,4}';
+  const digit = ([lo, hi]: readonly [number, number]) => (lo === hi ? HEX_DIGITS[lo] : lo === 0 && hi === 15 ? '[0-9a-f]' : `[${HEX_DIGITS.slice(lo, hi + 1)}]`);
+  const alternatives: string[] = [];
+  for (let dropped = 0; dropped <= 3; dropped++) {
+    alternatives.push(nibbles.slice(dropped).map(digit).join(''));
+    if (nibbles[dropped][0] !== 0) break;
+  }
+  return alternatives.length === 1 ? alternatives[0] : `(?:${alternatives.join('|')})`;
 }
 
 const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
@@ -71,7 +119,10 @@ export function blackboxConfig(p: EgressProbeProps, name = p.name ?? 'egress-pro
     const http: Record<string, unknown> = { preferred_ip_protocol: m.family === 4 ? 'ip4' : 'ip6', ip_protocol_fallback: false, valid_status_codes: [200] };
     if (m.egressClass === 'vpn') {
       http.fail_if_body_matches_regexp = p.wanIps.map(addressRegexp);
-      if (m.family === 4 && p.vpnCidrs && p.vpnCidrs.length > 0) http.fail_if_body_not_matches_regexp = [p.vpnCidrs.map(cidrRegexp).join('|')];
+      // A must-match pattern: an answer naming no address of the tunnel's ranges of this family fails (a native
+      // IPv6 address included, whatever it is: a WAN prefix is rarely known, and privacy addresses change).
+      const ranges = (p.vpnCidrs ?? []).filter((c) => parseCidr(c)!.family === m.family);
+      if (ranges.length > 0) http.fail_if_body_not_matches_regexp = [m.family === 4 ? ranges.map(cidrRegexp).join('|') : ipv6CidrsRegexp(ranges)];
     }
     config[m.key] = { prober: 'http', timeout: '10s', http };
   }

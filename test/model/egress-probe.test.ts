@@ -9,8 +9,11 @@ describe('EgressProbe validation', () => {
   it('accepts a probe through a gateway and one for a steering class', () => {
     expect(validateEgressProbe(gatewayProbe())).toEqual([]);
     expect(validateEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} } })).toEqual([]);
-    // The control of the gateway's IPv6 refusal: the same IPv6 probe from a steering class is taken.
-    expect(validateEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true })).toEqual([]);
+    // The control of the gateway's IPv6 refusal: the same IPv6 probe from a steering class, with the tunnel's IPv6
+    // range to check its answer against, is taken.
+    expect(validateEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true, vpnCidrs: ['185.236.200.0/22', '2a03:1b20::/32'] })).toEqual([]);
+    // IPv6 ranges alone are taken too (the IPv4 probe then checks the WAN addresses only).
+    expect(validateEgressProbe({ ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true, vpnCidrs: ['2a03:1b20::/32'] })).toEqual([]);
   });
 
   const cases: [string, Props, Problem[]][] = [
@@ -54,9 +57,6 @@ describe('EgressProbe validation', () => {
       { path: 'wanIps[0]', code: 'ip', message: 'expected an address, not a CIDR or a name, received "203.0.113.0/24"' },
       { path: 'wanIps[1]', code: 'ip', message: 'expected an address, not a CIDR or a name, received "wan.example.test"' },
     ]],
-    ['fails an IPv6 VPN range', probe((p) => { p.vpnCidrs = ['185.236.200.0/22', 'fd00::/64']; }), [
-      { path: 'vpnCidrs[1]', code: 'ipv6-range', message: 'expected an IPv4 range (IPv6 egress is checked against wanIps only), received "fd00::/64"' },
-    ]],
     ['fails a steering class label that is no label key', probe((p) => { (p as { via: unknown }).via = { egressSteering: { egressClassLabel: 'egress class' } }; p.dnsLeak = { resolver: '10.43.0.10', leakedCidrs: ['192.0.2.0/24'] }; }), [
       { path: 'via.egressSteering.egressClassLabel', code: 'label-key', message: 'expected a label key, received "egress class"' },
     ]],
@@ -83,8 +83,15 @@ describe('EgressProbe validation', () => {
     ['fails a WAN address inside the VPN ranges', probe((p) => { p.wanIps = ['185.236.201.9']; }), [
       { path: 'wanIps[0]', code: 'wan-in-vpn', message: '185.236.201.9 is inside vpnCidrs[0]: a WAN address cannot also be a VPN egress address' },
     ]],
-    ['fails an IPv6 expected range', probe((p) => { p.vpnCidrs = ['2a03:1b20::/32']; }), [
-      { path: 'vpnCidrs[0]', code: 'ipv6-range', message: 'expected an IPv4 range (IPv6 egress is checked against wanIps only), received "2a03:1b20::/32"' },
+    ...(['IPv4 ranges only', 'no ranges'] as const).map((what): [string, Props, Problem[]] => [`fails an IPv6 probe of a steering class with ${what} in vpnCidrs`, probe((p) => {
+      (p as { via: unknown }).via = { egressSteering: {} };
+      p.ipv6 = true;
+      if (what === 'no ranges') delete p.vpnCidrs;
+    }), [
+      { path: 'vpnCidrs', code: 'ipv6-range-required', message: 'expected an IPv6 range in vpnCidrs with ipv6 (the tunnel\'s IPv6 egress range, such as 2a03:1b20::/32): without one the IPv6 probe cannot fail on a native IPv6 address; add the range, or set ipv6 false' },
+    ]]),
+    ['fails an IPv6 WAN address inside the IPv6 VPN range', probe((p) => { (p as { via: unknown }).via = { egressSteering: {} }; p.ipv6 = true; p.vpnCidrs = ['2a03:1b20::/32']; p.wanIps = ['2A03:1B20:0:0::9']; }), [
+      { path: 'wanIps[0]', code: 'wan-in-vpn', message: '2A03:1B20:0:0::9 is inside vpnCidrs[0]: a WAN address cannot also be a VPN egress address' },
     ]],
     ['reports the gateway\'s own problems under via', probe((p) => { (p.via as { vpnGateway: { vpnProvider: string } }).vpnGateway.vpnProvider = 'pia'; }), [
       { path: 'via.vpnGateway.serverCountries', code: 'filter', message: 'private internet access has no SERVER_COUNTRIES filter; it has serverRegions, serverNames, serverHostnames' },

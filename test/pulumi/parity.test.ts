@@ -68,12 +68,23 @@ describe('EgressSteering: the same objects from both adapters', () => {
 });
 
 describe('EgressProbe: the same objects from both adapters', () => {
-  it.each([['through a gateway', gatewayProbe()], ['for a steering class', { ...gatewayProbe(), via: { egressSteering: {} } }]])('%s', async (_n, props) => {
+  it.each([
+    ['through a gateway', gatewayProbe()],
+    ['for a steering class', { ...gatewayProbe(), via: { egressSteering: {} } }],
+    ['for a steering class, over IPv6 too', { ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true, vpnCidrs: ['185.236.200.0/22', '2a03:1b20::/32'] }],
+  ])('%s', async (_n, props) => {
     const fromCdk8s = cdk8sObjects((chart) => new Cdk8sEgressProbe(chart, 'probe', props));
     const fromPulumi = await pulumiObjects(seen, () => new tw.EgressProbe('probe', props));
     expect(fromPulumi.map((r) => r.parent)).toEqual(fromPulumi.map(() => 'tunnelwright:index:EgressProbe'));
     expect(sortObjects(fromPulumi.map((r) => r.inputs))).toEqual(sortObjects(fromCdk8s));
     expect(fromPulumi.map((r) => r.type).sort()).toEqual(fromCdk8s.map(typeToken).sort());
+  });
+
+  it('both refuse an IPv6 probe of a steering class without an IPv6 range', () => {
+    const props = { ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true };
+    const message = 'vpnCidrs: expected an IPv6 range in vpnCidrs with ipv6 (the tunnel\'s IPv6 egress range, such as 2a03:1b20::/32)';
+    expect(() => cdk8sObjects((chart) => new Cdk8sEgressProbe(chart, 'probe', props))).toThrow(message);
+    expect(() => new tw.EgressProbe('probe6', props)).toThrow(message);
   });
 });
 

@@ -1,8 +1,13 @@
 import { parse } from 'yaml';
-import { addressRegexp, blackboxConfig, cidrRegexp, planEgressProbe, validateEgressProbe } from '../../src';
+import * as fc from 'fast-check';
+import { addressRegexp, blackboxConfig, cidrRegexp, ipv6CidrsRegexp, planEgressProbe, validateEgressProbe } from '../../src';
 import { checkKubeObjects } from '../../src/testing';
 import { gatewayProbe } from '../helpers/fixtures';
+import { ipv6Full, ipv6PrefixCase, ipv6Text } from '../helpers/ipv6-text';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+
+/** An RE2 pattern whose only flag is a leading (?i), as a JavaScript RegExp. */
+const go = (pattern: string) => (pattern.startsWith('(?i)') ? new RegExp(pattern.slice(4), 'i') : new RegExp(pattern));
 
 describe('planEgressProbe', () => {
   it('two EgressProbes of one name in two namespaces share no object: the PrometheusRule (in the shared monitoring namespace) is named for the probe\'s namespace too', () => {
@@ -32,15 +37,42 @@ describe('planEgressProbe', () => {
     expect(outside.map((ip) => re.test(`{"ip":"${ip}"}`))).toEqual(outside.map(() => false));
   });
 
-  it('passes an IPv4 answer inside any of the VPN ranges, and leaves the IPv6 answer to the WAN check alone', () => {
-    type Http = { fail_if_body_not_matches_regexp?: string[] };
-    const config = parse(blackboxConfig({ ...gatewayProbe(), vpnCidrs: ['185.236.200.0/22', '10.64.0.0/10'], ipv6: true })) as { modules: Record<string, { http: Http }> };
+  it('passes an answer inside any of the VPN ranges of its family: one must-match pattern per module', () => {
+    type Http = { fail_if_body_not_matches_regexp?: string[]; fail_if_body_matches_regexp?: string[] };
+    const config = parse(blackboxConfig({ ...gatewayProbe(), via: { egressSteering: {} }, vpnCidrs: ['185.236.200.0/22', '2a03:1b20::/32', '10.64.0.0/10', 'fd64::/64'], ipv6: true })) as { modules: Record<string, { http: Http }> };
     // The exporter fails the probe when no pattern of the list matches the body: one pattern, any range.
     const [pattern, ...more] = config.modules.vpn_ipv4.http.fail_if_body_not_matches_regexp!;
     expect(more).toEqual([]);
     const re = new RegExp(pattern);
-    expect(['185.236.200.1', '10.64.0.9', '11.0.0.1', '203.0.113.7'].map((ip) => re.test(`${ip}\n`))).toEqual([true, true, false, false]);
-    expect(config.modules.vpn_ipv6.http.fail_if_body_not_matches_regexp).toBeUndefined();
+    expect(['185.236.200.1', '10.64.0.9', '11.0.0.1', '203.0.113.7', '2a03:1b20::1'].map((ip) => re.test(`${ip}\n`))).toEqual([true, true, false, false, false]);
+    const [pattern6, ...more6] = config.modules.vpn_ipv6.http.fail_if_body_not_matches_regexp!;
+    expect(more6).toEqual([]);
+    const re6 = go(pattern6);
+    expect(['2a03:1b20:1::9', 'FD64::0:1', '2001:db8::1', '185.236.200.1', 'fd64:0:0:1::1'].map((ip) => re6.test(`{"ip":"${ip}"}`))).toEqual([true, true, false, false, false]);
+    // The WAN address is still a failure pattern of both.
+    expect(config.modules.vpn_ipv6.http.fail_if_body_matches_regexp).toEqual(config.modules.vpn_ipv4.http.fail_if_body_matches_regexp);
+  });
+
+  it('finds an IPv6 address of the prefix in every text form, and no address outside it (fast-check)', () => {
+    // ipv6CidrsRegexp emits RE2 syntax (the exporter compiles with Go's regexp); the constructs it uses, (?:…),
+    // classes, {1,4}, ^ and $ without (?m), mean the same to JavaScript's engine once the leading (?i) is a flag.
+    // The system test runs the exporter itself over generated addresses.
+    fc.assert(fc.property(ipv6PrefixCase.chain((c) => fc.record({
+      c: fc.constant(c),
+      inside: ipv6Text(c.inside),
+      outside: ipv6Text(c.outside),
+    })), ({ c, inside, outside }) => {
+      const re = go(ipv6CidrsRegexp([`${ipv6Full(c.start)}/${c.prefix}`]));
+      expect([re.test(inside), re.test(`ip=${inside}\n`), re.test(ipv6Full(c.inside)), re.test(`"${ipv6Full(c.inside).toUpperCase()}"`)]).toEqual([true, true, true, true]);
+      // Not found inside a longer token (a five-digit group is no address).
+      expect([re.test(`f${ipv6Full(c.inside)}`), re.test(`${ipv6Full(c.inside)}0`), re.test(`${ipv6Full(c.inside)}.1`)]).toEqual([false, false, false]);
+      expect([re.test(outside), re.test(`ip=${outside}\n`), re.test(ipv6Full(c.outside))]).toEqual([false, false, false]);
+    }), { numRuns: 500 });
+  });
+
+  it('finds an IPv6 WAN address in any of its text forms', () => {
+    const re = go(addressRegexp('2001:db8:0:12::7'));
+    expect(['2001:db8:0:12::7', '2001:0DB8:0000:0012:0000:0000:0000:0007', '2001:db8::12:0:0:0:7', '2001:db8:0:12:0::7', '2001:db8:0:12::70', '2001:db8::12:7'].map((t) => re.test(`${t}\n`))).toEqual([true, true, true, true, false, false]);
   });
 
   it('writes no VPN-range check for an empty vpnCidrs, as for none (an empty pattern would pass every body)', () => {
@@ -88,7 +120,7 @@ describe('planEgressProbe', () => {
 });
 
 describeWithSchemas('EgressProbe objects against their schemas', () => {
-  it.each([['through a gateway', gatewayProbe()], ['for a steering class, with IPv6', { ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true }]])('%s', (_n, props) => {
+  it.each([['through a gateway', gatewayProbe()], ['for a steering class, with IPv6', { ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true, vpnCidrs: ['185.236.200.0/22', '2a03:1b20::/32'] }]])('%s', (_n, props) => {
     expect(checkKubeObjects(planEgressProbe(props).objects, SCHEMA_DIR)).toEqual([]);
   });
 });

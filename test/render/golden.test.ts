@@ -82,7 +82,7 @@ describe('golden output', () => {
     ['egress-probe.minimal.yaml', () => document(planEgressProbe({ namespace: 'media', via: { vpnGateway: nordvpnGateway() }, targets: ['https://ifconfig.example.test/ip'], wanIps: ['203.0.113.7'] }))],
     ['egress-probe.every-option.yaml', () => document(planEgressProbe({
       cluster: 'prod', name: 'wan-check', namespace: 'media', via: { egressSteering: { egressClassLabel: 'example.com/egress', vpnClass: 'tunnel' } },
-      targets: ['https://ifconfig.example.test/ip', 'http://ip.example.test/'], wanIps: ['203.0.113.7', '2001:db8::7'], interval: '5m', ipv6: true, image: 'registry.example.test/blackbox-exporter:v0.25.0',
+      targets: ['https://ifconfig.example.test/ip', 'http://ip.example.test/'], wanIps: ['203.0.113.7', '2001:db8::7'], vpnCidrs: ['185.236.200.0/22', '2a03:1b20::/32'], interval: '5m', ipv6: true, image: 'registry.example.test/blackbox-exporter:v0.25.0',
       monitoring: { namespace: 'observability', ruleLabels: { release: 'prom' }, runbookUrl: 'https://wiki.example.test/runbooks' },
       dnsLeak: { queryName: 'o-o.myaddr.l.google.com', resolver: '10.43.0.10', tunnelCidrs: ['10.2.0.0/24'] },
     }))],

@@ -1,8 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { stringify } from 'yaml';
+import * as fc from 'fast-check';
+import { parse, stringify } from 'yaml';
 import { blackboxConfig, egressProbeAlertGroups } from '../../src';
 import { gatewayProbe } from '../helpers/fixtures';
+import { ipv6Full, ipv6Text } from '../helpers/ipv6-text';
 import { describeWithTools, must, run, sh, tmpdir } from './tools';
 
 /**
@@ -307,5 +309,82 @@ describeWithTools('the DNS modules: a leaked answer fails the leak module and no
     }));
     fs.writeFileSync(path.join(dir, 'before-tests.yaml'), stringify({ rule_files: ['before-rules.yaml'], evaluation_interval: '1m', tests: beforeTests }));
     expect(run('promtool', ['test', 'rules', 'before-tests.yaml'], { cwd: dir }).output).toBe('Unit Testing:  before-tests.yaml\n  SUCCESS\n\n');
+  });
+});
+
+/**
+ * The IPv6 module of a steering class, run by the real exporter against an HTTP echo on ::1 in a network namespace:
+ * the echo answers a native (WAN) IPv6 address, then addresses of the tunnel's IPv6 ranges in several text forms.
+ * The control is the module as it was (the WAN's IPv4 address its only pattern, no must-match): it passes the leak.
+ */
+describeWithTools('the IPv6 module fails on an IPv6 address outside the tunnel\'s ranges', ['blackbox_exporter', 'ip', 'curl', 'python3'], () => {
+  const ns = `tw32b${process.pid % 10000}`;
+  const dir = tmpdir('tw-bb6-');
+  const answer = path.join(dir, 'www', 'ip');
+  const env = { PATH: `${path.resolve(__dirname, '../../.tools/bin')}:${process.env.PATH}` };
+  // wanIps as the README's example gives them (IPv4 only); the tunnel's ranges: a provider's /32 and a /61 (a range
+  // that ends inside a nibble).
+  const props = { ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true, directTwin: false, wanIps: ['203.0.113.7'], vpnCidrs: ['185.236.200.0/22', '2a03:1b20::/32', 'fd64:0:0:8::/61'] };
+
+  beforeAll(() => {
+    const config = parse(blackboxConfig(props)) as { modules: Record<string, { http: Record<string, unknown> }> };
+    const before = structuredClone(config.modules.vpn_ipv6);
+    delete before.http.fail_if_body_not_matches_regexp;
+    config.modules.vpn_ipv6_before = before;
+    fs.writeFileSync(path.join(dir, 'blackbox.yml'), stringify(config));
+    fs.mkdirSync(path.dirname(answer));
+    fs.writeFileSync(answer, '2a03:1b20:3::a\n');
+    must(sh([
+      `ip netns add ${ns} && ip -n ${ns} link set lo up`,
+      `ip netns exec ${ns} setsid sh -c 'python3 -m http.server 8080 --bind ::1 --directory ${path.dirname(answer)} >/dev/null 2>&1 &'`,
+      `ip netns exec ${ns} setsid sh -c 'blackbox_exporter --config.file=${dir}/blackbox.yml --web.listen-address=127.0.0.1:9115 >${dir}/exporter.log 2>&1 &'`,
+      `for i in $(seq 50); do ip netns exec ${ns} curl -sf http://127.0.0.1:9115/-/healthy >/dev/null && ip netns exec ${ns} curl -sfg 'http://[::1]:8080/ip' | grep -qx 2a03:1b20:3::a && exit 0; sleep 0.2; done; exit 1`,
+    ].join(' && '), { env }), 'exporter and IPv6 echo server');
+  });
+  afterAll(() => sh(`ip netns pids ${ns} | xargs -r kill; sleep 0.2; ip netns del ${ns}`));
+
+  const probe = (module: string, body: string) => {
+    fs.writeFileSync(answer, body);
+    const r = must(sh(`ip netns exec ${ns} curl -sf 'http://127.0.0.1:9115/probe?module=${module}&target=http://%5B::1%5D:8080/ip'`), 'probe');
+    const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(r.stdout)?.[1]);
+    return { success: metric('probe_success'), regex: metric('probe_failed_due_to_regex'), ipv6: metric('probe_ip_protocol') };
+  };
+
+  it('the IPv6 module passes --config.check', () => {
+    expect(run('blackbox_exporter', ['--config.check', `--config.file=${dir}/blackbox.yml`]).status).toBe(0);
+  });
+
+  it.each([
+    ['a native IPv6 address (the leak)', '2001:db8:77::9\n', 0, 1],
+    ['a native IPv6 address, fully written, upper case', '2001:0DB8:0077:0000:0000:0000:0000:0009\n', 0, 1],
+    ['an address just past the /61', '{"ip":"fd64:0:0:10::1"}', 0, 1],
+    ['an address just below the /61', '{"ip":"fd64:0:0:7::1"}', 0, 1],
+    ['an address of the /32, compressed', '2a03:1b20:3::a\n', 1, 1],
+    ['an address of the /32, fully written, upper case', '2A03:1B20:0003:0000:0000:0000:0000:000A\n', 1, 1],
+    ['an address of the /32, :: for one group', '2a03:1b20:3:0:1:2:3:a\n'.replace(':0:', '::'), 1, 1],
+    ['an address of the /61, JSON', '{"ip":"fd64:0:0:f::1"}', 1, 1],
+    ['the first address of the /61, :: for three groups', 'fd64::8:0:0:0:0\n', 1, 1],
+  ])('%s (%j): probe_success %d, and %d from the module as it was', (_n, body, now, before) => {
+    expect(probe('vpn_ipv6', body)).toEqual({ success: now, regex: 1 - now, ipv6: 6 });
+    expect(probe('vpn_ipv6_before', body)).toEqual({ success: before, regex: 1 - before, ipv6: 6 });
+  });
+
+  it('the exporter passes generated addresses of the ranges in any text form and fails those outside (fast-check)', () => {
+    const inside = fc.oneof(
+      fc.bigInt({ min: 0n, max: (1n << 96n) - 1n }).map((h) => (0x2a031b20n << 96n) | h),
+      fc.bigInt({ min: 0n, max: (1n << 67n) - 1n }).map((h) => (0xfd64000000000008n << 64n) | h),
+    );
+    // One bit flipped inside the prefix leaves it.
+    const outside = fc.tuple(inside, fc.nat()).map(([a, k]) => (a >> 96n === 0x2a031b20n ? a ^ (1n << BigInt(127 - (k % 32))) : a ^ (1n << BigInt(127 - (k % 61)))));
+    const seen = { inside: 0, outside: 0 };
+    fc.assert(fc.property(inside.chain((a) => ipv6Text(a)), (text) => {
+      seen.inside++;
+      expect(probe('vpn_ipv6', `${text}\n`).success).toBe(1);
+    }), { numRuns: 30 });
+    fc.assert(fc.property(outside.chain((a) => fc.tuple(ipv6Text(a), fc.constant(ipv6Full(a)))), ([text, full]) => {
+      seen.outside++;
+      expect([probe('vpn_ipv6', `${text}\n`).success, probe('vpn_ipv6', `${full}\n`).success]).toEqual([0, 0]);
+    }), { numRuns: 30 });
+    expect(seen).toEqual({ inside: 30, outside: 30 });
   });
 });
