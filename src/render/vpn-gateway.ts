@@ -30,6 +30,9 @@ export const HEALTH_PORT = 9999;
 export const WIREGUARD_MTU = 1320;
 /** The VXLAN address a port-forwarding workload gets (pod-gateway's dynamic range starts at .20). */
 export const FORWARDED_WORKLOAD_HOST = 5;
+/** The iptables chains that hold the forwarded port's DNAT and FORWARD accept rules in the gateway pod. */
+const PF_NAT_CHAIN = 'TW-PF-DNAT';
+const PF_FORWARD_CHAIN = 'TW-PF-FORWARD';
 
 /** Everything the gateway and its routes derive from the props, computed once. */
 export interface GatewayFacts {
@@ -140,14 +143,29 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
       const to = `${f.vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`;
       // With an app: the same port on the workload (no translation; gluetun replaces {{PORT}}, service/command.go:20-21).
       const toPort = pf.toPort ?? '{{PORT}}';
-      const rules = (op: { nat: string; forward: string }) => ['tcp', 'udp'].flatMap((p) => [
-        `iptables -t nat ${op.nat} PREROUTING -i tun0 -p ${p} --dport {{PORT}} -j DNAT --to-destination ${to}:${toPort}`,
-        `iptables ${op.forward} FORWARD -i tun0 -d ${to} -p ${p} --dport ${toPort} -j ACCEPT`,
-      ]);
-      // The down command removes exactly what the up command added (gluetun runs it before a new port's up
-      // command): without it every port change stacks another DNAT rule.
-      set('VPN_PORT_FORWARDING_UP_COMMAND', `/bin/sh -c '${rules({ nat: '-A', forward: '-I' }).join('; ')}'`);
-      set('VPN_PORT_FORWARDING_DOWN_COMMAND', `/bin/sh -c '${rules({ nat: '-D', forward: '-D' }).map((r) => `${r} || true`).join('; ')}'`);
+      // The rules live in chains of their own that the up command empties before it adds the port's rules, and
+      // the down command empties: so what an earlier gluetun left behind cannot stay or stack. gluetun runs the
+      // down command only from a clean stop (internal/portforward/service/stop.go:28-41); an OOM kill or a crash
+      // skips it, and the restarted gluetun runs the up command again in the same pod network namespace, whose
+      // nat table gluetun never flushes (firewall/iptables.go:88-93 flushes the filter table, and only when the
+      // firewall is disabled; firewall/enable.go:74-76 sets policies without flushing). Appending there stacked a
+      // second DNAT rule per restart, which one down command then left in place.
+      const chainRules = (p: string) => [
+        `iptables -t nat -A ${PF_NAT_CHAIN} -i tun0 -p ${p} --dport {{PORT}} -j DNAT --to-destination ${to}:${toPort}`,
+        `iptables -A ${PF_FORWARD_CHAIN} -i tun0 -d ${to} -p ${p} --dport ${toPort} -j ACCEPT`,
+      ];
+      const up = [
+        `iptables -t nat -N ${PF_NAT_CHAIN} 2>/dev/null || true`,
+        `iptables -t nat -F ${PF_NAT_CHAIN}`,
+        `iptables -t nat -C PREROUTING -j ${PF_NAT_CHAIN} 2>/dev/null || iptables -t nat -I PREROUTING 1 -j ${PF_NAT_CHAIN}`,
+        `iptables -N ${PF_FORWARD_CHAIN} 2>/dev/null || true`,
+        `iptables -F ${PF_FORWARD_CHAIN}`,
+        // Before gateway_init.sh's `-A FORWARD -i tun0 -j REJECT` (gateway_init.sh:102).
+        `iptables -C FORWARD -j ${PF_FORWARD_CHAIN} 2>/dev/null || iptables -I FORWARD 1 -j ${PF_FORWARD_CHAIN}`,
+        ...['tcp', 'udp'].flatMap(chainRules),
+      ];
+      set('VPN_PORT_FORWARDING_UP_COMMAND', `/bin/sh -c '${up.join('; ')}'`);
+      set('VPN_PORT_FORWARDING_DOWN_COMMAND', `/bin/sh -c 'iptables -t nat -F ${PF_NAT_CHAIN} 2>/dev/null || true; iptables -F ${PF_FORWARD_CHAIN} 2>/dev/null || true'`);
     }
   }
   return env;

@@ -245,6 +245,33 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
     expect(connect().stdout.trim()).toBe('qbittorrent');
   });
 
+  it('after gluetun dies without its down command and runs its up command again, one down command closes the port; control: rules appended to PREROUTING/FORWARD stay open', () => {
+    // gluetun runs the down command only from a clean stop (internal/portforward/service/stop.go:28-41); after an
+    // OOM kill the restarted gluetun runs the up command again in the same network namespace (PIA keeps the port).
+    const connect = () => inNs(ns.inet, `python3 -c ${quote('import socket\ns=socket.create_connection(("198.18.0.2", ' + FORWARDED + '), timeout=3)\nprint(s.recv(64).decode().strip())')}`);
+    const up = gluetunEnv.VPN_PORT_FORWARDING_UP_COMMAND.replace(/\{\{PORT\}\}/g, String(FORWARDED));
+    const down = gluetunEnv.VPN_PORT_FORWARDING_DOWN_COMMAND.replace(/\{\{PORT\}\}/g, String(FORWARDED));
+    const dnatRules = () => inPod(gw, 'iptables-save -t nat').stdout.split('\n').filter((l) => l.includes('-p tcp') && l.includes(`--dport ${FORWARDED} `) && l.includes('DNAT')).length;
+    must(inPod(gw, up), 'up command of the restarted gluetun');
+    expect(dnatRules()).toBe(1);
+    expect(connect().stdout.trim()).toBe('qbittorrent');
+    must(inPod(gw, down), 'down command');
+    expect(dnatRules()).toBe(0);
+    expect(connect().status).not.toBe(0);
+
+    // Control: the same two runs with rules appended straight to PREROUTING and FORWARD (the up command before
+    // the fix), undone once: the port stays open.
+    const [, toIp, toPort] = /--to-destination ([0-9.]+):(\d+)/.exec(up)!;
+    const appended = `iptables -t nat -A PREROUTING -i tun0 -p tcp --dport ${FORWARDED} -j DNAT --to-destination ${toIp}:${toPort}; iptables -I FORWARD -i tun0 -d ${toIp} -p tcp --dport ${toPort} -j ACCEPT`;
+    must(inPod(gw, `${appended}; ${appended}`), 'appended twice');
+    must(inPod(gw, appended.replace(' -A PREROUTING', ' -D PREROUTING').replace(' -I FORWARD', ' -D FORWARD')), 'deleted once');
+    expect(dnatRules()).toBe(1);
+    expect(connect().stdout.trim()).toBe('qbittorrent');
+    must(inPod(gw, appended.replace(' -A PREROUTING', ' -D PREROUTING').replace(' -I FORWARD', ' -D FORWARD')), 'control cleaned');
+    must(inPod(gw, up), 'up command again');
+    expect(connect().stdout.trim()).toBe('qbittorrent');
+  });
+
   it('with the tunnel deleted, 0 packets of the client reach the internet; control: without the gateway\'s FORWARD DROP they leak', () => {
     must(inPod(gw, 'ip link del tun0'), 'delete tun0');
     resetEcho();
