@@ -313,11 +313,15 @@ IFACE=${iface}
 DIR=${dir}
 OUT="$DIR/tunnelwright_wireguard_$IFACE.prom"
 mkdir -p "$DIR"
+# Not *.prom: the collector never reads a half-written file; removed when anything fails (the last good file stays,
+# its handshake ageing until VPNTunnelHandshakeStale fires).
 tmp="$OUT.$$"
+trap 'rm -f "$tmp"' EXIT
 {
   echo "# HELP ${WG_HANDSHAKE_METRIC} Unix time of the latest handshake with the peer (0: never)."
   echo "# TYPE ${WG_HANDSHAKE_METRIC} gauge"
-  wg show "$IFACE" latest-handshakes 2>/dev/null | awk -v i="$IFACE" 'NF == 2 { printf "${WG_HANDSHAKE_METRIC}{interface=\"%s\",public_key=\"%s\"} %s\n", i, $1, $2 }' || true
+  # wg fails when the interface is gone (no sample: VPNTunnelDown); awk's own failure fails the script.
+  { wg show "$IFACE" latest-handshakes 2>/dev/null || true; } | awk -v i="$IFACE" 'NF == 2 { printf "%s{interface=\\"%s\\",public_key=\\"%s\\"} %s\\n", "${WG_HANDSHAKE_METRIC}", i, $1, $2 }'
 } > "$tmp"
 mv -f "$tmp" "$OUT"
 `;
