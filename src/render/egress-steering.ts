@@ -313,11 +313,15 @@ IFACE=${iface}
 DIR=${dir}
 OUT="$DIR/tunnelwright_wireguard_$IFACE.prom"
 mkdir -p "$DIR"
+# Not *.prom: the collector never reads a half-written file; removed when anything fails (the last good file stays,
+# its handshake ageing until VPNTunnelHandshakeStale fires).
 tmp="$OUT.$$"
+trap 'rm -f "$tmp"' EXIT
 {
   echo "# HELP ${WG_HANDSHAKE_METRIC} Unix time of the latest handshake with the peer (0: never)."
   echo "# TYPE ${WG_HANDSHAKE_METRIC} gauge"
-  wg show "$IFACE" latest-handshakes 2>/dev/null | awk -v i="$IFACE" 'NF == 2 { printf "${WG_HANDSHAKE_METRIC}{interface=\"%s\",public_key=\"%s\"} %s\n", i, $1, $2 }' || true
+  # wg fails when the interface is gone (no sample: VPNTunnelDown); awk's own failure fails the script.
+  { wg show "$IFACE" latest-handshakes 2>/dev/null || true; } | awk -v i="$IFACE" 'NF == 2 { printf "%s{interface=\\"%s\\",public_key=\\"%s\\"} %s\\n", "${WG_HANDSHAKE_METRIC}", i, $1, $2 }'
 } > "$tmp"
 mv -f "$tmp" "$OUT"
 `;
@@ -365,6 +369,7 @@ TUNNELWRIGHT_TUNNEL_DOWN=1 ${RESTEER_PATH} || true
 # tunnelwright: the provider's config as OpenVPN reads it here.
 # - Never persist-tun: with it, a server that stops answering leaves tun0 up (a restart keeps it) and runs no down
 #   hook, so nothing that keys on the tunnel sees it dead. Without it, ping-restart closes tun0.
+# - Never keepalive: the unit gives --ping and --ping-restart, which OpenVPN refuses beside a keepalive.
 # - With a third argument \`pin\`, none of its own remotes: the pinned --remote is then the only server OpenVPN tries (a --remote
 #   given beside --config is appended to the config's list, and OpenVPN moves on to the next on failure).
 # Each line's first token is read as OpenVPN reads it (options.c: parse_line() unquotes it, then
@@ -383,6 +388,9 @@ awk -v pin="\${3:-}" '
   if (pin == "pin" && tok ~ /^<connection>/) { print "egress-openvpn-pin: " FILENAME " has <connection> blocks (each with its own remote): remove them to pin a remote" > "/dev/stderr"; exit 1 }
   if (tok == "config") { print "egress-openvpn-pin: " FILENAME " reads another config (line " NR "), unseen here: inline it" > "/dev/stderr"; exit 1 }
   if (tok == "persist-tun") next
+  # The unit gives --ping and --ping-restart: beside them a keepalive is a usage error (helper.c,
+  # helper_keepalive(): "--keepalive conflicts with --ping, --ping-exit, or --ping-restart") and OpenVPN never starts.
+  if (tok == "keepalive") next
   if (pin == "pin" && (tok == "remote" || tok == "remote-random" || tok == "remote-random-hostname")) next
   print
 }' "$1" > "$2.partial"

@@ -1,0 +1,39 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { planEgressSteering } from '../../src';
+import { OPENVPN_PIN_PATH, OPENVPN_UNIT } from '../../src/render/egress-steering';
+import { describeWithTools, must, sh } from './tools';
+
+/**
+ * The pin script as synthesized, and OpenVPN's own option parser on its output with the unit's own command line
+ * (openvpn --verb 4 prints the parsed options; no network: unshare -n, and a timeout).
+ */
+describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with keepalive beside the unit\'s --ping', ['openvpn', 'openssl', 'unshare', 'timeout'], () => {
+  const dir = `/tmp/tw-pin-${process.pid}`;
+  const host = planEgressSteering({
+    gatewayNode: 'gw-1',
+    clusterCidrs: ['10.42.0.0/16'],
+    tunnel: { type: 'openvpn', configFrom: { file: '/etc/openvpn/provider.ovpn' } },
+  }).hosts[0];
+  const unit = host.units.find((u) => u.name === OPENVPN_UNIT)!.content!;
+  // The unit's options after --config (its --ping and --ping-restart among them), without the hooks and files of the node.
+  const unitArgs = /--config \S+ (.*?) --script-security/.exec(unit)![1];
+  const parse = (config: string) => sh(`timeout 3 unshare -n openvpn --config ${config} ${unitArgs} --verb 4 2>&1; true`).stdout;
+
+  beforeAll(() => {
+    fs.mkdirSync(dir, { recursive: true });
+    must(sh(`openssl req -x509 -newkey rsa:2048 -nodes -keyout ${dir}/k.pem -out ${dir}/c.pem -subj /CN=tw -days 1`), 'cert');
+    fs.writeFileSync(path.join(dir, 'pin'), host.files.find((f) => f.path === OPENVPN_PIN_PATH)!.content, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'provider.ovpn'), ['client', 'dev tun', 'remote 198.18.0.2 1194', 'keepalive 10 120', 'nobind', `ca ${dir}/c.pem`, `cert ${dir}/c.pem`, `key ${dir}/k.pem`, ''].join('\n'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('OpenVPN starts with the rewritten config and the unit\'s timers (ping 10, ping-restart 60); control: the config as given is a usage error', () => {
+    must(sh(`${dir}/pin ${dir}/provider.ovpn ${dir}/provider.pinned`), 'pin');
+    const pinned = parse(`${dir}/provider.pinned`);
+    expect(pinned).not.toContain('Options error');
+    expect(/ping_send_timeout = (\d+)/.exec(pinned)?.[1]).toBe('10');
+    expect(/ping_rec_timeout = (\d+)/.exec(pinned)?.[1]).toBe('60');
+    expect(parse(`${dir}/provider.ovpn`)).toContain('Options error: --keepalive conflicts with --ping, --ping-exit, or --ping-restart.');
+  });
+});
