@@ -52,7 +52,7 @@ export function wireguardEndpointsUnit(iface: string): string {
  * 177-192, 241-266; the unit is a oneshot without a start timeout). So a hostname endpoint is written as a comment,
  * and this script sets it once the interface is up, each peer alone with one resolution attempt
  * (`WG_ENDPOINT_RESOLUTION_RETRIES=0`), retrying the names still unresolved every WG_ENDPOINTS_INTERVAL seconds until
- * all are set; `--once` tries each once (what a reload runs). A peer the config lists but the interface does not have
+ * all are set; `--once` tries each once (for a manual check). A peer the config lists but the interface does not have
  * is skipped (`wg set … endpoint` would add it without allowed IPs).
  */
 export const WG_ENDPOINTS_SCRIPT = `#!/bin/bash
@@ -111,11 +111,15 @@ export function wireguardEndpointsUnitContent(iface: string): string {
 /**
  * The drop-in that makes `systemctl reload <wg-quick unit>` apply the config and keep the keys: each secret is first
  * resolved again from its source (`refresh`: a key rotated at its source is applied by the reload), then the reload
- * script syncs the config with it; with hostname endpoints, they are then set in one attempt each (`-`: a name that
- * does not resolve leaves its peer as it was and does not fail the reload).
+ * script syncs the config with it; with hostname endpoints, the endpoints unit (`endpointsUnit`) is then started again, so it re-reads
+ * the config and retries every name until it resolves. `wg syncconf` re-creates a peer whose key changed (or adds a
+ * new one) without an endpoint, since the name is only a comment; one attempt at reload time would leave that peer
+ * without one for good when the name does not resolve just then (the unit had exited, `RemainAfterExit=yes`).
+ * `--no-block`: the unit is ordered `After=` the interface, so its start job waits for this reload job to finish;
+ * a blocking `systemctl` here would wait on itself (systemctl(1), `--no-block`). `-`: never fails the reload.
  */
-export function wireguardReloadDropin(unit: string, refresh: readonly string[] = [], hostnameEndpoints = false): HostDropin {
+export function wireguardReloadDropin(unit: string, refresh: readonly string[] = [], endpointsUnit?: string): HostDropin {
   const lines = ['[Service]', 'ExecReload=', ...refresh.map((c) => `ExecReload=${c}`), `ExecReload=${WG_RELOAD_PATH} %i`];
-  if (hostnameEndpoints) lines.push(`ExecReload=-${WG_ENDPOINTS_PATH} --once %i`);
+  if (endpointsUnit) lines.push(`ExecReload=-/usr/bin/systemctl restart --no-block ${endpointsUnit}`);
   return { unit, name: '20-tunnelwright-reload.conf', content: `${lines.join('\n')}\n` };
 }

@@ -248,7 +248,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
       host.units.push({ name: endpointsUnit, content: wireguardEndpointsUnitContent(iface.name) });
       host.dropins.push({ unit: wgUnit, name: '30-tunnelwright-endpoints.conf', content: `[Unit]\nWants=${endpointsUnit}\n` });
     }
-    host.dropins.push(wireguardReloadDropin(wgUnit, refresh, hostnames));
+    host.dropins.push(wireguardReloadDropin(wgUnit, refresh, hostnames ? wireguardEndpointsUnit(iface.name) : undefined));
     if (iface.nodeAddress) {
       // IPv4 first: the first address is the one a single-address setting (k0s api.address, etcd) takes.
       nodeIps = interfaceAddresses(iface.address).map((a) => parseCidr(a)!).sort((a, b) => a.family - b.family).map((c) => formatIp(c.family, c.address));

@@ -109,7 +109,12 @@ describe('planWireguardMesh', () => {
           content: '[Unit]\nDescription=tunnelwright: set the hostname endpoints of wg0\'s peers once it is up\nAfter=wg-quick@wg0.service network-online.target nss-lookup.target\nBindsTo=wg-quick@wg0.service\n\n[Service]\nType=simple\nRemainAfterExit=yes\nExecStart=/opt/tunnelwright/bin/wg-endpoints wg0\n',
         });
         expect(host.dropins.find((d) => d.name === '30-tunnelwright-endpoints.conf')).toEqual({ unit: 'wg-quick@wg0.service', name: '30-tunnelwright-endpoints.conf', content: '[Unit]\nWants=tunnelwright-wg0-endpoints.service\n' });
-        expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).toMatch(/\nExecReload=\/opt\/tunnelwright\/bin\/wg-reload %i\nExecReload=-\/opt\/tunnelwright\/bin\/wg-endpoints --once %i\n$/);
+        // After the sync, the retrying unit starts again and re-reads the config: a peer whose key was rotated or that
+        // was just added comes back from `wg syncconf` without an endpoint, and a name that does not resolve at that
+        // moment is retried every 10 s, not tried once and forgotten (the unit had exited, RemainAfterExit=yes).
+        // --no-block: the restart's start job is ordered After= this reload job, so a blocking call would wait on itself.
+        expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).toMatch(/\nExecReload=\/opt\/tunnelwright\/bin\/wg-reload %i\nExecReload=-\/usr\/bin\/systemctl restart --no-block tunnelwright-wg0-endpoints\.service\n$/);
+        expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).not.toContain('--once');
         // The distribution waits for the interface only, never for a name to resolve.
         const distro = host.dropins.filter((d) => !d.unit.startsWith('wg-quick@') && !d.unit.startsWith('tunnelwright-'));
         expect(distro.map((d) => d.content).join('')).not.toContain('endpoints');
