@@ -57,8 +57,19 @@ function at(obj: unknown, path: string): unknown {
  * own keys for a mesh). Problems for combinations that cannot work; warnings where the library hands the CNI's
  * settings in `values.cni` because it does not own the file the CNI reads.
  */
-export function checkOverlayCni(input: Record<string, unknown>, distribution: string, problems: Problem[], warnings: Problem[], valuesAt: string, carriesPods = true): void {
+export function checkOverlayCni(input: Record<string, unknown>, distribution: string, problems: Problem[], warnings: Problem[], valuesAt: string, carriesPods = true, mtuAt?: string): void {
   const cni = (typeof input.cni === 'string' ? input.cni : defaultCni(distribution)) as OverlayCni;
+  if (mtuAt !== undefined && carriesPods && distribution === 'k0s' && (cni === 'kube-router' || cni === 'calico')) {
+    // Without the overlay's MTU nothing is written for the CNI's, and k0s's own choice depends on its version:
+    // kube-router's auto-MTU takes the node interface's MTU, with IPIP's 20 bytes subtracted in some versions
+    // (pkg/utils/node.go GetMTUFromNodeIP(nodeIP, overlayEnabled): `linkMTU - 20`) and not in later ones
+    // (GetMTUFromNodeIP(nodeIP): `linkMTU`); k0s's Calico default was 1450 in several versions
+    // (pkg/apis/k0s/v1beta1/calico.go DefaultCalico `MTU: 1450`), above wg-quick's 1420 on a 1500 link.
+    const what = cni === 'kube-router'
+      ? "kube-router then sets the pod MTU itself, equal to the overlay's in the kube-router versions that do not subtract IPIP's 20 bytes"
+      : "Calico then takes k0s's default MTU, 1450 in several k0s versions, above the 1420 wg-quick gives the overlay on a 1500 link";
+    warnings.push({ path: mtuAt, code: 'cni-mtu', message: `the overlay's MTU is not known (set mtu, or underlayMtu), so tunnelwright writes no MTU for ${cni}: ${what}; pod packets above the overlay's MTU are then fragmented or dropped where path-MTU discovery is blocked` });
+  }
   if (distribution === 'k0s' && cni === 'flannel') {
     problems.push({ path: 'cni', code: 'cni', message: 'k0s runs kube-router or Calico (spec.network.provider kuberouter, calico or custom), not flannel: choose cni \'kube-router\' or \'calico\', or \'other\' for a CNI you install yourself (provider custom)' });
   } else if (carriesPods && !cniOwnedByDistribution(distribution, cni)) {

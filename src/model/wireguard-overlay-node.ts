@@ -277,6 +277,8 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   const ifaces = asArray(input.wireguard);
   const names: Located<string>[] = [];
   const nodeAddressAt: string[] = [];
+  /** The node-address interface's `mtu`, when neither it nor `underlayMtu` is set (the CNI's MTU is then unknown). */
+  let nodeMtuAt: string | undefined;
   const networks: ParsedCidr[] = [];
   ifaces.forEach((raw, i) => {
     if (!isRecord(raw)) return;
@@ -310,7 +312,10 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
       if (!isWireguardKey(raw.privateKey)) problems.push(keyProblem(`${p}.privateKey`, 'private key'));
       else warnings.push({ path: `${p}.privateKey`, code: 'inline-secret', message: 'an inline private key ends up in the host artefacts (0600, secret outputs); use privateKeyFrom outside labs' });
     }
-    if (raw.nodeAddress === true) nodeAddressAt.push(`${p}.nodeAddress`);
+    if (raw.nodeAddress === true) {
+      nodeAddressAt.push(`${p}.nodeAddress`);
+      if (nodeMtuAt === undefined && raw.mtu === undefined && raw.underlayMtu === undefined) nodeMtuAt = `${p}.mtu`;
+    }
     checkPeers(raw, p, problems, warnings);
   });
   for (const d of findDuplicates(names, (v) => v)) {
@@ -341,7 +346,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   if (distribution === 'k0s' && runsKubelet && nodeAddressAt.length > 0 && input.installK0s === undefined) {
     warnings.push({ path: nodeAddressAt[0], code: 'k0s-node-ip', message: 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s' });
   }
-  if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan', nodeAddressAt.length > 0);
+  if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan', nodeAddressAt.length > 0, nodeAddressAt.length === 1 ? nodeMtuAt : undefined);
   if (typeof input.clusterEndpoint === 'string' && !clusterEndpointHost(input.clusterEndpoint)) {
     problems.push({ path: 'clusterEndpoint', code: 'endpoint', message: `expected host:port or https://host:port, ${received(input.clusterEndpoint)}` });
   }
