@@ -38,3 +38,34 @@ describeWithSchemas('every cdk8s example synthesizes artefacts that pass their c
     expect(objects.length + hosts.length).toBeGreaterThan(0);
   });
 });
+
+describe('examples/port-forwarding (qBittorrent behind ProtonVPN)', () => {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed YAML, read by path
+  const objects = (): Record<string, any>[] => {
+    const outdir = synthExample('port-forwarding');
+    return fs.readdirSync(outdir).filter((f) => f.endsWith('.k8s.yaml'))
+      .flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(outdir, f), 'utf8')).map((d) => d.toJS()).filter(Boolean));
+  };
+
+  it('routes the cdk8s-plus Deployment with the port-sync sidecar, its quantities intact, one pod at a time', () => {
+    const deploy = objects().find((o) => o.kind === 'Deployment' && o.metadata.name === 'qbittorrent')!;
+    expect(deploy.spec.strategy).toEqual({ type: 'Recreate' });
+    const containers = deploy.spec.template.spec.containers as { name: string; resources?: unknown; env?: { name: string; value?: string }[] }[];
+    expect(containers.map((c) => c.name)).toEqual(['qbittorrent', 'vpn-route-sidecar', 'vpn-port-sync']);
+    const sync = containers[2];
+    // cdk8s-plus' L1 re-maps quantities after the patch: a plain string came out as null before the fix.
+    expect(sync.resources).toEqual({ requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '64Mi' } });
+    expect(sync.env).toEqual(expect.arrayContaining([{ name: 'APP', value: 'qbittorrent' }]));
+  });
+
+  it('names the Secrets the user creates and emits the port-forward alerts as a PrometheusRule', () => {
+    const all = objects();
+    expect(all.filter((o) => o.kind === 'Secret')).toEqual([]);
+    const text = JSON.stringify(all);
+    for (const secret of ['protonvpn-wireguard', 'gluetun-control', 'qbittorrent-webui']) expect(text).toContain(`"${secret}"`);
+    const rule = all.find((o) => o.kind === 'PrometheusRule')!;
+    expect(rule.metadata).toMatchObject({ name: 'qbittorrent-port-forward', namespace: 'monitoring' });
+    const alerts = rule.spec.groups.flatMap((g: { rules: { alert: string }[] }) => g.rules.map((r) => r.alert));
+    expect(alerts).toEqual(expect.arrayContaining(['VPNForwardedPortNotListening', 'VPNNoForwardedPort']));
+  });
+});

@@ -54,10 +54,12 @@ export class VpnGateway extends TunnelwrightConstruct {
     this._podSecurity.push({ namespace, what: `the routed ${obj.kind} ${namespace}/${json.metadata.name}`, need: requiredLevel(routed), at: `${this.node.path}:route(${obj.node.path})` });
     const base = '/spec/template/spec';
     const pod = template.spec!;
+    const l1 = obj.toJson !== ApiObject.prototype.toJson;
+    const fit = <T>(c: T): T => (l1 ? l1Quantities(c) : c);
     obj.addJsonPatch(
-      pod.initContainers ? JsonPatch.add(`${base}/initContainers/0`, route.initContainer) : JsonPatch.add(`${base}/initContainers`, [route.initContainer]),
-      JsonPatch.add(`${base}/containers/-`, route.sidecar),
-      ...route.extraContainers.map((c) => JsonPatch.add(`${base}/containers/-`, c)),
+      pod.initContainers ? JsonPatch.add(`${base}/initContainers/0`, fit(route.initContainer)) : JsonPatch.add(`${base}/initContainers`, [fit(route.initContainer)]),
+      JsonPatch.add(`${base}/containers/-`, fit(route.sidecar)),
+      ...route.extraContainers.map((c) => JsonPatch.add(`${base}/containers/-`, fit(c))),
       pod.volumes ? JsonPatch.add(`${base}/volumes/-`, route.volume) : JsonPatch.add(`${base}/volumes`, [route.volume]),
       ...route.extraVolumes.map((v) => JsonPatch.add(`${base}/volumes/-`, v)),
       // Replaces any strategy: a RollingUpdate would run two pods on the one fixed VXLAN address.
@@ -74,4 +76,18 @@ export class VpnGateway extends TunnelwrightConstruct {
     }
     return route;
   }
+}
+
+/**
+ * A container for a JSON patch on an imported L1 (cdk8s-plus' `KubeDeployment` …): its `toJson()` maps the already
+ * patched JSON through `toJson_ResourceRequirements`, which reads each quantity's `.value` (cdk8s-plus-28
+ * lib/imports/k8s.js `toJson_ResourceRequirements`), so a plain '64Mi' would come out as null. Wrapped as
+ * `{ value }` it comes out as '64Mi'.
+ */
+function l1Quantities<T>(container: T): T {
+  const c = container as { resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> } };
+  if (!c.resources) return container;
+  const wrap = (q: Record<string, unknown>) => Object.fromEntries(Object.entries(q).map(([k, v]) => [k, { value: v }]));
+  const resources = { ...(c.resources.requests ? { requests: wrap(c.resources.requests) } : {}), ...(c.resources.limits ? { limits: wrap(c.resources.limits) } : {}) };
+  return { ...container, resources } as T;
 }

@@ -1,0 +1,61 @@
+/**
+ * qBittorrent behind ProtonVPN with port forwarding: ProtonVPN forwards one port (NAT-PMP) and changes it on
+ * reconnects; the gateway DNATs it to the same port on qBittorrent's pod (no translation, the peer's own source
+ * address kept), and a `vpn-port-sync` sidecar beside qBittorrent keeps its listen port equal to it.
+ *
+ * Create these Secrets out of band (sealed-secrets, SOPS, External Secrets); tunnelwright only names them:
+ * - `protonvpn-wireguard` (key `private-key`) in `vpn-gateway`: the WireGuard key of a ProtonVPN P2P config.
+ * - `gluetun-control` (key `api-key`) in `vpn-gateway` AND in `media`: the gateway writes gluetun's control-server
+ *   role from it, the sidecar reads `/v1/portforward` with it. Any random string of letters and digits.
+ * - `qbittorrent-webui` (keys `username`, `password`) in `media`: qBittorrent's WebUI login, mounted as files.
+ */
+import { ApiObject, Chart } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-28';
+import { portForwardAlertGroups } from 'tunnelwright';
+import { App, VpnGateway } from 'tunnelwright/cdk8s';
+
+const app = new App();
+const chart = new Chart(app, 'media', { namespace: 'media' });
+
+const gatewayProps = {
+  clusterCidrs: ['10.1.0.0/16', '10.152.183.0/24'], // pods, services
+  nodeCidrs: ['192.168.1.0/24'],
+  vpnProvider: 'protonvpn',
+  wireguardPrivateKeySecret: { name: 'protonvpn-wireguard' },
+  serverCountries: ['Switzerland'],
+  portForwarding: {
+    app: 'qbittorrent' as const,
+    workload: 'qbittorrent',
+    workloadNamespace: 'media',
+    controlApiKeySecret: { name: 'gluetun-control' },
+    appCredentialsSecret: { name: 'qbittorrent-webui' },
+  },
+};
+const gateway = new VpnGateway(chart, 'protonvpn', gatewayProps);
+
+// One pod (replicas > 1 is refused: both would take the forwarded VXLAN address); route() sets `Recreate`.
+const qbittorrent = new kplus.Deployment(chart, 'qbittorrent', {
+  metadata: { name: 'qbittorrent' },
+  replicas: 1,
+  containers: [{
+    name: 'qbittorrent',
+    image: 'lscr.io/linuxserver/qbittorrent:5.0.3',
+    portNumber: 8080,
+    securityContext: { ensureNonRoot: false, readOnlyRootFilesystem: false },
+  }],
+});
+
+// Client init container first, the pod-gateway sidecar, the vpn-port-sync sidecar (metrics on :9808), DNS through
+// the gateway, the kill switch.
+gateway.route(qbittorrent);
+
+// VPNForwardedPortNotListening (the app's port differs from the forwarded one for 5m) and VPNNoForwardedPort (no
+// port for 15m), for the Prometheus Operator. Scrape the sidecar's `port-sync` port with your PodMonitor.
+new ApiObject(chart, 'port-forward-alerts', {
+  apiVersion: 'monitoring.coreos.com/v1',
+  kind: 'PrometheusRule',
+  metadata: { name: 'qbittorrent-port-forward', namespace: 'monitoring', labels: { release: 'kube-prometheus-stack' } },
+  spec: { groups: portForwardAlertGroups(gatewayProps) },
+});
+
+app.synth();
