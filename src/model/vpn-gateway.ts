@@ -19,11 +19,11 @@ export interface CredentialsSecretRef {
 }
 
 /** The apps whose listen port tunnelwright keeps equal to the forwarded port (names as users say them). */
-export const PORT_FORWARDING_APPS = ['qbittorrent', 'transmission', 'command'] as const;
+export const PORT_FORWARDING_APPS = ['qbittorrent', 'transmission', 'deluge', 'command'] as const;
 export type PortForwardingApp = typeof PORT_FORWARDING_APPS[number];
 
 /** Each app's WebUI / RPC port, where port-sync reaches its API inside the pod. */
-export const APP_API_PORTS: Readonly<Record<Exclude<PortForwardingApp, 'command'>, number>> = { qbittorrent: 8080, transmission: 9091 };
+export const APP_API_PORTS: Readonly<Record<Exclude<PortForwardingApp, 'command'>, number>> = { qbittorrent: 8080, transmission: 9091, deluge: 8112 };
 
 export interface PortForwardingProps {
   /** gluetun's `VPN_PORT_FORWARDING_PROVIDER`: required with `custom` (one of perfect privacy, private internet access, privatevpn, protonvpn). @default - the VPN provider (where it forwards natively) */
@@ -33,13 +33,14 @@ export interface PortForwardingProps {
   /**
    * The app that receives the forwarded port. The port reaches the SAME port on the workload (no translation: a
    * torrent client announces its own listen port), and a port-sync sidecar beside the app sets the app's listen port
-   * to it and keeps it so: `qbittorrent` (WebUI API), `transmission` (RPC `peer-port`), or `command` (your
+   * to it and keeps it so: `qbittorrent` (WebUI API), `transmission` (RPC `peer-port`),
+   * `deluge` (Web UI JSON-RPC `listen_ports`, through the daemon the Web UI is attached to), or `command` (your
    * `command`, run with `$PORT` whenever the port changes). @default - none: only `toPort`
    */
   readonly app?: PortForwardingApp;
-  /** The app's API URL as the sidecar reaches it in the pod. @default - http://127.0.0.1:8080 (qbittorrent), http://127.0.0.1:9091 (transmission) */
+  /** The app's API URL as the sidecar reaches it in the pod. @default - http://127.0.0.1:8080 (qbittorrent), http://127.0.0.1:9091 (transmission), http://127.0.0.1:8112 (deluge) */
   readonly appUrl?: string;
-  /** The app's login, mounted as files into the sidecar (qBittorrent WebUI user, Transmission RPC user). @default - no login (the app's local-host auth is off) */
+  /** The app's login, mounted as files into the sidecar (qBittorrent WebUI user, Transmission RPC user; Deluge reads only the password, its Web UI password, and requires it). @default - no login (the app's local-host auth is off) */
   readonly appCredentialsSecret?: CredentialsSecretRef;
   /** qBittorrent ≥ 5.2 only: a Secret key holding a WebUI API key (used instead of the login). */
   readonly appApiKeySecret?: SecretKeyRef;
@@ -338,10 +339,11 @@ function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | 
   if (pf.workload !== undefined && pf.workloadNamespace === undefined) push('portForwarding.workloadNamespace', 'required', 'required with workload: the routed workload\'s namespace (a workload of the same name in another namespace must not get its fixed address)');
   if (typeof pf.workloadNamespace === 'string' && !isDnsLabel(pf.workloadNamespace)) push('portForwarding.workloadNamespace', 'namespace', `expected a namespace (a DNS label), ${received(pf.workloadNamespace)}`);
   const app = pf.app;
-  if (pf.toPort !== undefined && (app === 'qbittorrent' || app === 'transmission')) {
+  if (pf.toPort !== undefined && (app === 'qbittorrent' || app === 'transmission' || app === 'deluge')) {
     push('portForwarding.toPort', 'translation', `refused with ${app}: a torrent client announces its own listen port to trackers and peers, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and port-sync sets ${app}'s listen port to it)`);
   }
   if (app !== undefined && pf.controlApiKeySecret === undefined) push('portForwarding.controlApiKeySecret', 'required', 'required with app: a Secret key holding the API key of the gluetun control-server role that grants only GET /v1/portforward (the same Secret in the gateway\'s and the workload\'s namespace)');
+  if (app === 'deluge' && pf.appCredentialsSecret === undefined) push('portForwarding.appCredentialsSecret', 'required', 'required with app "deluge": a Secret whose password key holds the Deluge Web UI password (its JSON-RPC always needs a login)');
   if (app === 'command' && pf.command === undefined) push('portForwarding.command', 'required', 'required with app "command": the POSIX sh command that gives the app its port ($PORT)');
   if (app !== 'command' && pf.command !== undefined) push('portForwarding.command', 'forbidden', 'only with app "command"');
   if (app === undefined) {

@@ -11,13 +11,20 @@
  *   (5 failures ban it for 3600 s by default, src/base/preferences.cpp `WebUI/MaxAuthenticationFailCount`,
  *   `WebUI/BanDuration`); `GET /api/v2/app/preferences` has `listen_port`; `POST /api/v2/app/setPreferences`
  *   takes `json={"listen_port":N}`. API keys (`Authorization: Bearer`) exist from 5.2.0 only.
+ * - Deluge 2 Web UI JSON-RPC at `/json` (`{"method","params","id"}` → `{"result","error","id"}`, error code 1 when not
+ *   logged in): `auth.login [password]` sets the session cookie (deluge/ui/web/auth.py `Auth.login`);
+ *   `web.connected`, `web.get_hosts` (`[[id, host, port, user], …]`) and `web.connect [id]` attach the Web UI to a
+ *   daemon (deluge/ui/web/json_api.py `WebApi`); `core.get_config_value "listen_ports"` and
+ *   `core.set_config {listen_ports, random_port}` (deluge/core/core.py:812, :822 in Debian's 2.0.3; the keys'
+ *   defaults `[6881, 6891]` / `True` in core/preferencesmanager.py:48, :51, and random_port overrides listen_ports
+ *   at :206-214).
  * - Transmission RPC: a 409 hands out `X-Transmission-Session-Id`; `session-get` / `session-set` with `peer-port`.
  */
 export const PORT_SYNC_SCRIPT = `#!/bin/sh
 # port-sync, written by tunnelwright: keeps the app's listen port equal to the port the VPN forwards.
 # It writes nothing while gluetun forwards no port (0 or no answer), and re-checks every PERIOD seconds, so a
 # reconnect that changes the port, a gluetun restart and an app restart that forgets the port are all repaired.
-# Environment: APP (qbittorrent | transmission | command), APP_URL, GLUETUN_URL, GLUETUN_API_KEY_FILE,
+# Environment: APP (qbittorrent | transmission | deluge | command), APP_URL, GLUETUN_URL, GLUETUN_API_KEY_FILE,
 # APP_USERNAME_FILE / APP_PASSWORD_FILE (optional), APP_API_KEY_FILE (qBittorrent >= 5.2, optional), COMMAND,
 # PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server).
 set -u
@@ -157,11 +164,61 @@ trm_set() {
   trm_rpc "{\\"method\\":\\"session-set\\",\\"arguments\\":{\\"peer-port\\":$1}}"
 }
 
+# --- Deluge (Web UI JSON-RPC) -------------------------------------------------------------------------------
+dlg_post() {
+  code=$(curl -sS --max-time 5 -b "$JAR" -c "$JAR" -H 'Content-Type: application/json' -o "$WORK/rpc" -w '%{http_code}' \\
+    --data "@$1" "$APP_URL/json") || return 1
+  [ "$code" = 200 ]
+}
+
+dlg_login() {
+  [ -r "\${APP_PASSWORD_FILE:-}" ] || return 1
+  # The password, JSON-escaped, goes into a request file (never on a command line).
+  printf '{"method":"auth.login","params":["%s"],"id":1}' "$(sed 's/\\\\/\\\\\\\\/g; s/"/\\\\"/g' "$APP_PASSWORD_FILE")" >"$WORK/login.json"
+  dlg_post "$WORK/login.json" || return 1
+  rm -f "$WORK/login.json"
+  grep -q '"result"[[:space:]]*:[[:space:]]*true' "$WORK/rpc" && return 0
+  log "Deluge refused the Web UI password"
+  return 1
+}
+
+# One call; logs in when Deluge answers "not authenticated" (error code 1), then once more.
+dlg_call() {
+  printf '{"method":"%s","params":%s,"id":2}' "$1" "$2" >"$WORK/call.json"
+  dlg_post "$WORK/call.json" || return 1
+  if grep -q '"code"[[:space:]]*:[[:space:]]*1[^0-9]' "$WORK/rpc"; then
+    dlg_login || return 1
+    dlg_post "$WORK/call.json" || return 1
+  fi
+  grep -q '"error"[[:space:]]*:[[:space:]]*null' "$WORK/rpc"
+}
+
+# The Web UI must be attached to a daemon before core.* calls: the first host it knows.
+dlg_daemon() {
+  dlg_call web.connected '[]' || return 1
+  grep -q '"result"[[:space:]]*:[[:space:]]*true' "$WORK/rpc" && return 0
+  dlg_call web.get_hosts '[]' || return 1
+  host=$(sed -n 's/.*"result"[[:space:]]*:[[:space:]]*\\[[[:space:]]*\\[[[:space:]]*"\\([0-9a-fA-F]*\\)".*/\\1/p' "$WORK/rpc")
+  [ -n "$host" ] || { log "Deluge's Web UI knows no daemon"; return 1; }
+  dlg_call web.connect "[\\"$host\\"]"
+}
+
+dlg_port() {
+  dlg_daemon || return 1
+  dlg_call core.get_config_value '["listen_ports"]' || return 1
+  json_number result <"$WORK/rpc"
+}
+
+dlg_set() {
+  dlg_call core.set_config "[{\\"listen_ports\\":[$1,$1],\\"random_port\\":false}]"
+}
+
 # --- one reconcile step --------------------------------------------------------------------------------------
 app_port_now() {
   case "$APP" in
     qbittorrent) qbt_port ;;
     transmission) trm_port ;;
+    deluge) dlg_port ;;
     command) echo "$last_command_port" ;;
   esac
 }
@@ -170,6 +227,7 @@ app_set() {
   case "$APP" in
     qbittorrent) qbt_set "$1" ;;
     transmission) trm_set "$1" ;;
+    deluge) dlg_set "$1" ;;
     command) PORT=$1 sh -c "$COMMAND" && last_command_port=$1 ;;
   esac
 }

@@ -559,14 +559,17 @@ function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget):
   const sources: { secret: { name: string; items: { key: string; path: string }[] } }[] = [
     { secret: { name: pf.controlApiKeySecret!.name, items: [{ key: pf.controlApiKeySecret!.key ?? 'api-key', path: 'gluetun-api-key' }] } },
   ];
-  if (pf.appCredentialsSecret) sources.push({ secret: { name: pf.appCredentialsSecret.name, items: [{ key: pf.appCredentialsSecret.userKey ?? 'username', path: 'app-username' }, { key: pf.appCredentialsSecret.passwordKey ?? 'password', path: 'app-password' }] } });
+  // Deluge's Web UI has a password only: a username key is not asked for (a missing key would stop the pod).
+  const userItem = pf.appCredentialsSecret && app !== 'deluge' ? [{ key: pf.appCredentialsSecret.userKey ?? 'username', path: 'app-username' }] : [];
+  if (pf.appCredentialsSecret) sources.push({ secret: { name: pf.appCredentialsSecret.name, items: [...userItem, { key: pf.appCredentialsSecret.passwordKey ?? 'password', path: 'app-password' }] } });
   if (pf.appApiKeySecret) sources.push({ secret: { name: pf.appApiKeySecret.name, items: [{ key: pf.appApiKeySecret.key ?? 'api-key', path: 'app-api-key' }] } });
   const env: IEnvVar[] = [
     { name: 'APP', value: app },
     { name: 'GLUETUN_URL', value: `http://${f.vxlanPrefix}.1:${CONTROL_PORT}` },
     { name: 'GLUETUN_API_KEY_FILE', value: '/run/port-sync-secrets/gluetun-api-key' },
     ...(app !== 'command' ? [{ name: 'APP_URL', value: pf.appUrl ?? `http://127.0.0.1:${APP_API_PORTS[app]}` }] : []),
-    ...(pf.appCredentialsSecret ? [{ name: 'APP_USERNAME_FILE', value: '/run/port-sync-secrets/app-username' }, { name: 'APP_PASSWORD_FILE', value: '/run/port-sync-secrets/app-password' }] : []),
+    ...(userItem.length ? [{ name: 'APP_USERNAME_FILE', value: '/run/port-sync-secrets/app-username' }] : []),
+    ...(pf.appCredentialsSecret ? [{ name: 'APP_PASSWORD_FILE', value: '/run/port-sync-secrets/app-password' }] : []),
     ...(pf.appApiKeySecret ? [{ name: 'APP_API_KEY_FILE', value: '/run/port-sync-secrets/app-api-key' }] : []),
     ...(pf.command !== undefined ? [{ name: 'COMMAND', value: pf.command }] : []),
     { name: 'PERIOD', value: String(pf.syncPeriodSeconds ?? 15) },

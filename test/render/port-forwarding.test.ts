@@ -22,6 +22,8 @@ describe('port forwarding to an app: refusals', () => {
     ['command without app command', { command: 'echo $PORT' }, [{ path: 'portForwarding.command', code: 'forbidden', message: 'only with app "command"' }]],
     ['app command without command', { app: 'command' }, [{ path: 'portForwarding.command', code: 'required', message: 'required with app "command": the POSIX sh command that gives the app its port ($PORT)' }]],
     ['an API key for Transmission', { app: 'transmission', appApiKeySecret: { name: 'k' } }, [{ path: 'portForwarding.appApiKeySecret', code: 'forbidden', message: 'only with app "qbittorrent" (WebUI API keys, qBittorrent 5.2.0 and later)' }]],
+    ['toPort with Deluge', { app: 'deluge', appCredentialsSecret: { name: 'deluge-web' }, toPort: 6881 }, [{ path: 'portForwarding.toPort', code: 'translation', message: 'refused with deluge: a torrent client announces its own listen port to trackers and peers, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and port-sync sets deluge\'s listen port to it)' }]],
+    ['Deluge without its Web UI password', { app: 'deluge' }, [{ path: 'portForwarding.appCredentialsSecret', code: 'required', message: 'required with app "deluge": a Secret whose password key holds the Deluge Web UI password (its JSON-RPC always needs a login)' }]],
     ['an existing claim with a size', { stateClaim: { existingClaim: 'mine', size: '1Gi' } }, [{ path: 'portForwarding.stateClaim', code: 'conflict', message: 'existingClaim names a claim you made: size and storageClassName are only for the claim the library creates' }]],
   ])('refuses %s', (_name, pf, problems) => {
     expect(validateVpnGateway(qbit(pf))).toEqual(problems);
@@ -70,6 +72,18 @@ describe('port forwarding to an app: what is rendered', () => {
     expect((sts.objects[0] as unknown as { data: Record<string, string> }).data['nat.conf']).toContain(`\n${lookup} 5\n`);
     expect(dep.extraContainers.map((c) => c.name)).toEqual(['vpn-port-sync']);
     expect(JSON.stringify(dep)).not.toMatch(/"name":"[A-Z_]*(KEY|PASSWORD)","value"/);
+  });
+});
+
+describe('port forwarding to Deluge: the sidecar', () => {
+  it('reaches the Web UI on 8112 and mounts only the password (Deluge has no username)', () => {
+    const route = planRoute(qbit({ app: 'deluge', workload: 'deluge', appCredentialsSecret: { name: 'deluge-web' } }), { ...target, name: 'deluge', kind: 'Deployment' });
+    const sync = route.extraContainers.find((c) => c.name === 'vpn-port-sync')!;
+    const env = Object.fromEntries(sync.env!.map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({ APP: 'deluge', APP_URL: 'http://127.0.0.1:8112', APP_PASSWORD_FILE: '/run/port-sync-secrets/app-password' });
+    expect(env.APP_USERNAME_FILE).toBeUndefined();
+    const secrets = route.extraVolumes.find((v) => v.name === 'vpn-port-sync-secrets')!.projected!.sources!;
+    expect(secrets).toContainEqual({ secret: { name: 'deluge-web', items: [{ key: 'password', path: 'app-password' }] } });
   });
 });
 
