@@ -13,7 +13,7 @@ apt_pkgs=(cloud-init wireguard-tools wireguard-go nftables iproute2 iputils-ping
   # pod-gateway's scripts, run by the VpnGateway data-path test (../shared/vendor/pod-gateway-*/README.md)
   iptables dnsmasq-base bind9-dnsutils udhcpc busybox net-tools psmisc inotify-tools
   # port forwarding: the apps port-sync drives (test/system/vpn-gateway-port-sync.test.ts) and shellcheck for its script
-  qbittorrent-nox transmission-daemon deluged shellcheck
+  qbittorrent-nox transmission-daemon deluged deluge-web shellcheck
   # the EgressSteering OpenVPN tunnel test
   openvpn
   # the EgressConformance script: linted, and gluetun's wget stand-in in its data-path test
