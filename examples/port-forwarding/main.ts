@@ -17,6 +17,13 @@ import { App, VpnGateway } from 'tunnelwright/cdk8s';
 const app = new App();
 const chart = new Chart(app, 'media', { namespace: 'media' });
 
+// Routed pods need Pod Security level privileged (pod-gateway's client init adds NET_ADMIN and NET_RAW).
+new ApiObject(new Chart(app, 'namespaces'), 'media', { // its own chart: the media chart would give it a namespace
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } },
+});
+
 const gatewayProps = {
   clusterCidrs: ['10.1.0.0/16', '10.152.183.0/24'], // pods, services
   nodeCidrs: ['192.168.1.0/24'],
