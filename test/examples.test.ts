@@ -18,10 +18,13 @@ function synthExample(name: string): { outdir: string; stderr: string } {
     chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return true;
   });
+  // The App's one line per node (where the host files went) stays off the test output.
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
   try {
     jest.isolateModules(() => require(path.join(EXAMPLES, name, 'main.ts')));
   } finally {
     spy.mockRestore();
+    out.mockRestore();
     if (saved === undefined) delete process.env.CDK8S_OUTDIR;
     else process.env.CDK8S_OUTDIR = saved;
   }
@@ -52,11 +55,13 @@ describe('every cdk8s example synthesizes without an unacknowledged warning', ()
         chunks.push(String(chunk));
         return true;
       });
+      const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
       process.env.CDK8S_OUTDIR = outdir;
       try {
         jest.isolateModules(() => require(path.join(dir, 'main.ts')));
       } finally {
         spy.mockRestore();
+        out.mockRestore();
         delete process.env.CDK8S_OUTDIR;
       }
       const text = chunks.join('');
