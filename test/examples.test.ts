@@ -8,25 +8,78 @@ import { describeWithSchemas, SCHEMA_DIR } from './helpers/schemas';
 const EXAMPLES = path.resolve(__dirname, '..', 'examples');
 const cdk8sExamples = fs.readdirSync(EXAMPLES).filter((d) => fs.existsSync(path.join(EXAMPLES, d, 'cdk8s.yaml'))).sort();
 
-/** Runs an example's main.ts (as `cdk8s synth` does) into a temporary outdir. */
-function synthExample(name: string): string {
+/** Runs an example's main.ts (as `cdk8s synth` does) into a temporary outdir; returns it and what went to stderr. */
+function synthExample(name: string): { outdir: string; stderr: string } {
   const outdir = fs.mkdtempSync(path.join(os.tmpdir(), `tw-example-${name}-`));
   const saved = process.env.CDK8S_OUTDIR;
   process.env.CDK8S_OUTDIR = outdir;
+  const chunks: string[] = [];
+  const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    return true;
+  });
+  // The App's one line per node (where the host files went) stays off the test output.
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
   try {
     jest.isolateModules(() => require(path.join(EXAMPLES, name, 'main.ts')));
   } finally {
+    spy.mockRestore();
+    out.mockRestore();
     if (saved === undefined) delete process.env.CDK8S_OUTDIR;
     else process.env.CDK8S_OUTDIR = saved;
   }
-  return outdir;
+  return { outdir, stderr: chunks.join('') };
 }
+
+/** The warning lines (construct warnings and the App's) in what a synth wrote to stderr. */
+function warningsIn(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => /^warning: /.test(l) || /^ {2}\S/.test(l));
+}
+
+describe('every cdk8s example synthesizes without an unacknowledged warning', () => {
+  it.each(cdk8sExamples)('%s', (name) => {
+    const { stderr } = synthExample(name);
+    expect(warningsIn(stderr)).toEqual([]);
+  });
+
+  it('control: the homelab example without its acknowledgements and its Namespace warns', () => {
+    const source = fs.readFileSync(path.join(EXAMPLES, 'homelab', 'main.ts'), 'utf8');
+    const stripped = source.replace(/^ *acknowledge: .*$/m, '').replace(/^ *new kplus\.Namespace\(.*$/m, '');
+    expect(stripped).not.toEqual(source);
+    const dir = fs.mkdtempSync(path.join(EXAMPLES, 'homelab', '.control-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'main.ts'), stripped.replace(/from 'tunnelwright\/cdk8s'/, "from '../../../src/cdk8s'"));
+      const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-example-control-'));
+      const chunks: string[] = [];
+      const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        chunks.push(String(chunk));
+        return true;
+      });
+      const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+      process.env.CDK8S_OUTDIR = outdir;
+      try {
+        jest.isolateModules(() => require(path.join(dir, 'main.ts')));
+      } finally {
+        spy.mockRestore();
+        out.mockRestore();
+        delete process.env.CDK8S_OUTDIR;
+      }
+      const text = chunks.join('');
+      expect(text).toContain('namespace media is not in this app');
+      expect(text).toContain('forwards outside names over the WAN');
+      expect(text).toContain('Cilium applies the policy to a new pod shortly after it starts');
+      expect(text).toContain('Ignition cannot');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describeWithSchemas('every cdk8s example synthesizes artefacts that pass their checks', () => {
   it('has examples', () => expect(cdk8sExamples.length).toBeGreaterThanOrEqual(3));
 
   it.each(cdk8sExamples)('%s', (name) => {
-    const outdir = synthExample(name);
+    const { outdir } = synthExample(name);
     const manifests = fs.readdirSync(outdir).filter((f) => f.endsWith('.k8s.yaml'));
     const objects = manifests.flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(outdir, f), 'utf8')).map((d) => d.toJS()).filter(Boolean));
     expect(checkKubeObjects(objects, SCHEMA_DIR)).toEqual([]);

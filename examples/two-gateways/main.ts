@@ -2,11 +2,14 @@
  * Two gateways in one cluster, one exiting in the US and one in the EU, with different VXLAN ids (the App refuses
  * two gateways with one VXLAN id in a cluster, or one WireGuard key in two gateways).
  */
-import { ApiObject, Chart } from 'cdk8s';
+import { Chart } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-28';
 import { App, VpnGateway } from 'tunnelwright/cdk8s';
 
 const app = new App();
 const chart = new Chart(app, 'egress');
+// Routed pods get the gateway client's init container (NET_ADMIN, NET_RAW): their namespace admits privileged pods.
+new kplus.Namespace(chart, 'media', { metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } });
 const network = { clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'], nodeCidrs: ['192.168.10.0/24'], cni: 'flannel' as const };
 
 const us = new VpnGateway(chart, 'us', {
@@ -30,12 +33,13 @@ const eu = new VpnGateway(chart, 'eu', {
   vxlanNetwork: '172.16.1.0/24',
 });
 
-function app_(name: string, image: string): ApiObject {
-  return new ApiObject(chart, name, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
+function app_(name: string, image: string): kplus.Deployment {
+  return new kplus.Deployment(chart, name, {
     metadata: { name, namespace: 'media' },
-    spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name, image }] } } },
+    podMetadata: { labels: { app: name } },
+    // linuxserver.io images start as root and drop to PUID/PGID themselves.
+    securityContext: { ensureNonRoot: false },
+    containers: [{ name, image, securityContext: { ensureNonRoot: false, readOnlyRootFilesystem: false } }],
   });
 }
 

@@ -3,11 +3,16 @@
  * qBittorrent routed through the shared gateway. The WireGuard key lives in the Secret `nordvpn-wireguard`
  * (key `private-key`) in the `vpn-gateway` namespace: create it out of band (sealed-secrets, SOPS, External Secrets).
  */
-import { ApiObject, Chart } from 'cdk8s';
+import { Chart } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-28';
 import { App, EgressProbe, VpnGateway } from 'tunnelwright/cdk8s';
 
 const app = new App();
 const chart = new Chart(app, 'media');
+
+// Routed pods (qBittorrent, the probe) get the gateway client's init container (NET_ADMIN, NET_RAW): their namespace
+// admits privileged pods.
+new kplus.Namespace(chart, 'media', { metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } });
 
 const gatewayProps = {
   clusterCidrs: ['10.1.0.0/16', '10.152.183.0/24'], // MicroK8s pods, services
@@ -19,18 +24,13 @@ const gatewayProps = {
 };
 const gateway = new VpnGateway(chart, 'nordvpn', gatewayProps);
 
-const qbittorrent = new ApiObject(chart, 'qbittorrent', {
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
+const qbittorrent = new kplus.Deployment(chart, 'qbittorrent', {
   metadata: { name: 'qbittorrent', namespace: 'media' },
-  spec: {
-    replicas: 1,
-    selector: { matchLabels: { 'app.kubernetes.io/name': 'qbittorrent' } },
-    template: {
-      metadata: { labels: { 'app.kubernetes.io/name': 'qbittorrent' } },
-      spec: { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3', ports: [{ containerPort: 8080 }] }] },
-    },
-  },
+  replicas: 1,
+  podMetadata: { labels: { 'app.kubernetes.io/name': 'qbittorrent' } },
+  // linuxserver.io images start as root and drop to PUID/PGID themselves.
+  securityContext: { ensureNonRoot: false },
+  containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3', portNumber: 8080, securityContext: { ensureNonRoot: false, readOnlyRootFilesystem: false } }],
 });
 
 // Adds the client init container (first), the sidecar, DNS through the gateway, the settings ConfigMap in `media`

@@ -14,7 +14,9 @@ import { appChecks } from './checks';
  * A cdk8s App that also writes host artefacts. `synth()` runs every cross-construct check first (nothing is written
  * when one fails), writes the manifests, then each node's merged `<outdir>/hosts/<node>/user-data` and
  * `<outdir>/hosts/<node>/ignition.json` (0600 when they embed a secret), and each WireGuard interface's config as
- * `<outdir>/hosts/<node>/<interface>.conf` (0600), the file to copy onto a running node after a change.
+ * `<outdir>/hosts/<node>/<interface>.conf` (0600), the file to copy onto a running node after a change. It prints one
+ * line per node on stdout (`host files: <outdir>/hosts/<node>/ (user-data, ignition.json, wg0.conf)`), and writes no
+ * `<chart>.k8s.yaml` for a chart without manifests.
  */
 export class App extends Cdk8sApp {
   public constructor(props: AppProps = {}) {
@@ -48,14 +50,29 @@ export class App extends Cdk8sApp {
     throwIfProblems(checks.problems, 'app');
     if (checks.warnings.length > 0) process.stderr.write(`warning: app:\n${formatProblems(checks.warnings).replace(/^/gm, '  ')}\n`);
     super.synth();
+    // A chart with only host artefacts (a mesh, an overlay node) has no manifests: no empty `<chart>.k8s.yaml`.
+    for (const file of fs.readdirSync(this.outdir)) {
+      const target = path.join(this.outdir, file);
+      if (file.endsWith('.k8s.yaml') && fs.statSync(target).isFile() && fs.readFileSync(target, 'utf8').trim() === '') fs.rmSync(target);
+    }
     // Hosts no longer in the app: their old artefacts would be copied to the wrong machines.
     const hostsDir = path.join(this.outdir, 'hosts');
     const current = new Set(checks.hosts.map((h) => h.plan.node));
     if (fs.existsSync(hostsDir)) {
       for (const entry of fs.readdirSync(hostsDir)) if (!current.has(entry)) fs.rmSync(path.join(hostsDir, entry), { recursive: true, force: true });
     }
-    for (const h of checks.hosts) writeHost(this.outdir, h.plan, h.ignitionVersion);
+    for (const h of checks.hosts) {
+      writeHost(this.outdir, h.plan, h.ignitionVersion);
+      // `cdk8s synth` lists the manifests; this says where each node's files went.
+      process.stdout.write(`host files: ${path.join(this.outdir, 'hosts', h.plan.node)}/ (${hostFileNames(h.plan).join(', ')})\n`);
+    }
   }
+}
+
+/** The files `writeHost` writes for one node, in order. */
+export function hostFileNames(plan: HostPlan): string[] {
+  // From the paths alone: a mesh node's interface config renders lazily, once, in writeHost.
+  return ['user-data', 'ignition.json', ...plan.files.flatMap((f) => /^\/etc\/wireguard\/([^/]+\.conf)$/.exec(f.path)?.slice(1, 2) ?? [])];
 }
 
 /** Writes one node's user-data, ignition.json and interface configs (0600 where they embed a secret). */

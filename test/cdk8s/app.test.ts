@@ -17,19 +17,46 @@ function listFiles(dir: string): string[] {
   return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.relative(dir, path.join(d.parentPath, d.name))).sort();
 }
 
+/** What `fn` writes to stdout, kept off the test output. */
+function captureStdout(fn: () => void): string {
+  const chunks: string[] = [];
+  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    chunks.push(String(chunk));
+    return true;
+  });
+  try {
+    fn();
+  } finally {
+    spy.mockRestore();
+  }
+  return chunks.join('');
+}
+
 describe('cdk8s App', () => {
+  it('control: a chart with manifests beside host artefacts still writes its <chart>.k8s.yaml', () => {
+    const outdir = tmp();
+    const app = new App({ outdir });
+    const chart = new Chart(app, 'overlay');
+    new WireguardMesh(chart, 'mesh', threeNodeMesh());
+    emitObject(chart, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' }, data: {} } as never);
+    captureStdout(() => app.synth());
+    expect(fs.readFileSync(path.join(outdir, 'overlay.k8s.yaml'), 'utf8')).toContain('kind: ConfigMap');
+  });
+
   it('writes the manifests, then each node\'s merged user-data, ignition.json and interface config', () => {
     const outdir = tmp();
     const app = new App({ outdir });
     const chart = new Chart(app, 'overlay');
     const mesh = new WireguardMesh(chart, 'mesh', threeNodeMesh());
-    app.synth();
+    const stdout = captureStdout(() => app.synth());
+    // A chart with only host artefacts writes no empty overlay.k8s.yaml.
     expect(listFiles(outdir)).toEqual([
       'hosts/site-a/ignition.json', 'hosts/site-a/user-data', 'hosts/site-a/wg0.conf',
       'hosts/site-b/ignition.json', 'hosts/site-b/user-data', 'hosts/site-b/wg0.conf',
       'hosts/site-c/ignition.json', 'hosts/site-c/user-data', 'hosts/site-c/wg0.conf',
-      'overlay.k8s.yaml',
     ]);
+    // Synth says where each node's files went.
+    expect(stdout).toBe(['site-a', 'site-b', 'site-c'].map((n) => `host files: ${outdir}/hosts/${n}/ (user-data, ignition.json, wg0.conf)\n`).join(''));
     // The day-2 file is the interface config the node runs, 0600, and the construct exposes the same text.
     const conf = fs.readFileSync(path.join(outdir, 'hosts/site-b/wg0.conf'), 'utf8');
     expect(conf).toBe(planWireguardMesh(threeNodeMesh()).nodes['site-b'].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content);
