@@ -95,7 +95,7 @@ describeWithSchemas('every cdk8s example synthesizes artefacts that pass their c
 describe('examples/port-forwarding (qBittorrent behind ProtonVPN)', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed YAML, read by path
   const objects = (): Record<string, any>[] => {
-    const outdir = synthExample('port-forwarding');
+    const { outdir } = synthExample('port-forwarding');
     return fs.readdirSync(outdir).filter((f) => f.endsWith('.k8s.yaml'))
       .flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(outdir, f), 'utf8')).map((d) => d.toJS()).filter(Boolean));
   };
