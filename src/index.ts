@@ -6,7 +6,8 @@
  */
 export { formatProblems, joinPath, type Problem, ValidationError } from './errors';
 export { CLUSTER_SCOPED_KINDS, type HostDropin, type HostFile, type HostPlan, type HostUnit, type KubeObject, type Plan } from './types';
-export { type Cidr, type Duration, durationSeconds, type SecretKeyRef, type SecretSource } from './model/common';
+export { type Cidr, type Duration, type SecretKeyRef, type SecretSource } from './model/common';
+export { durationSeconds, K0S_OWNED_KEYS, PORT_FORWARDING_APPS } from './model/values';
 export { type Claim, type ClaimSet, checkClaims, checkVxlanPorts, type VxlanEndpoint } from './invariants';
 export { generateKeyPair, isWireguardKey, publicKeyFromPrivate } from './keys';
 export { mergeHostPlans } from './host/host-plan';
@@ -17,13 +18,13 @@ export {
 export { type HostArtefacts, renderHostArtefacts, type WireguardConfigFile, wireguardConfigs } from './host/artefacts';
 export { type Distribution, type K0sInstall, type NodeRole, type WireguardInterface, type WireguardOverlayNodeProps, type WireguardPeer } from './model/wireguard-overlay-node';
 export { type WireguardMeshNode, type WireguardMeshProps } from './model/wireguard-mesh';
-export { K0S_OWNED_KEYS, type OverlayCni } from './model/cni';
+export { type OverlayCni } from './model/cni';
 export { distributionUnit, planWireguardOverlayNode, validateWireguardOverlayNode } from './render/wireguard-overlay-node';
 export { type MeshNodePlan, type MeshPlan, planWireguardMesh, validateWireguardMesh } from './render/wireguard-mesh';
 export { type RenderInterface, type RenderPeer } from './render/wireguard-overlay-node';
 export { type HostKillSwitch, type KillSwitchProps } from './model/kill-switch';
 export { KILL_SWITCH_TABLE, type KillSwitchHost, killSwitchName, planHostKillSwitch, planKillSwitch, renderKillSwitchTable, validateKillSwitch } from './render/kill-switch';
-export { type CredentialsSecretRef, PORT_FORWARDING_APPS, type PortForwardingApp, type PortForwardingProps, type VpnGatewayProps } from './model/vpn-gateway';
+export { type CredentialsSecretRef, type PortForwardingApp, type PortForwardingProps, type VpnGatewayProps } from './model/vpn-gateway';
 export { PROVIDERS, type ProviderOpenvpn, type ProviderRow, type ProviderWireguard } from './model/vpn-providers';
 export { applyRoute, planRoute, planVpnGateway, portForwardAlertGroups, type RoutePlan, type RouteTarget, validateVpnGateway, vpnGatewayClaims } from './render/vpn-gateway';
 export { PORT_SYNC_SCRIPT } from './render/port-sync';

@@ -1,7 +1,7 @@
 import { Construct } from 'constructs';
-import { ConformanceGateway, ConformanceSteering, EgressConformanceProps } from '../model/egress-conformance';
-import { EgressSteeringProps } from '../model/egress-steering';
-import { VpnGatewayProps } from '../model/vpn-gateway';
+import type { ConformanceGateway, ConformanceSteering, EgressConformanceProps } from '../model/egress-conformance';
+import type { EgressSteeringProps } from '../model/egress-steering';
+import type { VpnGatewayProps } from '../model/vpn-gateway';
 import { planEgressConformance } from '../render/egress-conformance';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';

@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
-import { EgressProbeProps } from '../model/egress-probe';
+import type { EgressProbeProps } from '../model/egress-probe';
 import { planEgressProbe } from '../render/egress-probe';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';

@@ -1,7 +1,7 @@
 import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import { IgnitionConfig } from '../host/ignition';
-import { KillSwitchProps } from '../model/kill-switch';
+import type { KillSwitchProps } from '../model/kill-switch';
 import { killSwitchVxlan, planKillSwitch } from '../render/kill-switch';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';

@@ -1,7 +1,7 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { objectClaims } from '../invariants';
 import { Construct, IConstruct } from 'constructs';
-import { VpnGatewayProps } from '../model/vpn-gateway';
+import type { VpnGatewayProps } from '../model/vpn-gateway';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { ValidationError } from '../errors';
 import { requiredLevel } from '../model/pod-security';

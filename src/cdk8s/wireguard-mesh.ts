@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
-import { WireguardMeshProps } from '../model/wireguard-mesh';
+import type { WireguardMeshProps } from '../model/wireguard-mesh';
 import { MeshPlan, planWireguardMesh } from '../render/wireguard-mesh';
 import { planAt, NodeArtefacts, TunnelwrightConstruct } from './base';
 

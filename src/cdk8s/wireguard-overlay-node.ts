@@ -1,7 +1,7 @@
 import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import { IgnitionConfig } from '../host/ignition';
-import { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
+import type { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
 import { planWireguardOverlayNode } from '../render/wireguard-overlay-node';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';

@@ -1,6 +1,6 @@
-import { stringify } from 'yaml';
 import { HostPlan } from '../types';
 import { dropinPath, unitPath } from './host-plan';
+import { yaml } from '../lazy';
 
 /** Cloud-config text over 16 KiB is a warning: many clouds cap user-data there. */
 export const USER_DATA_WARN_BYTES = 16 * 1024;
@@ -15,7 +15,7 @@ function octal(mode: number): string {
  * Deterministic: same plan, same bytes.
  */
 export function renderCloudConfig(plan: HostPlan): string {
-  return `#cloud-config\n${stringify(cloudConfigDocument(plan), CLOUD_CONFIG_YAML)}`;
+  return `#cloud-config\n${yaml().stringify(cloudConfigDocument(plan), CLOUD_CONFIG_YAML)}`;
 }
 
 /** YAML options of the cloud-config text: no folding, literal block scalars. */

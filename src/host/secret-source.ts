@@ -1,5 +1,6 @@
-import { durationSeconds, SecretSource } from '../model/common';
+import type { SecretSource } from '../model/common';
 import { HostFile, HostPlan, HostUnit } from '../types';
+import { durationSeconds } from '../model/values';
 
 /** Where the resolver script lives: writable on Flatcar and Fedora CoreOS too (their /usr is read-only). */
 export const RESOLVE_SECRET_PATH = '/opt/tunnelwright/bin/resolve-secret';

@@ -28,15 +28,8 @@ export function cniOwnedByDistribution(distribution: string, cni: OverlayCni): b
   return (distribution === 'k0s' && cni !== 'other') || (distribution === 'k3s' && cni === 'flannel');
 }
 
-/**
- * The keys of k0s.yaml's `spec` that tunnelwright sets (from the overlay), by path: a user's `k0sConfig` may not set
- * them (the provider may be given when it names the same CNI as `cni`).
- */
-export const K0S_OWNED_KEYS = [
-  'api.address', 'storage.etcd.peerAddress',
-  'network.kuberouter.autoMTU', 'network.kuberouter.mtu', 'network.kuberouter.extraArgs.enable-overlay', 'network.kuberouter.extraArgs.overlay-type',
-  'network.calico.mode', 'network.calico.mtu', 'network.calico.ipAutodetectionMethod',
-] as const;
+import { K0S_OWNED_KEYS } from './values';
+export { K0S_OWNED_KEYS } from './values';
 
 /** k0s's `spec.network.provider` for a CNI. */
 export function k0sProvider(cni: OverlayCni): string {

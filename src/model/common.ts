@@ -33,14 +33,8 @@ export type SecretSource =
 /** Longest `waitFor` accepted: one hour. */
 export const MAX_WAIT_SECONDS = 3600;
 
-const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
-
-/** Seconds in a duration such as `1h30m`, or undefined when it is not one. */
-export function durationSeconds(text: string): number | undefined {
-  const m = DURATION.exec(text);
-  if (!m || text === '') return undefined;
-  return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
-}
+import { durationSeconds } from './values';
+export { durationSeconds } from './values';
 
 /**
  * The message for a key field that holds no key. A key field's value is never echoed, public or not: a private key

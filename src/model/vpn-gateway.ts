@@ -18,8 +18,8 @@ export interface CredentialsSecretRef {
   readonly passwordKey?: string;
 }
 
-/** The apps whose listen port tunnelwright keeps equal to the forwarded port (names as users say them). */
-export const PORT_FORWARDING_APPS = ['qbittorrent', 'transmission', 'deluge', 'command'] as const;
+import { PORT_FORWARDING_APPS } from './values';
+export { PORT_FORWARDING_APPS } from './values';
 export type PortForwardingApp = typeof PORT_FORWARDING_APPS[number];
 
 /** Each app's WebUI / RPC port, where port-sync reaches its API inside the pod. */

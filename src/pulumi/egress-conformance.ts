@@ -1,5 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
-import { EgressConformanceProps } from '../model/egress-conformance';
+import type { EgressConformanceProps } from '../model/egress-conformance';
 import { planEgressConformance } from '../render/egress-conformance';
 import { emitPlan, planAt, reserve } from './base';
 

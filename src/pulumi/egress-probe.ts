@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
-import { EgressProbeProps } from '../model/egress-probe';
+import type { EgressProbeProps } from '../model/egress-probe';
 import { planEgressProbe } from '../render/egress-probe';
 import { planAt, emitPlan, reserve } from './base';
 

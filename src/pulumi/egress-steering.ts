@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
-import { EgressSteeringProps } from '../model/egress-steering';
+import type { EgressSteeringProps } from '../model/egress-steering';
 import { egressSteeringClaims, planEgressSteering } from '../render/egress-steering';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
 

@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
-import { KillSwitchProps } from '../model/kill-switch';
+import type { KillSwitchProps } from '../model/kill-switch';
 import { killSwitchVxlan, planKillSwitch } from '../render/kill-switch';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
 

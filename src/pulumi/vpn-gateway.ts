@@ -2,7 +2,7 @@ import * as k8s from '@pulumi/kubernetes';
 import { objectClaims } from '../invariants';
 import * as pulumi from '@pulumi/pulumi';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
-import { VpnGatewayProps } from '../model/vpn-gateway';
+import type { VpnGatewayProps } from '../model/vpn-gateway';
 import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { childName, planAt, emitPlan, reserve } from './base';
 import { lowerInputs } from './inputs';

@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
-import { WireguardMeshProps } from '../model/wireguard-mesh';
+import type { WireguardMeshProps } from '../model/wireguard-mesh';
 import { planWireguardMesh } from '../render/wireguard-mesh';
 import { planAt, emitPlan, NodeOutputs, nodeOutputs, reserve } from './base';
 

@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
-import { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
+import type { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
 import { planWireguardOverlayNode } from '../render/wireguard-overlay-node';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
 

@@ -2,18 +2,16 @@ import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
 import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { Problem, throwIfProblems } from '../errors';
-import {
-  checkEgressConformance, DEFAULT_AGENT_IMAGE, directClassOf, DEFAULT_CONFORMANCE_IMAGE, DEFAULT_RECOVERY_SECONDS, DEFAULT_REQUEST_TIMEOUT_SECONDS, EgressConformanceProps,
-} from '../model/egress-conformance';
-import { DEFAULT_EGRESS_CLASS_LABEL, DEFAULT_UPLINK_LABEL } from '../model/egress-steering';
+import type { EgressConformanceProps } from '../model/egress-conformance';
 import { boundedName } from '../model/labels';
 import { KubeObject, Plan } from '../types';
 import { OPENVPN_UNIT } from './egress-steering';
 import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
+import { conformanceModel, egressSteeringModel } from '../lazy';
 
 /** Returns the problems of EgressConformance props without throwing. */
 export function validateEgressConformance(props: unknown): Problem[] {
-  return checkEgressConformance(props).problems;
+  return conformanceModel().checkEgressConformance(props).problems;
 }
 
 /** The file name of the check in its ConfigMap and in `plan.values.egressConformance`. */
@@ -74,7 +72,7 @@ export function conformanceSources(p: EgressConformanceProps): ConformanceSource
       iface,
       node: st.gatewayNode,
       unit,
-      uplinkLabel: st.uplinkLabel ?? DEFAULT_UPLINK_LABEL,
+      uplinkLabel: st.uplinkLabel ?? egressSteeringModel().DEFAULT_UPLINK_LABEL,
     });
   });
   return out;
@@ -95,8 +93,8 @@ function q(s: string): string {
 export function renderConformanceScript(p: EgressConformanceProps): string {
   const name = p.name ?? 'egress-conformance';
   const sources = conformanceSources(p);
-  const timeout = p.requestTimeoutSeconds ?? DEFAULT_REQUEST_TIMEOUT_SECONDS;
-  const recovery = p.recoverySeconds ?? DEFAULT_RECOVERY_SECONDS;
+  const timeout = p.requestTimeoutSeconds ?? conformanceModel().DEFAULT_REQUEST_TIMEOUT_SECONDS;
+  const recovery = p.recoverySeconds ?? conformanceModel().DEFAULT_RECOVERY_SECONDS;
   const sourceCalls = sources.map((s) => {
     const args = [s.kind, s.label, s.probeNamespace, s.vpnProbe, s.directProbe, s.control.namespace, s.control.deployment, s.control.container, s.iface, s.node ?? '', s.unit ?? '', s.uplinkLabel ?? ''];
     return `check_source ${args.map(q).join(' ')}\nrestore_all`;
@@ -324,7 +322,7 @@ ${sourceCalls.join('\n')}
 
 /** Plans the check: a vpn-class and a direct-class probe per tunnel, the node agent per steering, the script. */
 export function planEgressConformance(props: EgressConformanceProps): Plan {
-  const checked = checkEgressConformance(props);
+  const checked = conformanceModel().checkEgressConformance(props);
   throwIfProblems(checked.problems, 'EgressConformance props');
   const p = checked.value!;
   const name = p.name ?? 'egress-conformance';
@@ -334,7 +332,7 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
     terminationGracePeriodSeconds: 1,
     containers: [{
       name: PROBE_CONTAINER,
-      image: p.image ?? DEFAULT_CONFORMANCE_IMAGE,
+      image: p.image ?? conformanceModel().DEFAULT_CONFORMANCE_IMAGE,
       command: ['sleep', 'infinity'],
       securityContext: { runAsNonRoot: true, runAsUser: 65534, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
       resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
@@ -359,11 +357,11 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
   });
   (p.egressSteerings ?? []).forEach((st, j) => {
     const s = sources[(p.vpnGateways ?? []).length + j];
-    const classLabel = st.steering.egressClassLabel ?? DEFAULT_EGRESS_CLASS_LABEL;
+    const classLabel = st.steering.egressClassLabel ?? egressSteeringModel().DEFAULT_EGRESS_CLASS_LABEL;
     objects.push(deployment(s.vpnProbe, st.probeNamespace, probeSpec(), { [classLabel]: st.steering.vpnClass ?? 'vpn' }));
     // The steering's own Kyverno policy (enforceLabels) refuses any Pod in its namespaces without an admitted class:
     // the control probe and the agent carry its direct class (the agent is hostNetwork: no class steers it).
-    const direct = { [classLabel]: directClassOf(st.steering) ?? 'direct' };
+    const direct = { [classLabel]: conformanceModel().directClassOf(st.steering) ?? 'direct' };
     objects.push(deployment(s.directProbe, st.probeNamespace, probeSpec(), direct));
     // The node agent: on the gateway node, in the host's PID and network namespaces, to stop and start the unit
     // (nsenter -t 1) and read the tunnel's ifindex.
@@ -378,7 +376,7 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
       hostNetwork: true,
       containers: [{
         name: 'agent',
-        image: p.agentImage ?? DEFAULT_AGENT_IMAGE,
+        image: p.agentImage ?? conformanceModel().DEFAULT_AGENT_IMAGE,
         command: ['sleep', '2147483647'],
         securityContext: { privileged: true },
         resources: { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } },

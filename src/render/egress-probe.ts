@@ -2,19 +2,18 @@ import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
 import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import type { Service as IService } from 'kubernetes-types/core/v1';
-import { stringify } from 'yaml';
 import { Problem, throwIfProblems } from '../errors';
-import { DEFAULT_EGRESS_CLASS_LABEL } from '../model/egress-steering';
-import { checkEgressProbe, DEFAULT_BLACKBOX_IMAGE, DEFAULT_DNS_LEAK_NAME, DnsLeakProbe, EgressProbeProps } from '../model/egress-probe';
-import { VpnGatewayProps } from '../model/vpn-gateway';
-import { durationSeconds } from '../model/common';
+import type { DnsLeakProbe, EgressProbeProps } from '../model/egress-probe';
+import type { VpnGatewayProps } from '../model/vpn-gateway';
 import { formatIp, parseCidr, parseIp } from '../model/net';
 import { KubeObject, Plan } from '../types';
 import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
+import { durationSeconds } from '../model/values';
+import { egressProbeModel, egressSteeringModel, yaml } from '../lazy';
 
 /** Returns the problems of EgressProbe props without throwing. */
 export function validateEgressProbe(props: unknown): Problem[] {
-  return checkEgressProbe(props).problems;
+  return egressProbeModel().checkEgressProbe(props).problems;
 }
 
 export const BLACKBOX_PORT = 9115;
@@ -127,7 +126,7 @@ export function blackboxConfig(p: EgressProbeProps, name = p.name ?? 'egress-pro
     config[m.key] = { prober: 'http', timeout: '10s', http };
   }
   if (p.dnsLeak) Object.assign(config, dnsModules(p.dnsLeak));
-  return `# blackbox exporter modules, written by tunnelwright\n${stringify({ modules: config })}`;
+  return `# blackbox exporter modules, written by tunnelwright\n${yaml().stringify({ modules: config })}`;
 }
 
 export const DNS_LEAK_MODULE = 'dns_leak';
@@ -173,7 +172,7 @@ function ipv4Complement(cidrs: readonly string[]): string[] {
  */
 function dnsModules(d: DnsLeakProbe): Record<string, Record<string, unknown>> {
   const bad = [...(d.leakedCidrs ?? []), ...(d.tunnelCidrs ? ipv4Complement(d.tunnelCidrs) : [])].map(ipv4RangeRegexp);
-  const dns = { query_name: d.queryName ?? DEFAULT_DNS_LEAK_NAME, query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false };
+  const dns = { query_name: d.queryName ?? egressProbeModel().DEFAULT_DNS_LEAK_NAME, query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false };
   return {
     [DNS_LEAK_MODULE]: { prober: 'dns', timeout: '10s', dns: { ...dns, valid_rcodes: DNS_RCODES, validate_answer_rrs: { fail_if_matches_regexp: [`\\tA\\t(${bad.join('|')})$`] } } },
     [DNS_RESOLVES_MODULE]: { prober: 'dns', timeout: '10s', dns: { ...dns, valid_rcodes: ['NOERROR'], validate_answer_rrs: { fail_if_none_matches_regexp: ['\\tA\\t[0-9.]+$'] } } },
@@ -246,13 +245,13 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
           expr: `${by} (probe_dns_query_succeeded{${ns}, job="${dnsJob}"}) == 1 and ${on} ${by} (probe_dns_answer_rrs{${ns}, job="${dnsJob}"}) > 0 and ${on} ${by} (probe_success{${ns}, job="${dnsJob}"}) == 0`,
           for: '1m',
           labels: { severity: 'critical' },
-          annotations: { summary: 'vpn-class DNS lookups leave by the WAN: the probe\'s resolver reached the name\'s servers from a WAN-side resolver', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? DEFAULT_DNS_LEAK_NAME} with a resolver address that is not the tunnel's: every name vpn-class pods look up is seen outside the VPN.`, runbook: PROBE_RUNBOOKS.VPNDNSLeak, ...link('VPNDNSLeak') },
+          annotations: { summary: 'vpn-class DNS lookups leave by the WAN: the probe\'s resolver reached the name\'s servers from a WAN-side resolver', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? egressProbeModel().DEFAULT_DNS_LEAK_NAME} with a resolver address that is not the tunnel's: every name vpn-class pods look up is seen outside the VPN.`, runbook: PROBE_RUNBOOKS.VPNDNSLeak, ...link('VPNDNSLeak') },
         }, {
           alert: 'VPNDNSProbeFailing',
           expr: `${by} (probe_success{${ns}, job="${dnsResolvesJob}"}) == 0`,
           for: '10m',
           labels: { severity: 'warning' },
-          annotations: { summary: 'the vpn-class resolver has given no address for 10 minutes', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? DEFAULT_DNS_LEAK_NAME} with an error rcode, no A record, or not at all: vpn-class pods cannot resolve names (an outage, not a leak).`, runbook: PROBE_RUNBOOKS.VPNDNSProbeFailing, ...link('VPNDNSProbeFailing') },
+          annotations: { summary: 'the vpn-class resolver has given no address for 10 minutes', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? egressProbeModel().DEFAULT_DNS_LEAK_NAME} with an error rcode, no A record, or not at all: vpn-class pods cannot resolve names (an outage, not a leak).`, runbook: PROBE_RUNBOOKS.VPNDNSProbeFailing, ...link('VPNDNSProbeFailing') },
         }] : []),
       ],
     },
@@ -261,7 +260,7 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
 
 /** Plans the probe: exporter config, exporter Deployment(s) and Service(s), Probe objects and the PrometheusRule. */
 export function planEgressProbe(props: EgressProbeProps): Plan {
-  const checked = checkEgressProbe(props);
+  const checked = egressProbeModel().checkEgressProbe(props);
   throwIfProblems(checked.problems, 'EgressProbe props');
   const p = checked.value!;
   const name = p.name ?? 'egress-probe';
@@ -274,12 +273,12 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
 
   const exporter = (workload: string, egressClass: 'vpn' | 'direct'): { deployment: IDeployment; service: IService; extra: KubeObject[] } => {
     const steering = 'egressSteering' in p.via ? p.via.egressSteering : undefined;
-    const classLabel = steering ? { [steering.egressClassLabel ?? DEFAULT_EGRESS_CLASS_LABEL]: egressClass === 'vpn' ? (steering.vpnClass ?? 'vpn') : 'direct' } : {};
+    const classLabel = steering ? { [steering.egressClassLabel ?? egressSteeringModel().DEFAULT_EGRESS_CLASS_LABEL]: egressClass === 'vpn' ? (steering.vpnClass ?? 'vpn') : 'direct' } : {};
     const labels = { 'app.kubernetes.io/name': workload, ...managed };
     let spec: IPodSpec = {
       containers: [{
         name: 'blackbox-exporter',
-        image: p.image ?? DEFAULT_BLACKBOX_IMAGE,
+        image: p.image ?? egressProbeModel().DEFAULT_BLACKBOX_IMAGE,
         args: ['--config.file=/config/blackbox.yml'],
         ports: [{ name: 'http', containerPort: BLACKBOX_PORT, protocol: 'TCP' }],
         readinessProbe: { httpGet: { path: '/-/healthy', port: BLACKBOX_PORT } },

@@ -4,22 +4,20 @@ import type { Secret as ISecret } from 'kubernetes-types/core/v1';
 import type { ServiceAccount as IServiceAccount } from 'kubernetes-types/core/v1';
 import { Problem, throwIfProblems } from '../errors';
 import { addResolvedSecret, planSecretSource } from '../host/secret-source';
-import { SecretSource } from '../model/common';
+import type { SecretSource } from '../model/common';
 import { Claim } from '../invariants';
-import {
-  checkEgressSteering, DEFAULT_EGRESS_CLASS_LABEL, DEFAULT_UPLINK_LABEL, EgressSteeringProps, ksmAllowlistEntry, ksmLabelName, RFC1918,
-} from '../model/egress-steering';
+import type { EgressSteeringProps } from '../model/egress-steering';
 import { cidrContains, parseCidr } from '../model/net';
-import { parseEndpoint } from '../model/wireguard-overlay-node';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 import { KILL_SWITCH_LEARNT_DIR, KILL_SWITCH_NFT_PATH, KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, planHostKillSwitch } from './kill-switch';
 import { renderWireguardConfig } from './wireguard-overlay-node';
 import { WG_RELOAD_FILE, wireguardReloadDropin } from '../host/wireguard-reload';
 import { mergeHostPlans } from '../host/host-plan';
+import { egressSteeringModel, overlayNodeModel } from '../lazy';
 
 /** Returns the problems of EgressSteering props without throwing. */
 export function validateEgressSteering(props: unknown): Problem[] {
-  return checkEgressSteering(props).problems;
+  return egressSteeringModel().checkEgressSteering(props).problems;
 }
 
 /** The routing table and rule priority that send tunnel-sourced traffic out of the tunnel. */
@@ -45,9 +43,9 @@ function facts(p: EgressSteeringProps): Facts {
     name: p.name ?? 'vpn-egress',
     cluster: p.cluster ?? 'default',
     iface: p.interface ?? 'tun0',
-    classLabel: p.egressClassLabel ?? DEFAULT_EGRESS_CLASS_LABEL,
+    classLabel: p.egressClassLabel ?? egressSteeringModel().DEFAULT_EGRESS_CLASS_LABEL,
     vpnClass: p.vpnClass ?? 'vpn',
-    uplinkLabel: p.uplinkLabel ?? DEFAULT_UPLINK_LABEL,
+    uplinkLabel: p.uplinkLabel ?? egressSteeringModel().DEFAULT_UPLINK_LABEL,
   };
 }
 
@@ -57,10 +55,10 @@ const MANAGED = { 'app.kubernetes.io/managed-by': 'tunnelwright' };
 export function excludedCidrsOf(p: EgressSteeringProps): string[] {
   if (p.excludedCidrs) return p.excludedCidrs;
   const destinations = (p.destinationCidrs ?? ['0.0.0.0/0']).map((d) => parseCidr(d)!);
-  const candidates = [...RFC1918, ...p.clusterCidrs, ...(p.lanCidrs ?? [])];
+  const candidates = [...egressSteeringModel().RFC1918, ...p.clusterCidrs, ...(p.lanCidrs ?? [])];
   // A private block that is itself a destination is steered, not excluded (that would steer nothing); the cluster and
   // LAN ranges are always excluded.
-  const parsed = candidates.map((c, k) => ({ c, p: parseCidr(c)!, rfc1918: k < RFC1918.length }))
+  const parsed = candidates.map((c, k) => ({ c, p: parseCidr(c)!, rfc1918: k < egressSteeringModel().RFC1918.length }))
     .filter(({ p, rfc1918 }) => destinations.some((d) => cidrContains(d, p) && !(rfc1918 && p.start === d.start && p.end === d.end)));
   // Keep each block once, and none that another candidate already covers (an equal block: the first one; a block
   // always contains itself, so it is kept unless an earlier one equals it).
@@ -129,7 +127,7 @@ export const DEFAULT_TEXTFILE_DIRECTORY = '/var/lib/node_exporter/textfile_colle
 export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules: Record<string, unknown>[] }[] {
   const f = facts(p);
   const node = p.gatewayNode;
-  const label = ksmLabelName(f.uplinkLabel);
+  const label = egressSteeringModel().ksmLabelName(f.uplinkLabel);
   const onGateway = (metric: string) => `${metric} * on(instance) group_left(nodename) node_uname_info{nodename="${node}"}`;
   const gate = `on() (count(kube_node_info{node="${node}"}) > 0)`;
   // The same over a kube-state-metrics restart (its series gone for a minute or two): a firing alert keeps firing.
@@ -216,7 +214,7 @@ const RUNBOOKS: Record<string, (f: Facts, node: string) => string> = {
   ].join('\n'),
   VPNEgressUplinkLabelMissing: (f, node) => [
     `1. ${RESTEER_PATH} on ${node}: it labels the node, or prints why not (credential, RBAC).`,
-    `2. kube-state-metrics must export the label: metricLabelsAllowlist ["${ksmAllowlistEntry(f.uplinkLabel)}"] (plan.values.kubeStateMetrics).`,
+    `2. kube-state-metrics must export the label: metricLabelsAllowlist ["${egressSteeringModel().ksmAllowlistEntry(f.uplinkLabel)}"] (plan.values.kubeStateMetrics).`,
   ].join('\n'),
 };
 
@@ -488,7 +486,7 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   host.files.push({ path: OPENVPN_DOWN_PATH, mode: 0o755, owner: 'root:root', content: scripts.down });
   host.files.push({ path: OPENVPN_PIN_PATH, mode: 0o755, owner: 'root:root', content: scripts.pin });
   // Validated as host:port: OpenVPN takes the host without brackets, and the port apart.
-  const remote = t.remote ? parseEndpoint(t.remote)! : undefined;
+  const remote = t.remote ? overlayNodeModel().parseEndpoint(t.remote)! : undefined;
   const pinned = `${config.path}.pinned`;
   const args = [
     // After --config, so they win over the config's: a silent server ends the session within ping-restart (unless the
@@ -520,7 +518,7 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
 export function mergedKsmAllowlist(yours: unknown, uplinkLabel: string): string[] {
   const list = Array.isArray(yours) ? yours.map(String) : [];
   const i = list.findIndex((e) => e.startsWith('nodes=['));
-  if (i < 0) return [...list, ksmAllowlistEntry(uplinkLabel)];
+  if (i < 0) return [...list, egressSteeringModel().ksmAllowlistEntry(uplinkLabel)];
   const labels = list[i].slice(7, -1).split(',').map((l) => l.trim()).filter(Boolean);
   if (labels.includes(uplinkLabel) || labels.includes('*')) return list;
   return list.map((e, k) => (k === i ? `nodes=[${[...labels, uplinkLabel].join(',')}]` : e));
@@ -543,7 +541,7 @@ export function egressSteeringValues(p: EgressSteeringProps): Record<string, unk
 
 /** Plans the steering: the policy, label enforcement, alerts, the hook's RBAC, Helm values and the gateway node's host plan. */
 export function planEgressSteering(props: EgressSteeringProps): Plan {
-  const checked = checkEgressSteering(props);
+  const checked = egressSteeringModel().checkEgressSteering(props);
   throwIfProblems(checked.problems, 'EgressSteering props');
   const p = checked.value!;
   const f = facts(p);

@@ -7,20 +7,20 @@ import type { Volume as IVolume } from 'kubernetes-types/core/v1';
 import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
 import { Problem, throwIfProblems, ValidationError } from '../errors';
 import { Claim, VxlanEndpoint } from '../invariants';
-import { KillSwitchProps } from '../model/kill-switch';
-import { describeValue, isRecord, received } from '../model/common';
+import type { KillSwitchProps } from '../model/kill-switch';
 import { boundedName, isDnsLabel, isDnsSubdomain } from '../model/labels';
 import { podSecurityLabels, requiredLevel } from '../model/pod-security';
 import { parseCidr } from '../model/net';
-import { APP_API_PORTS, checkVpnGateway, clusterDnsIpOf, DEFAULT_IMAGES, PortForwardingProps, providerRow, VpnGatewayProps } from '../model/vpn-gateway';
+import type { PortForwardingProps, VpnGatewayProps } from '../model/vpn-gateway';
 import { PORT_SYNC_SCRIPT } from './port-sync';
 import { LOCATION_FILTERS, LocationFilter, providerName } from '../model/vpn-providers';
 import { KubeObject, Plan } from '../types';
 import { renderKillSwitch } from './kill-switch';
+import { commonModel, vpnGatewayModel } from '../lazy';
 
 /** Returns the problems of VpnGateway props without throwing. */
 export function validateVpnGateway(props: unknown): Problem[] {
-  return checkVpnGateway(props).problems;
+  return vpnGatewayModel().checkVpnGateway(props).problems;
 }
 
 /** Istio ambient's ztunnel address, kept local with `mesh: 'istio-ambient'`. */
@@ -61,7 +61,7 @@ export function vxlanPortFor(cni: VpnGatewayProps['cni']): number {
 
 export function gatewayFacts(props: VpnGatewayProps): GatewayFacts {
   const name = props.name ?? 'vpn-gateway';
-  const row = providerRow(props.vpnProvider)!;
+  const row = vpnGatewayModel().providerRow(props.vpnProvider)!;
   const vpnType = props.vpnType ?? 'wireguard';
   const vx = parseCidr(props.vxlanNetwork ?? '172.16.0.0/24')!;
   const podMtu = props.podMtu ?? 1450;
@@ -73,12 +73,12 @@ export function gatewayFacts(props: VpnGatewayProps): GatewayFacts {
     vxlanPort: vxlanPortFor(props.cni),
     vxlanPrefix: [24n, 16n, 8n].map((s) => String((vx.start >> s) & 255n)).join('.'),
     vxlanMtu: vpnType === 'wireguard' ? Math.min(WIREGUARD_MTU, podMtu - 50) : podMtu - 50,
-    clusterDnsIp: clusterDnsIpOf(props)!,
+    clusterDnsIp: vpnGatewayModel().clusterDnsIpOf(props)!,
     clusterDomain: props.clusterDomain ?? 'cluster.local',
     dnssec: props.dnssec ?? true,
     localCidrs: [...props.clusterCidrs, ...props.nodeCidrs, ...(props.mesh === 'istio-ambient' ? [ZTUNNEL_CIDR] : [])].filter((c) => parseCidr(c)!.family === 4),
     podLabels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'vpn-gateway', 'app.kubernetes.io/managed-by': 'tunnelwright' },
-    images: { gluetun: props.images?.gluetun ?? DEFAULT_IMAGES.gluetun, podGateway: props.images?.podGateway ?? DEFAULT_IMAGES.podGateway, portSync: props.images?.portSync ?? DEFAULT_IMAGES.portSync },
+    images: { gluetun: props.images?.gluetun ?? vpnGatewayModel().DEFAULT_IMAGES.gluetun, podGateway: props.images?.podGateway ?? vpnGatewayModel().DEFAULT_IMAGES.podGateway, portSync: props.images?.portSync ?? vpnGatewayModel().DEFAULT_IMAGES.portSync },
     vpnTrafficPort: props.vpnEndpointPort ?? (vpnType === 'wireguard' ? row.wireguard!.defaultPort : row.openvpn!.defaultPort),
   };
 }
@@ -87,7 +87,7 @@ const SECRETS_DIR = '/run/secrets';
 
 /** gluetun's environment: only variables gluetun reads; secrets as files (`*_SECRETFILE`) or Secret references. */
 export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
-  const row = providerRow(props.vpnProvider)!;
+  const row = vpnGatewayModel().providerRow(props.vpnProvider)!;
   const vpnType = props.vpnType ?? 'wireguard';
   const env: IEnvVar[] = [];
   const set = (name: string, value: string | number | undefined) => {
@@ -282,7 +282,7 @@ function secretVolume(props: VpnGatewayProps): IVolume {
 
 /** Plans the gateway: settings ConfigMap, headless Service (clients find the pod by DNS) and the Deployment. */
 export function planVpnGateway(props: VpnGatewayProps): Plan {
-  const checked = checkVpnGateway(props);
+  const checked = vpnGatewayModel().checkVpnGateway(props);
   throwIfProblems(checked.problems, 'VpnGateway props');
   const plan = renderVpnGateway(checked.value!);
   return { ...plan, warnings: checked.warnings };
@@ -428,7 +428,7 @@ export function vpnGatewayClaims(props: VpnGatewayProps): Claim[] {
     : props.serverHostnames?.length === 1 ? { server: props.serverHostnames[0], path: 'serverHostnames[0]' }
       : props.serverNames?.length === 1 ? { server: props.serverNames[0], path: 'serverNames[0]' } : undefined;
   const credential = key ? `${f.namespace}/${key.name}/${key.key ?? 'private-key'}` : props.openvpnCredentialsSecret ? `${f.namespace}/${props.openvpnCredentialsSecret.name}` : undefined;
-  if (pinned && credential) claims.push({ key: `vpn-server/${providerRow(props.vpnProvider)!.gluetunName}/${pinned.server}/${credential}`, path: pinned.path, what: `VPN server ${pinned.server} with the credential ${credential} (two gateways on one server and account steal each other's session)` });
+  if (pinned && credential) claims.push({ key: `vpn-server/${vpnGatewayModel().providerRow(props.vpnProvider)!.gluetunName}/${pinned.server}/${credential}`, path: pinned.path, what: `VPN server ${pinned.server} with the credential ${credential} (two gateways on one server and account steal each other's session)` });
   return claims;
 }
 
@@ -474,11 +474,11 @@ export interface RoutePlan {
 
 /** Plans routing one workload through the gateway (pure: the same for the cdk8s route() and Pulumi's routeTransform()). */
 export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): RoutePlan {
-  const checked = checkVpnGateway(gatewayProps);
+  const checked = vpnGatewayModel().checkVpnGateway(gatewayProps);
   const problems = [...checked.problems, ...checkRouteTarget(target)];
   // Read from the props as given, so that a refusal is reported beside the gateway's own problems (all at once).
-  const pf = isRecord(gatewayProps) && isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
-  const isForwarded = isRecord(target) && pf !== undefined && (pf.toPort !== undefined || pf.app !== undefined)
+  const pf = commonModel().isRecord(gatewayProps) && commonModel().isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
+  const isForwarded = commonModel().isRecord(target) && pf !== undefined && (pf.toPort !== undefined || pf.app !== undefined)
     && pf.workload === target.name && pf.workloadNamespace === target.namespace;
   if (isForwarded) {
     const what = `${String(target.namespace)}/${String(target.name)}`;
@@ -567,7 +567,7 @@ function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget):
     { name: 'APP', value: app },
     { name: 'GLUETUN_URL', value: `http://${f.vxlanPrefix}.1:${CONTROL_PORT}` },
     { name: 'GLUETUN_API_KEY_FILE', value: '/run/port-sync-secrets/gluetun-api-key' },
-    ...(app !== 'command' ? [{ name: 'APP_URL', value: pf.appUrl ?? `http://127.0.0.1:${APP_API_PORTS[app]}` }] : []),
+    ...(app !== 'command' ? [{ name: 'APP_URL', value: pf.appUrl ?? `http://127.0.0.1:${vpnGatewayModel().APP_API_PORTS[app]}` }] : []),
     ...(userItem.length ? [{ name: 'APP_USERNAME_FILE', value: '/run/port-sync-secrets/app-username' }] : []),
     ...(pf.appCredentialsSecret ? [{ name: 'APP_PASSWORD_FILE', value: '/run/port-sync-secrets/app-password' }] : []),
     ...(pf.appApiKeySecret ? [{ name: 'APP_API_KEY_FILE', value: '/run/port-sync-secrets/app-api-key' }] : []),
@@ -629,23 +629,23 @@ export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchF
 
 /** The problems of a route target (from JavaScript or YAML, anything may arrive). */
 function checkRouteTarget(target: unknown): Problem[] {
-  if (!isRecord(target)) return [{ path: 'route', code: 'type', message: `expected the workload to route ({ namespace, podLabels, name }), received ${typeof target === 'object' ? 'null' : typeof target}` }];
+  if (!commonModel().isRecord(target)) return [{ path: 'route', code: 'type', message: `expected the workload to route ({ namespace, podLabels, name }), received ${typeof target === 'object' ? 'null' : typeof target}` }];
   const problems: Problem[] = [];
-  if (typeof target.namespace !== 'string' || !isDnsLabel(target.namespace)) problems.push({ path: 'route.namespace', code: 'namespace', message: `expected the workload's namespace, ${typeof target.namespace === 'string' ? received(target.namespace) : `received ${typeof target.namespace}`}` });
-  if (typeof target.name !== 'string' || !isDnsSubdomain(target.name)) problems.push({ path: 'route.name', code: 'name', message: `expected the workload's name, ${typeof target.name === 'string' ? received(target.name) : `received ${typeof target.name}`}` });
+  if (typeof target.namespace !== 'string' || !isDnsLabel(target.namespace)) problems.push({ path: 'route.namespace', code: 'namespace', message: `expected the workload's namespace, ${typeof target.namespace === 'string' ? commonModel().received(target.namespace) : `received ${typeof target.namespace}`}` });
+  if (typeof target.name !== 'string' || !isDnsSubdomain(target.name)) problems.push({ path: 'route.name', code: 'name', message: `expected the workload's name, ${typeof target.name === 'string' ? commonModel().received(target.name) : `received ${typeof target.name}`}` });
   const labels = target.podLabels;
-  if (!isRecord(labels) || Object.values(labels).some((v) => typeof v !== 'string')) problems.push({ path: 'route.podLabels', code: 'labels', message: 'expected the pod template\'s labels: a map of strings' });
+  if (!commonModel().isRecord(labels) || Object.values(labels).some((v) => typeof v !== 'string')) problems.push({ path: 'route.podLabels', code: 'labels', message: 'expected the pod template\'s labels: a map of strings' });
   else if (Object.keys(labels).length === 0) problems.push({ path: 'route.podLabels', code: 'selector-empty', message: 'the routed workload has no pod labels: its kill switch would select every pod in the namespace' });
   return problems;
 }
 
 /** A pod spec routed through the gateway: the client init container first, the sidecar last, DNS by the gateway. Pure. */
 export function applyRoute(spec: IPodSpec, route: RoutePlan): IPodSpec {
-  if (!isRecord(spec) || !Array.isArray(spec.containers) || spec.containers.some((c) => !isRecord(c))) {
+  if (!commonModel().isRecord(spec) || !Array.isArray(spec.containers) || spec.containers.some((c) => !commonModel().isRecord(c))) {
     throw new ValidationError([{ path: 'spec', code: 'pod-spec', message: 'expected a pod spec with its containers (spec.template.spec of a Deployment, StatefulSet or DaemonSet)' }], 'routed pod spec');
   }
   for (const key of ['initContainers', 'volumes'] as const) {
-    if (spec[key] !== undefined && !Array.isArray(spec[key])) throw new ValidationError([{ path: `spec.${key}`, code: 'type', message: `expected a list, received ${describeValue(spec[key])}` }], 'routed pod spec');
+    if (spec[key] !== undefined && !Array.isArray(spec[key])) throw new ValidationError([{ path: `spec.${key}`, code: 'type', message: `expected a list, received ${commonModel().describeValue(spec[key])}` }], 'routed pod spec');
   }
   const has = (list: { name: string }[] | undefined, name: string) => (list ?? []).some((c) => c.name === name);
   if (has(spec.initContainers, route.initContainer.name)) return spec;

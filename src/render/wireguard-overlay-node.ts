@@ -3,27 +3,24 @@ import { userDataSizeWarnings } from '../host/artefacts';
 import { rememberLength } from '../host/host-plan';
 import { rememberEncoding } from '../host/ignition';
 import { addResolvedSecret, planSecretSource } from '../host/secret-source';
-import {
-  checkWireguardOverlayNode, DEFAULT_K0S_BINARY, DEFAULT_KUBERNETES_VERSION, derivedMtu, Distribution, interfaceAddresses, K0sInstall, kubernetesMinor, NodeRole,
-  parseEndpoint, WireguardInterface, WireguardOverlayNodeProps, WireguardPeer,
-} from '../model/wireguard-overlay-node';
+import type { Distribution, K0sInstall, NodeRole, WireguardInterface, WireguardOverlayNodeProps, WireguardPeer } from '../model/wireguard-overlay-node';
 import {
   DEFERRED_ENDPOINT_PREFIX, WG_ENDPOINTS_FILE, WG_RELOAD_FILE, wireguardEndpointsUnit, wireguardEndpointsUnitContent, wireguardReloadDropin,
 } from '../host/wireguard-reload';
-import { cniOwnedByDistribution, defaultCni, OverlayCni } from '../model/cni';
+import type { OverlayCni } from '../model/cni';
 import { cniValues, k0sNetwork, k3sFlannel, mergeK0sSpec } from './cni';
 import { parseCidr, formatIp } from '../model/net';
 import { emptyHostPlan, HostFile, HostPlan, Plan } from '../types';
-import { stringify } from 'yaml';
+import { cniModel, overlayNodeModel, yaml } from '../lazy';
 
 /** Returns the problems of WireguardOverlayNode props without throwing (warnings are not problems). */
 export function validateWireguardOverlayNode(props: unknown): Problem[] {
-  return checkWireguardOverlayNode(props).problems;
+  return overlayNodeModel().checkWireguardOverlayNode(props).problems;
 }
 
 /** Plans one node's WireGuard interfaces: `/etc/wireguard/<name>.conf`, `wg-quick@<name>.service`, key units, the distribution's ordering and node IP. */
 export function planWireguardOverlayNode(props: WireguardOverlayNodeProps): Plan {
-  const checked = checkWireguardOverlayNode(props);
+  const checked = overlayNodeModel().checkWireguardOverlayNode(props);
   throwIfProblems(checked.problems, 'WireguardOverlayNode props');
   const plan = renderOverlayNode(checked.value!, checked.warnings);
   return { ...plan, warnings: [...plan.warnings, ...userDataSizeWarnings(plan.hosts[0], 'wireguard')] };
@@ -51,7 +48,7 @@ export interface RenderInterface extends WireguardInterface {
 
 /** True when the endpoint is a hostname (not an IP literal). */
 export function isHostnameEndpoint(endpoint: string | undefined): boolean {
-  return endpoint !== undefined && parseEndpoint(endpoint, true)?.isHostname === true;
+  return endpoint !== undefined && overlayNodeModel().parseEndpoint(endpoint, true)?.isHostname === true;
 }
 
 /** What the distribution calls its node unit, by role. */
@@ -109,7 +106,7 @@ export function renderWireguardConfig(node: string, iface: RenderInterface, priv
  * sections of work, not n².
  */
 export function renderWireguardConfigShared(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map(), sections?: WeakMap<RenderPeer, PeerSection>): { readonly text: string; readonly encoded?: string; readonly length?: number } {
-  const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, '[Interface]', `Address = ${interfaceAddresses(iface.address).join(', ')}`];
+  const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, '[Interface]', `Address = ${overlayNodeModel().interfaceAddresses(iface.address).join(', ')}`];
   if (iface.listenPort !== undefined) lines.push(`ListenPort = ${iface.listenPort}`);
   const mtu = interfaceMtu(iface);
   if (mtu !== undefined) lines.push(`MTU = ${mtu}`);
@@ -154,7 +151,7 @@ export function renderWireguardConfigShared(node: string, iface: RenderInterface
 /** The MTU written for an interface: `mtu`, else derived from `underlayMtu`, else none (wg-quick's choice). */
 export function interfaceMtu(iface: WireguardInterface): number | undefined {
   if (iface.mtu !== undefined) return iface.mtu;
-  return iface.underlayMtu !== undefined ? derivedMtu(iface.underlayMtu, iface.peers.map((p) => p.endpoint)) : undefined;
+  return iface.underlayMtu !== undefined ? overlayNodeModel().derivedMtu(iface.underlayMtu, iface.peers.map((p) => p.endpoint)) : undefined;
 }
 
 /** VXLAN's overhead (flannel, Calico VXLAN, Cilium tunnel mode): pods crossing the overlay need their MTU this much below it. */
@@ -251,7 +248,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     host.dropins.push(wireguardReloadDropin(wgUnit, refresh, hostnames ? wireguardEndpointsUnit(iface.name) : undefined));
     if (iface.nodeAddress) {
       // IPv4 first: the first address is the one a single-address setting (k0s api.address, etcd) takes.
-      nodeIps = interfaceAddresses(iface.address).map((a) => parseCidr(a)!).sort((a, b) => a.family - b.family).map((c) => formatIp(c.family, c.address));
+      nodeIps = overlayNodeModel().interfaceAddresses(iface.address).map((a) => parseCidr(a)!).sort((a, b) => a.family - b.family).map((c) => formatIp(c.family, c.address));
       overlayMtu = interfaceMtu(iface);
       overlayIface = iface.name;
     }
@@ -270,8 +267,8 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     values.node = { name: node, nodeIp, nodeIps, apiSans };
     // The CNI carries pod traffic between nodes over the overlay interface: in the distribution's file where the
     // library owns it (k0s.yaml, k3s's config), else in values.cni for the CNI's install (src/render/cni.ts).
-    const cni = input.cni ?? defaultCni(distribution);
-    if (!cniOwnedByDistribution(distribution, cni)) {
+    const cni = input.cni ?? cniModel().defaultCni(distribution);
+    if (!cniModel().cniOwnedByDistribution(distribution, cni)) {
       const handed = cniValues(cni, overlayIface, overlayMtu);
       if (handed) values.cni = handed;
     }
@@ -285,7 +282,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
         const config: Record<string, unknown> = { 'node-ip': nodeIps.join(','), ...(cni === 'flannel' ? k3sFlannel(overlayIface) : {}) };
         if (controller) Object.assign(config, { 'advertise-address': nodeIp, 'tls-san+': apiSans });
         values.k3s = { config };
-        host.files.push({ path: K3S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: register the overlay address${cni === 'flannel' ? ', flannel\'s VXLAN on the overlay' : ''}\n${stringify(config)}` });
+        host.files.push({ path: K3S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: register the overlay address${cni === 'flannel' ? ', flannel\'s VXLAN on the overlay' : ''}\n${yaml().stringify(config)}` });
         break;
       }
       case 'kubeadm': {
@@ -294,7 +291,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
         const defaults = `# written by tunnelwright: register the overlay address\nKUBELET_EXTRA_ARGS=--node-ip=${nodeIps.join(',')}\n`;
         for (const path of KUBEADM_KUBELET_DEFAULTS_PATHS) host.files.push({ path, mode: 0o644, owner: 'root:root', content: defaults });
         if (controller) {
-          const minor = kubernetesMinor(input.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION)!;
+          const minor = overlayNodeModel().kubernetesMinor(input.kubernetesVersion ?? overlayNodeModel().DEFAULT_KUBERNETES_VERSION)!;
           const v4 = minor >= 31;
           const apiVersion = v4 ? 'kubeadm.k8s.io/v1beta4' : 'kubeadm.k8s.io/v1beta3';
           const kubeletExtraArgs = v4 ? [{ name: 'node-ip', value: nodeIps.join(',') }] : { 'node-ip': nodeIps.join(',') };
@@ -303,7 +300,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
             { apiVersion, kind: 'ClusterConfiguration', apiServer: { certSANs: apiSans } },
           ];
           values.kubeadm = { initConfiguration: docs[0], clusterConfiguration: docs[1] };
-          host.files.push({ path: KUBEADM_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: kubeadm init --config ${KUBEADM_CONFIG_PATH}\n${docs.map((d) => stringify(d)).join('---\n')}` });
+          host.files.push({ path: KUBEADM_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: kubeadm init --config ${KUBEADM_CONFIG_PATH}\n${docs.map((d) => yaml().stringify(d)).join('---\n')}` });
         }
         break;
       }
@@ -326,11 +323,11 @@ function renderK0s(host: HostPlan, input: OverlayNodeInput, k8sUnit: string, nod
     const spec = mergeK0sSpec(input.k0sConfig, { api: { address: nodeIps[0], sans: nodeIps }, storage: { type: 'etcd', etcd: { peerAddress: nodeIps[0] } }, network });
     const config = { apiVersion: 'k0s.k0sproject.io/v1beta1', kind: 'ClusterConfig', metadata: { name: 'k0s' }, spec };
     out.config = config;
-    host.files.push({ path: K0S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: the API and etcd listen on the overlay address, pod traffic rides it\n${stringify(config)}` });
+    host.files.push({ path: K0S_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: the API and etcd listen on the overlay address, pod traffic rides it\n${yaml().stringify(config)}` });
   }
   const install = input.installK0s;
   if (!install) return out;
-  const binary = install.binary ?? DEFAULT_K0S_BINARY;
+  const binary = install.binary ?? overlayNodeModel().DEFAULT_K0S_BINARY;
   const after = input.wireguard.map((i) => `wg-quick@${i.name}.service`);
   const args = [binary, 'install', controller ? 'controller' : 'worker'];
   if (input.role === 'controller+worker') args.push('--enable-worker');
