@@ -1,20 +1,24 @@
 import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import { IgnitionConfig } from '../host/ignition';
-import { EgressSteeringProps } from '../model/egress-steering';
+import type { EgressSteeringProps } from '../model/egress-steering';
 import { egressSteeringClaims, planEgressSteering } from '../render/egress-steering';
 import { Plan } from '../types';
-import { planAt, TunnelwrightConstruct } from './base';
+import { NodeArtefacts, planAt, TunnelwrightConstruct } from './base';
 
 /**
  * Cilium egress gateway out of a host VPN tunnel on one node: the CiliumEgressGatewayPolicy, label enforcement,
  * alerts, the re-steer hook's RBAC, Helm values (`plan.values`), and the gateway node's host artefacts.
  */
 export class EgressSteering extends TunnelwrightConstruct {
-  /** The gateway node's `#cloud-config` (this construct's part). */
-  public readonly cloudConfig: string;
-  /** The gateway node's Ignition config (this construct's part). */
-  public readonly ignition: IgnitionConfig;
+  /** The gateway node's `#cloud-config` (this construct's part), rendered when first read. */
+  public get cloudConfig(): string {
+    return this.artefacts.cloudConfig;
+  }
+  /** The gateway node's Ignition config (this construct's part), rendered when first read. */
+  public get ignition(): IgnitionConfig {
+    return this.artefacts.ignition;
+  }
   /** The core plan; `plan.values.cilium` and `plan.values.kubeStateMetrics` are the Helm values it needs. */
   public readonly plan: Plan;
   /** The props it was built from (EgressConformance takes the construct for them). */
@@ -25,8 +29,10 @@ export class EgressSteering extends TunnelwrightConstruct {
     super(scope, id, plan, [...egressSteeringClaims(props), ...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
     this.props = props;
-    const a = this.artefactsOf(plan.hosts[0], '3.4.0');
-    this.cloudConfig = a.cloudConfig;
-    this.ignition = a.ignition;
+    // Not rendered here: tunnelwright's App writes the node's merged artefacts itself, so this construct's own part
+    // is rendered only for a program that reads it (issue 30: it was rendered twice in every synth).
+    this.artefacts = this.artefactsOf(plan.hosts[0], '3.4.0');
   }
+
+  private readonly artefacts: NodeArtefacts;
 }
