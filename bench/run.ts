@@ -12,9 +12,13 @@ import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { Chart } from 'cdk8s';
 import * as ts from 'typescript';
 import { parseAllDocuments, stringify } from 'yaml';
-import { applyRoute, KubeObject, planRoute, planVpnGateway, planWireguardMesh, validateWireguardMesh, VpnGatewayProps, WireguardMeshProps, wireguardConfigs } from '../src';
+import {
+  applyRoute, KubeObject, planRoute, planVpnGateway, planWireguardMesh, validateEgressProbe,
+  validateEgressSteering, validateKillSwitch, validateVpnGateway, validateWireguardMesh, validateWireguardOverlayNode, VpnGatewayProps, WireguardMeshProps, wireguardConfigs,
+} from '../src';
 import { App, WireguardMesh } from '../src/cdk8s';
 import { CLOUD_CONFIG_YAML, cloudConfigDocument } from '../src/host/cloud-init';
+import { gatewayProbe, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh } from '../test/helpers/fixtures';
 import { renderIgnition } from '../src/host/ignition';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -393,6 +397,54 @@ function userCases(emit: (o: Record<string, unknown>) => void): void {
   }
 }
 
+/**
+ * The timed bound that test/model/bad-input.test.ts used to assert (issue 30 moved it here: a timed test fails on a
+ * loaded machine): every public validate entry point (each plan entry point validates first), each top-level prop of its fixture (and the props
+ * themselves) replaced by each of the hostile inputs that cost the most (a 1 MB string, 10 000 CIDRs, 10 000 empty
+ * objects), timed in this process. The slowest call of each kind against its bound: 1 s, or 30 s for a 10 000-item list.
+ */
+function badInputWorst(): Record<string, unknown> {
+  const entries: [string, () => unknown, (i: unknown) => unknown][] = [
+    ['validateWireguardOverlayNode', siteA, validateWireguardOverlayNode], ['validateWireguardMesh', threeNodeMesh, validateWireguardMesh],
+    ['validateKillSwitch', qbittorrentKillSwitch, validateKillSwitch], ['validateVpnGateway', nordvpnGateway, validateVpnGateway],
+    ['validateEgressSteering', prodSteering, validateEgressSteering], ['validateEgressProbe', gatewayProbe, validateEgressProbe],
+  ];
+  const huge: [string, () => unknown, number][] = [
+    ['1 MB string', () => 'x'.repeat(1_000_000), 1000],
+    ['10 000 CIDRs', () => Array.from({ length: 10_000 }, (_, i) => `10.${i >> 8}.${i & 255}.0/24`), 30_000],
+    ['10 000 objects', () => Array.from({ length: 10_000 }, () => ({})), 30_000],
+  ];
+  const worst: Record<string, { ms: number; at: string; boundMs: number }> = {};
+  let calls = 0;
+  for (const [name, fixture, call] of entries) {
+    const base = fixture() as Record<string, unknown>;
+    for (const key of [undefined, ...Object.keys(base)]) {
+      for (const [kind, value, boundMs] of huge) {
+        const input = key === undefined ? value() : { ...base, [key]: value() };
+        const { ms } = time(() => {
+          try {
+            return call(input);
+          } catch {
+            return undefined; // a ValidationError; that it is one is the test's
+          }
+        });
+        calls++;
+        if (!worst[kind] || ms > worst[kind].ms) worst[kind] = { ms: Number(ms.toFixed(1)), at: `${name} ${key ?? '(props)'}`, boundMs };
+      }
+    }
+  }
+  return { case: 'bad-input-worst', calls, worst, withinBounds: Object.values(worst).every((w) => w.ms < w.boundMs), floorMs: null, ratio: null, bytes: 0, peakRssMb: null };
+}
+
+/** The machine a run came from (the first line of every results file). */
+function machine(): Record<string, unknown> {
+  const git = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
+  return {
+    case: 'machine', cpu: os.cpus()[0]?.model.trim(), cpus: os.cpus().length, memMb: Math.round(os.totalmem() / 2 ** 20), node: process.version,
+    os: `${os.type()} ${os.release()} ${os.arch()}`, commit: git.stdout.trim(), started: new Date().toISOString(), loadavg: os.loadavg().map((x) => Number(x.toFixed(2))),
+  };
+}
+
 const MESHES: Record<string, number> = { 'mesh-full-100': 100, 'mesh-full-500': 500, 'mesh-full-1000': 1000 };
 const VALIDATIONS = [250, 500, 1000];
 
@@ -403,11 +455,16 @@ function main(): void {
   if (part === 'validate') return runValidation(n);
   if (part === 'stages') return runStages(n);
   if (part === 'gateways') return runGateways('vpn-gateways-50', n);
+  if (part === 'bad-input') return void line(badInputWorst());
   const lines: Record<string, unknown>[] = [];
+  // Every line carries the 1-minute load average when its case ended: the ratios are taken within one run, but a
+  // loaded machine widens them, so a reader can tell a quiet run from a busy one.
   const emit = (o: Record<string, unknown>) => {
-    lines.push(o);
-    line(o);
+    const withLoad = { ...o, load1: Number(os.loadavg()[0].toFixed(2)) };
+    lines.push(withLoad);
+    line(withLoad);
   };
+  emit(machine());
   userCases(emit);
   if (process.env.BENCH_CASES === 'user') {
     if (process.env.BENCH_RESULTS) fs.writeFileSync(process.env.BENCH_RESULTS, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
@@ -416,6 +473,7 @@ function main(): void {
   for (const [name, nodes] of Object.entries(MESHES)) emit(meshCase(name, nodes));
   const gw = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', __filename, 'gateways', '50'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   emit(JSON.parse(gw.stdout.trim()) as Record<string, unknown>);
+  emit(badInputWorst());
   for (const v of VALIDATIONS) {
     const r = child('validate', v);
     const ms = median(r.times as number[]);

@@ -1,5 +1,6 @@
 // A user's Pulumi program under mocks (no engine, no provider), built against the packed tunnelwright.
 import * as pulumi from '@pulumi/pulumi';
+import * as settings from '@pulumi/pulumi/runtime/settings';
 
 const registered: string[] = [];
 pulumi.runtime.setMocks({
@@ -30,7 +31,9 @@ async function main(): Promise<void> {
     spec: { selector: { matchLabels: { app: 'qbittorrent' } }, template: { metadata: { labels: { app: 'qbittorrent' } }, spec: { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3' }] } } },
   }, { transformations: [gateway.routeTransform()] });
   const userData = await new Promise<string>((resolve) => mesh.nodes.a.cloudConfig.apply((v) => resolve(v)));
-  await new Promise((r) => setTimeout(r, 200));
+  // Every registration in flight has reached the mocks: Pulumi's own drain of its RPC queue (runtime/settings.js
+  // waitForRPCs, what disconnect() awaits), not a timer that a loaded machine can outlast.
+  await (settings as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs();
   if (!userData.startsWith('#cloud-config')) throw new Error('no cloud-config for node a');
   process.stdout.write(`${JSON.stringify({ resources: registered.length, deployment: registered.includes('kubernetes:apps/v1:Deployment qbittorrent') })}\n`);
 }

@@ -9,7 +9,8 @@ import { runs } from '../helpers/runs';
 /**
  * Every public entry point, given malformed props as JavaScript callers and YAML-loaded configs produce them: a plan
  * or a ValidationError whose every problem has a path and a message, never another exception; no message or warning
- * holds a value given to a secret-bearing field or a whole user object; no call takes a second. Fixed seed: the same
+ * holds a value given to a secret-bearing field or a whole user object (how long a call takes is the bench's, case
+ * bad-input-worst). Fixed seed: the same
  * 10 000+ inputs every run.
  */
 const SECRET_FIELDS = /(privateKey|presharedKey|publicKey|password|apiKey|url)$/i;
@@ -86,10 +87,6 @@ function wellFormed(p: unknown): boolean {
   return typeof path === 'string' && typeof code === 'string' && code.length > 0 && typeof message === 'string' && message.length > 0;
 }
 
-function hasHugeList(value: unknown): boolean {
-  return Array.isArray(value) && value.length > 1000;
-}
-
 interface Entry {
   readonly name: string;
   readonly fixture: () => unknown;
@@ -135,7 +132,6 @@ describe('bad input: a plan or a ValidationError, never a crash or an echoed sec
         const input = withValue(base, path, value);
         const secret = forbiddenFor(path, value);
         const at = ` (${name} at ${JSON.stringify(path)})`;
-        const started = process.hrtime.bigint();
         let result: unknown;
         try {
           result = entry.call(input);
@@ -148,9 +144,8 @@ describe('bad input: a plan or a ValidationError, never a crash or an echoed sec
           f.refused++;
           result = undefined;
         }
-        const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        // A second at the sizes the bench uses (1000 nodes); a 10 000-item list, ten times that, must only finish.
-        must(ms < (hasHugeList(value) ? 30_000 : 1000), `took ${Math.round(ms)} ms${at}`);
+        // No time bound here (issue 30: a loaded machine made a timed test fail): `npm run bench` times the hostile
+        // inputs (case bad-input-worst) against the second this test once asserted.
         if (result !== undefined) {
           f.planned++;
           const warnings = JSON.stringify((result as { warnings?: unknown }).warnings ?? []);
