@@ -63,6 +63,8 @@ const project = new typescript.TypeScriptProject({
       strict: true,
       // The zod schemas are internal: the published types stay plain TypeScript (no zod types under a user's tsc).
       stripInternal: true,
+      // "Go to definition" opens the shipped src/*.ts, not the .d.ts (the .js files carry inline maps with sources).
+      declarationMap: true,
     },
   },
   deps: ['zod@4.6.7', 'yaml@2.9.1', 'ipaddr.js@2.5.0', 'kubernetes-types@1.30.0'],
@@ -107,9 +109,13 @@ for (const dep of project.deps.all) {
 // The README snippets the docs test writes out (after projen's own `!/test/`, so that it wins).
 project.gitignore.addPatterns('/test/.readme-snippets/');
 // Packed with its sources: the inline source maps name src/ files, which a stack trace or "go to definition" opens.
-project.npmignore?.addPatterns('!/src/', '!/src/**/*.ts');
-// `npm pack` (and publish) builds first: a tarball without lib/ is no package.
-project.package.setScript('prepack', 'npx projen compile');
+project.npmignore?.addPatterns('!/src/', '!/src/**/*.ts', '!/lib/**/*.d.ts.map');
+// `npm pack` (and publish) builds first: a tarball without lib/ is no package. It also bundles the upstream schemas
+// that tunnelwright/testing loads into schemas/ (copied and sha256-checked from $TUNNELWRIGHT_SCHEMAS or
+// ../shared/schemas, with SOURCES.md and licences: scripts/schemas/); postpack removes them, they are never committed.
+project.package.setScript('prepack', 'npx projen compile && node scripts/schemas/bundle.mjs');
+project.package.setScript('postpack', 'node scripts/schemas/bundle.mjs --clean');
+project.gitignore.addPatterns('/schemas/');
 for (const p of ['/examples/', '/scripts/', '/.ci/', '/.tools/', '/bench/', '/test/', '/.typedoc-out/', '/.ci-out/', '/dist/', '/eslint.config.mjs', '/jest.system.config.json', '/tsconfig.dev.json', '/typedoc.json', '/stryker.config.json']) project.npmignore?.exclude(p);
 project.package.addField('main', 'lib/index.js');
 project.package.addField('types', 'lib/index.d.ts');

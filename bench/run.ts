@@ -13,7 +13,7 @@ import { Chart } from 'cdk8s';
 import * as ts from 'typescript';
 import { parseAllDocuments, stringify } from 'yaml';
 import {
-  applyRoute, KubeObject, planRoute, planVpnGateway, planWireguardMesh, validateEgressProbe,
+  applyRoute, KubeObject, planKillSwitch, planRoute, planVpnGateway, planWireguardMesh, validateEgressProbe,
   validateEgressSteering, validateKillSwitch, validateVpnGateway, validateWireguardMesh, validateWireguardOverlayNode, VpnGatewayProps, WireguardMeshProps, wireguardConfigs,
 } from '../src';
 import { App, WireguardMesh } from '../src/cdk8s';
@@ -445,6 +445,35 @@ function machine(): Record<string, unknown> {
   };
 }
 
+/**
+ * The issue's hostile inputs (test/hostile-input.test.ts asserts what they answer): each one's median time through the
+ * core, the answer a plan or a ValidationError. `BENCH_CASES=hostile npm run bench` runs this case alone.
+ */
+function hostileCase(): Record<string, unknown> {
+  const cidrs = Array.from({ length: 10_000 }, (_, i) => `10.${i >> 8}.${i & 255}.0/24`);
+  const gateway = gatewayProps(1)[0];
+  const hub: WireguardMeshProps = { ...meshProps(500), topology: { hub: 'node-0' } };
+  const inputs: Record<string, () => unknown> = {
+    'kill-switch-allowCidrs-10000': () => planKillSwitch({ selector: { app: 'x' }, namespace: 'media', allowCidrs: cidrs }),
+    'kill-switch-selector-constructor-key': () => planKillSwitch({ selector: JSON.parse('{"constructor": "x", "__proto__": "y"}') as Record<string, string>, namespace: 'media', allowCidrs: ['10.42.0.0/16'] }),
+    'vpn-gateway-clusterCidrs-10000': () => validateVpnGateway({ ...gateway, clusterCidrs: cidrs }),
+    'egress-steering-10000-enforced-not-steered': () => validateEgressSteering({ gatewayNode: 'gw', clusterCidrs: ['10.42.0.0/16'], namespaces: Array.from({ length: 10_000 }, (_, i) => `ns-${i}`), enforceLabels: { namespaces: Array.from({ length: 10_000 }, (_, i) => `other-${i}`) } }),
+    'mesh-hub-500': () => planWireguardMesh(hub),
+  };
+  const ms: Record<string, number> = {};
+  for (const [name, run] of Object.entries(inputs)) {
+    const times = Array.from({ length: RUNS }, () => time(() => {
+      try {
+        run();
+      } catch (e) {
+        if ((e as Error).name !== 'ValidationError') throw e;
+      }
+    }).ms);
+    ms[name] = Number(median(times).toFixed(1));
+  }
+  return { case: 'hostile-input', ms: Math.max(...Object.values(ms)), floorMs: null, ratio: null, bytes: 0, peakRssMb: null, inputs: ms };
+}
+
 const MESHES: Record<string, number> = { 'mesh-full-100': 100, 'mesh-full-500': 500, 'mesh-full-1000': 1000 };
 const VALIDATIONS = [250, 500, 1000];
 
@@ -465,6 +494,7 @@ function main(): void {
     line(withLoad);
   };
   emit(machine());
+  if (process.env.BENCH_CASES === 'hostile') return void emit(hostileCase());
   userCases(emit);
   if (process.env.BENCH_CASES === 'user') {
     if (process.env.BENCH_RESULTS) fs.writeFileSync(process.env.BENCH_RESULTS, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
@@ -474,6 +504,7 @@ function main(): void {
   const gw = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', __filename, 'gateways', '50'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   emit(JSON.parse(gw.stdout.trim()) as Record<string, unknown>);
   emit(badInputWorst());
+  emit(hostileCase());
   for (const v of VALIDATIONS) {
     const r = child('validate', v);
     const ms = median(r.times as number[]);

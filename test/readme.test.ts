@@ -33,6 +33,32 @@ describeWithSchemas('the README\'s snippets', () => {
     expect(diagnostics.map((d) => `${path.basename(d.file!.fileName)}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`)).toEqual([]);
   });
 
+  /**
+   * Pulumi's own TypeScript template (pulumi/templates typescript/tsconfig.json) compiles with `module` and
+   * `moduleResolution` `nodenext`, no skipLibCheck, in a package without `"type": "module"`: a dynamic `import()` of a
+   * relative path then needs its `.js`. The Pulumi snippets type-check under those options as written, with the
+   * package's entry points mapped to src/ as above.
+   */
+  it('each Pulumi snippet type-checks under Pulumi\'s nodenext template tsconfig', () => {
+    const pulumiSnippets = snippets.filter((s) => /from '(tunnelwright\/pulumi|@pulumi\/[a-z]+)'|import\('tunnelwright\/pulumi'\)/.test(s.code));
+    expect(pulumiSnippets.length).toBeGreaterThanOrEqual(3);
+    // Control: the same options refuse a relative dynamic import without its extension (TS2835).
+    fs.writeFileSync(path.join(DIR, 'nodenext-control.ts'), "export const loaded = import('./snippet-1');\n");
+    const template: ts.CompilerOptions = {
+      strict: true, outDir: path.join(DIR, 'bin'), target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      sourceMap: true, experimentalDecorators: true, noFallthroughCasesInSwitch: true, noImplicitReturns: true, forceConsistentCasingInFileNames: true,
+      noEmit: true, baseUrl: ROOT, paths: { 'tunnelwright': ['src/index.ts'], 'tunnelwright/*': ['src/*/index.ts'] },
+    };
+    const files = [...pulumiSnippets.map((s) => path.join(DIR, `${s.name}.ts`)), path.join(DIR, 'nodenext-control.ts')];
+    const program = ts.createProgram(files, template);
+    const diagnostics = ts.getPreEmitDiagnostics(program).filter((d) => d.file?.fileName.startsWith(DIR));
+    const shown = diagnostics.map((d) => `${path.basename(d.file!.fileName)}: TS${d.code}`);
+    expect(shown).toEqual(['nodenext-control.ts: TS2835']);
+    // Relative specifiers in a snippet, in code or in a comment that says what to write, carry their extension.
+    const relative = pulumiSnippets.flatMap((s) => [...s.code.matchAll(/import\(\s*'(\.\.?\/[^']*)'\s*\)|from '(\.\.?\/[^']*)'/g)].map((m) => `${s.name}: ${m[1] ?? m[2]}`));
+    expect(relative.filter((r) => !/\.js$/.test(r))).toEqual([]);
+  });
+
   it.each(snippets.map((s) => [s.name, s] as const))('%s runs', async (_name, s) => {
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-readme-'));
     const saved = { outdir: process.env.CDK8S_OUTDIR, schemas: process.env.TUNNELWRIGHT_SCHEMAS };

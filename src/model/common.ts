@@ -220,6 +220,12 @@ export function parseWith<T>(schema: z.ZodType, input: unknown): { ok: true; val
   return { ok: false, problems: [...secrets, ...(r.success ? [] : zodProblems(r.error).filter((p) => !at.has(p.path)))] };
 }
 
+/** Values quoted and listed for a message: all of them up to `max`, else the first `max` and how many there are. */
+export function quotedList(values: readonly unknown[], max = 10): string {
+  const shown = values.slice(0, max).map((v) => JSON.stringify(v)).join(', ');
+  return values.length > max ? `${shown}, … (${values.length} in all)` : shown;
+}
+
 /** Fields meant for a key (a public key, or an inline private key where one is allowed) or a URL that may carry a token. */
 const KEY_FIELDS = /^(publicKey|privateKey|presharedKey|wireguardPublicKey|url)$/;
 
@@ -252,12 +258,24 @@ export function secretValueProblems(input: unknown): Problem[] {
       const key: PropertyKey = Array.isArray(v) ? Number(k) : k;
       const look = Array.isArray(v) ? undefined : secretLook(k);
       if (look) out.push(secretProblem(joinPath(path), look, 'a key of this object looks like'));
+      else if (!Array.isArray(v) && RESERVED_KEYS.has(k)) out.push({ path: joinPath([...path, key]), code: 'reserved-key', message: RESERVED_KEYS.get(k)! });
       else visit(x, [...path, key]);
     }
   };
   visit(input, []);
   return out;
 }
+
+/**
+ * Object keys no JavaScript program can carry through safely, refused wherever they appear in the props (a selector, a
+ * label map, Helm values): cdk8s's serializer reads `obj.constructor.name` to tell a plain object from a class
+ * instance and throws for any other (cdk8s src/_util.ts `sanitizeValue`), and assigning `__proto__` replaces an
+ * object's prototype instead of adding a key, so the entry would vanish from every copy.
+ */
+const RESERVED_KEYS: ReadonlyMap<string, string> = new Map([
+  ['constructor', 'a key named "constructor" cannot be written: cdk8s reads an object\'s `constructor` to tell a plain object from a class instance, so no manifest could hold it; rename the key'],
+  ['__proto__', 'a key named "__proto__" cannot be written: assigning it replaces the object\'s prototype instead of adding a key, so it would vanish from every copy; rename the key'],
+]);
 
 function isWellFormedText(s: string): boolean {
   return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);

@@ -4,7 +4,7 @@ import { isWireguardKey } from '../keys';
 import {
   asArray, Cidr, locatedCidrs, networkCidrSchema, clusterSchema, isRecord, parseWith, redactProblems, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
-import { KEY_FIELD_MESSAGE } from './common';
+import { KEY_FIELD_MESSAGE, quotedList } from './common';
 import { checkInterfaceName } from './kill-switch';
 import { DNS_SUBDOMAIN, isDnsLabel, isLabelKey, isLabelValue } from './labels';
 import { cidrContains, hasHostBits, parseCidr, parseIp } from './net';
@@ -222,7 +222,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
     const steered = Array.isArray(input.namespaces) ? input.namespaces.filter((n): n is string => typeof n === 'string') : undefined;
     // CoreDNS runs in kube-system: labelling its pods steers its upstream queries only when the policy selects there.
     const coreDns = steered && !steered.includes('kube-system')
-      ? `; labelling the CoreDNS pods with the vpn class does nothing here, since the policy selects pods only in ${steered.map((n) => JSON.stringify(n)).join(', ')} and CoreDNS runs in kube-system: add kube-system to namespaces for that, or point CoreDNS's forward at a resolver reached only through the tunnel`
+      ? `; labelling the CoreDNS pods with the vpn class does nothing here, since the policy selects pods only in ${quotedList(steered)} and CoreDNS runs in kube-system: add kube-system to namespaces for that, or point CoreDNS's forward at a resolver reached only through the tunnel`
       : ': label the CoreDNS pods with the vpn class, or point CoreDNS\'s forward at a resolver reached only through the tunnel';
     warnings.push({ path: 'clusterCidrs', code: 'dns-wan', message: `vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN${coreDns} (see the README, "DNS leaves by the WAN")` });
     warnings.push({ path: 'vpnClass', code: 'policy-delay', message: 'Cilium applies the policy to a new pod shortly after it starts: until then its traffic leaves with its own node\'s address (Cilium\'s egress gateway docs, limitations). No policy closes that window: for workloads that must never leak, route them with VpnGateway (pod-level routing with its kill switch) instead' });
@@ -235,8 +235,10 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       const vpnClass = typeof input.vpnClass === 'string' ? input.vpnClass : 'vpn';
       // A namespace where the label is required but nothing steers: its vpn-class pods are admitted and leave by the WAN.
       if (steered && steered.length > 0) {
+        // Listed once, and at most ten names: 10 000 enforced namespaces must not make 10 000 copies of 10 000 names.
+        const [steeredSet, steeredText] = [new Set(steered), quotedList(steered)];
         asArray(enforce.namespaces).forEach((ns, i) => {
-          if (typeof ns === 'string' && isDnsLabel(ns) && !steered.includes(ns)) push(`enforceLabels.namespaces[${i}]`, 'enforced-not-steered', `expected a namespace the policy steers (namespaces: ${steered.map((n) => JSON.stringify(n)).join(', ')}): Kyverno would admit pods of class ${vpnClass} in ${ns}, and they would leave by the WAN; add ${ns} to namespaces, or leave it out here`);
+          if (typeof ns === 'string' && isDnsLabel(ns) && !steeredSet.has(ns)) push(`enforceLabels.namespaces[${i}]`, 'enforced-not-steered', `expected a namespace the policy steers (namespaces: ${steeredText}): Kyverno would admit pods of class ${vpnClass} in ${ns}, and they would leave by the WAN; add ${ns} to namespaces, or leave it out here`);
         });
       }
       if (Array.isArray(enforce.classes) && !enforce.classes.includes(vpnClass)) push('enforceLabels.classes', 'classes', `expected the allowed classes to include the vpn class "${vpnClass}", received ${JSON.stringify(enforce.classes)}`);
@@ -253,7 +255,8 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       // kube-state-metrics keeps the last entry of a resource (pkg/options/types.go, LabelsAllowList.Set:
       // `m[name] = []string{}` at each "="): a second nodes= entry silently drops the first one's labels.
       const nodeEntries = asArray(allow).map((a, i) => ({ a, i })).filter(({ a }) => typeof a === 'string' && a.trim().startsWith('nodes='));
-      for (const { i } of nodeEntries.slice(1)) push(`monitoring.kubeStateMetricsValues.metricLabelsAllowlist[${i}]`, 'ksm-nodes-repeated', `expected one nodes= entry, found ${nodeEntries.map(({ a }) => JSON.stringify(a)).join(', ')}: kube-state-metrics keeps only the last, so the labels of the others are never exported; list every node label in one nodes=[…] entry`);
+      const found = quotedList(nodeEntries.map(({ a }) => a));
+      for (const { i } of nodeEntries.slice(1)) push(`monitoring.kubeStateMetricsValues.metricLabelsAllowlist[${i}]`, 'ksm-nodes-repeated', `expected one nodes= entry, found ${found}: kube-state-metrics keeps only the last, so the labels of the others are never exported; list every node label in one nodes=[…] entry`);
       if (!Array.isArray(allow) || !allow.some((a) => typeof a === 'string' && a.startsWith('nodes=[') && a.slice(7, -1).split(',').map((s) => s.trim()).some((l) => l === uplink || l === '*'))) {
         warnings.push({ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: `kube-state-metrics must export the ${uplink} node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: add metricLabelsAllowlist: ["${ksmAllowlistEntry(uplink)}"] (plan.values.kubeStateMetrics)` });
       }

@@ -13,10 +13,22 @@ function defaultOf<T>(mod: T | { default: T }): T {
 
 type Json = Record<string, unknown>;
 
-/** The schema directory: the argument, else `$TUNNELWRIGHT_SCHEMAS`; a clear error when neither exists. */
+/**
+ * The schemas bundled into the package when it was packed (`schemas/` beside `lib/`, with their SOURCES.md and
+ * licences), or undefined in a checkout that was not packed.
+ */
+export function packagedSchemaDir(): string | undefined {
+  const dir = path.resolve(__dirname, '..', '..', 'schemas');
+  return fs.existsSync(path.join(dir, 'SOURCES.md')) ? dir : undefined;
+}
+
+/**
+ * The schema directory: the argument, else `$TUNNELWRIGHT_SCHEMAS`, else the schemas the package ships; a clear
+ * error when none exists.
+ */
 export function resolveSchemaDir(dir?: string): string {
-  const chosen = dir ?? process.env.TUNNELWRIGHT_SCHEMAS;
-  if (!chosen) throw new Error('tunnelwright/testing: no schema directory: pass one or set TUNNELWRIGHT_SCHEMAS to a folder with the upstream schemas (cloud-config, Ignition, Cilium, Kyverno, PrometheusRule)');
+  const chosen = dir ?? (process.env.TUNNELWRIGHT_SCHEMAS || undefined) ?? packagedSchemaDir();
+  if (!chosen) throw new Error('tunnelwright/testing: no schema directory: this copy of tunnelwright was not packed with its schemas (a checkout: run `node scripts/schemas/bundle.mjs`), so pass one or set TUNNELWRIGHT_SCHEMAS to a folder with the upstream schemas (cloud-config, Ignition, Cilium, Kyverno, PrometheusRule)');
   if (!fs.existsSync(chosen) || !fs.statSync(chosen).isDirectory()) throw new Error(`tunnelwright/testing: schema directory ${chosen} does not exist`);
   return chosen;
 }

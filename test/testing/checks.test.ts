@@ -1,4 +1,7 @@
-import { checkCloudConfig, checkIgnition, checkKubeObjects, closeSchema, resolveSchemaDir } from '../../src/testing';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { checkCloudConfig, checkIgnition, checkKubeObjects, closeSchema, CUSTOM_RESOURCE_SCHEMAS, packagedSchemaDir, resolveSchemaDir } from '../../src/testing';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
 
 describe('closeSchema', () => {
@@ -20,15 +23,41 @@ describe('closeSchema', () => {
 });
 
 describe('resolveSchemaDir', () => {
-  it('says what to do when no directory is given', () => {
+  it('says what to do when no directory is given and the checkout was not packed', () => {
     const saved = process.env.TUNNELWRIGHT_SCHEMAS;
     delete process.env.TUNNELWRIGHT_SCHEMAS;
     try {
-      expect(() => resolveSchemaDir()).toThrow(/no schema directory: pass one or set TUNNELWRIGHT_SCHEMAS/);
+      expect(packagedSchemaDir()).toBeUndefined();
+      expect(() => resolveSchemaDir()).toThrow('tunnelwright/testing: no schema directory: this copy of tunnelwright was not packed with its schemas (a checkout: run `node scripts/schemas/bundle.mjs`), so pass one or set TUNNELWRIGHT_SCHEMAS to a folder with the upstream schemas (cloud-config, Ignition, Cilium, Kyverno, PrometheusRule)');
+      // An empty variable is no directory either.
+      process.env.TUNNELWRIGHT_SCHEMAS = '';
+      expect(() => resolveSchemaDir()).toThrow('tunnelwright/testing: no schema directory');
       expect(() => resolveSchemaDir('/nonexistent/schemas')).toThrow('tunnelwright/testing: schema directory /nonexistent/schemas does not exist');
     } finally {
       if (saved !== undefined) process.env.TUNNELWRIGHT_SCHEMAS = saved;
+      else delete process.env.TUNNELWRIGHT_SCHEMAS;
     }
+  });
+});
+
+/** The package ships the schemas the checks load, bundled at pack time (test/system/testing-package.test.ts packs it). */
+describeWithSchemas('the schemas bundled into the package', () => {
+  const manifest = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../scripts/schemas/manifest.json'), 'utf8')) as { files: { file: string; sha256: string; licenseFiles: string[] }[] };
+
+  it('are exactly the files the checks load', () => {
+    const loaded = [...Object.values(CUSTOM_RESOURCE_SCHEMAS), 'schema-cloud-config-v1.json', 'ignition-v3_4-schema.json', 'ignition-v3_5-schema.json'].sort();
+    expect(manifest.files.map((f) => f.file).sort()).toEqual(loaded);
+  });
+
+  it('are pinned to the copies the tests read (a newer upstream copy needs its commit and sha256 in the manifest)', () => {
+    const differing = manifest.files.filter((f) => crypto.createHash('sha256').update(fs.readFileSync(path.join(SCHEMA_DIR, f.file))).digest('hex') !== f.sha256);
+    expect(differing.map((f) => f.file)).toEqual([]);
+  });
+
+  it('each name a licence text the bundler can copy', () => {
+    const here = path.resolve(__dirname, '../../scripts/schemas');
+    const missing = [...new Set(manifest.files.flatMap((f) => f.licenseFiles))].filter((l) => l !== 'Apache-2.0.txt' && !fs.existsSync(path.join(here, l)));
+    expect(missing).toEqual([]);
   });
 });
 
