@@ -95,6 +95,12 @@ export function renderConformanceScript(p: EgressConformanceProps): string {
   const sources = conformanceSources(p);
   const timeout = p.requestTimeoutSeconds ?? conformanceModel().DEFAULT_REQUEST_TIMEOUT_SECONDS;
   const recovery = p.recoverySeconds ?? conformanceModel().DEFAULT_RECOVERY_SECONDS;
+  // Each target with the host:port curl's --resolve pins (`-` for an address literal: nothing to resolve).
+  const targets = p.targets.map((t) => {
+    const u = new URL(t);
+    const port = u.port || (u.protocol === 'https:' ? '443' : '80');
+    return `${/^\d{1,3}(\.\d{1,3}){3}$/.test(u.hostname) ? '-' : `${u.hostname}:${port}`} ${t}`;
+  });
   const sourceCalls = sources.map((s) => {
     const args = [s.kind, s.label, s.probeNamespace, s.vpnProbe, s.directProbe, s.control.namespace, s.control.deployment, s.control.container, s.iface, s.node ?? '', s.unit ?? '', s.uplinkLabel ?? ''];
     return `check_source ${args.map(q).join(' ')}\nrestore_all`;
@@ -112,16 +118,24 @@ export function renderConformanceScript(p: EgressConformanceProps): string {
 #      (an echo outage cannot pass as a kill switch; an answer naming any address is a leak)
 #   R4 tunnel started again: vpn-class egress back inside the VPN ranges within RECOVERY_SECONDS, from a new
 #      tunnel interface (EgressSteering: the node's uplink label names it)
-#   R5 every tunnel stopped is started again (an EXIT trap), and the output says so
+#   R5 every tunnel stopped is started again (an EXIT trap), and the output says so; a dead-man restore armed on the
+#      target before each stop starts it DEADMAN_SECONDS later when this shell is killed outright
 set -u
 KUBECTL=\${KUBECTL:-kubectl}
 RECOVERY_SECONDS=\${RECOVERY_SECONDS:-${recovery}}
 TIMEOUT=${timeout}
-TARGETS=${q(p.targets.join(' '))}
+# The dead-man restore: armed on the target before each stop, it starts the tunnel this many seconds later unless the
+# run disarms it first (a run killed outright, or a kubectl that lost the API, cannot restore from here). Past R3's
+# requests (one timeout per target) with a margin for the kubectl calls around them; firing later is a no-op start.
+DEADMAN_SECONDS=\${DEADMAN_SECONDS:-${timeout * p.targets.length + 60}}
+RUN_ID=$(date +%s)-$$
+# Each echo target as "<host:port to pin, or -> <url>".
+TARGETS=${q(targets.join(' '))}
 VPN_CIDRS=${q(p.vpnCidrs.join(' '))}
 WAN_IPS=${q(p.wanIps.join(' '))}
 failures=0
-# The tunnel stopped and not yet back: "<kind>|<label>|<namespace>|<deployment>|<container>|<unit>".
+sources=0
+# The tunnel stopped and not yet back: "<kind>|<label>|<namespace>|<deployment>|<container>|<unit>|<dead-man name>".
 stopped=''
 
 if [ "\${1:-}" != --destructive ]; then
@@ -154,20 +168,54 @@ in_list() { # in_list <ip> <cidrs or addresses>
   return 1
 }
 
-# echo_from <namespace> <deployment> [<file>]: the first address an echo target answers with, or nothing; when none
-# answers, the exit status of each request goes to <file>: kubectl exec exits with the remote command's status
-# (curl's), and with 1 when it cannot run it at all (k8s.io/kubectl/pkg/cmd/util/helpers.go, checkErr).
+# echo_from <namespace> <deployment> [<file> [<pins>]]: the first address an echo target answers with, or nothing;
+# when none answers, the exit status of each request goes to <file>: kubectl exec exits with the remote command's
+# status (curl's), and with 1 when it cannot run it at all (k8s.io/kubectl/pkg/cmd/util/helpers.go, checkErr).
+# With <pins> ("<host:port>:<address> …", from pins_from), each named target is asked at its pinned address
+# (curl --resolve): no name lookup, so a lookup that hangs cannot pass for a blocked request; a named target without
+# a pin is then not asked.
 echo_from() {
   codes=''
-  for t in $TARGETS; do
-    body=$("$KUBECTL" -n "$1" exec "deploy/$2" -c ${PROBE_CONTAINER} -- curl -s -4 --max-time "$TIMEOUT" "$t" 2>/dev/null)
+  # shellcheck disable=SC2086
+  set -- "$1" "$2" "\${3:-}" "\${4:-}" $TARGETS
+  ns=$1 dep=$2 why=$3 pins=$4
+  shift 4
+  while [ $# -ge 2 ]; do
+    key=$1 t=$2
+    shift 2
+    if [ -n "$pins" ] && [ "$key" != - ]; then
+      pin=''
+      for p in $pins; do case $p in "$key":*) pin=$p ;; esac; done
+      [ -n "$pin" ] || continue
+      body=$("$KUBECTL" -n "$ns" exec "deploy/$dep" -c ${PROBE_CONTAINER} -- curl -s -4 --max-time "$TIMEOUT" --resolve "$pin" "$t" 2>/dev/null)
+    else
+      body=$("$KUBECTL" -n "$ns" exec "deploy/$dep" -c ${PROBE_CONTAINER} -- curl -s -4 --max-time "$TIMEOUT" "$t" 2>/dev/null)
+    fi
     rc=$?
     a=$(printf '%s' "$body" | grep -Eo '([0-9]{1,3}[.]){3}[0-9]{1,3}' | head -n 1)
     [ -n "$a" ] && { say "$a"; return 0; }
     codes="$codes $rc"
   done
-  [ -z "\${3:-}" ] || printf '%s\n' "$codes" >"$3"
+  [ -z "$why" ] || printf '%s\n' "$codes" >"$why"
   return 1
+}
+
+# pins_from <namespace> <direct probe>: "<host:port>:<address>" for each named target, the address the direct-class
+# probe connected to (curl -w '%{remote_ip}'), or "-" when every target is an address already; nothing when no named
+# target resolved.
+pins_from() {
+  out='' named='' ns=$1 dep=$2
+  # shellcheck disable=SC2086
+  set -- $TARGETS
+  while [ $# -ge 2 ]; do
+    key=$1 t=$2
+    shift 2
+    [ "$key" = - ] && continue
+    named=1
+    ip=$("$KUBECTL" -n "$ns" exec "deploy/$dep" -c ${PROBE_CONTAINER} -- curl -s -4 -o /dev/null -w '%{remote_ip}' --max-time "$TIMEOUT" "$t" 2>/dev/null | grep -Eo '^([0-9]{1,3}[.]){3}[0-9]{1,3}$')
+    [ -z "$ip" ] || out="$out $key:$ip"
+  done
+  if [ -z "$named" ]; then say -; else say "$out"; fi
 }
 
 # unanswered <exit statuses>: why they are not a blocked request (nothing when each is curl's timeout, 28, or
@@ -202,6 +250,35 @@ tunnel() {
   fi
 }
 
+# deadman <arm|disarm> <kind> <namespace> <deployment> <container> <unit> <name>: on the target itself, a start of the
+# tunnel DEADMAN_SECONDS from now, which survives this shell (SIGKILL, a lost API connection, a laptop put to sleep).
+deadman() {
+  if [ "$2" = steering ]; then
+    # A transient systemd timer on the gateway node (systemd-run --on-active), gone once elapsed or stopped.
+    if [ "$1" = arm ]; then
+      "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- nsenter -t 1 -m -u -i -n -p -- systemd-run --quiet --collect --unit="$7" --on-active="$DEADMAN_SECONDS" --timer-property=RemainAfterElapsed=no systemctl start "$6"
+    else
+      "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- nsenter -t 1 -m -u -i -n -p -- systemctl stop "$7.timer"
+    fi
+  else
+    # A detached sleeper in the gluetun container (its PID in /tmp/<name>.pid) that sends PUT running, as the stop did.
+    if [ "$1" = arm ]; then
+      # shellcheck disable=SC2016 # expanded by the shells in the container
+      "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- sh -c 'nohup sh -c "$1" sh "$2" "$3" "$4" "$5" </dev/null >/dev/null 2>&1 & echo $! > "/tmp/$2.pid"' sh \\
+        'sleep "$2" && rm -f "/tmp/$1.pid" && exec wget -q -t 3 -T 30 -O - --method=PUT --header=Content-Type:application/json --body-data="$4" "$3"' \\
+        "$7" "$DEADMAN_SECONDS" ${GLUETUN_CONTROL}/v1/vpn/status '{"status":"running"}'
+    else
+      # shellcheck disable=SC2016
+      "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- sh -c 'kill "$(cat "/tmp/$1.pid")" && rm -f "/tmp/$1.pid"' sh "$7"
+    fi
+  fi
+}
+
+# disarmed <kind> <namespace> <deployment> <container> <unit> <name>: disarms the dead-man restore; prints why not.
+disarmed() {
+  d=$(deadman disarm "$1" "$2" "$3" "$4" "$5" "$6" 2>&1) || say " (its dead-man restore $6 could not be disarmed: $(oneline "$d"); when it fires it starts the running tunnel once more, which changes nothing)"
+}
+
 restore_all() {
   [ -n "$stopped" ] || return 0
   old_ifs=$IFS
@@ -211,10 +288,10 @@ restore_all() {
   IFS=$old_ifs
   stopped=''
   if out=$(tunnel start "$1" "$3" "$4" "$5" "\${6:-}" 2>&1); then
-    say "RESTORED [$2]: the tunnel was started again after a failed or interrupted step ($(oneline "$out"))"
+    say "RESTORED [$2]: the tunnel was started again after a failed or interrupted step\${out:+ ($(oneline "$out"))}$(disarmed "$1" "$3" "$4" "$5" "\${6:-}" "$7")"
   else
     failures=$((failures + 1))
-    say "NOT RESTORED [$2]: starting the tunnel failed: $out; start it yourself now"
+    say "NOT RESTORED [$2]: starting the tunnel failed: $(oneline "$out"); its dead-man restore $7 starts it \${DEADMAN_SECONDS}s after the stop, if the target is reachable: check that it did, or start it yourself now"
   fi
 }
 # The node agents this run scaled up: "<namespace>/<deployment> …", scaled back to 0 once every tunnel is restored.
@@ -269,18 +346,35 @@ check_source() {
   elif in_list "$a" "$WAN_IPS"; then result PASS R2 "$label" "direct-class egress: the echo saw $a, one of $WAN_IPS"
   else result FAIL R2 "$label" "direct-class egress: the echo saw $a, not one of $WAN_IPS"; fi
 
+  # Every named target pinned to the address the direct class resolves it to (curl --resolve): while stopped, a
+  # vpn-class request is then judged by its connection, never by a name lookup that hangs (curl exit 28 as well).
+  pins=$(pins_from "$pns" "$dirp")
+  if [ -z "$pins" ]; then
+    result FAIL R3 "$label" "no named echo target resolved from the direct-class probe $pns/$dirp: a vpn-class request could not be pinned to an address (curl --resolve), and a name lookup that hangs could not be told from a blocked request; the tunnel was not stopped (R4 not run)"
+    return 0
+  fi
+  pinned=''
+  [ "$pins" = - ] || pinned=" (each name pinned to the address the direct class resolved:$pins)"
+
   before=$(ifindex_of "$cns" "$cdep" "$cctr" "$iface")
-  stopped="$kind|$label|$cns|$cdep|$cctr|$unit"
+  sources=$((sources + 1))
+  dm="tunnelwright-conformance-restore-$RUN_ID-$sources"
+  if ! out=$(deadman arm "$kind" "$cns" "$cdep" "$cctr" "$unit" "$dm" 2>&1); then
+    result FAIL R3 "$label" "the dead-man restore could not be armed on the target, so the tunnel was not stopped (R4 not run): $(oneline "$out")"
+    return 0
+  fi
+  say "   dead-man restore $dm armed: it starts the tunnel \${DEADMAN_SECONDS}s from now unless this run does first"
+  stopped="$kind|$label|$cns|$cdep|$cctr|$unit|$dm"
   if ! out=$(tunnel stop "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1); then
     result FAIL R3 "$label" "the tunnel could not be stopped: $out"
     return 0
   fi
-  say "   tunnel stopped ($iface ifindex was \${before:-none}): $(oneline "$out")"
+  say "   tunnel stopped ($iface ifindex was \${before:-none})\${out:+: $(oneline "$out")}"
   # A private directory (mktemp -d: mode 0700, a name nobody can plant a symlink at), removed also when interrupted.
   tmp=$(mktemp -d "\${TMPDIR:-/tmp}/tw-conformance.XXXXXX") || { result FAIL R3 "$label" "no temporary directory (mktemp -d) for the simultaneous requests"; return 0; }
-  echo_from "$pns" "$vpnp" "$tmp/why" >"$tmp/vpn" &
+  echo_from "$pns" "$vpnp" "$tmp/why" "$pins" >"$tmp/vpn" &
   vpid=$!
-  echo_from "$pns" "$dirp" >"$tmp/direct" &
+  echo_from "$pns" "$dirp" '' "$pins" >"$tmp/direct" &
   dpid=$!
   wait "$vpid" "$dpid"
   va=$(cat "$tmp/vpn"); da=$(cat "$tmp/direct"); why=$(unanswered "$(cat "$tmp/why" 2>/dev/null)"); rm -rf "$tmp"; tmp=''
@@ -288,7 +382,7 @@ check_source() {
   elif [ -n "$why" ]; then result FAIL R3 "$label" "tunnel stopped: $why"
   elif [ -z "$da" ]; then result FAIL R3 "$label" "tunnel stopped: the direct-class control got no answer either: an echo outage, not a proven kill switch"
   elif ! in_list "$da" "$WAN_IPS"; then result FAIL R3 "$label" "tunnel stopped: the direct-class control was answered from $da, not a WAN address"
-  else result PASS R3 "$label" "tunnel stopped: the vpn-class request got no answer within \${TIMEOUT}s while the direct-class control at the same moment was answered from $da (no vpn-class request reached the echo by the WAN)"; fi
+  else result PASS R3 "$label" "tunnel stopped: the vpn-class request got no answer within \${TIMEOUT}s while the direct-class control at the same moment was answered from $da (no vpn-class request reached the echo by the WAN)$pinned"; fi
 
   if ! out=$(tunnel start "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1); then
     result FAIL R4 "$label" "the tunnel could not be started: $out"
@@ -313,7 +407,7 @@ check_source() {
   elif [ "$kind" = steering ] && [ "\${value##*-}" != "$after" ]; then result FAIL R4 "$label" "tunnel started: the steering names a stale interface ($evidence)"
   else result PASS R4 "$label" "tunnel started: vpn-class egress back through the tunnel after \${secs}s (the echo saw $back; bound \${RECOVERY_SECONDS}s) from a new interface ($evidence)"; fi
   # Back: no longer the trap's to restore (a tunnel that did not come back is started once more by restore_all).
-  if [ -n "$back" ]; then stopped=''; say "RESTORED [$label]: the tunnel is running again"; fi
+  if [ -n "$back" ]; then stopped=''; say "RESTORED [$label]: the tunnel is running again$(disarmed "$kind" "$cns" "$cdep" "$cctr" "$unit" "$dm")"; fi
 }
 
 ${sourceCalls.join('\n')}

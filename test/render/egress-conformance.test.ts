@@ -6,7 +6,7 @@ import { App, Chart } from 'cdk8s';
 import { planEgressConformance, planEgressSteering, validateEgressConformance } from '../../src';
 import { EgressConformance, EgressSteering, VpnGateway } from '../../src/cdk8s';
 import { checkKubeObjects } from '../../src/testing';
-import { homelabConformance, nordvpnGateway, prodSteering } from '../helpers/fixtures';
+import { homelabConformance, nordvpnGateway, prodSteering, wireguardSteering } from '../helpers/fixtures';
 import { SCHEMA_DIR } from '../helpers/schemas';
 
 describe('planEgressConformance', () => {
@@ -38,6 +38,9 @@ describe('planEgressConformance', () => {
 
   it('validates every object with kubernetes-models', () => {
     expect(checkKubeObjects(plan.objects, SCHEMA_DIR)).toEqual([]);
+    // The WireGuard steering the EgressSteering netns lab proves (test/system/egress-conformance-steering.test.ts).
+    const lab = planEgressConformance({ ...homelabConformance(), vpnGateways: [], egressSteerings: [{ steering: { ...wireguardSteering(), namespaces: ['media'] }, probeNamespace: 'media' }] });
+    expect(checkKubeObjects(lab.objects, SCHEMA_DIR)).toEqual([]);
   });
 
   it('documents one command, and the script names each tunnel with its stop and start', () => {
@@ -122,13 +125,16 @@ describe('the script over a kubectl stand-in (one steering)', () => {
   const props = { ...homelabConformance(), vpnGateways: [], requestTimeoutSeconds: 1 };
   const script = (planEgressConformance(props).values.egressConformance as { script: string }).script;
   const LABEL = 'egress-steering vpn-egress';
-  const run = (stopped: 'timeout' | 'refused' | 'dns' | 'exec-fails', missing: string[] = [], env: Record<string, string> = {}) => {
+  const run = (stopped: 'timeout' | 'refused' | 'dns' | 'exec-fails' | 'lookup-hangs-leaks', missing: string[] = [], env: Record<string, string> = {}, check = script) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-conformance-run-'));
-    fs.writeFileSync(path.join(dir, 'check.sh'), script);
+    fs.writeFileSync(path.join(dir, 'check.sh'), check);
     fs.writeFileSync(path.join(dir, 'state'), 'running\n');
     fs.writeFileSync(path.join(dir, 'ifindex'), '7\n');
     fs.writeFileSync(path.join(dir, 'label'), '10.8.0.2-7');
-    const code = { 'timeout': 28, 'refused': 7, 'dns': 6, 'exec-fails': 1 }[stopped];
+    const code = { 'timeout': 28, 'refused': 7, 'dns': 6, 'exec-fails': 1, 'lookup-hangs-leaks': 28 }[stopped];
+    // lookup-hangs-leaks: the kill switch gone and the vpn class's resolver hung: a request at a pinned address is
+    // answered from the WAN address, one that looks the name up ends with curl's timeout (28) all the same.
+    const leak = stopped === 'lookup-hangs-leaks' ? 'case "$*" in *--resolve*) echo 203.0.113.7; exit 0 ;; esac; ' : '';
     fs.writeFileSync(path.join(dir, 'kubectl'), `#!/bin/sh
 d=${dir}
 echo "$*" >> $d/log
@@ -141,11 +147,14 @@ case $1 in
   exec) dep=\${2#deploy/}; shift 2; [ "$1" = -c ] && shift 2; [ "$1" = -- ] && shift
     for m in ${missing.join(' ')}; do [ "$dep" = "$m" ] && { echo "error: no pods for deployment $m" >&2; exit 1; }; done
     case "$1 $*" in
-      curl*) case $dep in
+      curl*) [ -n "\${NO_NAME:-}" ] && case "$*" in *remote_ip*) exit 6 ;; esac
+        case $dep in
           *-direct) echo 203.0.113.7 ;;
-          *) [ "$(cat $d/state)" = running ] && { echo 185.236.200.9; exit 0; }; exit ${code} ;;
+          *) [ "$(cat $d/state)" = running ] && { echo 185.236.200.9; exit 0; }; ${leak}exit ${code} ;;
         esac ;;
       cat*) cat $d/ifindex ;;
+      *systemd-run*) [ -z "\${NO_DEADMAN:-}" ] || { echo "Failed to start transient timer unit: Access denied" >&2; exit 1; } ;;
+      *"systemctl stop tunnelwright-conformance-restore-"*) ;;
       *"systemctl stop"*) echo stopped > $d/state ;;
       *"systemctl start"*) echo running > $d/state; i=$(( $(cat $d/ifindex) + 1 )); echo $i > $d/ifindex; printf '10.8.0.2-%s' $i > $d/label ;;
     esac ;;
@@ -159,8 +168,8 @@ esac
   };
 
   it.each([
-    ['timeout', 'PASS R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request got no answer within 1s while the direct-class control at the same moment was answered from 203.0.113.7 (no vpn-class request reached the echo by the WAN)'],
-    ['refused', 'PASS R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request got no answer within 1s while the direct-class control at the same moment was answered from 203.0.113.7 (no vpn-class request reached the echo by the WAN)'],
+    ['timeout', 'PASS R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request got no answer within 1s while the direct-class control at the same moment was answered from 203.0.113.7 (no vpn-class request reached the echo by the WAN) (each name pinned to the address the direct class resolved: ifconfig.example.test:443:203.0.113.7 echo.example.test:80:203.0.113.7)'],
+    ['refused', 'PASS R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request got no answer within 1s while the direct-class control at the same moment was answered from 203.0.113.7 (no vpn-class request reached the echo by the WAN) (each name pinned to the address the direct class resolved: ifconfig.example.test:443:203.0.113.7 echo.example.test:80:203.0.113.7)'],
     ['dns', 'FAIL R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request failed before it was sent (curl exit 6: the name did not resolve): that proves nothing about the kill switch'],
     ['exec-fails', 'FAIL R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request failed before it was sent (exit 1: kubectl could not run it in the probe): that proves nothing about the kill switch'],
   ] as const)('while stopped, a vpn-class request that ends with %s: %s', (stopped, r3) => {
@@ -198,6 +207,47 @@ esac
       expect(down).toBeGreaterThan(systemctl.at(-1)!);
       expect(r.lines.at(-2)).toBe('node agent media/egress-conformance-s0-agent scaled back to 0 replicas');
     }
+  });
+
+  it('while stopped, a vpn-class request is sent to the address the direct class resolved (curl --resolve), so a hung lookup cannot pass for a kill switch; control: without the pin it passes R3 on a leak', () => {
+    const r = run('lookup-hangs-leaks');
+    expect(r.lines.filter((l) => l.includes(' R3 '))).toEqual(['FAIL R3 [egress-steering vpn-egress]: tunnel stopped: a vpn-class request was answered, the echo saw 203.0.113.7 (a WAN address: vpn-class traffic left by the WAN)']);
+    expect(r.status).toBe(1);
+    expect(r.log).toContain("-n media exec deploy/egress-conformance-s0-direct -c probe -- curl -s -4 -o /dev/null -w %{remote_ip} --max-time 1 https://ifconfig.example.test/ip");
+    expect(r.log).toContain('-n media exec deploy/egress-conformance-s0-vpn -c probe -- curl -s -4 --max-time 1 --resolve ifconfig.example.test:443:203.0.113.7 https://ifconfig.example.test/ip');
+    const unpinned = script.replace(/ --resolve "\$pin"/g, '');
+    expect(unpinned).not.toBe(script);
+    const control = run('lookup-hangs-leaks', [], {}, unpinned);
+    expect(control.lines.filter((l) => l.includes(' R3 '))).toEqual([expect.stringMatching(/^PASS R3 /)]);
+  });
+
+  it('no named target resolves from the direct class: R3 fails saying why, and the tunnel is never stopped', () => {
+    const r = run('timeout', [], { NO_NAME: '1' });
+    expect(r.lines.filter((l) => / R[34] /.test(l))).toEqual(['FAIL R3 [egress-steering vpn-egress]: no named echo target resolved from the direct-class probe media/egress-conformance-s0-direct: a vpn-class request could not be pinned to an address (curl --resolve), and a name lookup that hangs could not be told from a blocked request; the tunnel was not stopped (R4 not run)']);
+    expect(r.log).not.toMatch(/-- systemctl (stop|start) tunnelwright-openvpn/);
+    expect(r.status).toBe(1);
+  });
+
+  it('arms a dead-man restore on the gateway node before the stop (a transient systemd timer that starts the unit) and disarms it after the start', () => {
+    const r = run('timeout');
+    expect(r.status).toBe(0);
+    const calls = r.log.trim().split('\n');
+    const arm = calls.findIndex((c) => c.includes('systemd-run'));
+    const stop = calls.findIndex((c) => c.endsWith('systemctl stop tunnelwright-openvpn.service'));
+    const start = calls.findIndex((c) => c.endsWith('systemctl start tunnelwright-openvpn.service') && !c.includes('systemd-run'));
+    const disarm = calls.findIndex((c) => /systemctl stop tunnelwright-conformance-restore-.*\.timer$/.test(c));
+    expect(calls[arm]).toMatch(/^-n media exec deploy\/egress-conformance-s0-agent -c agent -- nsenter -t 1 -m -u -i -n -p -- systemd-run --quiet --collect --unit=(tunnelwright-conformance-restore-\d+-\d+-1) --on-active=62 --timer-property=RemainAfterElapsed=no systemctl start tunnelwright-openvpn.service$/);
+    const unit = /--unit=(\S+)/.exec(calls[arm])![1];
+    expect(calls[disarm]).toBe(`-n media exec deploy/egress-conformance-s0-agent -c agent -- nsenter -t 1 -m -u -i -n -p -- systemctl stop ${unit}.timer`);
+    expect([arm < stop, stop < start, start < disarm]).toEqual([true, true, true]);
+    expect(r.lines).toContain(`   dead-man restore ${unit} armed: it starts the tunnel 62s from now unless this run does first`);
+  });
+
+  it('a dead-man restore that cannot be armed: R3 fails saying so, and the tunnel is never stopped', () => {
+    const r = run('timeout', [], { NO_DEADMAN: '1' });
+    expect(r.lines.filter((l) => / R[34] /.test(l))).toEqual(['FAIL R3 [egress-steering vpn-egress]: the dead-man restore could not be armed on the target, so the tunnel was not stopped (R4 not run): Failed to start transient timer unit: Access denied']);
+    expect(r.log).not.toMatch(/-- systemctl (stop|start) tunnelwright-openvpn/);
+    expect(r.state).toBe('running');
   });
 
   it('R3\'s answers go to a private temporary directory: a symlink planted at the script\'s old predictable name is not written through, nothing is left behind', () => {

@@ -117,7 +117,8 @@ case $1 in
     prefix=$(grep "^$ns/$dep/$c " ${dir}/deployments | cut -d' ' -f2-)
     [ -n "$prefix" ] || { echo "Error from server (NotFound): deployments.apps \\"$dep\\" not found" >&2; exit 1; }
     # shellcheck disable=SC2086
-    exec $prefix "$@" ;;
+    # In a session of its own, as a process in the pod is: killing the check's process group does not reach it.
+    exec setsid -w $prefix "$@" ;;
   *) echo "kubectl stand-in: unsupported: $*" >&2; exit 1 ;;
 esac
 `, { mode: 0o755 });
@@ -255,10 +256,11 @@ esac
     expect(l[0]).toBe('== vpn-gateway vpn-gateway/vpn-gateway');
     expect(l[1]).toBe('PASS R1 [vpn-gateway vpn-gateway/vpn-gateway]: vpn-class egress: the echo saw 198.18.0.2, inside 198.18.0.2/32');
     expect(l[2]).toBe('PASS R2 [vpn-gateway vpn-gateway/vpn-gateway]: direct-class egress: the echo saw 198.18.0.1, one of 198.18.0.1');
-    expect(l[3]).toMatch(/^ {3}tunnel stopped \(tun0 ifindex was \d+\): \{"outcome":"stopped"\}$/);
-    expect(l[4]).toBe('PASS R3 [vpn-gateway vpn-gateway/vpn-gateway]: tunnel stopped: the vpn-class request got no answer within 3s while the direct-class control at the same moment was answered from 198.18.0.1 (no vpn-class request reached the echo by the WAN)');
-    expect(l[5]).toMatch(/^PASS R4 \[vpn-gateway vpn-gateway\/vpn-gateway\]: tunnel started: vpn-class egress back through the tunnel after \d+s \(the echo saw 198\.18\.0\.2; bound 15s\) from a new interface \(tun0 ifindex (\d+) -> (?!\1\))\d+\)$/);
-    expect(l.slice(6)).toEqual(['RESTORED [vpn-gateway vpn-gateway/vpn-gateway]: the tunnel is running again', 'conformance: PASS (every requirement holds)']);
+    expect(l[3]).toMatch(/^ {3}dead-man restore tunnelwright-conformance-restore-\d+-\d+-1 armed: it starts the tunnel 63s from now unless this run does first$/);
+    expect(l[4]).toMatch(/^ {3}tunnel stopped \(tun0 ifindex was \d+\): \{"outcome":"stopped"\}$/);
+    expect(l[5]).toBe('PASS R3 [vpn-gateway vpn-gateway/vpn-gateway]: tunnel stopped: the vpn-class request got no answer within 3s while the direct-class control at the same moment was answered from 198.18.0.1 (no vpn-class request reached the echo by the WAN)');
+    expect(l[6]).toMatch(/^PASS R4 \[vpn-gateway vpn-gateway\/vpn-gateway\]: tunnel started: vpn-class egress back through the tunnel after \d+s \(the echo saw 198\.18\.0\.2; bound 15s\) from a new interface \(tun0 ifindex (\d+) -> (?!\1\))\d+\)$/);
+    expect(l.slice(7)).toEqual(['RESTORED [vpn-gateway vpn-gateway/vpn-gateway]: the tunnel is running again', 'conformance: PASS (every requirement holds)']);
     expect(outputs['design as synthesized'].leakedAtWan).toBe(0);
     expect(tunnelUp()).toBe(true);
   });
@@ -341,5 +343,28 @@ esac
     expect(lines).toContain('RESTORED [vpn-gateway vpn-gateway/vpn-gateway]: the tunnel was started again after a failed or interrupted step ({"outcome":"running"})');
     expect(lines.slice(-1)).toEqual(['status 1']);
     expect(tunnelUp()).toBe(true);
+  });
+
+  it('the run killed outright while the tunnel is stopped (SIGKILL: no trap runs): the dead-man sleeper in the gluetun container sends PUT running; control: without it the tunnel stays stopped', () => {
+    const killed = (check: string) => {
+      designAsSynthesized();
+      fs.writeFileSync(path.join(dir, CHECK), check, { mode: 0o755 });
+      const r = sh(`cd ${dir} && (DEADMAN_SECONDS=6 KUBECTL=${kubectl} setsid sh ${CHECK} --destructive > run.out 2>&1 & pid=$!; ` +
+        `for i in $(seq 100); do grep -q "tunnel stopped" run.out && break; sleep 0.1; done; kill -KILL -- -$pid; wait $pid; echo "status $?" >> run.out); cat run.out`, { timeout: 60_000 });
+      const downAfterKill = !tunnelUp();
+      sh('sleep 9');
+      return { lines: [...r.stdout.trim().split('\n'), `tunnel down right after the kill: ${downAfterKill}; up 9 s later: ${tunnelUp()}`], downAfterKill, upLater: tunnelUp() };
+    };
+    const armed = killed(script);
+    outputs['killed (SIGKILL) while stopped'] = { status: 137, leakedAtWan: leaked(), output: armed.lines };
+    expect(armed.lines).toContain('status 137');
+    expect(armed.downAfterKill).toBe(true);
+    expect(armed.upLater).toBe(true);
+    const disarmedCheck = script.replace(/-- sh -c 'nohup sh -c "\$1" sh "\$2" "\$3" "\$4" "\$5" <\/dev\/null >\/dev\/null 2>&1 & echo \$! > "\/tmp\/\$2.pid"'/, "-- sh -c 'true'");
+    expect(disarmedCheck).not.toBe(script);
+    const none = killed(disarmedCheck);
+    outputs['killed (SIGKILL) while stopped, no dead-man (control)'] = { status: 137, leakedAtWan: leaked(), output: none.lines };
+    expect(none.downAfterKill).toBe(true);
+    expect(none.upLater).toBe(false);
   });
 });
