@@ -110,10 +110,13 @@ if (process.argv[2] === '--rerun') {
 }
 
 const partAt = process.argv.indexOf('--part');
-const [part, parts] = partAt > 0 ? process.argv[partAt + 1].split('/').map(Number) : [1, 1];
+// `--part 2-4/6` runs parts 2, 3 and 4 in one Stryker run (one dry run for the three) and keeps each part's report.
+const [partsText, partsOf] = partAt > 0 ? process.argv[partAt + 1].split('/') : ['1', '1'];
+const parts = Number(partsOf);
+const [part, lastPart = part] = partsText.split('-').map(Number);
 const positional = process.argv.slice(2).filter((a, i, all) => a !== '--part' && all[i - 1] !== '--part');
 const [size, seed] = [Number(positional[0] ?? 400), Number(positional[1] ?? 20261130)];
-if (!(Number.isInteger(part) && Number.isInteger(parts) && part >= 1 && part <= parts)) throw new Error(`--part wants i/n with 1 <= i <= n, not ${process.argv[partAt + 1]}`);
+if (!(Number.isInteger(part) && Number.isInteger(lastPart) && Number.isInteger(parts) && part >= 1 && part <= lastPart && lastPart <= parts)) throw new Error(`--part wants i/n with 1 <= i <= n, not ${process.argv[partAt + 1]}`);
 const noop = () => {};
 const logger = Object.fromEntries(['trace', 'debug', 'info', 'warn', 'error', 'fatal'].flatMap((l) => [[l, noop], [`is${l[0].toUpperCase()}${l.slice(1)}Enabled`, () => false]]));
 
@@ -152,7 +155,9 @@ const wanted = new Set(sample.map((m) => key(m.fileName, m.location, m.mutatorNa
 // Each part's report names the sample it belongs to; the run that finds every part of that sample tallies them all.
 const partReport = (i) => (parts === 1 ? 'reports/mutation/sample-run.json' : `reports/mutation/sample-part-${i}-of-${parts}-run.json`);
 const samplePart = { seed, size, parts };
-const mine = sample.filter((_, i) => i % parts === part - 1);
+const partOf = (i) => (i % parts) + 1;
+const mine = sample.filter((_, i) => partOf(i) >= part && partOf(i) <= lastPart);
+const partOfKey = new Map(sample.map((m, i) => [key(m.fileName, m.location, m.mutatorName, m.replacement), partOf(i)]));
 // A range also takes the other mutants at the same place (a condition's `true`, `false` and operator mutants share
 // one), two in three of a run's mutants. Stryker numbers the mutants of a run in the order it instruments them (the
 // files in path order, as this list is), so instrumenting the same ranges here gives each mutant its id there: only
@@ -162,14 +167,19 @@ const mineByFile = new Map();
 for (const m of mine) mineByFile.set(m.fileName, [...(mineByFile.get(m.fileName) ?? []), m.location]);
 const { mutants: inRun } = await new Instrumenter(logger).instrument(files.filter((f) => mineByFile.has(f)).map((name) => ({ name, content: fs.readFileSync(name, 'utf8'), mutate: mineByFile.get(name) })), { plugins: null, excludedMutations: [], ignorers: [] });
 const wantedIds = new Map(inRun.filter((m) => wanted.has(key(m.fileName, m.location, m.mutatorName, m.replacement))).map((m) => [String(m.id), key(m.fileName, m.location, m.mutatorName, m.replacement)]));
-const own = runStryker(parts === 1 ? 'sample' : `sample-part-${part}-of-${parts}`, mine.map((m) => `${m.fileName}:${m.location.start.line + 1}:${m.location.start.column}-${m.location.end.line + 1}:${m.location.end.column}`), partReport(part), wantedIds.keys());
+const runName = parts === 1 ? 'sample' : `sample-part-${part}${lastPart > part ? `-${lastPart}` : ''}-of-${parts}`;
+const own = runStryker(runName, mine.map((m) => `${m.fileName}:${m.location.start.line + 1}:${m.location.start.column}-${m.location.end.line + 1}:${m.location.end.column}`), `reports/mutation/${runName}-run.json`, wantedIds.keys());
 const reportKey = (file, m) => key(file, { start: { line: m.location.start.line - 1, column: m.location.start.column - 1 }, end: { line: m.location.end.line - 1, column: m.location.end.column - 1 } }, m.mutatorName, m.replacement);
 const mismatched = Object.entries(own.files).flatMap(([file, f]) => f.mutants.filter((m) => wanted.has(reportKey(file, m)) !== (wantedIds.get(String(m.id)) === reportKey(file, m))));
 if (mismatched.length > 0 || wantedIds.size !== mine.length) {
   console.error(`the mutant ids predicted for this run differ from Stryker's (${mismatched.length} mismatched, ${wantedIds.size} of ${mine.length} found): not tallied`);
   process.exit(1);
 }
-fs.writeFileSync(partReport(part), JSON.stringify({ ...own, samplePart: { ...samplePart, part } }));
+// Each part's report holds its own sampled mutants (a run of several parts is split again).
+for (let i = part; i <= lastPart; i++) {
+  const files = Object.fromEntries(Object.entries(own.files).map(([file, f]) => [file, { ...f, mutants: f.mutants.filter((m) => partOfKey.get(reportKey(file, m)) === i) }]));
+  fs.writeFileSync(partReport(i), JSON.stringify({ ...own, files, samplePart: { ...samplePart, part: i } }));
+}
 const reports = [];
 for (let i = 1; i <= parts; i++) {
   const r = fs.existsSync(partReport(i)) ? JSON.parse(fs.readFileSync(partReport(i), 'utf8')) : undefined;
@@ -178,7 +188,7 @@ for (let i = 1; i <= parts; i++) {
 }
 if (reports.length < parts) {
   const mineNow = tally(own, (file, m) => wanted.has(reportKey(file, m)));
-  console.log(`part ${part} of ${parts} done (seed ${seed}, size ${size}): ${JSON.stringify(mineNow.byKind)}; ${parts - reports.length} part(s) still to run`);
+  console.log(`part ${part}${lastPart > part ? `-${lastPart}` : ''} of ${parts} done (seed ${seed}, size ${size}): ${JSON.stringify(mineNow.byKind)}; ${parts - reports.length} part(s) still to run`);
   for (const { file, m } of mineNow.survivors) console.log(`  ${file}:${m.location.start.line}:${m.location.start.column} ${m.status} ${m.mutatorName} ${JSON.stringify(m.replacement)}${m.static ? ' static' : ''}`);
   process.exit(0);
 }
