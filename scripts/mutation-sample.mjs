@@ -166,11 +166,12 @@ const partOfKey = new Map(sample.map((m, i) => [key(m.fileName, m.location, m.mu
 const mineByFile = new Map();
 for (const m of mine) mineByFile.set(m.fileName, [...(mineByFile.get(m.fileName) ?? []), m.location]);
 const { mutants: inRun } = await new Instrumenter(logger).instrument(files.filter((f) => mineByFile.has(f)).map((name) => ({ name, content: fs.readFileSync(name, 'utf8'), mutate: mineByFile.get(name) })), { plugins: null, excludedMutations: [], ignorers: [] });
-const wantedIds = new Map(inRun.filter((m) => wanted.has(key(m.fileName, m.location, m.mutatorName, m.replacement))).map((m) => [String(m.id), key(m.fileName, m.location, m.mutatorName, m.replacement)]));
+const mineKeys = new Set(mine.map((m) => key(m.fileName, m.location, m.mutatorName, m.replacement)));
+const wantedIds = new Map(inRun.filter((m) => mineKeys.has(key(m.fileName, m.location, m.mutatorName, m.replacement))).map((m) => [String(m.id), key(m.fileName, m.location, m.mutatorName, m.replacement)]));
 const runName = parts === 1 ? 'sample' : `sample-part-${part}${lastPart > part ? `-${lastPart}` : ''}-of-${parts}`;
 const own = runStryker(runName, mine.map((m) => `${m.fileName}:${m.location.start.line + 1}:${m.location.start.column}-${m.location.end.line + 1}:${m.location.end.column}`), `reports/mutation/${runName}-run.json`, wantedIds.keys());
 const reportKey = (file, m) => key(file, { start: { line: m.location.start.line - 1, column: m.location.start.column - 1 }, end: { line: m.location.end.line - 1, column: m.location.end.column - 1 } }, m.mutatorName, m.replacement);
-const mismatched = Object.entries(own.files).flatMap(([file, f]) => f.mutants.filter((m) => wanted.has(reportKey(file, m)) !== (wantedIds.get(String(m.id)) === reportKey(file, m))));
+const mismatched = Object.entries(own.files).flatMap(([file, f]) => f.mutants.filter((m) => mineKeys.has(reportKey(file, m)) !== (wantedIds.get(String(m.id)) === reportKey(file, m))));
 if (mismatched.length > 0 || wantedIds.size !== mine.length) {
   console.error(`the mutant ids predicted for this run differ from Stryker's (${mismatched.length} mismatched, ${wantedIds.size} of ${mine.length} found): not tallied`);
   process.exit(1);
@@ -187,16 +188,17 @@ for (let i = 1; i <= parts; i++) {
   if (theirs?.seed === seed && theirs.size === size && theirs.parts === parts && theirs.part === i) reports.push(r);
 }
 if (reports.length < parts) {
-  const mineNow = tally(own, (file, m) => wanted.has(reportKey(file, m)));
+  const mineNow = tally(own, (file, m) => mineKeys.has(reportKey(file, m)));
   console.log(`part ${part}${lastPart > part ? `-${lastPart}` : ''} of ${parts} done (seed ${seed}, size ${size}): ${JSON.stringify(mineNow.byKind)}; ${parts - reports.length} part(s) still to run`);
   for (const { file, m } of mineNow.survivors) console.log(`  ${file}:${m.location.start.line}:${m.location.start.column} ${m.status} ${m.mutatorName} ${JSON.stringify(m.replacement)}${m.static ? ' static' : ''}`);
   process.exit(0);
 }
+// A part's run also holds the mutants at its places that were sampled into another part: each is counted in its own.
 const result = { files: {} };
 for (const r of reports) {
   for (const [file, f] of Object.entries(r.files)) {
     result.files[file] ??= { ...f, mutants: [] };
-    result.files[file].mutants.push(...f.mutants);
+    result.files[file].mutants.push(...f.mutants.filter((m) => partOfKey.get(reportKey(file, m)) === r.samplePart.part));
   }
 }
 const { counts, byKind, matched, survivors: left } = tally(result, (file, m) => wanted.has(reportKey(file, m)));
