@@ -1,8 +1,11 @@
-import { KEY_FIELD_MESSAGE } from '../../src/model/common';
 import { EgressSteeringProps, planEgressSteering, Problem, validateEgressSteering } from '../../src';
 import { KEYS, prodSteering, wireguardSteering } from '../helpers/fixtures';
 import { Mutable, mutated } from '../helpers/mutable';
 import { thrown } from '../helpers/thrown';
+
+// The key field's refusal as the user reads it, written out here (not the source's constant, which a test must not
+// take its expectation from).
+const KEY_FIELD_MESSAGE = 'expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: key fields are never echoed)';
 
 type Props = Mutable<EgressSteeringProps>;
 const prod = (fn: (p: Props) => void) => mutated(prodSteering(), fn);
@@ -191,6 +194,29 @@ describe('EgressSteering validation', () => {
     expect(planEgressSteering(v6).warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['clusterCidrs[2] ipv6-egress', 'clusterCidrs dns-wan', 'vpnClass policy-delay', 'tunnel ignition-packages']);
     expect(planEgressSteering(v6).warnings[0].message).toBe('an IPv6 cluster: vpn-class pods\' IPv6 traffic is not steered (only IPv4 destinations are) and leaves natively; set denyIpv6: true (a CiliumClusterwideNetworkPolicy denying it), or steer IPv6 destinations (Cilium 1.20+)');
     expect(planEgressSteering({ ...v6, denyIpv6: true, acknowledge: ['dns-wan', 'policy-delay', 'ignition-packages'] }).warnings).toEqual([]);
+  });
+
+  // The codes a user can put in `acknowledge`, written out as the README lists them: each one silences its own warning
+  // and no other, and the list refuses a code that is not one of them.
+  it.each<[string, Props]>([
+    ['dns-wan', prodSteering()],
+    ['policy-delay', prodSteering()],
+    ['ignition-packages', prodSteering()],
+    ['ipv6-egress', prod((p) => { p.clusterCidrs = ['10.42.0.0/16', '10.43.0.0/16', 'fd00:42::/56']; })],
+    ['cilium-devices', wireguardSteering()],
+    ['kube-state-metrics', prod((p) => { delete p.monitoring!.kubeStateMetricsValues; })],
+  ])('acknowledge: [\'%s\'] is taken and silences that warning only', (code, props) => {
+    const codes = planEgressSteering(props).warnings.map((w) => w.code);
+    expect(codes).toContain(code);
+    const acknowledged = { ...props, acknowledge: [code] } as EgressSteeringProps;
+    expect(validateEgressSteering(acknowledged)).toEqual([]);
+    expect(planEgressSteering(acknowledged).warnings.map((w) => w.code)).toEqual(codes.filter((c) => c !== code));
+  });
+
+  it('control: acknowledge refuses a code that names no warning it silences', () => {
+    expect(validateEgressSteering({ ...prodSteering(), acknowledge: ['dns-leak'] } as unknown as EgressSteeringProps)).toEqual([
+      { path: 'acknowledge[0]', code: 'enum', message: 'expected one of "dns-wan"|"policy-delay"|"ipv6-egress"|"cilium-devices"|"kube-state-metrics"|"ignition-packages", received "dns-leak"' },
+    ]);
   });
 
   it('warns that Cilium needs the tunnel among its devices when it cannot give the whole list', () => {

@@ -1,8 +1,11 @@
-import { KEY_FIELD_MESSAGE } from '../../src/model/common';
 import { Mutable, mutated } from '../helpers/mutable';
 import { Problem, validateWireguardOverlayNode, planWireguardOverlayNode, ValidationError, WireguardOverlayNodeProps } from '../../src';
 import { KEYS, siteA } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
+
+// The key field's refusal as the user reads it, written out here (not the source's constant, which a test must not
+// take its expectation from).
+const KEY_FIELD_MESSAGE = 'expected a WireGuard public key: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: key fields are never echoed)';
 
 type Props = Mutable<WireguardOverlayNodeProps>;
 
@@ -25,6 +28,8 @@ describe('WireguardOverlayNode validation', () => {
   const cases: [string, (p: Props) => void, Problem[]][] = [
     ['fails without a name', (p) => { delete (p.wireguard[0] as Partial<Props['wireguard'][0]>).name; }, [{ path: 'wireguard[0].name', code: 'required', message: 'required: expected string' }]],
     ['fails on a name that is not an interface name', (p) => { p.wireguard[0].name = 'WG_0'; }, [{ path: 'wireguard[0].name', code: 'interface-name', message: 'expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, received "WG_0"' }]],
+    ['fails on a name that only starts as an interface name (the pattern holds to the end)', (p) => { p.wireguard[0].name = 'wg_0'; }, [{ path: 'wireguard[0].name', code: 'interface-name', message: 'expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, received "wg_0"' }]],
+    ['fails on a name that only ends as an interface name (the pattern holds from the start)', (p) => { p.wireguard[0].name = '-wg0'; }, [{ path: 'wireguard[0].name', code: 'interface-name', message: 'expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, received "-wg0"' }]],
     ['fails on a name over 15 characters', (p) => { p.wireguard[0].name = 'overlay-site-a-1'; }, [{ path: 'wireguard[0].name', code: 'interface-name', message: 'expected an interface name matching ^[a-z0-9][-a-z0-9]*$ of at most 15 characters, received "overlay-site-a-1"' }]],
     ['fails on a name used twice', (p) => { p.wireguard.push({ ...p.wireguard[0], address: '10.20.0.1/24', nodeAddress: false, peers: [] }); }, [{ path: 'wireguard[1].name', code: 'duplicate', message: 'interface name "wg0" is already used by wireguard[0]' }]],
     ['fails on a bare IP address', (p) => { p.wireguard[0].address = '10.10.0.1'; }, [{ path: 'wireguard[0].address', code: 'cidr', message: 'expected an interface address with its prefix such as 10.10.0.1/24, received a bare IP "10.10.0.1"' }]],

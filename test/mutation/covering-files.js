@@ -4,7 +4,10 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
+// TUNNELWRIGHT_MUTANTS_ONLY names a JSON list of mutant ids (scripts/mutation-sample.mjs): any other mutant runs no
+// test file (Stryker then reports it survived, with no test run; the sample does not count it).
 let byMutant;
+let only;
 
 function load() {
   const map = new Map();
@@ -25,6 +28,10 @@ module.exports = async (testPaths) => {
   const id = process.env.__STRYKER_ACTIVE_MUTANT__;
   const all = { filtered: testPaths.map((test) => ({ test })) };
   if (id === undefined) return all;
+  if (process.env.TUNNELWRIGHT_MUTANTS_ONLY) {
+    only ??= new Set(JSON.parse(fs.readFileSync(process.env.TUNNELWRIGHT_MUTANTS_ONLY, 'utf8')));
+    if (!only.has(id)) return { filtered: [] };
+  }
   byMutant ??= load();
   const files = byMutant.get(id);
   if (files === undefined) return all;
