@@ -59,7 +59,7 @@ describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same ob
 
 describe('VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container', () => {
   const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'slskd' as const, workload: 'slskd', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
-  const slskd = (containers: object[]) => ({
+  const slskd = (containers: { name: string; image: string; env?: { name: string; value: string }[] }[]) => ({
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'slskd', namespace: 'media' },
     spec: { selector: { matchLabels: { app: 'slskd' } }, template: { metadata: { labels: { app: 'slskd' } }, spec: { containers } } },
   });
