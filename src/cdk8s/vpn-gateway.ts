@@ -5,7 +5,7 @@ import type { VpnGatewayProps } from '../model/vpn-gateway';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { ValidationError } from '../errors';
 import { requiredLevel } from '../model/pod-security';
-import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
+import { appContainerIndex, applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { Plan } from '../types';
 import { planAt, emitObject, TunnelwrightConstruct } from './base';
 
@@ -56,7 +56,16 @@ export class VpnGateway extends TunnelwrightConstruct {
     const pod = template.spec!;
     const l1 = obj.toJson !== ApiObject.prototype.toJson;
     const fit = <T>(c: T): T => (l1 ? l1Quantities(c) : c);
+    // slskd's VPN integration: env on its container (the core picks the index; applyRoute above refused a clash).
+    const appEnv: JsonPatch[] = [];
+    if (route.appEnv) {
+      const i = appContainerIndex(template.spec as unknown as IPodSpec, route);
+      const own = (pod.containers as { env?: unknown[] }[])[i].env;
+      if (own) appEnv.push(...route.appEnv.env.map((e) => JsonPatch.add(`${base}/containers/${i}/env/-`, e)));
+      else appEnv.push(JsonPatch.add(`${base}/containers/${i}/env`, route.appEnv.env));
+    }
     obj.addJsonPatch(
+      ...appEnv,
       pod.initContainers ? JsonPatch.add(`${base}/initContainers/0`, fit(route.initContainer)) : JsonPatch.add(`${base}/initContainers`, [fit(route.initContainer)]),
       JsonPatch.add(`${base}/containers/-`, fit(route.sidecar)),
       ...route.extraContainers.map((c) => JsonPatch.add(`${base}/containers/-`, fit(c))),

@@ -4,7 +4,7 @@
  */
 
 /** The apps whose listen port tunnelwright keeps equal to the forwarded port (names as users say them). */
-export const PORT_FORWARDING_APPS = ['qbittorrent', 'transmission', 'deluge', 'command'] as const;
+export const PORT_FORWARDING_APPS = ['qbittorrent', 'transmission', 'deluge', 'slskd', 'command'] as const;
 
 /**
  * The keys of k0s.yaml's `spec` that tunnelwright sets (from the overlay), by path: a user's `k0sConfig` may not set

@@ -23,7 +23,7 @@ export { PORT_FORWARDING_APPS } from './values';
 export type PortForwardingApp = typeof PORT_FORWARDING_APPS[number];
 
 /** Each app's WebUI / RPC port, where port-sync reaches its API inside the pod. */
-export const APP_API_PORTS: Readonly<Record<Exclude<PortForwardingApp, 'command'>, number>> = { qbittorrent: 8080, transmission: 9091, deluge: 8112 };
+export const APP_API_PORTS: Readonly<Record<Exclude<PortForwardingApp, 'command' | 'slskd'>, number>> = { qbittorrent: 8080, transmission: 9091, deluge: 8112 };
 
 export interface PortForwardingProps {
   /** gluetun's `VPN_PORT_FORWARDING_PROVIDER`: required with `custom` (one of perfect privacy, private internet access, privatevpn, protonvpn). @default - the VPN provider (where it forwards natively) */
@@ -35,7 +35,9 @@ export interface PortForwardingProps {
    * torrent client announces its own listen port), and a port-sync sidecar beside the app sets the app's listen port
    * to it and keeps it so: `qbittorrent` (WebUI API), `transmission` (RPC `peer-port`),
    * `deluge` (Web UI JSON-RPC `listen_ports`, through the daemon the Web UI is attached to), or `command` (your
-   * `command`, run with `$PORT` whenever the port changes). @default - none: only `toPort`
+   * `command`, run with `$PORT` whenever the port changes). `slskd` needs no sidecar: slskd polls gluetun's control
+   * server itself (its `SLSKD_VPN_*` integration, slskd ≥ 0.23) and the library sets that integration's environment
+   * on the app container (`appContainer`), the API key from `controlApiKeySecret`. @default - none: only `toPort`
    */
   readonly app?: PortForwardingApp;
   /** The app's API URL as the sidecar reaches it in the pod. @default - http://127.0.0.1:8080 (qbittorrent), http://127.0.0.1:9091 (transmission), http://127.0.0.1:8112 (deluge) */
@@ -44,14 +46,21 @@ export interface PortForwardingProps {
   readonly appCredentialsSecret?: CredentialsSecretRef;
   /** qBittorrent ≥ 5.2 only: a Secret key holding a WebUI API key (used instead of the login). */
   readonly appApiKeySecret?: SecretKeyRef;
+  /**
+   * With `app: 'slskd'`: the routed workload's container that runs slskd and gets `SLSKD_VPN`,
+   * `SLSKD_VPN_PORT_FORWARDING`, `SLSKD_VPN_GLUETUN_URL` and `SLSKD_VPN_GLUETUN_API_KEY` (from `controlApiKeySecret`).
+   * @default - the workload's first container
+   */
+  readonly appContainer?: string;
   /** With `app: 'command'`: a POSIX sh command run in the sidecar with `$PORT` set, each time the forwarded port changes. */
   readonly command?: string;
   /**
    * A Secret key (in the gateway's namespace AND a copy in the workload's) holding the API key of gluetun's control
-   * server role that grants only `GET /v1/portforward`. Required with `app`. @default - key `api-key`
+   * server role that grants only `GET /v1/portforward` (with `slskd`: and `GET /v1/publicip/ip`, which slskd reads
+   * first). Required with `app`. @default - key `api-key`
    */
   readonly controlApiKeySecret?: SecretKeyRef;
-  /** Seconds between two checks of the port (also the longest a lost port stays wrong). @default 15 */
+  /** Seconds between two checks of the port (also the longest a lost port stays wrong); with `slskd`, its `SLSKD_VPN_POLLING_INTERVAL`. @default 15 (slskd: its own 2.5 s) */
   readonly syncPeriodSeconds?: number;
   /**
    * gluetun's `/gluetun` state, where PIA keeps its forwarded port for 60 days (`piaportforward.json`): an existing
@@ -196,6 +205,7 @@ export const vpnGatewaySchema = z.strictObject({
     appUrl: z.string().regex(/^https?:\/\/[^\s"'\\]+$/, { message: 'expected an http(s) URL such as http://127.0.0.1:8080' }).optional(),
     appCredentialsSecret: credentials.optional(),
     appApiKeySecret: secretKeyRefSchema.optional(),
+    appContainer: z.string().optional(),
     command: z.string().min(1).optional(),
     controlApiKeySecret: secretKeyRefSchema.optional(),
     syncPeriodSeconds: intInRange(1, 3600, 'a period in seconds').optional(),
@@ -339,6 +349,14 @@ function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | 
   if (pf.workload !== undefined && pf.workloadNamespace === undefined) push('portForwarding.workloadNamespace', 'required', 'required with workload: the routed workload\'s namespace (a workload of the same name in another namespace must not get its fixed address)');
   if (typeof pf.workloadNamespace === 'string' && !isDnsLabel(pf.workloadNamespace)) push('portForwarding.workloadNamespace', 'namespace', `expected a namespace (a DNS label), ${received(pf.workloadNamespace)}`);
   const app = pf.app;
+  if (pf.toPort !== undefined && app === 'slskd') {
+    push('portForwarding.toPort', 'translation', 'refused with slskd: slskd tells the Soulseek server its own listen port, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and slskd takes it as its listen port)');
+  }
+  if (app === 'slskd') {
+    for (const key of ['appUrl', 'appCredentialsSecret'] as const) if (pf[key] !== undefined) push(`portForwarding.${key}`, 'forbidden', 'not with app "slskd": slskd reads gluetun\'s control server itself (SLSKD_VPN_*), so nothing logs in to slskd; only controlApiKeySecret is needed');
+  }
+  if (pf.appContainer !== undefined && app !== 'slskd') push('portForwarding.appContainer', 'forbidden', 'only with app "slskd": the container that gets slskd\'s SLSKD_VPN_* environment');
+  if (typeof pf.appContainer === 'string' && !isDnsLabel(pf.appContainer)) push('portForwarding.appContainer', 'name', `expected a container name (a DNS label), ${received(pf.appContainer)}`);
   if (pf.toPort !== undefined && (app === 'qbittorrent' || app === 'transmission' || app === 'deluge')) {
     push('portForwarding.toPort', 'translation', `refused with ${app}: a torrent client announces its own listen port to trackers and peers, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and port-sync sets ${app}'s listen port to it)`);
   }

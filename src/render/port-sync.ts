@@ -18,7 +18,14 @@
  *   `core.set_config {listen_ports, random_port}` (deluge/core/core.py:812, :822 in Debian's 2.0.3; the keys'
  *   defaults `[6881, 6891]` / `True` in core/preferencesmanager.py:48, :51, and random_port overrides listen_ports
  *   at :206-214).
- * - Transmission RPC: a 409 hands out `X-Transmission-Session-Id`; `session-get` / `session-set` with `peer-port`.
+ * - Transmission RPC (Debian's transmission-daemon 3.00, libtransmission/rpc-server.c `handle_request`): HTTP Basic
+ *   auth first (401 "Unauthorized User. N unsuccessful login attempts."), then a 409 that hands out
+ *   `X-Transmission-Session-Id`; `session-get` / `session-set` with `peer-port` (rpc-spec). After 100 failed logins in a
+ *   row (one counter for every client) 3.00 answers every request 403 "Too many unsuccessful login attempts. Please
+ *   restart transmission-daemon." (`loginattempts == 100`; 4.x: `anti-brute-force-threshold`), so a wrong password is
+ *   retried only after BAN_BACKOFF: retrying every period would lock the user's own Web UI out within minutes.
+ * - curl's config file (`-K`): a value in double quotes takes `\\` and `\"` escapes (curl docs, `--config`), so a
+ *   secret is escaped before it is written there (a quote or a backslash in a password would end the value).
  */
 export const PORT_SYNC_SCRIPT = `#!/bin/sh
 # port-sync, written by tunnelwright: keeps the app's listen port equal to the port the VPN forwards.
@@ -46,7 +53,8 @@ mkdir -p "$WORK" "$(dirname "$METRICS_FILE")"
 chmod 700 "$WORK"
 JAR="$WORK/cookies"
 : >"$WORK/app.curlrc"
-log() { echo "port-sync: $*"; }
+# To stderr: a message logged inside $(...) must not become part of the value read.
+log() { echo "port-sync: $*" >&2; }
 
 forwarded=0
 app_port=0
@@ -86,9 +94,14 @@ secret_to() {
   printf '%s' "$(cat "$1")" >"$2"
 }
 
+# A secret file's content escaped for a double-quoted value in a curl config file (backslash and quote).
+curlrc_quote() {
+  printf '%s' "$(sed 's/\\\\/\\\\\\\\/g; s/"/\\\\"/g' "$1")"
+}
+
 gluetun_port() {
   secret_to "$GLUETUN_API_KEY_FILE" "$WORK/gluetun-key"
-  printf 'header = "X-API-Key: %s"\\n' "$(cat "$WORK/gluetun-key")" >"$WORK/gluetun.curlrc"
+  printf 'header = "X-API-Key: %s"\\n' "$(curlrc_quote "$WORK/gluetun-key")" >"$WORK/gluetun.curlrc"
   body=$(curl -fsS --max-time 5 -K "$WORK/gluetun.curlrc" "$GLUETUN_URL/v1/portforward") || return 1
   p=$(printf '%s' "$body" | json_number port)
   [ -n "$p" ] || p=$(printf '%s' "$body" | json_number ports)
@@ -98,7 +111,7 @@ gluetun_port() {
 # --- qBittorrent ---------------------------------------------------------------------------------------------
 qbt_auth() {
   if [ -n "\${APP_API_KEY_FILE:-}" ] && [ -r "$APP_API_KEY_FILE" ]; then
-    printf 'header = "Authorization: Bearer %s"\\n' "$(cat "$APP_API_KEY_FILE")" >"$WORK/app.curlrc"
+    printf 'header = "Authorization: Bearer %s"\\n' "$(curlrc_quote "$APP_API_KEY_FILE")" >"$WORK/app.curlrc"
     return 0
   fi
   : >"$WORK/app.curlrc"
@@ -140,23 +153,30 @@ qbt_set() {
 trm_rpc() {
   : >"$WORK/app.curlrc"
   if [ -r "\${APP_USERNAME_FILE:-}" ]; then
-    printf 'user = "%s:%s"\\n' "$(cat "$APP_USERNAME_FILE")" "$(cat "$APP_PASSWORD_FILE")" >"$WORK/app.curlrc"
+    printf 'user = "%s:%s"\\n' "$(curlrc_quote "$APP_USERNAME_FILE")" "$(curlrc_quote "$APP_PASSWORD_FILE")" >"$WORK/app.curlrc"
   fi
-  sid=$(cat "$WORK/session-id" 2>/dev/null || true)
-  code=$(curl -sS --max-time 5 -K "$WORK/app.curlrc" -H "X-Transmission-Session-Id: $sid" -D "$WORK/headers" -o "$WORK/rpc" -w '%{http_code}' \\
-    --data "$1" "$APP_URL/transmission/rpc") || return 1
-  if [ "$code" = 409 ]; then
-    sed -n 's/^X-Transmission-Session-Id:[[:space:]]*\\([^[:space:]]*\\).*/\\1/ip' "$WORK/headers" | tr -d '\\r' >"$WORK/session-id"
-    sid=$(cat "$WORK/session-id")
-    code=$(curl -sS --max-time 5 -K "$WORK/app.curlrc" -H "X-Transmission-Session-Id: $sid" -o "$WORK/rpc" -w '%{http_code}' \\
+  for _ in 1 2; do
+    sid=$(cat "$WORK/session-id" 2>/dev/null || true)
+    code=$(curl -sS --max-time 5 -K "$WORK/app.curlrc" -H "X-Transmission-Session-Id: $sid" -D "$WORK/headers" -o "$WORK/rpc" -w '%{http_code}' \\
       --data "$1" "$APP_URL/transmission/rpc") || return 1
-  fi
-  [ "$code" = 200 ] || return 1
+    [ "$code" = 409 ] || break
+    # A new session id (first call, or the daemon restarted): remember it and send the request once more.
+    tr -d '\\r' <"$WORK/headers" | sed -n 's/^[Xx]-[Tt]ransmission-[Ss]ession-[Ii]d:[[:space:]]*\\([^[:space:]]*\\).*/\\1/p' >"$WORK/session-id"
+  done
+  case "$code" in
+    200) ;;
+    401) log "Transmission refused the RPC credentials; waiting $BAN_BACKOFF s before the next try (100 failures turn its RPC off until a restart)"
+      return 3 ;;
+    403) if grep -q 'unsuccessful login attempts' "$WORK/rpc"; then return 2; fi
+      log "Transmission refused this address (rpc-whitelist): allow 127.0.0.1"
+      return 1 ;;
+    *) log "Transmission's RPC answered HTTP $code"; return 1 ;;
+  esac
   grep -q '"result"[[:space:]]*:[[:space:]]*"success"' "$WORK/rpc"
 }
 
 trm_port() {
-  trm_rpc '{"method":"session-get","arguments":{"fields":["peer-port"]}}' || return 1
+  trm_rpc '{"method":"session-get","arguments":{"fields":["peer-port"]}}' || return $?
   json_number peer-port <"$WORK/rpc"
 }
 

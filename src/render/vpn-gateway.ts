@@ -216,15 +216,30 @@ export function forwardedWorkloadAddress(props: VpnGatewayProps): string {
 }
 
 /**
- * Writes gluetun's auth file from the API key Secret (a TOML file cannot read a Secret itself): one role, the API key,
- * the one route port-sync needs. Refuses a key that would break out of the TOML string.
+ * The control-server routes each app's reader calls, and nothing else: port-sync reads only the port; slskd reads the
+ * public IP first (an empty one means "VPN down") and then the port (slskd/slskd src/slskd/Integrations/VPN/Clients/
+ * Gluetun.cs:93, :105 at 5770c7e). Both are valid gluetun routes (internal/server/middlewares/auth/settings.go:156-157).
  */
-export const GLUETUN_AUTH_SCRIPT = [
-  'set -eu',
-  'key=$(cat /run/control-api-key/api-key)',
-  'case "$key" in "" | *[!A-Za-z0-9._~+/=-]*) echo "the control API key must be 1 or more of A-Z a-z 0-9 . _ ~ + / = -" >&2; exit 1 ;; esac',
-  `umask 077; printf '[[roles]]\nname = "port-sync"\nroutes = ["GET /v1/portforward"]\nauth = "apikey"\napikey = "%s"\n' "$key" > ${AUTH_DIR}/config.toml`,
-].join('\n');
+export function controlRoutes(app: PortForwardingProps['app']): string[] {
+  return app === 'slskd' ? ['GET /v1/publicip/ip', 'GET /v1/portforward'] : ['GET /v1/portforward'];
+}
+
+/**
+ * Writes gluetun's auth file from the API key Secret (a TOML file cannot read a Secret itself): one role, the API key,
+ * the routes its reader needs (`controlRoutes`). Refuses a key that would break out of the TOML string.
+ */
+export function gluetunAuthScript(app: PortForwardingProps['app']): string {
+  const routes = controlRoutes(app).map((r) => `"${r}"`).join(', ');
+  return [
+    'set -eu',
+    'key=$(cat /run/control-api-key/api-key)',
+    'case "$key" in "" | *[!A-Za-z0-9._~+/=-]*) echo "the control API key must be 1 or more of A-Z a-z 0-9 . _ ~ + / = -" >&2; exit 1 ;; esac',
+    `umask 077; printf '[[roles]]\nname = "${app === 'slskd' ? 'slskd' : 'port-sync'}"\nroutes = [${routes}]\nauth = "apikey"\napikey = "%s"\n' "$key" > ${AUTH_DIR}/config.toml`,
+  ].join('\n');
+}
+
+/** The auth-file script for port-sync (the one route `GET /v1/portforward`). */
+export const GLUETUN_AUTH_SCRIPT = gluetunAuthScript('qbittorrent');
 
 /** The gateway's pod-gateway settings (gateway side). */
 function gatewaySettings(f: GatewayFacts): string {
@@ -341,7 +356,7 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
       ...(app ? [{
         name: 'gluetun-auth',
         image: f.images.gluetun,
-        command: ['/bin/sh', '-c', GLUETUN_AUTH_SCRIPT],
+        command: ['/bin/sh', '-c', gluetunAuthScript(pf?.app)],
         securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
         volumeMounts: [{ name: 'control-api-key', mountPath: '/run/control-api-key', readOnly: true }, { name: 'gluetun-auth', mountPath: AUTH_DIR }],
       }] : []),
@@ -470,6 +485,11 @@ export interface RoutePlan {
    * fixed VXLAN address (a RollingUpdate's maxSurge rounds up to 1 pod).
    */
   readonly strategy?: { readonly type: 'Recreate' };
+  /**
+   * With `app: 'slskd'`: environment for the slskd container (`container`, else the workload's first), which
+   * `applyRoute` adds; a variable of the same name already there is refused.
+   */
+  readonly appEnv?: { readonly container?: string; readonly env: IEnvVar[] };
 }
 
 /** Plans routing one workload through the gateway (pure: the same for the cdk8s route() and Pulumi's routeTransform()). */
@@ -526,7 +546,8 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   };
   const mount = { name: 'vpn-gateway-client', mountPath: '/config', readOnly: true };
   const caps = { capabilities: { add: ['NET_ADMIN', 'NET_RAW'] }, runAsUser: 0, runAsNonRoot: false };
-  const sync = isForwarded && props.portForwarding!.app !== undefined ? portSync(props, f, target) : undefined;
+  const app = isForwarded ? props.portForwarding!.app : undefined;
+  const sync = app !== undefined && app !== 'slskd' ? portSync(props, f, target) : undefined;
   return {
     objects: [configMap as KubeObject, ...(sync ? [sync.configMap] : []), ...renderKillSwitch(killSwitch).objects],
     initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: ['/bin/client_init.sh'], securityContext: caps, volumeMounts: [mount] },
@@ -541,7 +562,31 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     ...(isForwarded && target.kind !== 'StatefulSet' ? { hostname: natName(target.name) } : {}),
     extraContainers: sync ? [sync.container] : [],
     extraVolumes: sync ? sync.volumes : [],
+    ...(app === 'slskd' ? { appEnv: slskdEnv(props, f) } : {}),
     ...(isForwarded && (target.kind ?? 'Deployment') === 'Deployment' ? { strategy: { type: 'Recreate' as const } } : {}),
+  };
+}
+
+/**
+ * slskd's own gluetun integration, as environment on the slskd container (the `SLSKD_` prefix, slskd/slskd
+ * src/slskd/Program.cs:131; the names at src/slskd/Core/Options.cs:2420 `VPN`, :2429 `VPN_PORT_FORWARDING`, :2437
+ * `VPN_POLLING_INTERVAL` (ms, 500 or more, :2439), :2485 `VPN_GLUETUN_URL`, :2519 `VPN_GLUETUN_API_KEY`, at 5770c7e).
+ * With `VPN_PORT_FORWARDING` slskd stays disconnected from Soulseek until gluetun reports a port other than 0
+ * (Integrations/VPN/Clients/Gluetun.cs:103-111, VPNService.cs:203-208, :267-270) and sets its listen port to each new
+ * one (VPNService.cs:209-222): the start-up port 0 is never written. slskd reads options from environment variables,
+ * its YAML file or the command line only (no `_FILE` form), so the API key comes from the Secret by `secretKeyRef`.
+ */
+function slskdEnv(props: VpnGatewayProps, f: GatewayFacts): { container?: string; env: IEnvVar[] } {
+  const pf = props.portForwarding!;
+  return {
+    ...(pf.appContainer !== undefined ? { container: pf.appContainer } : {}),
+    env: [
+      { name: 'SLSKD_VPN', value: 'true' },
+      { name: 'SLSKD_VPN_PORT_FORWARDING', value: 'true' },
+      { name: 'SLSKD_VPN_GLUETUN_URL', value: `http://${f.vxlanPrefix}.1:${CONTROL_PORT}` },
+      { name: 'SLSKD_VPN_GLUETUN_API_KEY', valueFrom: { secretKeyRef: { name: pf.controlApiKeySecret!.name, key: pf.controlApiKeySecret!.key ?? 'api-key' } } },
+      ...(pf.syncPeriodSeconds !== undefined ? [{ name: 'SLSKD_VPN_POLLING_INTERVAL', value: String(pf.syncPeriodSeconds * 1000) }] : []),
+    ],
   };
 }
 
@@ -567,7 +612,7 @@ function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget):
     { name: 'APP', value: app },
     { name: 'GLUETUN_URL', value: `http://${f.vxlanPrefix}.1:${CONTROL_PORT}` },
     { name: 'GLUETUN_API_KEY_FILE', value: '/run/port-sync-secrets/gluetun-api-key' },
-    ...(app !== 'command' ? [{ name: 'APP_URL', value: pf.appUrl ?? `http://127.0.0.1:${vpnGatewayModel().APP_API_PORTS[app]}` }] : []),
+    ...(app !== 'command' && app !== 'slskd' ? [{ name: 'APP_URL', value: pf.appUrl ?? `http://127.0.0.1:${vpnGatewayModel().APP_API_PORTS[app]}` }] : []),
     ...(userItem.length ? [{ name: 'APP_USERNAME_FILE', value: '/run/port-sync-secrets/app-username' }] : []),
     ...(pf.appCredentialsSecret ? [{ name: 'APP_PASSWORD_FILE', value: '/run/port-sync-secrets/app-password' }] : []),
     ...(pf.appApiKeySecret ? [{ name: 'APP_API_KEY_FILE', value: '/run/port-sync-secrets/app-api-key' }] : []),
@@ -605,6 +650,10 @@ function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget):
  */
 export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchFor?: string; lostFor?: string } = {}): { name: string; rules: Record<string, unknown>[] }[] {
   const f = gatewayFacts(props);
+  if (props.portForwarding?.app === 'slskd') {
+    // slskd syncs its port itself: no port-sync sidecar, so no metrics for these rules to read.
+    throwIfProblems([{ path: 'portForwarding.app', code: 'no-metrics', message: 'no port-forwarding alerts for slskd: slskd polls gluetun itself and no port-sync sidecar serves the metrics these rules read; watch slskd\'s own VPN state (its log: "Waiting for VPN client")' }], 'port-forwarding alerts');
+  }
   const app = props.portForwarding?.app ?? 'app';
   return [{
     name: `tunnelwright-${f.name}-port-forwarding`,
@@ -649,15 +698,39 @@ export function applyRoute(spec: IPodSpec, route: RoutePlan): IPodSpec {
   }
   const has = (list: { name: string }[] | undefined, name: string) => (list ?? []).some((c) => c.name === name);
   if (has(spec.initContainers, route.initContainer.name)) return spec;
+  const containers = [...spec.containers];
+  if (route.appEnv) {
+    const i = appContainerIndex(spec, route);
+    containers[i] = { ...containers[i], env: [...(containers[i].env ?? []), ...route.appEnv.env] };
+  }
   return {
     ...spec,
     initContainers: [route.initContainer, ...(spec.initContainers ?? [])],
-    containers: [...spec.containers, route.sidecar, ...(route.extraContainers ?? [])],
+    containers: [...containers, route.sidecar, ...(route.extraContainers ?? [])],
     volumes: [...(spec.volumes ?? []), route.volume, ...(route.extraVolumes ?? [])],
     dnsPolicy: route.dnsPolicy,
     dnsConfig: route.dnsConfig,
     ...(route.hostname ? { hostname: route.hostname } : {}),
   };
+}
+
+/**
+ * The index of the container that gets `route.appEnv` (slskd's): the one named `portForwarding.appContainer`, else the
+ * first. Refuses a name the pod does not have, and a variable the container already sets (it would be set twice, and
+ * Kubernetes keeps the last). Pure; the cdk8s adapter patches the same index.
+ */
+export function appContainerIndex(spec: IPodSpec, route: RoutePlan): number {
+  const want = route.appEnv?.container;
+  const i = want === undefined ? 0 : spec.containers.findIndex((c) => c.name === want);
+  if (i < 0) {
+    throw new ValidationError([{ path: 'portForwarding.appContainer', code: 'container', message: `the routed workload has no container "${want}" (it has ${spec.containers.map((c) => `"${c.name}"`).join(', ')}): name the container that runs slskd` }], 'routed pod spec');
+  }
+  const own = new Set((spec.containers[i].env ?? []).map((e) => e.name));
+  const clash = (route.appEnv?.env ?? []).filter((e) => own.has(e.name)).map((e) => e.name);
+  if (clash.length > 0) {
+    throw new ValidationError([{ path: `spec.containers[${i}].env`, code: 'conflict', message: `the container "${spec.containers[i].name}" already sets ${clash.join(', ')}: remove ${clash.length > 1 ? 'them' : 'it'}, the gateway sets slskd's VPN integration (the API key from portForwarding.controlApiKeySecret)` }], 'routed pod spec');
+  }
+  return i;
 }
 
 /** Kinds `route()` accepts. */

@@ -57,6 +57,37 @@ describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same ob
   });
 });
 
+describe('VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container', () => {
+  const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'slskd' as const, workload: 'slskd', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
+  const slskd = (containers: { name: string; image: string; env?: { name: string; value: string }[] }[]) => ({
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'slskd', namespace: 'media' },
+    spec: { selector: { matchLabels: { app: 'slskd' } }, template: { metadata: { labels: { app: 'slskd' } }, spec: { containers } } },
+  });
+  it.each([
+    ['a container without env', [{ name: 'slskd', image: 'slskd/slskd:0.23.1' }], undefined],
+    ['env of its own, slskd second', [{ name: 'exporter', image: 'e' }, { name: 'slskd', image: 'slskd/slskd:0.23.1', env: [{ name: 'SLSKD_SLSK_USERNAME', value: 'me' }] }], 'slskd'],
+  ])('%s', async (_n, containers, appContainer) => {
+    const p = { ...props, portForwarding: { ...props.portForwarding, ...(appContainer ? { appContainer } : {}) } };
+    const fromCdk8s = cdk8sObjects((chart) => {
+      new Cdk8sVpnGateway(chart, 'gw', p).route(new ApiObject(chart, 'slskd', slskd(structuredClone(containers))));
+    });
+    const fromPulumi = await pulumiObjects(seen, () => {
+      const gateway = new tw.VpnGateway('gw', p);
+      const { apiVersion: _a, kind: _k, ...args } = slskd(structuredClone(containers));
+      new k8s.apps.v1.Deployment('slskd', args, { transformations: [gateway.routeTransform()] });
+      return gateway;
+    });
+    expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'Deployment' })))).toEqual(sortObjects(fromCdk8s));
+    const routed = fromCdk8s.find((o) => o.kind === 'Deployment' && (o.metadata as { name: string }).name === 'slskd') as unknown as { spec: { template: { spec: { containers: { name: string; env?: { name: string; valueFrom?: unknown }[] }[] } } } };
+    const cs = routed.spec.template.spec.containers;
+    expect(cs.map((c) => c.name)).toEqual([...containers.map((c) => c.name), 'vpn-route-sidecar']);
+    const app = cs.find((c) => c.name === 'slskd')!;
+    expect(app.env!.map((e) => e.name)).toEqual([...(appContainer ? ['SLSKD_SLSK_USERNAME'] : []), 'SLSKD_VPN', 'SLSKD_VPN_PORT_FORWARDING', 'SLSKD_VPN_GLUETUN_URL', 'SLSKD_VPN_GLUETUN_API_KEY']);
+    expect(app.env!.find((e) => e.name === 'SLSKD_VPN_GLUETUN_API_KEY')!.valueFrom).toEqual({ secretKeyRef: { name: 'gluetun-control', key: 'api-key' } });
+    expect(cs.filter((c) => c.name !== 'slskd').every((c) => !(c.env ?? []).some((e) => e.name.startsWith('SLSKD_VPN')))).toBe(true);
+  });
+});
+
 describe('EgressSteering: the same objects from both adapters', () => {
   it.each([['prod', prodSteering()], ['wireguard', wireguardSteering()]])('%s', async (_n, props) => {
     const fromCdk8s = cdk8sObjects((chart) => new Cdk8sEgressSteering(chart, 'steer', props), 'a-chart-namespace');

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
-import { planRoute, planVpnGateway, PORT_SYNC_SCRIPT, portForwardAlertGroups, validateVpnGateway, VpnGatewayProps } from '../../src';
+import { applyRoute, planRoute, planVpnGateway, PORT_SYNC_SCRIPT, portForwardAlertGroups, validateVpnGateway, VpnGatewayProps } from '../../src';
 import { gatewayFor } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
 import { describeWithTools, run, tmpdir } from '../system/tools';
@@ -24,6 +24,13 @@ describe('port forwarding to an app: refusals', () => {
     ['an API key for Transmission', { app: 'transmission', appApiKeySecret: { name: 'k' } }, [{ path: 'portForwarding.appApiKeySecret', code: 'forbidden', message: 'only with app "qbittorrent" (WebUI API keys, qBittorrent 5.2.0 and later)' }]],
     ['toPort with Deluge', { app: 'deluge', appCredentialsSecret: { name: 'deluge-web' }, toPort: 6881 }, [{ path: 'portForwarding.toPort', code: 'translation', message: 'refused with deluge: a torrent client announces its own listen port to trackers and peers, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and port-sync sets deluge\'s listen port to it)' }]],
     ['Deluge without its Web UI password', { app: 'deluge' }, [{ path: 'portForwarding.appCredentialsSecret', code: 'required', message: 'required with app "deluge": a Secret whose password key holds the Deluge Web UI password (its JSON-RPC always needs a login)' }]],
+    ['toPort with slskd', { app: 'slskd', toPort: 50300 }, [{ path: 'portForwarding.toPort', code: 'translation', message: 'refused with slskd: slskd tells the Soulseek server its own listen port, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and slskd takes it as its listen port)' }]],
+    ['a login for slskd', { app: 'slskd', appCredentialsSecret: { name: 'slskd-web' } }, [{ path: 'portForwarding.appCredentialsSecret', code: 'forbidden', message: 'not with app "slskd": slskd reads gluetun\'s control server itself (SLSKD_VPN_*), so nothing logs in to slskd; only controlApiKeySecret is needed' }]],
+    ['an app URL for slskd', { app: 'slskd', appUrl: 'http://127.0.0.1:5030' }, [{ path: 'portForwarding.appUrl', code: 'forbidden', message: 'not with app "slskd": slskd reads gluetun\'s control server itself (SLSKD_VPN_*), so nothing logs in to slskd; only controlApiKeySecret is needed' }]],
+    ['an API key for slskd', { app: 'slskd', appApiKeySecret: { name: 'k' } }, [{ path: 'portForwarding.appApiKeySecret', code: 'forbidden', message: 'only with app "qbittorrent" (WebUI API keys, qBittorrent 5.2.0 and later)' }]],
+    ['slskd without the control API key', { app: 'slskd', controlApiKeySecret: undefined }, [{ path: 'portForwarding.controlApiKeySecret', code: 'required', message: 'required with app: a Secret key holding the API key of the gluetun control-server role that grants only GET /v1/portforward (the same Secret in the gateway\'s and the workload\'s namespace)' }]],
+    ['appContainer without slskd', { appContainer: 'qbittorrent' }, [{ path: 'portForwarding.appContainer', code: 'forbidden', message: 'only with app "slskd": the container that gets slskd\'s SLSKD_VPN_* environment' }]],
+    ['an appContainer that is no container name', { app: 'slskd', appContainer: 'Slskd_Main' }, [{ path: 'portForwarding.appContainer', code: 'name', message: 'expected a container name (a DNS label), received "Slskd_Main"' }]],
     ['an existing claim with a size', { stateClaim: { existingClaim: 'mine', size: '1Gi' } }, [{ path: 'portForwarding.stateClaim', code: 'conflict', message: 'existingClaim names a claim you made: size and storageClassName are only for the claim the library creates' }]],
   ])('refuses %s', (_name, pf, problems) => {
     expect(validateVpnGateway(qbit(pf))).toEqual(problems);
@@ -84,6 +91,69 @@ describe('port forwarding to Deluge: the sidecar', () => {
     expect(env.APP_USERNAME_FILE).toBeUndefined();
     const secrets = route.extraVolumes.find((v) => v.name === 'vpn-port-sync-secrets')!.projected!.sources!;
     expect(secrets).toContainEqual({ secret: { name: 'deluge-web', items: [{ key: 'password', path: 'app-password' }] } });
+  });
+});
+
+describe('port forwarding to slskd: its own SLSKD_VPN_* integration', () => {
+  const slskd = (pf: Record<string, unknown> = {}) => qbit({ app: 'slskd', workload: 'slskd', ...pf });
+  const slskdTarget = { ...target, name: 'slskd', podLabels: { app: 'slskd' }, kind: 'Deployment' as const };
+  const pod = { containers: [{ name: 'slskd', image: 'slskd/slskd:0.23.1', env: [{ name: 'SLSKD_REMOTE_CONFIGURATION', value: 'true' }] }, { name: 'exporter', image: 'e' }] };
+
+  it('sets slskd\'s VPN environment on its container, the API key from the Secret, and adds no port-sync sidecar', () => {
+    const route = planRoute(slskd({ controlApiKeySecret: { name: 'gluetun-control', key: 'key' }, syncPeriodSeconds: 5 }), slskdTarget);
+    expect(route.extraContainers).toEqual([]);
+    expect(route.objects.some((o) => o.metadata.name === 'slskd-vpn-port-sync')).toBe(false);
+    expect([route.strategy, route.hostname]).toEqual([{ type: 'Recreate' }, 'slskd']);
+    const spec = applyRoute(pod, route);
+    expect(spec.containers.map((c) => c.name)).toEqual(['slskd', 'exporter', 'vpn-route-sidecar']);
+    expect(spec.containers[0].env).toEqual([
+      { name: 'SLSKD_REMOTE_CONFIGURATION', value: 'true' },
+      { name: 'SLSKD_VPN', value: 'true' },
+      { name: 'SLSKD_VPN_PORT_FORWARDING', value: 'true' },
+      { name: 'SLSKD_VPN_GLUETUN_URL', value: 'http://172.16.0.1:8000' },
+      { name: 'SLSKD_VPN_GLUETUN_API_KEY', valueFrom: { secretKeyRef: { name: 'gluetun-control', key: 'key' } } },
+      { name: 'SLSKD_VPN_POLLING_INTERVAL', value: '5000' },
+    ]);
+    expect(spec.containers[1].env).toBeUndefined();
+    // slskd's own default polling interval (2.5 s) unless a period is given.
+    expect(planRoute(slskd(), slskdTarget).appEnv!.env.map((e) => e.name)).not.toContain('SLSKD_VPN_POLLING_INTERVAL');
+  });
+
+  it('puts the environment on the container appContainer names', () => {
+    const spec = applyRoute({ containers: [{ name: 'sidecar', image: 's' }, { name: 'slskd', image: 'slskd/slskd' }] }, planRoute(slskd({ appContainer: 'slskd' }), slskdTarget));
+    expect(spec.containers.map((c) => (c.env ?? []).length)).toEqual([0, 4, 0]);
+  });
+
+  it.each<[string, Record<string, unknown>, object, { path: string; code: string; message: string }]>([
+    ['a container the pod does not have', { appContainer: 'soulseek' }, pod, { path: 'portForwarding.appContainer', code: 'container', message: 'the routed workload has no container "soulseek" (it has "slskd", "exporter"): name the container that runs slskd' }],
+    ['a variable the container already sets', {}, { containers: [{ name: 'slskd', env: [{ name: 'SLSKD_VPN', value: 'false' }, { name: 'SLSKD_VPN_GLUETUN_API_KEY', value: 'x' }] }] }, { path: 'spec.containers[0].env', code: 'conflict', message: 'the container "slskd" already sets SLSKD_VPN, SLSKD_VPN_GLUETUN_API_KEY: remove them, the gateway sets slskd\'s VPN integration (the API key from portForwarding.controlApiKeySecret)' }],
+  ])('refuses %s', (_name, pf, spec, problem) => {
+    expect(thrown(() => applyRoute(spec as never, planRoute(slskd(pf), slskdTarget)))).toMatchObject({ problems: [problem] });
+  });
+
+  it('has no port-forwarding alerts (no sidecar serves the metrics)', () => {
+    expect(thrown(() => portForwardAlertGroups(slskd()))).toMatchObject({ problems: [{ path: 'portForwarding.app', code: 'no-metrics' }] });
+  });
+});
+
+describeWithTools('gluetun\'s auth file, as the gateway\'s init container writes it', ['sh', 'python3'], () => {
+  // The init script run by sh (paths moved into a tmpdir), its TOML read by Python's tomllib: the role's routes.
+  const roleOf = (pf: Record<string, unknown>) => {
+    const dir = tmpdir('tw-pf-auth-');
+    fs.mkdirSync(path.join(dir, 'key'));
+    fs.writeFileSync(path.join(dir, 'key', 'api-key'), 'k3y-abc');
+    const init = (planVpnGateway(qbit(pf)).objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment).spec!.template.spec!.initContainers!.find((c) => c.name === 'gluetun-auth')!;
+    const script = init.command![2].replace(/\/run\/control-api-key/g, path.join(dir, 'key')).replace(/\/run\/gluetun-auth/g, dir);
+    expect(run('sh', ['-c', script]).status).toBe(0);
+    const r = run('python3', ['-c', 'import tomllib,json,sys; print(json.dumps(tomllib.load(open(sys.argv[1],"rb"))["roles"]))', path.join(dir, 'config.toml')]);
+    return JSON.parse(r.stdout) as unknown[];
+  };
+
+  it.each<[string, Record<string, unknown>, string[]]>([
+    ['port-sync (qBittorrent)', {}, ['GET /v1/portforward']],
+    ['slskd', { app: 'slskd', workload: 'slskd' }, ['GET /v1/publicip/ip', 'GET /v1/portforward']],
+  ])('grants %s only the routes it calls', (_name, pf, routes) => {
+    expect(roleOf(pf)).toEqual([{ name: expect.any(String), routes, auth: 'apikey', apikey: 'k3y-abc' }]);
   });
 });
 

@@ -21,7 +21,7 @@ const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
  */
 describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync keeps its listen port', [
   'ip', 'wg', 'wireguard-go', 'iptables', 'dnsmasq', 'dig', 'udhcpc', 'route', 'killall', 'inotifywait', 'ping', 'python3', 'nft', 'nsenter', 'unshare',
-  'qbittorrent-nox', 'curl', 'busybox', 'ss',
+  'qbittorrent-nox', 'transmission-daemon', 'curl', 'busybox', 'ss',
   path.join(PG, 'bin', 'gateway_init.sh'),
 ], () => {
   const id = process.pid % 10000;
@@ -33,6 +33,8 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
   const P = 41234;
   const P2 = 42345;
   const P3 = 43456;
+  const P4 = 44567;
+  const TR_PASSWORD = crypto.randomBytes(12).toString('base64url');
   const API_KEY = crypto.randomBytes(18).toString('base64url');
   const QBT_PASSWORD = crypto.randomBytes(12).toString('base64url');
   const props: VpnGatewayProps = {
@@ -161,9 +163,25 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
     startInPod(client, 'exec qbittorrent-nox --profile=/tmp/qbt', 'qbt.log', { HOME: '/tmp/qbt' });
     must(inPod(client, 'for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:8080/ && exit 0; sleep 0.1; done; exit 1'), `qbittorrent-nox:\n${podLog(client, 'qbt.log')}`);
   };
-  const startSync = () => {
-    const env = Object.entries({ ...syncEnv, METRICS_FILE: '/tmp/port-sync/metrics' }).map(([k, v]) => `${k}=${quote(v)}`).join(' ');
+  const startSync = (envOf: Record<string, string> = syncEnv) => {
+    const env = Object.entries({ ...envOf, METRICS_FILE: '/tmp/port-sync/metrics' }).map(([k, v]) => `${k}=${quote(v)}`).join(' ');
     startInPod(client, `exec env ${env} /bin/sh /port-sync/port-sync.sh`, 'sync.log');
+  };
+
+  /** Transmission's own RPC (its session-id handshake first): its peer port. */
+  const trmPort = () => {
+    const auth = `-u tw:${TR_PASSWORD}`;
+    const r = inPod(client, `sid=$(curl -s ${auth} -D - -o /dev/null http://127.0.0.1:9091/transmission/rpc | tr -d '\\r' | sed -n 's/^X-Transmission-Session-Id: //p'); ` +
+      `curl -s ${auth} -H "X-Transmission-Session-Id: $sid" --data '{"method":"session-get","arguments":{"fields":["peer-port"]}}' http://127.0.0.1:9091/transmission/rpc`);
+    return Number(/"peer-port":(\d+)/.exec(r.stdout)?.[1] ?? NaN);
+  };
+  const secondsUntilTrm = (port: number, limit = 30) => {
+    const start = Date.now();
+    while (Date.now() - start < limit * 1000) {
+      if (trmPort() === port) return (Date.now() - start) / 1000;
+      sh('sleep 0.2');
+    }
+    return NaN;
   };
 
   beforeAll(() => {
@@ -312,5 +330,35 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
     figures['P2 -> P3, port-sync restarted'] = { secondsToReport: seconds };
     expect(podLog(client, 'sync.log')).not.toContain(API_KEY);
     expect(podLog(client, 'sync.log')).not.toContain(QBT_PASSWORD);
+  });
+
+  it('Transmission in the routed pod instead: it reports the forwarded port, a peer reaches it there from its own address, and it follows a change', () => {
+    // The gateway side renders the same for every port-sync app (DNAT to the same port, one route for the key); the
+    // routed pod now runs Debian's transmission-daemon 3.00 and port-sync with the environment rendered for it.
+    must(inPod(client, 'pkill -f "[p]ort-sync.sh"; pkill -f "[n]c -ll"; pkill -x qbittorrent-nox; for i in $(seq 50); do pgrep -x qbittorrent-nox >/dev/null || exit 0; sleep 0.1; done; exit 1'), 'stop qbittorrent and port-sync');
+    const trProps: VpnGatewayProps = { ...props, portForwarding: { ...props.portForwarding!, app: 'transmission', appCredentialsSecret: { name: 'transmission-rpc' } } };
+    const trSync = planRoute(trProps, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'Deployment' }).extraContainers.find((c) => c.name === 'vpn-port-sync')!;
+    const trEnv = Object.fromEntries(trSync.env!.map((e) => [e.name, e.value ?? '']));
+    expect(trEnv).toMatchObject({ APP: 'transmission', APP_URL: 'http://127.0.0.1:9091' });
+    must(inPod(client, `cd /run/port-sync-secrets && printf %s tw > app-username && printf %s ${TR_PASSWORD} > app-password && mkdir -p /tmp/trm`), 'transmission secrets');
+    startInPod(client, `exec transmission-daemon -f -g /tmp/trm -w /tmp/trm -r 127.0.0.1 -p 9091 -t -u tw -v ${TR_PASSWORD} -P 51413 -M -O -Y`, 'trm.log');
+    must(inPod(client, 'for i in $(seq 100); do ss -Hltn | grep -q "127.0.0.1:9091 " && exit 0; sleep 0.1; done; exit 1'), `transmission-daemon:\n${podLog(client, 'trm.log')}`);
+    expect(trmPort()).toBe(51413);
+    startSync(trEnv);
+    const seconds = secondsUntilTrm(P3);
+    expect(seconds).toBeLessThan(30);
+    const peer = connectAndSee(P3);
+    expect(peer).toBe('198.18.0.3');
+    expect(connectAndSee(51413)).toBeUndefined(); // its old port is forwarded by nobody
+    figures['transmission: 51413 -> P3'] = { from: 51413, to: P3, secondsToReport: seconds, peerSeenAs: peer };
+
+    changePort(P3, P4);
+    const seconds2 = secondsUntilTrm(P4);
+    expect(seconds2).toBeLessThan(30);
+    expect(connectAndSee(P3)).toBeUndefined();
+    const peer2 = connectAndSee(P4);
+    expect(peer2).toBe('198.18.0.3');
+    figures['transmission: P3 -> P4'] = { from: P3, to: P4, secondsToReport: seconds2, peerSeenAs: peer2 };
+    expect(podLog(client, 'sync.log')).not.toContain(TR_PASSWORD);
   });
 });

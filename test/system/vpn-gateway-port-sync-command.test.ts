@@ -1,0 +1,126 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { planRoute, VpnGatewayProps } from '../../src';
+import { describeWithTools, must, sh, tmpdir, which } from './tools';
+
+/**
+ * The `command` escape hatch, run: the library's port-sync script with the environment it renders for
+ * `app: 'command'`, under busybox sh with busybox's applets first on PATH (the sidecar image's userland), against a
+ * stand-in for gluetun's control server (`GET /v1/portforward` → `{"port":N}`, 401 without the key). The command writes
+ * `$PORT` into a file, which is what the test reads as "the app's port".
+ */
+describeWithTools('port-sync runs the command escape hatch with each forwarded port', ['ip', 'curl', 'python3', 'ss', 'busybox'], () => {
+  const netns = `p25-${process.pid}-cmd`;
+  const dir = tmpdir('tw-command-');
+  const KEY = 'k-' + process.pid.toString(36) + 'c7';
+  const portFile = path.join(dir, 'app', 'listen-port');
+  // Fails (writes nothing) until the app is "ready": a failed command is retried next period, not recorded as done.
+  const COMMAND = `[ -e ${dir}/app/ready ] && printf '%s\\n' "$PORT" > ${portFile}.tmp && mv ${portFile}.tmp ${portFile} && echo "$PORT" >> ${dir}/app/runs`;
+  const props: VpnGatewayProps = {
+    clusterCidrs: ['10.244.0.0/16', '10.96.0.0/12'], nodeCidrs: ['192.168.77.0/24'],
+    vpnProvider: 'protonvpn', wireguardPrivateKeySecret: { name: 'protonvpn-wireguard' }, serverCountries: ['Switzerland'],
+    portForwarding: { app: 'command', command: COMMAND, workload: 'soulseek', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' }, syncPeriodSeconds: 1 },
+  };
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'soulseek' }, name: 'soulseek', kind: 'Deployment' });
+  const script = (route.objects.find((o) => o.metadata.name === 'soulseek-vpn-port-sync') as unknown as { data: Record<string, string> }).data['port-sync.sh'];
+  const env = Object.fromEntries(route.extraContainers.find((c) => c.name === 'vpn-port-sync')!.env!.map((e) => [e.name, e.value ?? '']));
+  const inNs = (cmd: string) => sh(`ip netns exec ${netns} bash -c '${cmd.replace(/'/g, "'\\''")}'`);
+  const pids: Record<string, string> = {};
+  const start = (name: string, cmd: string) => {
+    pids[name] = must(inNs(`${cmd} >>${dir}/${name}.log 2>&1 & echo $!`), name).stdout.trim();
+  };
+  const stop = (name: string) => sh(`kill ${pids[name]} 2>/dev/null; while kill -0 ${pids[name]} 2>/dev/null; do sleep 0.1; done`);
+  const forwardedIs = (port: number) => fs.writeFileSync(path.join(dir, 'pf.json'), JSON.stringify({ port }));
+  const appPort = () => (fs.existsSync(portFile) ? Number(fs.readFileSync(portFile, 'utf8').trim()) : undefined);
+  const runs = () => (fs.existsSync(path.join(dir, 'app', 'runs')) ? fs.readFileSync(path.join(dir, 'app', 'runs'), 'utf8').trim().split('\n').map(Number) : []);
+  const secondsUntil = (port: number, limit = 20) => {
+    const t0 = Date.now();
+    while (Date.now() - t0 < limit * 1000) {
+      if (appPort() === port) return (Date.now() - t0) / 1000;
+      sh('sleep 0.1');
+    }
+    return NaN;
+  };
+  const startSync = () => start('sync', `env -i PATH=${dir}/bin APP=${env.APP} COMMAND="$(cat ${dir}/command)" GLUETUN_URL=http://127.0.0.1:8000 GLUETUN_API_KEY_FILE=${dir}/key ` +
+    `PERIOD=${env.PERIOD} WORK=${dir}/work METRICS_FILE=${dir}/work/metrics METRICS_PORT=0 busybox sh ${dir}/port-sync.sh`);
+  const figures: Record<string, unknown> = {};
+
+  beforeAll(() => {
+    must(sh(`ip netns add ${netns} && ip netns exec ${netns} ip link set lo up`), 'netns');
+    fs.mkdirSync(path.join(dir, 'bin'));
+    fs.mkdirSync(path.join(dir, 'app'));
+    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env', 'echo', '[']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
+    fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', 'busybox'));
+    fs.symlinkSync(which('curl')!, path.join(dir, 'bin', 'curl'));
+    fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);
+    fs.writeFileSync(path.join(dir, 'command'), env.COMMAND);
+    fs.writeFileSync(path.join(dir, 'key'), KEY);
+    forwardedIs(0);
+    fs.writeFileSync(path.join(dir, 'ctl.py'), [
+      'import http.server',
+      'class H(http.server.BaseHTTPRequestHandler):',
+      '    def do_GET(self):',
+      `        if self.path != "/v1/portforward" or self.headers.get("X-API-Key") != "${KEY}":`,
+      '            self.send_response(401); self.end_headers(); return',
+      `        self.send_response(200); self.end_headers(); self.wfile.write(open("${dir}/pf.json", "rb").read())`,
+      '    def log_message(self, *a): pass',
+      'http.server.HTTPServer(("127.0.0.1", 8000), H).serve_forever()',
+    ].join('\n'));
+    start('ctl', `python3 ${dir}/ctl.py`);
+    must(sh(`for i in $(seq 100); do ip netns exec ${netns} ss -Hltn | grep -q ":8000 " && exit 0; sleep 0.1; done; exit 1`), 'control server listens');
+  }, 60_000);
+
+  afterAll(() => {
+    for (const name of Object.keys(pids).reverse()) stop(name);
+    sh(`ip netns pids ${netns} | xargs -r kill -9; ip netns del ${netns}`);
+    process.stdout.write(`command port-sync figures: ${JSON.stringify(figures)}\n`);
+  });
+
+  it('renders the command into the sidecar, with no app URL or login', () => {
+    expect(env).toMatchObject({ APP: 'command', COMMAND, PERIOD: '1' });
+    expect(env.APP_URL).toBeUndefined();
+  });
+
+  it('start-up with port 0: the command is not run, nothing is written', () => {
+    fs.writeFileSync(path.join(dir, 'app', 'ready'), '');
+    startSync();
+    sh('sleep 3');
+    expect(appPort()).toBeUndefined();
+    expect(runs()).toEqual([]);
+  });
+
+  it('runs the command once per forwarded port: P, then P2 after a reconnect through port 0', () => {
+    forwardedIs(41234);
+    figures.toP = { to: 41234, seconds: secondsUntil(41234) };
+    sh('sleep 2');
+    expect(runs()).toEqual([41234]); // once, not every period
+    forwardedIs(0);
+    sh('sleep 2');
+    expect(appPort()).toBe(41234); // port 0 during the reconnect: not run
+    forwardedIs(42345);
+    figures.toP2 = { from: 41234, to: 42345, seconds: secondsUntil(42345) };
+    expect(runs()).toEqual([41234, 42345]);
+    for (const k of ['toP', 'toP2'] as const) expect((figures[k] as { seconds: number }).seconds).toBeLessThan(20);
+  });
+
+  it('a command that fails is run again next period until it succeeds; control: without the sync a change is not applied', () => {
+    fs.rmSync(path.join(dir, 'app', 'ready'));
+    forwardedIs(43456);
+    sh('sleep 3');
+    expect(appPort()).toBe(42345); // the command failed (app not ready): nothing written
+    fs.writeFileSync(path.join(dir, 'app', 'ready'), '');
+    figures.afterFailureToP3 = { to: 43456, seconds: secondsUntil(43456) };
+    expect(appPort()).toBe(43456);
+    expect(runs()).toEqual([41234, 42345, 43456]);
+
+    stop('sync');
+    forwardedIs(44567);
+    sh('sleep 3');
+    expect(appPort()).toBe(43456);
+    figures.withoutSyncAfter3s = appPort();
+    startSync();
+    figures.toP4AfterSyncStart = { to: 44567, seconds: secondsUntil(44567) };
+    expect(appPort()).toBe(44567);
+    expect(fs.readFileSync(path.join(dir, 'sync.log'), 'utf8')).not.toContain(KEY);
+  });
+});

@@ -1,0 +1,191 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { planRoute, VpnGatewayProps } from '../../src';
+import { describeWithTools, must, sh, tmpdir, which } from './tools';
+
+/**
+ * port-sync against Debian's real Transmission 3.00 (`transmission-daemon`, RPC at /transmission/rpc: HTTP Basic auth,
+ * then the X-Transmission-Session-Id 409 handshake, `session-get` / `session-set` `peer-port`), in a network namespace
+ * of its own: the library's script with the environment the library renders for `app: 'transmission'`, run by
+ * busybox sh with busybox's applets first on PATH (as in the sidecar's Alpine image), and a stand-in for gluetun's
+ * control server (`GET /v1/portforward` → `{"port":N}`, 401 without the key) on loopback. The path from the peer to
+ * the port is proven for qBittorrent in vpn-gateway-port-sync.test.ts; this proves what the sidecar does to Transmission.
+ */
+describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwarded port', ['ip', 'transmission-daemon', 'curl', 'python3', 'ss', 'busybox'], () => {
+  const netns = `p25-${process.pid}-tr`;
+  const dir = tmpdir('tw-transmission-');
+  const KEY = 'k-' + process.pid.toString(36) + 'x9';
+  const USER = 'tw';
+  // A quote, a backslash and a dollar: each would end or change a value in curl's config file unless escaped.
+  const PASSWORD = `p"a\\ss$w0rd-${process.pid}`;
+  const props: VpnGatewayProps = {
+    clusterCidrs: ['10.244.0.0/16', '10.96.0.0/12'], nodeCidrs: ['192.168.77.0/24'],
+    vpnProvider: 'protonvpn', wireguardPrivateKeySecret: { name: 'protonvpn-wireguard' }, serverCountries: ['Switzerland'],
+    portForwarding: { app: 'transmission', workload: 'transmission', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' }, appCredentialsSecret: { name: 'transmission-rpc' }, syncPeriodSeconds: 1 },
+  };
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'transmission' }, name: 'transmission', kind: 'Deployment' });
+  const script = (route.objects.find((o) => o.metadata.name === 'transmission-vpn-port-sync') as unknown as { data: Record<string, string> }).data['port-sync.sh'];
+  const env = Object.fromEntries(route.extraContainers.find((c) => c.name === 'vpn-port-sync')!.env!.map((e) => [e.name, e.value ?? '']));
+  const inNs = (cmd: string) => sh(`ip netns exec ${netns} bash -c '${cmd.replace(/'/g, "'\\''")}'`);
+  const pids: Record<string, string> = {};
+  const start = (name: string, cmd: string) => {
+    pids[name] = must(inNs(`${cmd} >>${dir}/${name}.log 2>&1 & echo $!`), name).stdout.trim();
+  };
+  const stop = (name: string) => sh(`kill ${pids[name]} 2>/dev/null; while kill -0 ${pids[name]} 2>/dev/null; do sleep 0.1; done`);
+  const forwardedIs = (port: number) => fs.writeFileSync(path.join(dir, 'pf.json'), JSON.stringify({ port }));
+  /** One RPC call of our own (its own session id handshake), with the given password. */
+  const rpc = (body: object, password = PASSWORD) => {
+    fs.writeFileSync(path.join(dir, 'q.json'), JSON.stringify(body));
+    fs.writeFileSync(path.join(dir, 'our.curlrc'), `user = "${USER}:${password.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"\n`);
+    const call = `curl -s -K ${dir}/our.curlrc -H "X-Transmission-Session-Id: $(cat ${dir}/our-sid 2>/dev/null)" -D ${dir}/our-headers --data @${dir}/q.json http://127.0.0.1:9091/transmission/rpc`;
+    let out = inNs(call).stdout;
+    if (out.includes('409: Conflict')) {
+      const sid = /X-Transmission-Session-Id: (\S+)/i.exec(fs.readFileSync(path.join(dir, 'our-headers'), 'utf8'))![1];
+      fs.writeFileSync(path.join(dir, 'our-sid'), sid);
+      out = inNs(call).stdout;
+    }
+    return out;
+  };
+  /** Transmission's own API: its peer port. */
+  const peerPort = () => Number(/"peer-port":(\d+)/.exec(rpc({ method: 'session-get', arguments: { fields: ['peer-port'] } }))?.[1] ?? NaN);
+  const secondsUntil = (port: number, limit = 20) => {
+    const t0 = Date.now();
+    while (Date.now() - t0 < limit * 1000) {
+      if (peerPort() === port) return (Date.now() - t0) / 1000;
+      sh('sleep 0.1');
+    }
+    return NaN;
+  };
+  const listening = (port: number) => inNs(`ss -Hltn "sport = :${port}"`).stdout.includes(`:${port}`);
+  /** Transmission's count of failed logins in a row, as its 401 page reports it (our own wrong password adds one). */
+  const failedLogins = () => Number(/(\d+) unsuccessful login attempts/.exec(rpc({ method: 'session-get' }, 'wrong'))?.[1] ?? NaN);
+  const startDaemon = (peerPortAtStart: number) => {
+    start('transmission', `transmission-daemon -f -g ${dir}/conf -w ${dir}/dl -r 127.0.0.1 -p 9091 -t -u ${USER} -v "$(cat ${dir}/pw)" -P ${peerPortAtStart} -M -O -Y`);
+    must(sh(`for i in $(seq 100); do ip netns exec ${netns} ss -Hltn | grep -q "127.0.0.1:9091 " && exit 0; sleep 0.1; done; exit 1`), 'transmission-daemon listens');
+  };
+  const startSync = (passwordFile = 'pw', extra = '') => {
+    fs.rmSync(path.join(dir, 'work'), { recursive: true, force: true });
+    start('sync', `env -i PATH=${dir}/bin APP=${env.APP} APP_URL=${env.APP_URL} GLUETUN_URL=http://127.0.0.1:8000 GLUETUN_API_KEY_FILE=${dir}/key ` +
+      `APP_USERNAME_FILE=${dir}/user APP_PASSWORD_FILE=${dir}/${passwordFile} PERIOD=${env.PERIOD} WORK=${dir}/work METRICS_FILE=${dir}/work/metrics METRICS_PORT=0 ${extra} busybox sh ${dir}/port-sync.sh`);
+  };
+  const metric = (name: string) => Number(new RegExp(`^tunnelwright_port_forward_${name}\\{app="transmission"\\} (\\d+)$`, 'm').exec(fs.readFileSync(path.join(dir, 'work', 'metrics'), 'utf8'))?.[1] ?? NaN);
+  const figures: Record<string, unknown> = {};
+
+  beforeAll(() => {
+    must(sh(`ip netns add ${netns} && ip netns exec ${netns} ip link set lo up`), 'netns');
+    // The sidecar image's userland: busybox applets first, curl beside them.
+    fs.mkdirSync(path.join(dir, 'bin'));
+    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
+    fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', 'busybox'));
+    fs.symlinkSync(which('curl')!, path.join(dir, 'bin', 'curl'));
+    fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);
+    fs.writeFileSync(path.join(dir, 'key'), KEY);
+    fs.writeFileSync(path.join(dir, 'user'), USER + '\n');
+    fs.writeFileSync(path.join(dir, 'pw'), PASSWORD + '\n');
+    fs.writeFileSync(path.join(dir, 'wrong-pw'), 'not-the-password\n');
+    forwardedIs(0);
+    fs.writeFileSync(path.join(dir, 'ctl.py'), [
+      'import http.server',
+      'class H(http.server.BaseHTTPRequestHandler):',
+      '    def do_GET(self):',
+      `        if self.path != "/v1/portforward" or self.headers.get("X-API-Key") != "${KEY}":`,
+      '            self.send_response(401); self.end_headers(); return',
+      `        self.send_response(200); self.end_headers(); self.wfile.write(open("${dir}/pf.json", "rb").read())`,
+      '    def log_message(self, *a): pass',
+      'http.server.HTTPServer(("127.0.0.1", 8000), H).serve_forever()',
+    ].join('\n'));
+    start('ctl', `python3 ${dir}/ctl.py`);
+    startDaemon(51413);
+    must(sh(`for i in $(seq 100); do ip netns exec ${netns} ss -Hltn | grep -q ":8000 " && exit 0; sleep 0.1; done; exit 1`), 'control server listens');
+  }, 60_000);
+
+  afterAll(() => {
+    for (const name of Object.keys(pids).reverse()) stop(name);
+    sh(`ip netns pids ${netns} | xargs -r kill -9; ip netns del ${netns}`);
+    process.stdout.write(`transmission port-sync figures: ${JSON.stringify(figures)}\n`);
+  });
+
+  it('renders the RPC URL and the login files for Transmission', () => {
+    expect(env).toMatchObject({ APP: 'transmission', APP_URL: 'http://127.0.0.1:9091', APP_USERNAME_FILE: '/run/port-sync-secrets/app-username', APP_PASSWORD_FILE: '/run/port-sync-secrets/app-password' });
+  });
+
+  it('writes nothing while no port is forwarded (Transmission keeps 51413)', () => {
+    startSync();
+    sh('sleep 3');
+    expect(peerPort()).toBe(51413);
+    expect(listening(51413)).toBe(true);
+    expect(fs.readFileSync(path.join(dir, 'sync.log'), 'utf8')).not.toContain('setting it');
+  });
+
+  it('sets the forwarded port, follows a change, and repairs a daemon restart that forgot it', () => {
+    forwardedIs(41234);
+    figures.toP = { from: 51413, to: 41234, seconds: secondsUntil(41234) };
+    expect(peerPort()).toBe(41234);
+    expect(listening(41234)).toBe(true);
+    expect(listening(51413)).toBe(false);
+    expect(metric('app_listen_port')).toBe(41234);
+
+    forwardedIs(0);
+    sh('sleep 2');
+    expect(peerPort()).toBe(41234); // port 0 during a reconnect: nothing written
+    forwardedIs(42345);
+    figures.toP2 = { from: 41234, to: 42345, seconds: secondsUntil(42345) };
+    expect(peerPort()).toBe(42345);
+    expect(listening(42345)).toBe(true);
+    expect(listening(41234)).toBe(false);
+
+    // The daemon restarts on another port (-P overrides settings.json) and with a new session id: a 409 again.
+    stop('transmission');
+    startDaemon(51413);
+    expect(peerPort()).toBe(51413);
+    figures.restartAt51413 = { to: 42345, seconds: secondsUntil(42345) };
+    expect(peerPort()).toBe(42345);
+    expect(figures).toMatchObject({ toP: { seconds: expect.any(Number) }, toP2: { seconds: expect.any(Number) }, restartAt51413: { seconds: expect.any(Number) } });
+    for (const f of ['toP', 'toP2', 'restartAt51413'] as const) expect((figures[f] as { seconds: number }).seconds).toBeLessThan(20);
+  });
+
+  it('control: without the sync a change is not applied; started again, it is', () => {
+    stop('sync');
+    forwardedIs(43456);
+    sh('sleep 4');
+    expect(peerPort()).toBe(42345);
+    figures.withoutSyncAfter4s = peerPort();
+    startSync();
+    figures.toP3AfterSyncStart = { to: 43456, seconds: secondsUntil(43456) };
+    expect(peerPort()).toBe(43456);
+    const log = fs.readFileSync(path.join(dir, 'sync.log'), 'utf8');
+    expect(log).toContain('app listens on 42345, the VPN forwards 43456: setting it');
+    expect(log).not.toContain(KEY);
+    expect(log).not.toContain(PASSWORD);
+  });
+
+  it('a wrong password is tried once and then waits BAN_BACKOFF; control: a backoff of one period climbs toward Transmission\'s lock-out', () => {
+    stop('sync');
+    expect(failedLogins()).toBe(1); // ours; a successful login (peerPort) resets the count
+    peerPort();
+    startSync('wrong-pw');
+    sh('sleep 4');
+    const withBackoff = failedLogins() - 1;
+    expect(withBackoff).toBe(1);
+    expect(fs.readFileSync(path.join(dir, 'sync.log'), 'utf8')).toContain('Transmission refused the RPC credentials; waiting 3600 s before the next try');
+    stop('sync');
+    peerPort();
+    startSync('wrong-pw', 'BAN_BACKOFF=1');
+    sh('sleep 4');
+    const withoutBackoff = failedLogins() - 1;
+    stop('sync');
+    expect(withoutBackoff).toBeGreaterThanOrEqual(3);
+    figures.failedLoginsIn4s = { withBackoff, withoutBackoff };
+  });
+
+  it('Transmission\'s lock-out after 100 failures (403 to everyone until a restart) counts as a ban and waits BAN_BACKOFF', () => {
+    peerPort();
+    must(inNs(`for i in $(seq 100); do curl -s -o /dev/null -u ${USER}:wrong http://127.0.0.1:9091/transmission/rpc; done`), 'hundred failures');
+    expect(rpc({ method: 'session-get' })).toContain('Too many unsuccessful login attempts');
+    startSync();
+    sh('sleep 3');
+    expect(metric('bans_total')).toBe(1);
+    expect(fs.readFileSync(path.join(dir, 'sync.log'), 'utf8')).toContain('the app banned this address: next try in 3600 s');
+    stop('sync');
+  });
+});
