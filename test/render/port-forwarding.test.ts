@@ -22,6 +22,7 @@ describe('port forwarding to an app: refusals', () => {
     ['command without app command', { command: 'echo $PORT' }, [{ path: 'portForwarding.command', code: 'forbidden', message: 'only with app "command"' }]],
     ['app command without command', { app: 'command' }, [{ path: 'portForwarding.command', code: 'required', message: 'required with app "command": the POSIX sh command that gives the app its port ($PORT)' }]],
     ['an API key for Transmission', { app: 'transmission', appApiKeySecret: { name: 'k' } }, [{ path: 'portForwarding.appApiKeySecret', code: 'forbidden', message: 'only with app "qbittorrent" (WebUI API keys, qBittorrent 5.2.0 and later)' }]],
+    ['toPort with Transmission', { app: 'transmission', toPort: 51413 }, [{ path: 'portForwarding.toPort', code: 'translation', message: 'refused with transmission: a torrent client announces its own listen port to trackers and peers, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and port-sync sets transmission\'s listen port to it)' }]],
     ['toPort with Deluge', { app: 'deluge', appCredentialsSecret: { name: 'deluge-web' }, toPort: 6881 }, [{ path: 'portForwarding.toPort', code: 'translation', message: 'refused with deluge: a torrent client announces its own listen port to trackers and peers, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and port-sync sets deluge\'s listen port to it)' }]],
     ['Deluge without its Web UI password', { app: 'deluge' }, [{ path: 'portForwarding.appCredentialsSecret', code: 'required', message: 'required with app "deluge": a Secret whose password key holds the Deluge Web UI password (its JSON-RPC always needs a login)' }]],
     ['toPort with slskd', { app: 'slskd', toPort: 50300 }, [{ path: 'portForwarding.toPort', code: 'translation', message: 'refused with slskd: slskd tells the Soulseek server its own listen port, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and slskd takes it as its listen port)' }]],
@@ -79,6 +80,25 @@ describe('port forwarding to an app: what is rendered', () => {
     expect((sts.objects[0] as unknown as { data: Record<string, string> }).data['nat.conf']).toContain(`\n${lookup} 5\n`);
     expect(dep.extraContainers.map((c) => c.name)).toEqual(['vpn-port-sync']);
     expect(JSON.stringify(dep)).not.toMatch(/"name":"[A-Z_]*(KEY|PASSWORD)","value"/);
+  });
+});
+
+describe('port forwarding: the sidecar\'s mounts', () => {
+  // The API server refuses a pod whose volumeMount names no volume of the pod (spec.containers[].volumeMounts[].name);
+  // the sidecar's volumes are the ones planRoute adds to the workload, and its script is run from its own mount.
+  it('mounts only volumes the route adds, the script\'s ConfigMap where its command runs it', () => {
+    const route = planRoute(qbit({ workload: 'my-qbit' }), { ...target, name: 'my-qbit', kind: 'Deployment' });
+    const sync = route.extraContainers.find((c) => c.name === 'vpn-port-sync')!;
+    const volumes = new Map(route.extraVolumes.map((v) => [v.name, v]));
+    for (const m of sync.volumeMounts!) expect(volumes.has(m.name)).toBe(true);
+    expect(sync.volumeMounts!.map((m) => m.mountPath).sort()).toEqual(['/port-sync', '/run/port-sync-secrets', '/tmp']);
+    const script = sync.volumeMounts!.find((m) => m.mountPath === '/port-sync')!;
+    expect(sync.command).toEqual(['/bin/sh', '/port-sync/port-sync.sh']);
+    expect(volumes.get(script.name)!.configMap).toBeDefined();
+    const secrets = sync.volumeMounts!.find((m) => m.mountPath === '/run/port-sync-secrets')!;
+    expect(volumes.get(secrets.name)!.projected).toBeDefined();
+    const tmp = sync.volumeMounts!.find((m) => m.mountPath === '/tmp')!;
+    expect(volumes.get(tmp.name)!.emptyDir).toEqual({ medium: 'Memory', sizeLimit: '4Mi' });
   });
 });
 
