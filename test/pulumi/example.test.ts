@@ -8,8 +8,10 @@ describe('examples/pulumi under mocks', () => {
     const warn = jest.spyOn(pulumi.log, 'warn').mockImplementation(() => Promise.resolve());
     const program = require('../../examples/pulumi/index.ts') as { servers: { userData: pulumi.Output<string> }[]; gatewayNodeUserData: pulumi.Output<string> };
     await settle();
-    // The program declares qBittorrent's namespace: no Pod Security warning (nor any other).
-    expect(warn.mock.calls.map((c) => String(c[0]))).toEqual([]);
+    // The program declares qBittorrent's namespace: no Pod Security warning (the steering's lesson warnings remain).
+    const warned = warn.mock.calls.map((c) => String(c[0]));
+    expect(warned.length).toBeGreaterThan(0);
+    expect(warned.filter((w) => w.includes('Pod Security') || w.includes('not in this app'))).toEqual([]);
     warn.mockRestore();
     const byType = new Map<string, string[]>();
     for (const r of seen) byType.set(r.type, [...(byType.get(r.type) ?? []), r.name].sort());
