@@ -102,6 +102,46 @@ export function checkVxlanPorts(gateways: readonly VxlanEndpoint[], killSwitches
   return problems;
 }
 
+/** The pods a kill switch fences: a KillSwitch's selection, or the one `route()` writes for a routed workload. */
+export interface Fence {
+  /** The construct's path (cdk8s node path or Pulumi name); for a route, the gateway's. */
+  readonly construct: string;
+  readonly cluster: string;
+  readonly namespace: string;
+  /** The selected pods' labels (a route's: the workload's pod template labels). */
+  readonly selector: Readonly<Record<string, string>>;
+  /** For a route's kill switch: the routed workload (`<namespace>/<name>`) and the policy's name. */
+  readonly route?: { readonly workload: string; readonly policy: string };
+  /** A KillSwitch that acknowledges `duplicate-kill-switch`. */
+  readonly acknowledged?: boolean;
+}
+
+/**
+ * A warning for every KillSwitch that selects the pods of a workload routed through a VpnGateway (same cluster and
+ * namespace, every label of its selector on the routed pods), at `<construct>:selector`. `route()` already writes
+ * a kill switch for those pods, and policies add up: the pods may reach the union of what every policy selecting
+ * them allows ("Network policies do not conflict; they are additive", kubernetes/website
+ * content/en/docs/concepts/services-networking/network-policies.md; Cilium likewise allows the union of its rules),
+ * so the second one can only widen the route's.
+ */
+export function checkDuplicateKillSwitches(fences: readonly Fence[]): Problem[] {
+  const warnings: Problem[] = [];
+  const routes = fences.filter((f) => f.route);
+  for (const k of fences) {
+    if (k.route || k.acknowledged) continue;
+    const labels = Object.entries(k.selector);
+    for (const r of routes) {
+      if (r.cluster !== k.cluster || r.namespace !== k.namespace || labels.length === 0 || !labels.every(([key, v]) => r.selector[key] === v)) continue;
+      warnings.push({
+        path: `${k.construct}:selector`,
+        code: 'duplicate-kill-switch',
+        message: `this KillSwitch selects the pods of ${r.route!.workload}, which ${r.construct} routes and already fences with its kill switch ${r.namespace}/${r.route!.policy}: policies add up, so this one can only widen what those pods may reach; remove it or narrow its selector, or acknowledge 'duplicate-kill-switch' if you mean both`,
+      });
+    }
+  }
+  return warnings;
+}
+
 /**
  * Claims on the names of a construct's Kubernetes objects in its cluster: two constructs that emit an object of one
  * kind, namespace and name would overwrite each other on apply (the second replaces the first). A Namespace is left

@@ -4,7 +4,7 @@
  */
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { EgressSteering, VpnGateway, WireguardMesh } from 'tunnelwright/pulumi';
+import { EgressSteering, registerNamespaces, VpnGateway, WireguardMesh } from 'tunnelwright/pulumi';
 
 /**
  * A stand-in for your cloud provider's server resource (`hcloud.Server`, `aws.ec2.Instance`, `proxmoxve.vm.VirtualMachine`):
@@ -47,6 +47,12 @@ const gateway = new VpnGateway('protonvpn', {
   cni: 'flannel',
 }, { provider: cluster });
 
+// qBittorrent's namespace, at the Pod Security level its routed pod needs (the client init container adds NET_ADMIN and
+// NET_RAW): registerNamespaces() lets the gateway's check read it, and dependsOn applies it before the route's objects.
+const media = new k8s.core.v1.Namespace('media', {
+  metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } },
+}, { provider: cluster, transformations: [registerNamespaces()] });
+
 export const qbittorrent = new k8s.apps.v1.Deployment('qbittorrent', {
   metadata: { name: 'qbittorrent', namespace: 'media' },
   spec: {
@@ -57,7 +63,7 @@ export const qbittorrent = new k8s.apps.v1.Deployment('qbittorrent', {
       spec: { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3', ports: [{ containerPort: 6881 }] }] },
     },
   },
-}, { provider: cluster, transformations: [gateway.routeTransform()] });
+}, { provider: cluster, dependsOn: [media], transformations: [gateway.routeTransform()] });
 
 // 3. Egress steering for the vpn class on the overlay's worker, out of its own WireGuard split tunnel, with alerts.
 const steering = new EgressSteering('egress', {

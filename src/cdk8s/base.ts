@@ -3,7 +3,7 @@ import { Construct, IConstruct } from 'constructs';
 import { formatProblems, Problem, ValidationError } from '../errors';
 import { renderHostArtefacts, wireguardConfigs } from '../host/artefacts';
 import { DEFAULT_IGNITION_VERSION, IgnitionConfig, IgnitionVersion } from '../host/ignition';
-import { Claim } from '../invariants';
+import { Claim, Fence } from '../invariants';
 import { PodSecurityNeed, podSecurityNeeds } from '../model/pod-security';
 import type { VxlanEndpoints } from './checks';
 import { appChecks } from './checks';
@@ -25,6 +25,8 @@ export interface ITunnelwrightConstruct extends IConstruct {
   readonly _podSecurity: readonly PodSecurityNeed[];
   /** @internal */
   readonly _vxlan?: VxlanEndpoints;
+  /** @internal The pods its kill switches fence (a KillSwitch's selection, each route's). */
+  readonly _fences?: readonly Fence[];
 }
 
 export function isTunnelwrightConstruct(x: unknown): x is ITunnelwrightConstruct {
@@ -52,6 +54,8 @@ export abstract class TunnelwrightConstruct extends Construct implements ITunnel
   public readonly _podSecurity: PodSecurityNeed[];
   /** @internal */
   public _vxlan?: VxlanEndpoints;
+  /** @internal */
+  public readonly _fences: Fence[] = [];
   /** The ApiObjects emitted, in plan order. */
   public readonly apiObjects: readonly ApiObject[];
 

@@ -3,7 +3,7 @@ import { IConstruct } from 'constructs';
 import { Problem } from '../errors';
 import { HostContribution, mergeContributions } from '../host/host-plan';
 import { IgnitionVersion } from '../host/ignition';
-import { checkClaims, checkVxlanPorts, VxlanEndpoint } from '../invariants';
+import { checkClaims, checkDuplicateKillSwitches, checkVxlanPorts, VxlanEndpoint } from '../invariants';
 import { checkPodSecurity } from '../model/pod-security';
 import { HostPlan } from '../types';
 import { isTunnelwrightConstruct } from './base';
@@ -17,7 +17,8 @@ export interface AppChecks {
 
 /**
  * Claims made twice, host files written twice differently, namespaces whose Pod Security level rejects the pods the
- * constructs make or route, and kill switches that reach a gateway on another VXLAN port than it uses. One function
+ * constructs make or route, and kill switches that reach a gateway on another VXLAN port than it uses; warnings for
+ * namespaces not in the app and for a KillSwitch that selects pods a route already fences. One function
  * for tunnelwright's App (which runs it before writing anything) and for the validation every construct adds, so the
  * invariants hold under cdk8s's own App and `Testing.app()` too.
  */
@@ -32,7 +33,8 @@ export function appChecks(root: IConstruct): AppChecks {
   const contributions: HostContribution[] = constructs.flatMap((c) => c._hosts.map((h) => ({ construct: c.node.path, ...h })));
   const merged = mergeContributions(contributions);
   problems.push(...merged.problems);
-  return { problems, warnings: pods.warnings, hosts: merged.plans };
+  const warnings = [...pods.warnings, ...checkDuplicateKillSwitches(constructs.flatMap((c) => c._fences ?? []))];
+  return { problems, warnings, hosts: merged.plans };
 }
 
 /** Every Namespace object in the app (the library's and yours), by name, with its labels. */

@@ -2,7 +2,7 @@ import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import { IgnitionConfig } from '../host/ignition';
 import type { KillSwitchProps } from '../model/kill-switch';
-import { killSwitchVxlan, planKillSwitch } from '../render/kill-switch';
+import { killSwitchFence, killSwitchVxlan, planKillSwitch } from '../render/kill-switch';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';
 
@@ -24,6 +24,7 @@ export class KillSwitch extends TunnelwrightConstruct {
     this.plan = plan;
     const vxlan = killSwitchVxlan(props, this.node.path);
     if (vxlan) this._vxlan = { killSwitch: vxlan };
+    this._fences.push(killSwitchFence(props, this.node.path));
     if (plan.hosts.length > 0) {
       const a = this.artefactsOf(plan.hosts[0], '3.4.0');
       this.cloudConfig = a.cloudConfig;

@@ -5,7 +5,7 @@ import type { VpnGatewayProps } from '../model/vpn-gateway';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { ValidationError } from '../errors';
 import { requiredLevel } from '../model/pod-security';
-import { appContainerIndex, applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RoutePlan, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
+import { appContainerIndex, applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, routeFence, RoutePlan, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { Plan } from '../types';
 import { planAt, emitObject, TunnelwrightConstruct } from './base';
 
@@ -32,6 +32,10 @@ export class VpnGateway extends TunnelwrightConstruct {
    * Routes a workload (an ApiObject of kind Deployment, StatefulSet or DaemonSet, or a cdk8s-plus workload) through
    * the gateway: the client init container first, the sidecar, DNS through the gateway, the settings ConfigMap in
    * the workload's namespace and a kill switch for its pods. Returns the route plan.
+   *
+   * The ConfigMap and the kill switch are children of the workload's ApiObject: they are written into the workload's
+   * chart, and a dependency on the workload (`workload.node.addDependency(namespace)`) or on its chart
+   * (`chart.addDependency(…)`) orders them too. A workload is routed once, through one gateway.
    */
   public route(workload: ApiObject | IConstruct): RoutePlan {
     const refuse = (message: string): never => {
@@ -49,7 +53,12 @@ export class VpnGateway extends TunnelwrightConstruct {
     if (!Array.isArray(json.spec?.template?.spec?.containers)) refuse(`expected ${obj.node.path} to have spec.template.spec.containers: a workload without a pod template cannot be routed`);
     const namespace = json.metadata.namespace ?? Chart.of(obj).namespace ?? 'default';
     const template = json.spec!.template!;
-    const route = planRoute(this.props, { namespace, podLabels: template.metadata?.labels ?? {}, name: json.metadata.name, kind: obj.kind as RouteTarget['kind'], ...(json.spec?.replicas !== undefined ? { replicas: json.spec.replicas } : {}) });
+    const by = ROUTED_BY.get(obj);
+    if (by !== undefined) refuse(`${obj.node.path} is already routed through ${by}: route a workload once, through one gateway (a second route would add a second client init container and a second kill switch)`);
+    const target: RouteTarget = { namespace, podLabels: template.metadata?.labels ?? {}, name: json.metadata.name, kind: obj.kind as RouteTarget['kind'], ...(json.spec?.replicas !== undefined ? { replicas: json.spec.replicas } : {}) };
+    const route = planRoute(this.props, target);
+    ROUTED_BY.set(obj, this.node.path);
+    this._fences.push(routeFence(this.props, target, route, this.node.path));
     const routed = applyRoute(template.spec as unknown as IPodSpec, route);
     this._podSecurity.push({ namespace, what: `the routed ${obj.kind} ${namespace}/${json.metadata.name}`, need: requiredLevel(routed), at: `${this.node.path}:route(${obj.node.path})` });
     const base = '/spec/template/spec';
@@ -81,11 +90,18 @@ export class VpnGateway extends TunnelwrightConstruct {
       const key = `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
       if (this.routed.has(key)) continue;
       this.routed.add(key);
-      emitObject(this, o);
+      // Children of the workload's ApiObject, in the workload's chart: a dependency put on the workload, on any
+      // construct above it or on its Chart covers them, because cdk8s adds every ApiObject under a dependency's
+      // source to it (cdk8s lib/app.js resolveDependencies: `cache.findAll(dep.source.node)`), and a chart writes the
+      // ApiObjects under it in that dependency order (chartToKube: DependencyGraph(chart.node).topology()).
+      emitObject(obj, o);
     }
     return route;
   }
 }
+
+/** The gateway (its construct path) each routed workload's ApiObject went through. */
+const ROUTED_BY = new WeakMap<ApiObject, string>();
 
 /**
  * A container for a JSON patch on an imported L1 (cdk8s-plus' `KubeDeployment` …): its `toJson()` maps the already

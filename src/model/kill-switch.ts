@@ -48,6 +48,11 @@ export interface KillSwitchProps {
   readonly ipv6?: boolean;
   /** The host part: an nftables table on one node. @default - none */
   readonly host?: HostKillSwitch;
+  /**
+   * Warning codes you have read and accept (`duplicate-kill-switch`: this kill switch selects pods that a VpnGateway's
+   * `route()` already fences with its own): not reported again. @default []
+   */
+  readonly acknowledge?: 'duplicate-kill-switch'[];
 }
 
 export const DEFAULT_VXLAN_PORT = 4789;
@@ -79,6 +84,7 @@ export const killSwitchSchema = z.strictObject({
   flavor: z.enum(['kubernetes', 'cilium']).optional(),
   ipv6: z.boolean().optional(),
   host: hostKillSwitchSchema.optional(),
+  acknowledge: z.array(z.enum(['duplicate-kill-switch'])).optional(),
 });
 
 /** True when the CIDRs together cover the whole IPv4 or IPv6 space (a default route, perhaps split as 0/1 + 128/1). O(n log n). */

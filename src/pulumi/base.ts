@@ -5,7 +5,7 @@ import { renderHostArtefacts, wireguardConfigs } from '../host/artefacts';
 import { DEFAULT_IGNITION_VERSION, IgnitionVersion } from '../host/ignition';
 import { Claim, VxlanEndpoint } from '../invariants';
 import { HostPlan, KubeObject, Plan } from '../types';
-import { registerComponent } from './registry';
+import { declareNamespace, registerComponent } from './registry';
 
 /** Host artefacts as Pulumi outputs, ready for a server's `userData`; secret exactly when they embed a secret. */
 export interface NodeOutputs {
@@ -55,5 +55,7 @@ export function reserve(name: string, plan: Plan, claims: readonly Claim[], igni
 export function emitPlan(component: pulumi.ComponentResource, name: string, plan: Plan, opts: pulumi.ComponentResourceOptions | undefined, resolve: (value: unknown) => unknown = (v) => v): pulumi.CustomResource[] {
   if (plan.warnings.length > 0) void pulumi.log.warn(formatProblems(plan.warnings), component);
   const provider = opts?.provider;
+  // The library's Namespaces count for the Pod Security checks of later components, as the program's own do.
+  for (const o of plan.objects) if (o.kind === 'Namespace') declareNamespace(o.metadata.name, o.metadata.labels ?? {});
   return plan.objects.map((o) => new k8s.apiextensions.CustomResource(childName(name, o), resolve(o) as k8s.apiextensions.CustomResourceArgs, { parent: component, ...(provider ? { provider } : {}) }));
 }

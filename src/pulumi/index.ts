@@ -4,7 +4,8 @@
  * @module tunnelwright/pulumi
  */
 export { childName, emitPlan, nodeOutputs, type NodeOutputs, reserve } from './base';
-export { registeredHosts, resetRegistry } from './registry';
+export { declaredNamespaces, registeredHosts, resetRegistry } from './registry';
+export { registerNamespaces } from './namespaces';
 export { WireguardOverlayNode, type WireguardOverlayNodeArgs } from './wireguard-overlay-node';
 export { WireguardMesh, type WireguardMeshArgs } from './wireguard-mesh';
 export { KillSwitch, type KillSwitchArgs } from './kill-switch';

@@ -1,7 +1,9 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { KillSwitchProps } from '../model/kill-switch';
-import { killSwitchVxlan, planKillSwitch } from '../render/kill-switch';
+import { killSwitchFence, killSwitchVxlan, planKillSwitch } from '../render/kill-switch';
+import { formatProblems } from '../errors';
+import { registerFence } from './registry';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
 
 /** Arguments of the KillSwitch component (plain values). */
@@ -22,6 +24,8 @@ export class KillSwitch extends pulumi.ComponentResource {
     reserve(name, plan, [...objectClaims(plan.objects, args.cluster)], undefined, vxlan ? { killSwitch: vxlan } : undefined);
     super('tunnelwright:index:KillSwitch', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
+    const duplicates = registerFence(killSwitchFence(args, name));
+    if (duplicates.length > 0) void pulumi.log.warn(formatProblems(duplicates), this);
     if (plan.hosts.length > 0) {
       const out = nodeOutputs(plan.hosts[0], '3.4.0');
       this.cloudConfig = out.cloudConfig;

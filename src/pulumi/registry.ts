@@ -1,7 +1,7 @@
 import { Problem, throwIfProblems } from '../errors';
 import { mergeContributions } from '../host/host-plan';
 import { IgnitionVersion } from '../host/ignition';
-import { checkClaims, checkVxlanPorts, ClaimSet, VxlanEndpoint } from '../invariants';
+import { checkClaims, checkDuplicateKillSwitches, checkVxlanPorts, ClaimSet, Fence, VxlanEndpoint } from '../invariants';
 import { HostPlan } from '../types';
 
 /**
@@ -14,6 +14,12 @@ interface Entry extends ClaimSet {
 }
 
 const entries: Entry[] = [];
+
+/** The Namespaces the program declared (its own, through `registerNamespaces()`, and the components'), by name. */
+const namespaces = new Map<string, Record<string, string>>();
+
+/** The pods fenced so far: each KillSwitch's selection and each route's. */
+const fences: Fence[] = [];
 
 /** Checks a component against every earlier one and records it; throws ValidationError on a clash. */
 export function registerComponent(entry: Entry): void {
@@ -36,6 +42,28 @@ export function registerComponent(entry: Entry): void {
 /** Forgets every registered component (for tests that run several programs in one process). */
 export function resetRegistry(): void {
   entries.length = 0;
+  namespaces.clear();
+  fences.length = 0;
+}
+
+/**
+ * Records the pods a KillSwitch or a route fences, and returns the `duplicate-kill-switch` warnings it makes with the
+ * earlier ones (a KillSwitch selecting routed pods), whichever of the two comes second.
+ */
+export function registerFence(fence: Fence): Problem[] {
+  const warnings = checkDuplicateKillSwitches(fence.route ? [...fences.filter((f) => !f.route), fence] : [fence, ...fences.filter((f) => f.route)]);
+  fences.push(fence);
+  return warnings;
+}
+
+/** Records a Namespace of the program with its labels (a later declaration of the same name replaces it). */
+export function declareNamespace(name: string, labels: Readonly<Record<string, string>>): void {
+  namespaces.set(name, { ...labels });
+}
+
+/** The Namespaces declared so far, by name, with their labels: what the Pod Security checks read. */
+export function declaredNamespaces(): ReadonlyMap<string, Readonly<Record<string, string>>> {
+  return namespaces;
 }
 
 /** Each node's host plans merged over every component registered so far. */

@@ -3,8 +3,9 @@ import { objectClaims } from '../invariants';
 import * as pulumi from '@pulumi/pulumi';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import type { VpnGatewayProps } from '../model/vpn-gateway';
-import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
+import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, routeFence, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { childName, planAt, emitPlan, reserve } from './base';
+import { declaredNamespaces, registerFence } from './registry';
 import { lowerInputs } from './inputs';
 import { formatProblems, ValidationError } from '../errors';
 import { checkPodSecurity, PodSecurityNeed, podSecurityNeeds, requiredLevel } from '../model/pod-security';
@@ -57,7 +58,6 @@ export class VpnGateway extends pulumi.ComponentResource {
   public readonly kubernetesResources: pulumi.CustomResource[];
   private readonly args: VpnGatewayProps;
   private readonly componentName: string;
-  private readonly opts?: pulumi.ComponentResourceOptions;
   private readonly routed = new Set<string>();
   private readonly resolve: (value: unknown) => unknown;
 
@@ -70,16 +70,15 @@ export class VpnGateway extends pulumi.ComponentResource {
     this.args = props;
     this.resolve = inputs.resolve;
     this.componentName = name;
-    this.opts = opts;
     this.kubernetesResources = emitPlan(this, name, plan, opts, inputs.resolve);
-    // A Pulumi program's own Namespaces cannot be read here: say what level the gateway's namespace needs when the
-    // library does not create it.
+    // The program's Namespaces declared so far (registerNamespaces()) and the library's: say what level the gateway's
+    // namespace needs when neither declares it, or when its label would reject the gateway.
     this.warnPodSecurity(podSecurityNeeds(plan.objects, name), plan.objects);
     this.registerOutputs({});
   }
 
   private warnPodSecurity(needs: PodSecurityNeed[], objects: readonly KubeObject[]): void {
-    const known = new Map(objects.filter((o) => o.kind === 'Namespace').map((o) => [o.metadata.name, o.metadata.labels ?? {}]));
+    const known = new Map([...declaredNamespaces(), ...objects.filter((o) => o.kind === 'Namespace').map((o) => [o.metadata.name, o.metadata.labels ?? {}] as const)]);
     const { problems, warnings } = checkPodSecurity(needs, known);
     const all = [...problems, ...warnings];
     if (all.length > 0) void pulumi.log.warn(formatProblems(all), this);
@@ -88,8 +87,12 @@ export class VpnGateway extends pulumi.ComponentResource {
   /**
    * A resource transform that routes every Deployment, StatefulSet and DaemonSet it is applied to through the
    * gateway (the same core `planRoute` as cdk8s `route()`), and registers each one's client ConfigMap and kill switch
-   * under the gateway. Workload metadata and pod labels must be plain values. It is synchronous, so it serves both
-   * as a `transforms` entry (run by the engine) and a `transformations` entry (run in the program, also under mocks).
+   * beside the workload: with the workload's `parent`, `provider` and `dependsOn` (so they go to the workload's
+   * cluster, after what it waits for, such as its Namespace), and an alias to their former parent, the gateway, so
+   * that a stack made before keeps them. Workload metadata and pod labels must be plain values. It is synchronous, so
+   * it serves both as a `transforms` entry (run by the engine) and a `transformations` entry (run in the program, also
+   * under mocks). The Pod Security check of each routed workload reads the Namespaces declared so far through
+   * `registerNamespaces()`.
    *
    * @example new k8s.apps.v1.Deployment('qbittorrent', { ... }, { transformations: [gateway.routeTransform()] })
    */
@@ -103,12 +106,16 @@ export class VpnGateway extends pulumi.ComponentResource {
       const name = props.metadata?.name ?? args.name;
       const namespace = props.metadata?.namespace ?? 'default';
       const kind = args.type.split(':').pop() as RouteTarget['kind'];
-      const route = planRoute(this.args, { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}) });
+      const target: RouteTarget = { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}) };
+      const route = planRoute(this.args, target);
+      const duplicates = registerFence(routeFence(this.args, target, route, this.componentName));
+      if (duplicates.length > 0) void pulumi.log.warn(formatProblems(duplicates), this);
+      const follow = routeObjectOptions(args.opts ?? {}, this);
       for (const o of route.objects) {
         const key = `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
         if (this.routed.has(key)) continue;
         this.routed.add(key);
-        this.kubernetesResources.push(new k8s.apiextensions.CustomResource(childName(this.componentName, o), this.resolve(o) as k8s.apiextensions.CustomResourceArgs, { parent: this, ...(this.opts?.provider ? { provider: this.opts.provider } : {}) }));
+        this.kubernetesResources.push(new k8s.apiextensions.CustomResource(childName(this.componentName, o), this.resolve(o) as k8s.apiextensions.CustomResourceArgs, follow));
       }
       const spec = applyRoute(props.spec.template.spec, route);
       // A Secret named by an Input (the control API key's) is a placeholder in the plan: turned back into the Input.
@@ -118,4 +125,19 @@ export class VpnGateway extends pulumi.ComponentResource {
       return { props: { ...props, spec: { ...props.spec, ...(route.strategy ? { strategy: route.strategy } : {}), template: { ...props.spec.template, spec: resolved } } }, opts: args.opts };
     };
   }
+}
+
+/**
+ * The options of a routed workload's ConfigMap and kill switch: the workload's own `parent`, `provider` and
+ * `dependsOn`, as the transform receives them (before @pulumi/pulumi resolves inheritance: `resource.js`, the
+ * Resource constructor runs transformations first, then takes the provider from the parent's), so a provider the
+ * workload inherits from its parent they inherit too. The alias names their former parent, the gateway.
+ */
+function routeObjectOptions(opts: pulumi.CustomResourceOptions, gateway: pulumi.ComponentResource): pulumi.CustomResourceOptions {
+  return {
+    ...(opts.parent ? { parent: opts.parent } : {}),
+    ...(opts.provider ? { provider: opts.provider } : {}),
+    ...(opts.dependsOn ? { dependsOn: opts.dependsOn } : {}),
+    ...(opts.parent !== gateway ? { aliases: [{ parent: gateway }] } : {}),
+  };
 }

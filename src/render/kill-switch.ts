@@ -4,7 +4,7 @@ import { Problem, throwIfProblems } from '../errors';
 import type { HostKillSwitch, KillSwitchProps } from '../model/kill-switch';
 import { parseCidr } from '../model/net';
 import { boundedName } from '../model/labels';
-import { VxlanEndpoint } from '../invariants';
+import { Fence, VxlanEndpoint } from '../invariants';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 import { killSwitchModel } from '../lazy';
 
@@ -203,4 +203,9 @@ export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
 export function killSwitchVxlan(props: KillSwitchProps, construct: string): VxlanEndpoint | undefined {
   if (!props.gatewayPodLabels) return undefined;
   return { construct, cluster: props.cluster ?? 'default', namespace: props.gatewayNamespace ?? props.namespace, podLabels: props.gatewayPodLabels, port: props.vxlanPort ?? killSwitchModel().DEFAULT_VXLAN_PORT };
+}
+
+/** The pods a KillSwitch fences, for `checkDuplicateKillSwitches`. */
+export function killSwitchFence(props: KillSwitchProps, construct: string): Fence {
+  return { construct, cluster: props.cluster ?? 'default', namespace: props.namespace, selector: props.selector, acknowledged: (props.acknowledge ?? []).includes('duplicate-kill-switch') };
 }

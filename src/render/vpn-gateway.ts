@@ -6,7 +6,7 @@ import type { Service as IService } from 'kubernetes-types/core/v1';
 import type { Volume as IVolume } from 'kubernetes-types/core/v1';
 import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
 import { Problem, throwIfProblems, ValidationError } from '../errors';
-import { Claim, VxlanEndpoint } from '../invariants';
+import { Claim, Fence, VxlanEndpoint } from '../invariants';
 import type { KillSwitchProps } from '../model/kill-switch';
 import { boundedName, isDnsLabel, isDnsSubdomain } from '../model/labels';
 import { podSecurityLabels, requiredLevel } from '../model/pod-security';
@@ -735,3 +735,9 @@ export function appContainerIndex(spec: IPodSpec, route: RoutePlan): number {
 
 /** Kinds `route()` accepts. */
 export const ROUTABLE_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet'] as const;
+
+/** The pods a route's kill switch fences, for `checkDuplicateKillSwitches`; `construct` is the gateway's path. */
+export function routeFence(gatewayProps: VpnGatewayProps, target: RouteTarget, route: RoutePlan, construct: string): Fence {
+  const policy = route.objects.find((o) => o.kind.endsWith('NetworkPolicy'));
+  return { construct, cluster: gatewayProps.cluster ?? 'default', namespace: target.namespace, selector: target.podLabels, route: { workload: `${target.namespace}/${target.name}`, policy: policy?.metadata.name ?? '' } };
+}

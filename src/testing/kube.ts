@@ -5,7 +5,7 @@ import { resolveSchemaDir, schemaValidator } from './schemas';
 interface ObjectLike {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string };
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
 }
 
 /** Custom resources checked against the upstream schema files (closed to unknown fields). */
@@ -40,7 +40,9 @@ const CLUSTER_SCOPED = CLUSTER_SCOPED_KINDS;
 
 /**
  * Problems of Kubernetes objects, one line each (`Kind/name: /path: message`): core kinds with kubernetes-models,
- * custom resources against the upstream schemas in `schemaDir` (unknown fields fail), and namespace scoping.
+ * custom resources against the upstream schemas in `schemaDir` (unknown fields fail), and namespace scoping (a
+ * namespaced kind needs a namespace; a cluster-scoped object tunnelwright writes has none, while one of yours may
+ * carry the namespace cdk8s gives it in a namespaced chart, which the API server ignores).
  */
 export function checkKubeObjects(objects: readonly unknown[], schemaDir?: string): string[] {
   const out: string[] = [];
@@ -51,7 +53,11 @@ export function checkKubeObjects(objects: readonly unknown[], schemaDir?: string
       out.push(`${id}: apiVersion, kind and metadata.name are required`);
       continue;
     }
-    if (CLUSTER_SCOPED.has(o.kind) && o.metadata.namespace !== undefined) out.push(`${id}: /metadata/namespace: a cluster-scoped ${o.kind} has no namespace`);
+    // Only tunnelwright's own objects (app.kubernetes.io/managed-by=tunnelwright) are held to this: cdk8s gives every
+    // ApiObject of a namespaced chart the chart's namespace, a Namespace or ClusterRole too, and the API server clears
+    // it on a cluster-scoped object (k8s.io/apiserver pkg/registry/rest/meta.go
+    // EnsureObjectNamespaceMatchesRequestNamespace: "cluster-scoped, clear namespace"), as tunnelwright's App does.
+    if (CLUSTER_SCOPED.has(o.kind) && o.metadata.namespace !== undefined && o.metadata.labels?.['app.kubernetes.io/managed-by'] === 'tunnelwright') out.push(`${id}: /metadata/namespace: a cluster-scoped ${o.kind} has no namespace`);
     if (!CLUSTER_SCOPED.has(o.kind) && !o.metadata.namespace) out.push(`${id}: /metadata/namespace: a namespaced ${o.kind} needs a namespace`);
     const crFile = CUSTOM_RESOURCE_SCHEMAS[`${o.apiVersion}/${o.kind}`];
     if (crFile) {

@@ -2,10 +2,11 @@ import { Construct } from 'constructs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ApiObject, Chart } from 'cdk8s';
+import { ApiObject, Chart, Testing } from 'cdk8s';
+import { parseAllDocuments } from 'yaml';
 import * as kplus from 'cdk8s-plus-28';
 import { ValidationError } from '../../src';
-import { App, VpnGateway } from '../../src/cdk8s';
+import { App, KillSwitch, VpnGateway } from '../../src/cdk8s';
 import { nordvpnGateway } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
 
@@ -34,11 +35,12 @@ describe('cdk8s VpnGateway', () => {
       'ConfigMap vpn-gateway/vpn-gateway-settings',
       'Service vpn-gateway/vpn-gateway',
       'Deployment vpn-gateway/vpn-gateway',
+      // The route's objects are the workload's children: written after it, in its chart.
+      'Deployment media/qbittorrent',
       'ConfigMap media/qbittorrent-vpn-route',
       'NetworkPolicy media/qbittorrent-vpn-kill-switch',
-      'Deployment media/qbittorrent',
     ]);
-    const spec = objects[6].spec!.template!.spec as { initContainers: { name: string }[]; containers: { name: string }[]; dnsPolicy: string; volumes: { name: string }[] };
+    const spec = objects[4].spec!.template!.spec as { initContainers: { name: string }[]; containers: { name: string }[]; dnsPolicy: string; volumes: { name: string }[] };
     expect(spec.initContainers.map((c) => c.name)).toEqual(['vpn-route-init', 'fix-perms']);
     expect(spec.containers.map((c) => c.name)).toEqual(['qbittorrent', 'vpn-route-sidecar']);
     expect(spec.dnsPolicy).toBe('None');
@@ -94,5 +96,125 @@ describe('cdk8s VpnGateway', () => {
     new VpnGateway(chart, 'dev', { ...nordvpnGateway(), cluster: 'dev' });
     new VpnGateway(chart, 'prod', { ...nordvpnGateway(), cluster: 'prod' });
     expect(a.checkHosts().problems).toEqual([]);
+  });
+});
+
+/** The objects of an app's manifests in the order cdk8s writes them (charts in dependency order, then each chart's). */
+function written(a: App): string[] {
+  return parseAllDocuments(a.synthYaml()).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } }).map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+}
+
+const media = (chart: Chart) => new ApiObject(chart, 'media-ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } });
+
+describe('route()\'s objects follow their workload', () => {
+  /** An app with the gateway, the routed workload, then the Namespace declared last; the workload depends on it when `depend`. */
+  const declaredLast = (depend: boolean): string[] => {
+    const a = app();
+    const chart = new Chart(a, 'media');
+    const gateway = new VpnGateway(chart, 'gateway', nordvpnGateway());
+    const workload = qbittorrent(chart);
+    gateway.route(workload);
+    const ns = media(chart);
+    if (depend) workload.node.addDependency(ns);
+    return written(a);
+  };
+
+  it('a dependency on the workload orders its ConfigMap and kill switch after the Namespace (declared last); the gateway\'s own objects stay before it', () => {
+    const order = declaredLast(true);
+    const at = (o: string) => order.indexOf(o);
+    expect(order).toHaveLength(8);
+    for (const o of ['Deployment media/qbittorrent', 'ConfigMap media/qbittorrent-vpn-route', 'NetworkPolicy media/qbittorrent-vpn-kill-switch']) expect(at(o)).toBeGreaterThan(at('Namespace /media'));
+    // Control on the fix: the gateway's own objects are not under the workload, and stay before the Namespace.
+    expect(at('Deployment vpn-gateway/vpn-gateway')).toBeLessThan(at('Namespace /media'));
+  });
+
+  it('control: without the dependency, the Namespace declared last is written last', () => {
+    const order = declaredLast(false);
+    expect(order).toHaveLength(8);
+    expect(order[7]).toBe('Namespace /media');
+  });
+
+  it('a dependency on a cdk8s-plus Deployment covers the objects route() adds under its ApiObject, and their names stay the core\'s', () => {
+    const a = app();
+    const chart = new Chart(a, 'media', { namespace: 'media' });
+    const gateway = new VpnGateway(chart, 'gateway', nordvpnGateway());
+    const sonarr = new kplus.Deployment(chart, 'sonarr', { metadata: { name: 'sonarr' }, podMetadata: { labels: { app: 'sonarr' } }, containers: [{ image: 'lscr.io/linuxserver/sonarr:4.0.11', portNumber: 8989, securityContext: { ensureNonRoot: false } }] });
+    gateway.route(sonarr);
+    sonarr.node.addDependency(media(chart));
+    const order = written(a);
+    expect(order.slice(order.indexOf('Namespace media/media'))).toEqual(['Namespace media/media', 'Deployment media/sonarr', 'ConfigMap media/sonarr-vpn-route', 'NetworkPolicy media/sonarr-vpn-kill-switch']);
+  });
+
+  it('a Chart.addDependency on the workload\'s chart covers them: they are written into the workload\'s chart, not the gateway\'s', () => {
+    const a = app();
+    const vpn = new Chart(a, 'vpn');
+    const apps = new Chart(a, 'apps');
+    const gateway = new VpnGateway(vpn, 'gateway', nordvpnGateway());
+    gateway.route(qbittorrent(apps));
+    const namespaces = new Chart(a, 'namespaces');
+    media(namespaces);
+    apps.addDependency(namespaces);
+    const kinds = (c: Chart) => Testing.synth(c).map((o: { kind: string; metadata: { name: string } }) => `${o.kind} ${o.metadata.name}`);
+    expect(kinds(apps)).toEqual(['Deployment qbittorrent', 'ConfigMap qbittorrent-vpn-route', 'NetworkPolicy qbittorrent-vpn-kill-switch']);
+    expect(kinds(vpn)).toEqual(['Namespace vpn-gateway', 'ConfigMap vpn-gateway-settings', 'Service vpn-gateway', 'Deployment vpn-gateway']);
+    const order = written(a);
+    expect(order.indexOf('Namespace /media')).toBeLessThan(order.indexOf('ConfigMap media/qbittorrent-vpn-route'));
+    // Control: without the dependency, the namespaces chart (declared last) is written after the workload's.
+    const b = app();
+    new VpnGateway(new Chart(b, 'vpn'), 'gateway', nordvpnGateway()).route(qbittorrent(new Chart(b, 'apps')));
+    media(new Chart(b, 'namespaces'));
+    const unordered = written(b);
+    expect(unordered.indexOf('Namespace /media')).toBeGreaterThan(unordered.indexOf('ConfigMap media/qbittorrent-vpn-route'));
+  });
+
+  it.each([
+    ['through the same gateway', 'gateway', 'invalid VpnGateway route at media/gateway:\nroute(workload): media/qbittorrent is already routed through media/gateway: route a workload once, through one gateway (a second route would add a second client init container and a second kill switch)'],
+    ['through another gateway', 'other', 'invalid VpnGateway route at media/other:\nroute(workload): media/qbittorrent is already routed through media/gateway: route a workload once, through one gateway (a second route would add a second client init container and a second kill switch)'],
+  ])('refuses a workload routed twice (%s), before patching it again', (_n, second, message) => {
+    const chart = new Chart(app(), 'media');
+    const gateway = new VpnGateway(chart, 'gateway', nordvpnGateway());
+    const other = second === 'gateway' ? gateway : new VpnGateway(chart, 'other', { ...nordvpnGateway(), name: 'other', namespace: 'other-gateway', vxlanId: 43 });
+    const workload = qbittorrent(chart);
+    gateway.route(workload);
+    expect(() => other.route(workload)).toThrow(message);
+    const deployment = (chart.toJson() as { kind: string; metadata: { name: string }; spec: { template: { spec: { initContainers: { name: string }[] } } } }[]).find((o) => o.kind === 'Deployment' && o.metadata.name === 'qbittorrent')!;
+    expect(deployment.spec.template.spec.initContainers.map((c) => c.name)).toEqual(['vpn-route-init', 'fix-perms']);
+  });
+});
+
+describe('a KillSwitch that duplicates the one route() writes', () => {
+  const lanOnly = { selector: { app: 'qbittorrent' }, namespace: 'media', allowCidrs: ['10.1.0.0/16', '10.152.183.0/24', '192.168.1.0/24'] };
+  const message = 'this KillSwitch selects the pods of media/qbittorrent, which media/gateway routes and already fences with its kill switch media/qbittorrent-vpn-kill-switch: policies add up, so this one can only widen what those pods may reach; remove it or narrow its selector, or acknowledge \'duplicate-kill-switch\' if you mean both';
+  it.each([
+    ['declared after the route', lanOnly, 'after', [{ path: 'media/lan-only:selector', code: 'duplicate-kill-switch', message }]],
+    ['declared before the route', lanOnly, 'before', [{ path: 'media/lan-only:selector', code: 'duplicate-kill-switch', message }]],
+    ['acknowledged', { ...lanOnly, acknowledge: ['duplicate-kill-switch' as const] }, 'after', []],
+    ['in another namespace (control)', { ...lanOnly, namespace: 'downloads' }, 'after', []],
+    ['selecting a label the routed pods lack (control)', { ...lanOnly, selector: { app: 'qbittorrent', tier: 'lan' } }, 'after', []],
+    ['in another cluster (control)', { ...lanOnly, cluster: 'lab' }, 'after', []],
+  ])('%s', (_n, props, when, expected) => {
+    const a = app();
+    const chart = new Chart(a, 'media');
+    media(chart);
+    if (when === 'before') new KillSwitch(chart, 'lan-only', props);
+    new VpnGateway(chart, 'gateway', nordvpnGateway()).route(qbittorrent(chart));
+    if (when === 'after') new KillSwitch(chart, 'lan-only', props);
+    expect(a.checkHosts().warnings).toEqual(expected);
+  });
+
+  it('synth prints it in the app\'s warnings and still writes the manifests (a warning never stops synth)', () => {
+    const a = app();
+    const chart = new Chart(a, 'media');
+    media(chart);
+    new VpnGateway(chart, 'gateway', nordvpnGateway()).route(qbittorrent(chart));
+    new KillSwitch(chart, 'lan-only', lanOnly);
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      a.synth();
+      expect(stderr.mock.calls.map((c) => String(c[0]))).toEqual([`warning: app:\n  media/lan-only:selector: ${message}\n`]);
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(fs.readdirSync(a.outdir)).toEqual(['media.k8s.yaml']);
   });
 });

@@ -5,8 +5,14 @@ const seen = recordResources();
 
 describe('examples/pulumi under mocks', () => {
   it('registers the expected resource graph', async () => {
+    const warn = jest.spyOn(pulumi.log, 'warn').mockImplementation(() => Promise.resolve());
     const program = require('../../examples/pulumi/index.ts') as { servers: { userData: pulumi.Output<string> }[]; gatewayNodeUserData: pulumi.Output<string> };
     await settle();
+    // The program declares qBittorrent's namespace: no Pod Security warning (the steering's lesson warnings remain).
+    const warned = warn.mock.calls.map((c) => String(c[0]));
+    expect(warned.length).toBeGreaterThan(0);
+    expect(warned.filter((w) => w.includes('Pod Security') || w.includes('not in this app'))).toEqual([]);
+    warn.mockRestore();
     const byType = new Map<string, string[]>();
     for (const r of seen) byType.set(r.type, [...(byType.get(r.type) ?? []), r.name].sort());
     expect(Object.fromEntries([...byType.entries()].sort())).toEqual({
@@ -17,7 +23,7 @@ describe('examples/pulumi under mocks', () => {
       'kubernetes:networking.k8s.io/v1:NetworkPolicy': ['protonvpn-networkpolicy-media-qbittorrent-vpn-kill-switch'],
       'kubernetes:rbac.authorization.k8s.io/v1:ClusterRole': ['egress-clusterrole-vpn-egress-resteer'],
       'kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding': ['egress-clusterrolebinding-vpn-egress-resteer'],
-      'kubernetes:v1:Namespace': ['protonvpn-namespace-vpn-gateway'],
+      'kubernetes:v1:Namespace': ['media', 'protonvpn-namespace-vpn-gateway'],
       'kubernetes:v1:ConfigMap': ['protonvpn-configmap-media-qbittorrent-vpn-route', 'protonvpn-configmap-vpn-gateway-vpn-gateway-settings'],
       'kubernetes:v1:PersistentVolumeClaim': ['protonvpn-persistentvolumeclaim-vpn-gateway-vpn-gateway-gluetun-state'],
       'kubernetes:v1:Secret': ['egress-secret-kube-system-vpn-egress-resteer-token'],

@@ -80,11 +80,30 @@ describeWithSchemas('the output checks catch what the real tools let through', (
   });
 
   it('fails a custom resource with an unknown field and a cluster-scoped object with a namespace', () => {
-    const policy = { apiVersion: 'cilium.io/v2', kind: 'CiliumEgressGatewayPolicy', metadata: { name: 'p', namespace: 'x' }, spec: { selectors: [], destinationCIDRs: ['0.0.0.0/0'], egressGateway: { nodeSelector: {}, interfaces: 'tun0' } } };
+    const policy = { apiVersion: 'cilium.io/v2', kind: 'CiliumEgressGatewayPolicy', metadata: { name: 'p', namespace: 'x', labels: { 'app.kubernetes.io/managed-by': 'tunnelwright' } }, spec: { selectors: [], destinationCIDRs: ['0.0.0.0/0'], egressGateway: { nodeSelector: {}, interfaces: 'tun0' } } };
     expect(checkKubeObjects([policy], SCHEMA_DIR)).toEqual([
       'CiliumEgressGatewayPolicy/p: /metadata/namespace: a cluster-scoped CiliumEgressGatewayPolicy has no namespace',
       'CiliumEgressGatewayPolicy/p: /spec/egressGateway: must NOT have additional properties (interfaces)',
     ]);
+  });
+
+  it('passes the Namespace cdk8s writes in a namespaced chart (the chart\'s namespace on it), as the App accepts it; control: a tunnelwright object with a namespace still fails', () => {
+    const { Chart, Testing } = require('cdk8s') as typeof import('cdk8s');
+    const kplus = require('cdk8s-plus-28') as typeof import('cdk8s-plus-28');
+    const { App, VpnGateway } = require('../../src/cdk8s') as typeof import('../../src/cdk8s');
+    const { nordvpnGateway } = require('../helpers/fixtures') as typeof import('../helpers/fixtures');
+    const app = new App({ outdir: require('node:fs').mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'tw-ns-')) });
+    const chart = new Chart(app, 'media', { namespace: 'media' });
+    new kplus.Namespace(chart, 'media', { metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } });
+    const gateway = new VpnGateway(chart, 'vpn', nordvpnGateway());
+    gateway.route(new kplus.Deployment(chart, 'qbittorrent', { podMetadata: { labels: { app: 'qbittorrent' } }, containers: [{ image: 'lscr.io/linuxserver/qbittorrent:5.0.3', securityContext: { ensureNonRoot: false } }] }));
+    const objects = Testing.synth(chart) as { kind: string; metadata: { name: string; namespace?: string } }[];
+    expect(objects.filter((o) => o.kind === 'Namespace').map((o) => `${o.metadata.name} ${o.metadata.namespace}`)).toEqual(['media media', 'vpn-gateway undefined']);
+    expect(checkKubeObjects(objects, SCHEMA_DIR)).toEqual([]);
+    // The App reads that Namespace: no problem and no Pod Security warning for the routed workload.
+    expect(app.checkHosts()).toMatchObject({ problems: [], warnings: [] });
+    const ours = { ...objects.find((o) => o.metadata.name === 'vpn-gateway')!, metadata: { name: 'vpn-gateway', namespace: 'media', labels: { 'app.kubernetes.io/managed-by': 'tunnelwright' } } };
+    expect(checkKubeObjects([ours], SCHEMA_DIR)).toEqual(['Namespace/vpn-gateway: /metadata/namespace: a cluster-scoped Namespace has no namespace']);
   });
 
   it('fails a CiliumNetworkPolicy rule with a misspelt field (oneOf branches stay constraints, the rule stays closed)', () => {
