@@ -23,7 +23,9 @@ describe('examples/pulumi under mocks', () => {
       'kubernetes:networking.k8s.io/v1:NetworkPolicy': ['protonvpn-networkpolicy-media-qbittorrent-vpn-kill-switch'],
       'kubernetes:rbac.authorization.k8s.io/v1:ClusterRole': ['egress-clusterrole-vpn-egress-resteer'],
       'kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding': ['egress-clusterrolebinding-vpn-egress-resteer'],
-      'kubernetes:v1:Namespace': ['media', 'protonvpn-namespace-vpn-gateway'],
+      // The program's own Namespace (a @pulumi/kubernetes core/v1 resource), the gateway's one (a tunnelwright object).
+      'kubernetes:core/v1:Namespace': ['media'],
+      'kubernetes:v1:Namespace': ['protonvpn-namespace-vpn-gateway'],
       'kubernetes:v1:ConfigMap': ['protonvpn-configmap-media-qbittorrent-vpn-route', 'protonvpn-configmap-vpn-gateway-vpn-gateway-settings'],
       'kubernetes:v1:PersistentVolumeClaim': ['protonvpn-persistentvolumeclaim-vpn-gateway-vpn-gateway-gluetun-state'],
       'kubernetes:v1:Secret': ['egress-secret-kube-system-vpn-egress-resteer-token'],
