@@ -38,6 +38,19 @@ export const K0S_OWNED_KEYS = [
   'network.calico.mode', 'network.calico.mtu', 'network.calico.ipAutodetectionMethod',
 ] as const;
 
+/** The CNI whose settings a k0s.yaml key is, if any. */
+function keyCni(key: string): OverlayCni | undefined {
+  return key.startsWith('network.kuberouter.') ? 'kube-router' : key.startsWith('network.calico.') ? 'calico' : undefined;
+}
+
+/** Why a user's k0sConfig may not set a key tunnelwright owns, naming the CNI the key belongs to and the one chosen. */
+function ownedKeyMessage(key: string, cni: OverlayCni): string {
+  const of = keyCni(key);
+  if (of === undefined) return `tunnelwright sets ${key} to the node's overlay address: leave it out of k0sConfig`;
+  if (of === cni) return `tunnelwright sets ${key} for cni ${JSON.stringify(cni)} from the overlay: leave it out of k0sConfig`;
+  return `${key} configures ${of}, but cni is ${JSON.stringify(cni)} (k0s provider ${k0sProvider(cni)}, which does not read it): set cni '${of}' if the cluster runs ${of}, else leave it out of k0sConfig`;
+}
+
 /** k0s's `spec.network.provider` for a CNI. */
 export function k0sProvider(cni: OverlayCni): string {
   return cni === 'kube-router' ? 'kuberouter' : cni === 'calico' ? 'calico' : 'custom';
@@ -85,7 +98,7 @@ export function checkOverlayCni(input: Record<string, unknown>, distribution: st
     }
     const user = input.k0sConfig;
     for (const key of K0S_OWNED_KEYS) {
-      if (at(user, key) !== undefined) problems.push({ path: `k0sConfig.${key}`, code: 'k0s-owned', message: `tunnelwright sets ${key} from the overlay (cni ${JSON.stringify(cni)}): leave it out of k0sConfig` });
+      if (at(user, key) !== undefined) problems.push({ path: `k0sConfig.${key}`, code: 'k0s-owned', message: ownedKeyMessage(key, cni) });
     }
     const provider = at(user, 'network.provider');
     if (provider !== undefined && provider !== k0sProvider(cni)) {
