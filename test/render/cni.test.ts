@@ -108,8 +108,8 @@ describe('refused CNI and k0s.yaml settings', () => {
       { path: 'k0sConfig.storage.etcd.peerAddress', code: 'k0s-owned', message: "tunnelwright sets storage.etcd.peerAddress to the node's overlay address: leave it out of k0sConfig" },
     ]],
     ['k0sConfig setting Calico\'s keys under cni calico', { cni: 'calico', k0sConfig: { network: { calico: { mtu: 1450, ipAutodetectionMethod: 'first-found' } } } }, [
-      { path: 'k0sConfig.network.calico.mtu', code: 'k0s-owned', message: 'tunnelwright sets network.calico.mtu for cni "calico" from the overlay: leave it out of k0sConfig' },
       { path: 'k0sConfig.network.calico.ipAutodetectionMethod', code: 'k0s-owned', message: 'tunnelwright sets network.calico.ipAutodetectionMethod for cni "calico" from the overlay: leave it out of k0sConfig' },
+      { path: 'k0sConfig.network.calico.mtu', code: 'k0s-owned', message: 'tunnelwright sets network.calico.mtu for cni "calico" from the overlay: leave it out of k0sConfig' },
     ]],
     ['k0sConfig setting Calico\'s keys under cni kube-router (the default)', { k0sConfig: { network: { calico: { mode: 'vxlan' } } } }, [
       { path: 'k0sConfig.network.calico.mode', code: 'k0s-owned', message: "network.calico.mode configures calico, but cni is \"kube-router\" (k0s provider kuberouter, which does not read it): set cni 'calico' if the cluster runs calico, else leave it out of k0sConfig" },
