@@ -31,6 +31,19 @@ export function cniOwnedByDistribution(distribution: string, cni: OverlayCni): b
 import { K0S_OWNED_KEYS } from './values';
 export { K0S_OWNED_KEYS } from './values';
 
+/** The CNI whose settings a k0s.yaml key is, if any. */
+function keyCni(key: string): OverlayCni | undefined {
+  return key.startsWith('network.kuberouter.') ? 'kube-router' : key.startsWith('network.calico.') ? 'calico' : undefined;
+}
+
+/** Why a user's k0sConfig may not set a key tunnelwright owns, naming the CNI the key belongs to and the one chosen. */
+function ownedKeyMessage(key: string, cni: OverlayCni): string {
+  const of = keyCni(key);
+  if (of === undefined) return `tunnelwright sets ${key} to the node's overlay address: leave it out of k0sConfig`;
+  if (of === cni) return `tunnelwright sets ${key} for cni ${JSON.stringify(cni)} from the overlay: leave it out of k0sConfig`;
+  return `${key} configures ${of}, but cni is ${JSON.stringify(cni)} (k0s provider ${k0sProvider(cni)}, which does not read it): set cni '${of}' if the cluster runs ${of}, else leave it out of k0sConfig`;
+}
+
 /** k0s's `spec.network.provider` for a CNI. */
 export function k0sProvider(cni: OverlayCni): string {
   return cni === 'kube-router' ? 'kuberouter' : cni === 'calico' ? 'calico' : 'custom';
@@ -78,7 +91,7 @@ export function checkOverlayCni(input: Record<string, unknown>, distribution: st
     }
     const user = input.k0sConfig;
     for (const key of K0S_OWNED_KEYS) {
-      if (at(user, key) !== undefined) problems.push({ path: `k0sConfig.${key}`, code: 'k0s-owned', message: `tunnelwright sets ${key} from the overlay (cni ${JSON.stringify(cni)}): leave it out of k0sConfig` });
+      if (at(user, key) !== undefined) problems.push({ path: `k0sConfig.${key}`, code: 'k0s-owned', message: ownedKeyMessage(key, cni) });
     }
     const provider = at(user, 'network.provider');
     if (provider !== undefined && provider !== k0sProvider(cni)) {

@@ -1,10 +1,27 @@
 import type { OverlayCni } from '../model/cni';
 import { cniModel, commonModel } from '../lazy';
 
-/** IPIP's overhead (an outer IPv4 header): kube-router's tunnels between node addresses. */
+/** IPIP's overhead (an outer IPv4 header): kube-router's tunnels between IPv4 node addresses. */
 export const IPIP_OVERHEAD = 20;
-/** VXLAN's overhead over IPv4 (flannel pkg/backend/vxlan/device.go:63 subtracts 50 from the interface MTU; Calico the same). */
+/**
+ * kube-router's tunnel between IPv6 node addresses: ip6ip6, an outer IPv6 header (kube-router pkg/tunnels/
+ * linux_tunnels.go:37 `ipipIPv6Mode = "ip6ip6"`, :296-302 netlink.Ip6tnl{Local, Remote}).
+ */
+export const IPIP6_OVERHEAD = 40;
+/** VXLAN's overhead over IPv4: outer IPv4 20 + UDP 8 + VXLAN 8 + inner Ethernet 14 (flannel pkg/backend/vxlan/device.go:63 subtracts 50). */
 export const CNI_VXLAN_OVERHEAD = 50;
+/** VXLAN's overhead over IPv6: the outer header is 40 bytes, not 20 (Calico's vxlan-v6.calico, flannel's flannel-v6.1). */
+export const CNI_VXLAN6_OVERHEAD = 70;
+
+/**
+ * What the CNI's encapsulation costs, by the family of the node addresses it runs between. With an IPv6 node address
+ * (an IPv6 or dual-stack overlay) IPv6 pod traffic is encapsulated in IPv6 and the CNI's one MTU setting must fit that
+ * too, so the IPv6 figure is taken.
+ */
+export function cniOverhead(encapsulation: 'ipip' | 'vxlan', outerIpv6: boolean): number {
+  if (encapsulation === 'ipip') return outerIpv6 ? IPIP6_OVERHEAD : IPIP_OVERHEAD;
+  return outerIpv6 ? CNI_VXLAN6_OVERHEAD : CNI_VXLAN_OVERHEAD;
+}
 
 /**
  * k0s.yaml's `spec.network` for pod traffic over the overlay.
@@ -15,26 +32,26 @@ export const CNI_VXLAN_OVERHEAD = 50;
  * destination is outside the peer's AllowedIPs, its /32). `--overlay-type=full` with `--enable-overlay` makes an IPIP
  * tunnel to every node (`shouldCreateTunnel`, :673-686) between node addresses, which are in AllowedIPs. k0s passes
  * `kuberouter.extraArgs` over its own args (k0s pkg/component/controller/kuberouter.go:140, `args.Merge`). The IPIP
- * device takes the overlay's MTU less 20; kube-router's auto-mtu sets kube-bridge to the node interface's MTU
+ * device takes the overlay's MTU less 20 (less 40 for ip6ip6 between IPv6 node addresses); kube-router's auto-mtu sets kube-bridge to the node interface's MTU
  * (pkg/utils/node.go:184 GetNodeMTU, network_routes_controller.go:413) without that 20, so the MTU is set outright
  * (k0s: `mtu` needs `autoMTU: false`, pkg/apis/k0s/v1beta1/kuberouter.go:16).
  *
  * Calico: VXLAN between the addresses Calico autodetects on the overlay interface (`ipAutodetectionMethod:
  * interface=<name>`, k0s pkg/apis/k0s/v1beta1/calico.go), with the MTU 50 below the overlay's (k0s's default 1450 is
- * above a 1420 wg0).
+ * above a 1420 wg0); 70 below with an IPv6 node address.
  */
-export function k0sNetwork(cni: OverlayCni, iface: string, overlayMtu: number | undefined): Record<string, unknown> {
+export function k0sNetwork(cni: OverlayCni, iface: string, overlayMtu: number | undefined, outerIpv6 = false): Record<string, unknown> {
   switch (cni) {
     case 'kube-router':
       return {
         provider: 'kuberouter',
         kuberouter: {
-          ...(overlayMtu !== undefined ? { autoMTU: false, mtu: overlayMtu - IPIP_OVERHEAD } : {}),
+          ...(overlayMtu !== undefined ? { autoMTU: false, mtu: overlayMtu - cniOverhead('ipip', outerIpv6) } : {}),
           extraArgs: { 'enable-overlay': 'true', 'overlay-type': 'full' },
         },
       };
     case 'calico':
-      return { provider: 'calico', calico: { mode: 'vxlan', ipAutodetectionMethod: `interface=${iface}`, ...(overlayMtu !== undefined ? { mtu: overlayMtu - CNI_VXLAN_OVERHEAD } : {}) } };
+      return { provider: 'calico', calico: { mode: 'vxlan', ipAutodetectionMethod: `interface=${iface}`, ...(overlayMtu !== undefined ? { mtu: overlayMtu - cniOverhead('vxlan', outerIpv6) } : {}) } };
     default:
       return { provider: cniModel().k0sProvider(cni) };
   }
@@ -55,8 +72,8 @@ export function k3sFlannel(iface: string): Record<string, unknown> {
  * A CNI's settings for the user to hand to its install (the library does not own its file), in `values.cni`: the
  * interface, the encapsulation and the MTU, by the CNI's own names.
  */
-export function cniValues(cni: OverlayCni, iface: string, overlayMtu: number | undefined): Record<string, unknown> | undefined {
-  const vxlanMtu = overlayMtu !== undefined ? overlayMtu - CNI_VXLAN_OVERHEAD : undefined;
+export function cniValues(cni: OverlayCni, iface: string, overlayMtu: number | undefined, outerIpv6 = false): Record<string, unknown> | undefined {
+  const vxlanMtu = overlayMtu !== undefined ? overlayMtu - cniOverhead('vxlan', outerIpv6) : undefined;
   switch (cni) {
     case 'flannel':
       // flannel's `--iface` flag (flannel main.go:121); the MTU follows the interface (−50).
@@ -65,7 +82,7 @@ export function cniValues(cni: OverlayCni, iface: string, overlayMtu: number | u
       // The Tigera operator's Installation: spec.calicoNetwork.
       return { calico: { interface: iface, calicoNetwork: { nodeAddressAutodetectionV4: { interface: iface }, ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}), ipPools: [{ encapsulation: 'VXLAN' }] } } };
     case 'kube-router':
-      return { kubeRouter: { interface: iface, args: ['--enable-overlay=true', '--overlay-type=full'], ...(overlayMtu !== undefined ? { mtu: overlayMtu - IPIP_OVERHEAD } : {}) } };
+      return { kubeRouter: { interface: iface, args: ['--enable-overlay=true', '--overlay-type=full'], ...(overlayMtu !== undefined ? { mtu: overlayMtu - cniOverhead('ipip', outerIpv6) } : {}) } };
     default:
       return undefined;
   }

@@ -8,7 +8,7 @@ import {
   DEFERRED_ENDPOINT_PREFIX, WG_ENDPOINTS_FILE, WG_RELOAD_FILE, wireguardEndpointsUnit, wireguardEndpointsUnitContent, wireguardReloadDropin,
 } from '../host/wireguard-reload';
 import type { OverlayCni } from '../model/cni';
-import { cniValues, k0sNetwork, k3sFlannel, mergeK0sSpec } from './cni';
+import { cniOverhead, cniValues, k0sNetwork, k3sFlannel, mergeK0sSpec } from './cni';
 import { parseCidr, formatIp } from '../model/net';
 import { emptyHostPlan, HostFile, HostPlan, Plan } from '../types';
 import { cniModel, overlayNodeModel, yaml } from '../lazy';
@@ -258,7 +258,9 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     host.dropins.push({ unit: k8sUnit, name: `10-tunnelwright-${input.wireguard[i].name}.conf`, content: `[Unit]\nAfter=${wgUnit}\nRequires=${wgUnit}\n` });
   }
   const values: Record<string, unknown> = {};
-  const podMtu = overlayMtu !== undefined ? overlayMtu - VXLAN_OVERHEAD : undefined;
+  // The CNI encapsulates between the node addresses: with an IPv6 one its outer header is IPv6 (src/render/cni.ts).
+  const outerIpv6 = (nodeIps ?? []).some((ip) => ip.includes(':'));
+  const podMtu = overlayMtu !== undefined ? overlayMtu - cniOverhead('vxlan', outerIpv6) : undefined;
   if (overlayMtu !== undefined) values.network = { overlayMtu, podMtu };
   if (nodeIps) {
     const controller = role !== 'worker';
@@ -269,12 +271,12 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     // library owns it (k0s.yaml, k3s's config), else in values.cni for the CNI's install (src/render/cni.ts).
     const cni = input.cni ?? cniModel().defaultCni(distribution);
     if (!cniModel().cniOwnedByDistribution(distribution, cni)) {
-      const handed = cniValues(cni, overlayIface, overlayMtu);
+      const handed = cniValues(cni, overlayIface, overlayMtu, outerIpv6);
       if (handed) values.cni = handed;
     }
     switch (distribution) {
       case 'k0s':
-        values.k0s = renderK0s(host, input, k8sUnit, nodeIps, k0sNetwork(cni, overlayIface, overlayMtu));
+        values.k0s = renderK0s(host, input, k8sUnit, nodeIps, k0sNetwork(cni, overlayIface, overlayMtu, outerIpv6));
         break;
       case 'k3s': {
         // k3s merges config.yaml.d files key by key: a plain key replaces the user's value, `key+` appends to it

@@ -70,16 +70,55 @@ describe('the CNI beside the overlay (wg0, MTU 1420)', () => {
   });
 });
 
+describe('the CNI MTU by the family of the node addresses it encapsulates between (overlay MTU 1420)', () => {
+  const v6 = { ...siteA().wireguard[0], address: 'fd10::1/64', peers: [{ ...siteA().wireguard[0].peers[0], allowedIPs: ['fd10::2/128'] }] };
+  const dual = { ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'], peers: [{ ...siteA().wireguard[0].peers[0], allowedIPs: ['10.10.0.2/32', 'fd10::2/128'] }] };
+  const k0sMtu = (plan: ReturnType<typeof node>) => {
+    const network = k0sSpec(plan).network as { kuberouter?: { mtu: number }; calico?: { mtu: number } };
+    return network.kuberouter?.mtu ?? network.calico?.mtu;
+  };
+  const handedMtu = (plan: ReturnType<typeof node>) => Object.values(plan.values.cni as Record<string, { mtu?: number; calicoNetwork?: { mtu: number } }>).map((c) => c.mtu ?? c.calicoNetwork?.mtu)[0];
+  it.each<[string, Props, (plan: ReturnType<typeof node>) => number | undefined, number]>([
+    ['k0s kube-router, IPv4 nodes: IPIP, outer IPv4 (20)', {}, k0sMtu, 1400],
+    ['k0s kube-router, IPv6 nodes: ip6ip6, outer IPv6 (40)', { wireguard: [v6] }, k0sMtu, 1380],
+    ['k0s kube-router, dual-stack nodes: the IPv6 tunnel must fit (40)', { wireguard: [dual] }, k0sMtu, 1380],
+    ['k0s Calico, IPv4 nodes: VXLAN over IPv4 (50)', { cni: 'calico' }, k0sMtu, 1370],
+    ['k0s Calico, IPv6 nodes: VXLAN over IPv6 (70)', { cni: 'calico', wireguard: [v6] }, k0sMtu, 1350],
+    ['k0s Calico, dual-stack nodes (70)', { cni: 'calico', wireguard: [dual] }, k0sMtu, 1350],
+    ['kubeadm flannel, IPv4 nodes (50)', { distribution: 'kubeadm', cni: 'flannel' }, handedMtu, 1370],
+    ['kubeadm flannel, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'flannel', wireguard: [v6] }, handedMtu, 1350],
+    ['kubeadm Calico, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'calico', wireguard: [v6] }, handedMtu, 1350],
+    ['kubeadm kube-router, IPv6 nodes (40)', { distribution: 'kubeadm', cni: 'kube-router', wireguard: [v6] }, handedMtu, 1380],
+    ['values.network.podMtu, IPv4 nodes (50)', {}, (p) => (p.values.network as { podMtu: number }).podMtu, 1370],
+    ['values.network.podMtu, IPv6 nodes (70)', { wireguard: [v6] }, (p) => (p.values.network as { podMtu: number }).podMtu, 1350],
+  ])('%s', (_n, extra, mtuOf, expected) => {
+    expect(mtuOf(node(extra))).toBe(expected);
+  });
+});
+
 describe('refused CNI and k0s.yaml settings', () => {
   it.each<[string, Props, { path: string; code: string; message: string }[]]>([
     ['k0s with flannel', { cni: 'flannel' }, [{ path: 'cni', code: 'cni', message: "k0s runs kube-router or Calico (spec.network.provider kuberouter, calico or custom), not flannel: choose cni 'kube-router' or 'calico', or 'other' for a CNI you install yourself (provider custom)" }]],
     ['an unknown CNI', { cni: 'weave' as never }, [{ path: 'cni', code: 'enum', message: 'expected one of "kube-router"|"calico"|"flannel"|"other", received "weave"' }]],
     ['k0sConfig beside k3s', { distribution: 'k3s', k0sConfig: { api: { externalAddress: 'k8s.example.test' } } }, [{ path: 'k0sConfig', code: 'distribution', message: 'k0sConfig is k0s.yaml\'s spec; the distribution is "k3s"' }]],
     ['k0sConfig setting the keys the overlay sets', { k0sConfig: { api: { address: '192.0.2.1' }, storage: { etcd: { peerAddress: '192.0.2.1' } }, network: { kuberouter: { mtu: 1500, extraArgs: { 'overlay-type': 'subnet' } } } } }, [
-      { path: 'k0sConfig.api.address', code: 'k0s-owned', message: 'tunnelwright sets api.address from the overlay (cni "kube-router"): leave it out of k0sConfig' },
-      { path: 'k0sConfig.network.kuberouter.extraArgs.overlay-type', code: 'k0s-owned', message: 'tunnelwright sets network.kuberouter.extraArgs.overlay-type from the overlay (cni "kube-router"): leave it out of k0sConfig' },
-      { path: 'k0sConfig.network.kuberouter.mtu', code: 'k0s-owned', message: 'tunnelwright sets network.kuberouter.mtu from the overlay (cni "kube-router"): leave it out of k0sConfig' },
-      { path: 'k0sConfig.storage.etcd.peerAddress', code: 'k0s-owned', message: 'tunnelwright sets storage.etcd.peerAddress from the overlay (cni "kube-router"): leave it out of k0sConfig' },
+      { path: 'k0sConfig.api.address', code: 'k0s-owned', message: "tunnelwright sets api.address to the node's overlay address: leave it out of k0sConfig" },
+      { path: 'k0sConfig.network.kuberouter.extraArgs.overlay-type', code: 'k0s-owned', message: 'tunnelwright sets network.kuberouter.extraArgs.overlay-type for cni "kube-router" from the overlay: leave it out of k0sConfig' },
+      { path: 'k0sConfig.network.kuberouter.mtu', code: 'k0s-owned', message: 'tunnelwright sets network.kuberouter.mtu for cni "kube-router" from the overlay: leave it out of k0sConfig' },
+      { path: 'k0sConfig.storage.etcd.peerAddress', code: 'k0s-owned', message: "tunnelwright sets storage.etcd.peerAddress to the node's overlay address: leave it out of k0sConfig" },
+    ]],
+    ['k0sConfig setting Calico\'s keys under cni calico', { cni: 'calico', k0sConfig: { network: { calico: { mtu: 1450, ipAutodetectionMethod: 'first-found' } } } }, [
+      { path: 'k0sConfig.network.calico.ipAutodetectionMethod', code: 'k0s-owned', message: 'tunnelwright sets network.calico.ipAutodetectionMethod for cni "calico" from the overlay: leave it out of k0sConfig' },
+      { path: 'k0sConfig.network.calico.mtu', code: 'k0s-owned', message: 'tunnelwright sets network.calico.mtu for cni "calico" from the overlay: leave it out of k0sConfig' },
+    ]],
+    ['k0sConfig setting Calico\'s keys under cni kube-router (the default)', { k0sConfig: { network: { calico: { mode: 'vxlan' } } } }, [
+      { path: 'k0sConfig.network.calico.mode', code: 'k0s-owned', message: "network.calico.mode configures calico, but cni is \"kube-router\" (k0s provider kuberouter, which does not read it): set cni 'calico' if the cluster runs calico, else leave it out of k0sConfig" },
+    ]],
+    ['k0sConfig setting kube-router\'s keys under cni calico', { cni: 'calico', k0sConfig: { network: { kuberouter: { autoMTU: true } } } }, [
+      { path: 'k0sConfig.network.kuberouter.autoMTU', code: 'k0s-owned', message: "network.kuberouter.autoMTU configures kube-router, but cni is \"calico\" (k0s provider calico, which does not read it): set cni 'kube-router' if the cluster runs kube-router, else leave it out of k0sConfig" },
+    ]],
+    ['k0sConfig setting kube-router\'s keys under cni other', { cni: 'other', k0sConfig: { network: { kuberouter: { mtu: 1400 } } } }, [
+      { path: 'k0sConfig.network.kuberouter.mtu', code: 'k0s-owned', message: "network.kuberouter.mtu configures kube-router, but cni is \"other\" (k0s provider custom, which does not read it): set cni 'kube-router' if the cluster runs kube-router, else leave it out of k0sConfig" },
     ]],
     ['k0sConfig naming another provider than cni', { cni: 'calico', k0sConfig: { network: { provider: 'kuberouter' } } }, [{ path: 'k0sConfig.network.provider', code: 'cni', message: 'expected "calico" (cni "calico"), received "kuberouter": name the CNI with cni instead' }]],
   ])('refuses %s', (_n, extra, problems) => {
