@@ -294,10 +294,8 @@ describe('properties', () => {
       const keys = text.match(/[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=/g) ?? [];
       // The public key, once, as gluetun's WIREGUARD_PUBLIC_KEY; no other key anywhere.
       expect(keys).toEqual(props.wireguardPublicKey ? [publicKey] : []);
-      if (props.wireguardPublicKey) {
-        const env = plan.objects.flatMap((o) => ((o.spec as { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } })?.template?.spec?.containers ?? []).flatMap((c) => c.env ?? []));
-        expect(env.filter((e) => e.value === publicKey).map((e) => e.name)).toEqual(['WIREGUARD_PUBLIC_KEY']);
-      }
+      const env = plan.objects.flatMap((o) => ((o.spec as { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } })?.template?.spec?.containers ?? []).flatMap((c) => c.env ?? []));
+      expect(env.filter((e) => e.value === publicKey).map((e) => e.name)).toEqual(props.wireguardPublicKey ? ['WIREGUARD_PUBLIC_KEY'] : []);
       expect(text).not.toMatch(/"name":"[A-Z_]*(PRIVATE_KEY|PRESHARED_KEY|PASSWORD|USER)","value"/);
     }), { numRuns: runs(100) });
   });

@@ -38,7 +38,8 @@ describe('planWireguardMesh', () => {
     expect(plan.nodes['site-a'].values.node).toEqual({ name: 'site-a', nodeIp: '10.10.0.1', nodeIps: ['10.10.0.1'], apiSans: ['10.10.0.1'] });
     expect(plan.nodes['site-b'].host.dropins.map((d) => d.unit)).toEqual(['wg-quick@wg0.service', 'wg-quick@wg0.service', 'k0sworker.service']);
     // The ordering itself, as systemd reads it: each node's distribution unit starts after the interface and fails with
-    // it (After= orders, Requires= binds: either alone lets k0s come up without the overlay); the interface after its key.
+    // the interface (After= orders, Requires= binds: either alone lets k0s come up without the overlay); the interface
+    // after its key.
     const unitLines = (node: string, unit: string, key: string) => plan.nodes[node].host.dropins.filter((d) => d.unit === unit)
       .flatMap((d) => d.content.split('\n')).filter((l) => l.startsWith(`${key}=`)).flatMap((l) => l.slice(key.length + 1).split(' '));
     for (const [node, k0s] of [['site-a', 'k0scontroller.service'], ['site-b', 'k0sworker.service'], ['site-c', 'k0sworker.service']]) {
