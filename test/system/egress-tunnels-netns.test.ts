@@ -96,8 +96,8 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
   const set = () => inPod(node, 'nft list set inet tunnelwright_killswitch tunnel_v4').stdout;
   const startClient = (args: string) => startInPod(node, `exec ${args}`, 'openvpn.log', { KUBECTL: KUBECTL_STUB });
   const stopClient = () => inPod(node, 'pkill -9 -x openvpn; for i in $(seq 50); do pgrep -x openvpn >/dev/null || exit 0; sleep 0.1; done');
-  /** A routing table or the rule list as the kernel reports it, one entry a line, sorted. */
-  const routes = (table: string) => inPod(node, `ip -4 route show table ${table}`).stdout.trim().split('\n').filter(Boolean).sort();
+  /** A routing table or the rule list as the kernel reports it, one entry a line (iproute2 ends some with a space), sorted. */
+  const routes = (table: string) => inPod(node, `ip -4 route show table ${table}`).stdout.split('\n').map((l) => l.trim()).filter(Boolean).sort();
   const rules = () => inPod(node, 'ip -4 rule show').stdout.trim().split('\n').filter(Boolean);
   let mainBefore: string[] = [];
 
@@ -342,7 +342,7 @@ describeWithTools('EgressSteering over WireGuard: reconnects, and a second up af
   const up = () => inPod(node, 'wg-quick up tun0', { env });
   const kubectl = () => inPod(node, 'cat /tmp/kubectl.log 2>/dev/null').stdout.trim().split('\n').filter(Boolean);
   const rule = () => inPod(node, 'ip -4 rule show priority 5210').stdout.trim();
-  const routes = (table: string) => inPod(node, `ip -4 route show table ${table}`).stdout.trim().split('\n').filter(Boolean).sort();
+  const routes = (table: string) => inPod(node, `ip -4 route show table ${table}`).stdout.split('\n').map((l) => l.trim()).filter(Boolean).sort();
   let mainBefore: string[] = [];
   const results: { cycle: number; how: string; upStatus: number | null; rule: string; leakedWhileDown: number; labelsWhileDown: string[] }[] = [];
 
