@@ -98,7 +98,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
   const stopClient = () => inPod(node, 'pkill -9 -x openvpn; for i in $(seq 50); do pgrep -x openvpn >/dev/null || exit 0; sleep 0.1; done');
   /** A routing table or the rule list as the kernel reports it, one entry a line (iproute2 ends some with a space), sorted. */
   const routes = (table: string) => inPod(node, `ip -4 route show table ${table}`).stdout.split('\n').map((l) => l.trim()).filter(Boolean).sort();
-  const rules = () => inPod(node, 'ip -4 rule show').stdout.trim().split('\n').filter(Boolean);
+  const rules = () => inPod(node, 'ip -4 rule show').stdout.split('\n').map((l) => l.trim()).filter(Boolean);
   let mainBefore: string[] = [];
 
   beforeAll(() => {
@@ -366,7 +366,7 @@ describeWithTools('EgressSteering over WireGuard: reconnects, and a second up af
     // As for OpenVPN: the lab node has no default route in main, and PostUp must leave main as it was.
     expect(routes('main')).toEqual(mainBefore);
     expect(routes('51821')).toEqual(['blackhole default metric 4294967295', 'default dev tun0 scope link']);
-    expect(inPod(node, 'ip -4 rule show').stdout.trim().split('\n')).toEqual(['0:\tfrom all lookup local', '5210:\tfrom 10.2.0.2 lookup 51821', '32766:\tfrom all lookup main', '32767:\tfrom all lookup default']);
+    expect(inPod(node, 'ip -4 rule show').stdout.split('\n').map((l) => l.trim()).filter(Boolean)).toEqual(['0:\tfrom all lookup local', '5210:\tfrom 10.2.0.2 lookup 51821', '32766:\tfrom all lookup main', '32767:\tfrom all lookup default']);
   });
 
   it(`${CYCLES} cycles, clean and unclean (wireguard-go killed): each up succeeds, the rule is there once, the label follows, 0 packets leak while down`, () => {
