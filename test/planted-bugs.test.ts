@@ -1,10 +1,10 @@
 import { Chart } from 'cdk8s';
 import * as pulumi from '@pulumi/pulumi';
 import {
-  egressAlertGroups, egressProbeAlertGroups, planEgressSteering, planKillSwitch, planRoute, planWireguardOverlayNode, renderHostArtefacts, validateKillSwitch, validateWireguardMesh,
+  egressAlertGroups, EgressProbeProps, egressProbeAlertGroups, planEgressProbe, planEgressSteering, planKillSwitch, planRoute, planVpnGateway, planWireguardOverlayNode, renderHostArtefacts, validateKillSwitch, validateWireguardMesh,
 } from '../src';
 import { App, WireguardMesh, WireguardOverlayNode } from '../src/cdk8s';
-import { gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from './helpers/fixtures';
+import { gatewayFor, gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from './helpers/fixtures';
 import { recordResources, valueOf } from './helpers/pulumi';
 
 /**
@@ -79,5 +79,76 @@ describe('behaviours planted bugs once changed unnoticed', () => {
     const wide = { ...threeNodeMesh(), network: '10.10.0.0/16' };
     expect(validateWireguardMesh({ ...wide, nodes: [{ ...nodes[0], address: '10.10.1.5' }, { ...nodes[1], address: '10.10.2.5' }, { ...nodes[2], address: '10.10.3.5' }] })).toEqual([]);
     expect(validateWireguardMesh({ ...wide, nodes: [{ ...nodes[0], address: '10.10.1.5' }, { ...nodes[1], address: '10.10.1.5' }, { ...nodes[2], address: '10.10.3.5' }] }).map((p) => `${p.path} ${p.code}`)).toEqual(['nodes[1].address duplicate-address']);
+  });
+});
+
+/**
+ * The five bugs an independent review planted that only a golden file caught (issue 33), each now asserted as the
+ * consuming program reads the output: Prometheus's label matchers, the kernel's routing tables, pod-gateway's
+ * settings.sh on both ends of the VXLAN, Kyverno's pattern. Each was planted by hand once to see this fail.
+ */
+describe('behaviours only a golden file once showed', () => {
+  /** A label matcher as Prometheus applies it: `=` exact, `=~` an RE2 regexp anchored at both ends. */
+  const matches = (expr: string, label: string, value: string) => {
+    const found = [...expr.matchAll(new RegExp(`\\b${label}(=~|=)"([^"]*)"`, 'g'))];
+    return found.length > 0 && found.every(([, op, v]) => (op === '=' ? v === value : new RegExp(`^(?:${v})$`).test(value)));
+  };
+  type ProbeObject = { metadata: { namespace: string }; spec: { jobName: string; targets: { staticConfig: { labels: Record<string, string> } } } };
+  it.each<[string, EgressProbeProps]>([
+    ['one vpn module', gatewayProbe()],
+    ['IPv4 and IPv6 vpn modules and the DNS checks', { ...gatewayProbe(), via: { egressSteering: {} }, ipv6: true, vpnCidrs: ['185.236.200.0/22', '2a03:1b20::/32'], wanIps: ['203.0.113.7', '2001:db8::7'], dnsLeak: { resolver: '10.43.0.10', leakedCidrs: ['192.0.2.0/24'] } }],
+  ])('each probe alert\'s job and namespace matchers select exactly the Probe objects it is about (%s)', (_what, props) => {
+    const probes = planEgressProbe(props).objects.filter((o) => o.kind === 'Probe') as unknown as ProbeObject[];
+    const rules = egressProbeAlertGroups(props)[0].rules as { alert: string; expr: string }[];
+    const about = (labels: Record<string, string>) => [
+      ...(labels.egress_class === 'vpn' && !labels.check ? ['VPNEgressLeak', 'VPNEgressProbeFailing'] : []),
+      'VPNEgressProbeAbsent',
+      ...(labels.check === 'dns-leak' ? ['VPNDNSLeak'] : []),
+      ...(labels.check === 'dns-resolves' ? ['VPNDNSProbeFailing'] : []),
+    ];
+    for (const r of rules) {
+      // VPNEgressProbeAbsent is one absent_over_time per job, joined by `or`: each Probe must have its own term.
+      const terms = r.alert === 'VPNEgressProbeAbsent' ? r.expr.split(' or ') : [r.expr];
+      const selected = probes.filter((p) => terms.some((t) => matches(t, 'job', p.spec.jobName) && matches(t, 'namespace', p.metadata.namespace))).map((p) => p.spec.jobName);
+      expect({ alert: r.alert, selected }).toEqual({ alert: r.alert, selected: probes.filter((p) => about(p.spec.targets.staticConfig.labels).includes(r.alert)).map((p) => p.spec.jobName) });
+    }
+  });
+
+  it('puts the tunnel\'s default route only in the egress table: no route command of the up scripts touches the main table', () => {
+    const openvpn = planEgressSteering(prodSteering()).hosts[0].files.find((f) => f.path === '/opt/tunnelwright/bin/egress-openvpn-up')!.content;
+    const wireguard = planEgressSteering(wireguardSteering()).hosts[0].files.find((f) => f.path === '/etc/wireguard/tun0.conf')!.content;
+    // `ip route add|replace|change` without `table` writes to main; wg-quick adds routes of its own unless Table = off.
+    const routeCommands = (text: string) => text.split('\n').map((l) => l.replace(/^PostUp = /, '')).filter((l) => /^ip (-[46] )?route (add|replace|change|append) /.test(l));
+    for (const text of [openvpn, wireguard]) {
+      expect(routeCommands(text).length).toBeGreaterThan(0);
+      expect(routeCommands(text).filter((l) => !/ table 51821( |$)/.test(l))).toEqual([]);
+    }
+    expect(wireguard).toMatch(/^Table = off$/m);
+  });
+
+  it('gives the gateway and each routed client the same VXLAN id, port, network and MTU in pod-gateway\'s settings.sh', () => {
+    const settings = (text: string) => Object.fromEntries(text.split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), JSON.parse(l.slice(l.indexOf('=') + 1)) as string]));
+    const props = { ...gatewayFor('mullvad'), vxlanId: 77, vxlanNetwork: '172.30.7.0/24', cni: 'calico' as const, podMtu: 1400 };
+    const gateway = settings((planVpnGateway(props).objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['settings.sh']);
+    const client = settings((planRoute(props, { namespace: 'media', podLabels: { app: 'q' }, name: 'q' }).objects[0] as unknown as { data: Record<string, string> }).data['settings.sh']);
+    const shared = ['VXLAN_ID', 'VXLAN_PORT', 'VXLAN_IP_NETWORK', 'VPN_INTERFACE', 'VPN_INTERFACE_MTU'];
+    expect(Object.fromEntries(shared.map((k) => [k, client[k]]))).toEqual(Object.fromEntries(shared.map((k) => [k, gateway[k]])));
+    // pod-gateway's scripts read these (gateway_init.sh, client_init.sh): the id and network asked for, Calico's 8472.
+    expect([gateway.VXLAN_ID, gateway.VXLAN_PORT, gateway.VXLAN_IP_NETWORK]).toEqual(['77', '8472', '172.30.7']);
+  });
+
+  it.each([[false, 'false'], [true, 'true'], [undefined, 'true']] as const)('writes dnssec: %s into the gateway\'s dnsmasq settings as GATEWAY_ENABLE_DNSSEC=%s', (dnssec, expected) => {
+    const text = (planVpnGateway({ ...nordvpnGateway(), ...(dnssec === undefined ? {} : { dnssec }) }).objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['settings.sh'];
+    expect(text.split('\n').filter((l) => l.startsWith('GATEWAY_ENABLE_DNSSEC='))).toEqual([`GATEWAY_ENABLE_DNSSEC="${expected}"`]);
+  });
+
+  it('admits exactly the egress classes asked for: Kyverno\'s `a | b` pattern, alternative by alternative', () => {
+    const classes = (enforceLabels: NonNullable<ReturnType<typeof prodSteering>['enforceLabels']>) => {
+      const policy = planEgressSteering({ ...prodSteering(), enforceLabels }).objects.find((o) => o.kind === 'ClusterPolicy') as unknown as { spec: { rules: { validate: { pattern: { metadata: { labels: Record<string, string> } } } }[] } };
+      // Kyverno splits a pattern value on `|` and admits a value equal to any alternative (trimmed).
+      return policy.spec.rules[0].validate.pattern.metadata.labels['tunnelwright.dev/egress-class'].split('|').map((a) => a.trim());
+    };
+    expect(classes({ namespaces: ['media'], classes: ['vpn', 'direct', 'lan-only'] })).toEqual(['vpn', 'direct', 'lan-only']);
+    expect(classes({ namespaces: ['media'] })).toEqual(['vpn', 'direct']);
   });
 });

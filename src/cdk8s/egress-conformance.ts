@@ -1,4 +1,5 @@
 import { Construct } from 'constructs';
+import { objectClaims } from '../invariants';
 import type { ConformanceGateway, ConformanceSteering, EgressConformanceProps } from '../model/egress-conformance';
 import type { EgressSteeringProps } from '../model/egress-steering';
 import type { VpnGatewayProps } from '../model/vpn-gateway';
@@ -45,7 +46,7 @@ export class EgressConformance extends TunnelwrightConstruct {
       ...(egressSteerings ? { egressSteerings: egressSteerings.map((s) => ({ ...s, steering: s.steering instanceof EgressSteering ? s.steering.props : s.steering })) } : {}),
     };
     const plan = planAt(scope, id, 'EgressConformance', () => planEgressConformance(core));
-    super(scope, id, plan, []);
+    super(scope, id, plan, objectClaims(plan.objects, core.cluster));
     this.plan = plan;
     const values = plan.values.egressConformance as { script: string; command: string };
     this.egressConformanceScript = values.script;

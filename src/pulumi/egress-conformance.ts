@@ -1,4 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
+import { objectClaims } from '../invariants';
 import type { EgressConformanceProps } from '../model/egress-conformance';
 import { planEgressConformance } from '../render/egress-conformance';
 import { emitPlan, planAt, reserve } from './base';
@@ -19,7 +20,7 @@ export class EgressConformance extends pulumi.ComponentResource {
   public readonly command: string;
   public constructor(name: string, args: EgressConformanceArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planAt(name, 'EgressConformance', () => planEgressConformance(args));
-    reserve(name, plan, []);
+    reserve(name, plan, objectClaims(plan.objects, args.cluster));
     super('tunnelwright:index:EgressConformance', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
     const values = plan.values.egressConformance as { script: string; command: string };

@@ -78,6 +78,44 @@ describe('cdk8s App', () => {
     for (const f of ['user-data', 'ignition.json']) expect(fs.statSync(path.join(outdir, 'hosts/site-a', f)).mode & 0o777).toBe(0o600);
   });
 
+  it('a second synth over existing host files rewrites each with the new content and mode (0644 to 0600 when it now embeds a key, and back)', () => {
+    const outdir = tmp();
+    const props = siteA();
+    const { privateKeyFrom: _f, ...iface } = props.wireguard[0];
+    const inline = { ...props, wireguard: [{ ...iface, privateKey: KEYS.a.privateKey }] };
+    const synth = (p: typeof props) => {
+      const app = new App({ outdir });
+      const node = new WireguardOverlayNode(new Chart(app, 'lab'), 'node', p);
+      const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+      try {
+        captureStdout(() => app.synth());
+      } finally {
+        write.mockRestore();
+      }
+      return node;
+    };
+    const seen = () => Object.fromEntries(['user-data', 'ignition.json', 'wg0.conf'].map((f) => {
+      const file = path.join(outdir, 'hosts/site-a', f);
+      return [f, { mode: (fs.statSync(file).mode & 0o777).toString(8), text: fs.readFileSync(file, 'utf8') }];
+    }));
+    const expected = (node: WireguardOverlayNode, mode: string) => ({
+      'user-data': { mode, text: node.cloudConfig },
+      'ignition.json': { mode, text: `${JSON.stringify(node.ignition, undefined, 2)}\n` },
+      'wg0.conf': { mode: '600', text: node.wireguardConfigs['wg0.conf'] },
+    });
+    const fromFile = synth(props);
+    expect(seen()).toEqual(expected(fromFile, '644'));
+    // Someone loosened the interface config by hand: the next synth takes it back to 0600.
+    fs.chmodSync(path.join(outdir, 'hosts/site-a/wg0.conf'), 0o644);
+    const withKey = synth(inline);
+    expect(withKey.cloudConfig).toContain(KEYS.a.privateKey);
+    expect(seen()).toEqual(expected(withKey, '600'));
+    // And back: the key gone, the files readable again, with the new text.
+    const again = synth(props);
+    expect(seen()).toEqual(expected(again, '644'));
+    expect(fs.readFileSync(path.join(outdir, 'hosts/site-a/user-data'), 'utf8')).not.toContain(KEYS.a.privateKey);
+  });
+
   it('merges two constructs on one node and refuses, writing nothing, when they write one path differently', () => {
     const outdir = tmp();
     const app = new App({ outdir });

@@ -3,9 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { App as Cdk8sApp, Chart, Testing } from 'cdk8s';
 import { ValidationError } from '../../src';
-import { App, KillSwitch, VpnGateway, WireguardMesh } from '../../src/cdk8s';
+import { App, EgressConformance, KillSwitch, VpnGateway, WireguardMesh } from '../../src/cdk8s';
 import { checkIgnition } from '../../src/testing';
-import { KEYS, nordvpnGateway, qbittorrentKillSwitch, threeNodeMesh } from '../helpers/fixtures';
+import { homelabConformance, KEYS, nordvpnGateway, qbittorrentKillSwitch, threeNodeMesh } from '../helpers/fixtures';
 import { SCHEMA_DIR } from '../helpers/schemas';
 import { thrown } from '../helpers/thrown';
 
@@ -33,6 +33,25 @@ describe('the invariants hold under any App (cdk8s validations)', () => {
     } finally {
       write.mockRestore();
     }
+  });
+});
+
+describe('two EgressConformance checks of one name', () => {
+  it('are refused at synth: the second one\'s probes and script ConfigMap would replace the first\'s; distinct names pass', () => {
+    const app = new App({ outdir: tmp() });
+    const chart = new Chart(app, 'check');
+    new EgressConformance(chart, 'a', homelabConformance());
+    new EgressConformance(chart, 'b', homelabConformance());
+    const problems = (thrown(() => app.synth()) as ValidationError).problems;
+    expect(problems.map((p) => `${p.path} ${p.code} ${p.message.split(' in cluster')[0]}`)).toEqual([
+      'Deployment media/egress-conformance-g0-vpn', 'ConfigMap media/egress-conformance-g0-vpn-vpn-route', 'NetworkPolicy media/egress-conformance-g0-vpn-vpn-kill-switch', 'Deployment media/egress-conformance-g0-direct',
+      'Deployment media/egress-conformance-s0-vpn', 'Deployment media/egress-conformance-s0-direct', 'Deployment media/egress-conformance-s0-agent', 'ConfigMap media/egress-conformance',
+    ].map((o) => `check/b:name claimed-twice ${o}`));
+    const ok = new App({ outdir: tmp() });
+    const c2 = new Chart(ok, 'check');
+    new EgressConformance(c2, 'a', homelabConformance());
+    new EgressConformance(c2, 'b', { ...homelabConformance(), name: 'egress-conformance-2' });
+    expect(ok.checkHosts().problems).toEqual([]);
   });
 });
 

@@ -21,10 +21,17 @@ describe('planEgressProbe', () => {
   it('writes modules that fail on a WAN address and outside the VPN ranges; the twin only shows its address', () => {
     expect(parse(blackboxConfig(gatewayProbe()))).toEqual({
       modules: {
-        vpn_ipv4: { prober: 'http', timeout: '10s', http: { preferred_ip_protocol: 'ip4', ip_protocol_fallback: false, valid_status_codes: [200], fail_if_body_matches_regexp: ['(^|[^0-9.])203\\.0\\.113\\.7([^0-9.]|$)'], fail_if_body_not_matches_regexp: [cidrRegexp('185.236.200.0/22')] } },
+        vpn_ipv4: { prober: 'http', timeout: '10s', http: { preferred_ip_protocol: 'ip4', ip_protocol_fallback: false, valid_status_codes: [200], fail_if_body_matches_regexp: ['(^|[^0-9.])203\\.0\\.113\\.7([^0-9.]|$)'], fail_if_body_not_matches_regexp: [expect.any(String)] } },
         direct_ipv4: { prober: 'http', timeout: '10s', http: { preferred_ip_protocol: 'ip4', ip_protocol_fallback: false, valid_status_codes: [200] } },
       },
     });
+    // The must-match pattern judged as the exporter does (Go's regexp.Match over the whole body: unanchored, RE2), on
+    // bodies written from the range 185.236.200.0/22 (185.236.200.0 to 185.236.203.255), not from our helper.
+    const [pattern] = (parse(blackboxConfig(gatewayProbe())) as { modules: { vpn_ipv4: { http: { fail_if_body_not_matches_regexp: string[] } } } }).modules.vpn_ipv4.http.fail_if_body_not_matches_regexp;
+    const re = go(pattern);
+    const inside = ['185.236.200.0\n', '{"ip":"185.236.203.255"}', 'Your IP: 185.236.201.9'];
+    const outside = ['185.236.204.1\n', '185.236.199.255', '203.0.113.7', '1185.236.200.1', '185.236.200.1000', '85.236.200.1'];
+    expect({ inside: inside.filter((b) => !re.test(b)), outside: outside.filter((b) => re.test(b)) }).toEqual({ inside: [], outside: [] });
   });
 
   it.each([

@@ -170,9 +170,16 @@ describe('EgressSteering over its lifetime (unit level)', () => {
     expect(plain).toContain(' --pull-filter ignore persist-tun --ping 10 --ping-restart 60 ');
   });
 
-  it('requires the kill switch: neither tunnel runs without the table', () => {
-    expect(unit(prodSteering(), 'tunnelwright-openvpn.service')).toMatch(/\nRequires=.* tunnelwright-killswitch\.service\n/);
-    expect(host(wireguardSteering()).dropins.find((d) => d.name === '10-tunnelwright-egress.conf')!.content).toMatch(/\nRequires=.*tunnelwright-killswitch\.service\n/);
+  it('requires the kill switch and starts after it: neither tunnel runs without the table, nor before it is loaded', () => {
+    // Requires= alone starts both at once (the tunnel may come up before the table); After= alone starts the tunnel
+    // when the table failed to load. Both lines, in the [Unit] section systemd reads them from.
+    const lines = (text: string, key: string) => text.split('\n[')[0].split('\n').filter((l) => l.startsWith(`${key}=`)).flatMap((l) => l.slice(key.length + 1).split(' '));
+    const openvpn = unit(prodSteering(), 'tunnelwright-openvpn.service');
+    const wireguard = host(wireguardSteering()).dropins.find((d) => d.name === '10-tunnelwright-egress.conf')!.content;
+    for (const text of [openvpn, wireguard]) {
+      expect(text.startsWith('[Unit]\n')).toBe(true);
+      expect({ after: lines(text, 'After'), requires: lines(text, 'Requires') }).toEqual({ after: expect.arrayContaining(['tunnelwright-killswitch.service']), requires: expect.arrayContaining(['tunnelwright-killswitch.service']) });
+    }
   });
 
   it('keeps the egress table closed when the tunnel goes: a blackhole default, and the rule from the tunnel address stays', () => {

@@ -37,6 +37,17 @@ describe('planWireguardMesh', () => {
     const plan = planWireguardMesh(threeNodeMesh());
     expect(plan.nodes['site-a'].values.node).toEqual({ name: 'site-a', nodeIp: '10.10.0.1', nodeIps: ['10.10.0.1'], apiSans: ['10.10.0.1'] });
     expect(plan.nodes['site-b'].host.dropins.map((d) => d.unit)).toEqual(['wg-quick@wg0.service', 'wg-quick@wg0.service', 'k0sworker.service']);
+    // The ordering itself, as systemd reads it: each node's distribution unit starts after the interface and fails with
+    // the interface (After= orders, Requires= binds: either alone lets k0s come up without the overlay); the interface
+    // after its key.
+    const unitLines = (node: string, unit: string, key: string) => plan.nodes[node].host.dropins.filter((d) => d.unit === unit)
+      .flatMap((d) => d.content.split('\n')).filter((l) => l.startsWith(`${key}=`)).flatMap((l) => l.slice(key.length + 1).split(' '));
+    for (const [node, k0s] of [['site-a', 'k0scontroller.service'], ['site-b', 'k0sworker.service'], ['site-c', 'k0sworker.service']]) {
+      expect({ node, after: unitLines(node, k0s, 'After'), requires: unitLines(node, k0s, 'Requires') }).toEqual({ node, after: ['wg-quick@wg0.service'], requires: ['wg-quick@wg0.service'] });
+      const key = 'tunnelwright-secret-wg0-private-key.service';
+      expect({ node, after: unitLines(node, 'wg-quick@wg0.service', 'After'), requires: unitLines(node, 'wg-quick@wg0.service', 'Requires') }).toEqual({ node, after: [key], requires: [key] });
+      expect(plan.nodes[node].host.dropins.find((d) => d.unit === k0s)!.content.startsWith('[Unit]\n')).toBe(true);
+    }
     // k0s nodes that run a kubelet and are not installed by the library: the node IP cannot be set from the host.
     const message = 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.nodes[<node>].values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s';
     expect(plan.warnings.filter((w) => w.code !== 'cni-mtu')).toEqual([0, 1, 2].map((i) => ({ path: `nodes[${i}].installK0s`, code: 'k0s-node-ip', message })));

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as fc from 'fast-check';
 import { parse, stringify } from 'yaml';
-import { blackboxConfig, egressProbeAlertGroups } from '../../src';
+import { blackboxConfig, EgressProbeProps, egressProbeAlertGroups, planEgressProbe } from '../../src';
 import { gatewayProbe } from '../helpers/fixtures';
 import { ipv6Full, ipv6Text } from '../helpers/ipv6-text';
 import { describeWithTools, must, run, sh, tmpdir } from './tools';
@@ -386,5 +386,109 @@ describeWithTools('the IPv6 module fails on an IPv6 address outside the tunnel\'
       expect([probe('vpn_ipv6', `${text}\n`).success, probe('vpn_ipv6', `${full}\n`).success]).toEqual([0, 0]);
     }), { numRuns: 30 });
     expect(seen).toEqual({ inside: 30, outside: 30 });
+  });
+});
+
+/**
+ * Every alert of every EgressProbe fires on the series its own Probe objects produce and stays silent otherwise,
+ * with the series written as Prometheus stores them, from the Probe objects alone (not from the rules):
+ * prometheus-operator sets `job` to `spec.jobName` and `instance` to each static target, and adds the static
+ * config's labels (pkg/prometheus/promcfg.go generateProbeConfig). Which alert concerns which Probe comes from its
+ * labels: `egress_class: vpn` (an HTTP egress check: VPNEgressLeak, VPNEgressProbeFailing), `check: dns-leak`
+ * (VPNDNSLeak), `check: dns-resolves` (VPNDNSProbeFailing); a direct Probe (`egress_class: direct`) sees the WAN by
+ * design and must page nothing. A job matcher that stops matching one Probe's jobName (two vpn modules joined
+ * without `|`, a renamed job) leaves its alert silent on its leak, and fails here.
+ */
+describeWithTools('every EgressProbe alert, fed the series of its own Probe objects', ['promtool'], () => {
+  type ProbeObject = { metadata: { namespace: string }; spec: { jobName: string; module: string; targets: { staticConfig: { static: string[]; labels: Record<string, string> } } } };
+  type AlertRule = { alert: string; for: string; labels: Record<string, string>; annotations: Record<string, string> };
+  const VARIANTS: [string, EgressProbeProps][] = [
+    ['through a gateway, with a direct twin', gatewayProbe()],
+    ['two targets over IPv4 and IPv6 through a steering, with the DNS checks (the every-option golden)', {
+      cluster: 'prod', name: 'wan-check', namespace: 'media', via: { egressSteering: { egressClassLabel: 'example.com/egress', vpnClass: 'tunnel' } },
+      targets: ['https://ifconfig.example.test/ip', 'http://ip.example.test/'], wanIps: ['203.0.113.7', '2001:db8::7'], vpnCidrs: ['185.236.200.0/22', '2a03:1b20::/32'], interval: '5m', ipv6: true,
+      monitoring: { namespace: 'observability', ruleLabels: { release: 'prom' }, runbookUrl: 'https://wiki.example.test/runbooks' },
+      dnsLeak: { queryName: 'o-o.myaddr.l.google.com', resolver: '10.43.0.10', tunnelCidrs: ['10.2.0.0/24'] },
+    }],
+    ['with a direct twin and the DNS checks through a gateway', { ...gatewayProbe(), dnsLeak: { leakedCidrs: ['192.0.2.0/24'] } }],
+  ];
+  /** Minutes: every series runs 30 of them; each alert is judged at the end, past its `for`. */
+  const AT = '30m';
+  type Case = { name: string; series: { series: string; values: string }[]; expect: Record<string, { job: string; instance: string }[]> };
+
+  const casesOf = (props: EgressProbeProps, rules: Record<string, AlertRule>) => {
+    const probes = planEgressProbe(props).objects.filter((o) => o.kind === 'Probe') as unknown as ProbeObject[];
+    const seriesOf = (p: ProbeObject, instance: string, job = p.spec.jobName) => {
+      const labels = { ...p.spec.targets.staticConfig.labels, namespace: p.metadata.namespace, job, instance };
+      return (metric: string, values: string) => ({ series: `${metric}{${Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(', ')}}`, values });
+    };
+    const cases: Case[] = [];
+    for (const p of probes) {
+      const { labels } = p.spec.targets.staticConfig;
+      for (const instance of p.spec.targets.staticConfig.static) {
+        const at = { job: p.spec.jobName, instance };
+        const named = (what: string) => `${p.spec.jobName} ${instance}: ${what}`;
+        const s = seriesOf(p, instance);
+        // The same series under a job no Probe of this EgressProbe has: every alert silent (the control of the matcher).
+        const foreign = seriesOf(p, instance, `${p.spec.jobName}-other`);
+        if (labels.check === 'dns-leak') {
+          const leak = (x: typeof s) => [x('probe_success', '0x30'), x('probe_dns_query_succeeded', '1x30'), x('probe_dns_answer_rrs', '1x30')];
+          cases.push({ name: named('a leaked resolver answers'), series: leak(s), expect: { VPNDNSLeak: [at] } });
+          cases.push({ name: named('the tunnel\'s resolver answers'), series: [s('probe_success', '1x30'), s('probe_dns_query_succeeded', '1x30'), s('probe_dns_answer_rrs', '1x30')], expect: { VPNDNSLeak: [] } });
+          cases.push({ name: named('a leak under another job'), series: leak(foreign), expect: { VPNDNSLeak: [] } });
+        } else if (labels.check === 'dns-resolves') {
+          cases.push({ name: named('nothing resolves'), series: [s('probe_success', '0x30')], expect: { VPNDNSProbeFailing: [at] } });
+          cases.push({ name: named('names resolve'), series: [s('probe_success', '1x30')], expect: { VPNDNSProbeFailing: [] } });
+          cases.push({ name: named('an outage under another job'), series: [foreign('probe_success', '0x30')], expect: { VPNDNSProbeFailing: [] } });
+        } else {
+          const vpn = labels.egress_class === 'vpn';
+          const leak = (x: typeof s) => [x('probe_success', '0x30'), x('probe_failed_due_to_regex', '1x30')];
+          const outage = (x: typeof s) => [x('probe_success', '0x30'), x('probe_failed_due_to_regex', '0x30')];
+          cases.push({ name: named('the answer names a WAN address'), series: leak(s), expect: { VPNEgressLeak: vpn ? [at] : [], VPNEgressProbeFailing: [] } });
+          cases.push({ name: named('no answer'), series: outage(s), expect: { VPNEgressLeak: [], VPNEgressProbeFailing: vpn ? [at] : [] } });
+          cases.push({ name: named('the answer names a VPN address'), series: [s('probe_success', '1x30'), s('probe_failed_due_to_regex', '0x30')], expect: { VPNEgressLeak: [], VPNEgressProbeFailing: [] } });
+          cases.push({ name: named('a leak and an outage under another job'), series: [...leak(foreign), ...outage(seriesOf(p, `${instance}-2`, `${p.spec.jobName}-other`))], expect: { VPNEgressLeak: [], VPNEgressProbeFailing: [] } });
+        }
+      }
+    }
+    const fired = (alert: string, a: { job: string; instance: string }) => ({
+      exp_labels: { ...rules[alert].labels, namespace: props.namespace, ...a },
+      exp_annotations: Object.fromEntries(Object.entries(rules[alert].annotations).map(([k, v]) => [k, v.replace('{{ $labels.job }}', a.job).replace('{{ $labels.instance }}', a.instance)])),
+    });
+    return {
+      probes,
+      tests: cases.map((c) => ({ name: c.name, interval: '1m', input_series: c.series, alert_rule_test: Object.entries(c.expect).map(([alert, on]) => ({ eval_time: AT, alertname: alert, exp_alerts: on.map((a) => fired(alert, a)) })) })),
+    };
+  };
+
+  it.each(VARIANTS)('%s: each Probe\'s own alerts fire on its leak or outage, none on a healthy probe, a direct one or another job', (_what, props) => {
+    const dir = tmpdir('tw-prom-probes-');
+    const groups = egressProbeAlertGroups(props);
+    const rules = Object.fromEntries(groups[0].rules.map((r) => [r.alert as string, r as unknown as AlertRule]));
+    const { probes, tests } = casesOf(props, rules);
+    // Every rule is exercised: each one fires in some case and is silent in another.
+    const exercised = (fires: boolean) => [...new Set(tests.flatMap((t) => t.alert_rule_test.filter((a) => (a.exp_alerts.length > 0) === fires).map((a) => a.alertname)))].sort();
+    const concerned = Object.keys(rules).filter((a) => a !== 'VPNEgressProbeAbsent').sort();
+    expect({ fires: exercised(true), silent: exercised(false) }).toEqual({ fires: concerned, silent: concerned });
+    expect(probes.length).toBeGreaterThan(0);
+    fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups }));
+    fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests }));
+    const r = run('promtool', ['test', 'rules', 'tests.yaml'], { cwd: dir });
+    expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
+    expect(r.status).toBe(0);
+  });
+
+  it('control: the leak alert with its job matcher written as the vpn jobs joined by a comma fails the IPv4+IPv6 probe\'s leak cases', () => {
+    const dir = tmpdir('tw-prom-probes-');
+    const props = VARIANTS[1][1];
+    const groups = egressProbeAlertGroups(props);
+    const rules = Object.fromEntries(groups[0].rules.map((r) => [r.alert as string, r as unknown as AlertRule]));
+    const broken = groups.map((g) => ({ ...g, rules: g.rules.map((r) => ({ ...r, expr: String(r.expr).replace(/job=~"([^"]*)"/g, (_m, jobs: string) => `job=~"${jobs.split('|').join(',')}"`) })) }));
+    expect(JSON.stringify(broken)).not.toBe(JSON.stringify(groups));
+    fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups: broken }));
+    fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: casesOf(props, rules).tests }));
+    const r = run('promtool', ['test', 'rules', 'tests.yaml'], { cwd: dir });
+    expect(r.status).not.toBe(0);
+    expect(r.output).toMatch(/alertname: VPNEgressLeak, time: 30m,\s+exp:.*job="wan-check-vpn-ipv4"/s);
   });
 });

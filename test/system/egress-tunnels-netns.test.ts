@@ -96,6 +96,10 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
   const set = () => inPod(node, 'nft list set inet tunnelwright_killswitch tunnel_v4').stdout;
   const startClient = (args: string) => startInPod(node, `exec ${args}`, 'openvpn.log', { KUBECTL: KUBECTL_STUB });
   const stopClient = () => inPod(node, 'pkill -9 -x openvpn; for i in $(seq 50); do pgrep -x openvpn >/dev/null || exit 0; sleep 0.1; done');
+  /** A routing table or the rule list as the kernel reports it, one entry a line (iproute2 ends some with a space), sorted. */
+  const routes = (table: string) => inPod(node, `ip -4 route show table ${table}`).stdout.split('\n').map((l) => l.trim()).filter(Boolean).sort();
+  const rules = () => inPod(node, 'ip -4 rule show').stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+  let mainBefore: string[] = [];
 
   beforeAll(() => {
     w.setup();
@@ -125,6 +129,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     must(inPod(node, execLines(host, 'tunnelwright-killswitch.service')[0]), 'kill switch');
     for (const u of host.units.filter((x) => x.name.startsWith('tunnelwright-secret-'))) must(inPod(node, execLines(host, u.name)[0]), u.name);
     must(inPod(node, execLines(host, 'tunnelwright-openvpn.service', 'ExecStartPre')[0]), 'pin');
+    mainBefore = routes('main');
     w.reset('wrong_remote');
     startClient(openvpnArgs());
     waitFor('the first connect', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
@@ -133,6 +138,15 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
   afterAll(() => {
     sh(`ip netns pids ${ns.vpn} | xargs -r kill -9`);
     w.teardown([node]);
+  });
+
+  it('the up script\'s routes read back from the kernel: the default only in table 51821, the main table as before (no default added) but for tun0\'s own subnet, one rule from the tunnel address', () => {
+    const addr = tunAddr()!;
+    // The lab node's main table has no default route (its WAN is a connected subnet): a default written to main by the
+    // up script would show as a difference here, as would any other route it added or removed.
+    expect(routes('main')).toEqual([...mainBefore, `10.8.0.0/24 dev tun0 proto kernel scope link src ${addr}`].sort());
+    expect(routes('51821')).toEqual(['blackhole default metric 4294967295', 'default dev tun0 scope link']);
+    expect(rules()).toEqual(['0:\tfrom all lookup local', `5210:\tfrom ${addr} lookup 51821`, '32766:\tfrom all lookup main', '32767:\tfrom all lookup default']);
   });
 
   it('tries only the pinned remote (0 packets to the .ovpn\'s first remote); control: unpinned, OpenVPN tries it first', () => {
@@ -328,6 +342,8 @@ describeWithTools('EgressSteering over WireGuard: reconnects, and a second up af
   const up = () => inPod(node, 'wg-quick up tun0', { env });
   const kubectl = () => inPod(node, 'cat /tmp/kubectl.log 2>/dev/null').stdout.trim().split('\n').filter(Boolean);
   const rule = () => inPod(node, 'ip -4 rule show priority 5210').stdout.trim();
+  const routes = (table: string) => inPod(node, `ip -4 route show table ${table}`).stdout.split('\n').map((l) => l.trim()).filter(Boolean).sort();
+  let mainBefore: string[] = [];
   const results: { cycle: number; how: string; upStatus: number | null; rule: string; leakedWhileDown: number; labelsWhileDown: string[] }[] = [];
 
   beforeAll(() => {
@@ -337,12 +353,20 @@ describeWithTools('EgressSteering over WireGuard: reconnects, and a second up af
     node = startPod(dir, 'node', ns.node, 'gw-1', nodeFiles(host, { '/etc/wireguard/keys/vpn.key': { content: `${gateway.privateKey}\n`, mode: 0o600 } }));
     must(inPod(node, execLines(host, 'tunnelwright-killswitch.service')[0]), 'kill switch');
     for (const u of host.units.filter((x) => x.name.startsWith('tunnelwright-secret-'))) must(inPod(node, execLines(host, u.name)[0]), u.name);
+    mainBefore = routes('main');
     must(up(), 'wg-quick up');
   }, 120_000);
 
   afterAll(() => {
     process.stdout.write(`egress WireGuard cycles: ${JSON.stringify(results)}\n`);
     w.teardown([node]);
+  });
+
+  it('PostUp\'s routes read back from the kernel: the default only in table 51821, the main table exactly as before (Table = off), one rule from the tunnel address', () => {
+    // As for OpenVPN: the lab node has no default route in main, and PostUp must leave main as it was.
+    expect(routes('main')).toEqual(mainBefore);
+    expect(routes('51821')).toEqual(['blackhole default metric 4294967295', 'default dev tun0 scope link']);
+    expect(inPod(node, 'ip -4 rule show').stdout.split('\n').map((l) => l.trim()).filter(Boolean)).toEqual(['0:\tfrom all lookup local', '5210:\tfrom 10.2.0.2 lookup 51821', '32766:\tfrom all lookup main', '32767:\tfrom all lookup default']);
   });
 
   it(`${CYCLES} cycles, clean and unclean (wireguard-go killed): each up succeeds, the rule is there once, the label follows, 0 packets leak while down`, () => {
