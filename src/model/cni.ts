@@ -63,8 +63,14 @@ function at(obj: unknown, path: string): unknown {
  * own keys for a mesh). Problems for combinations that cannot work; warnings where the library hands the CNI's
  * settings in `values.cni` because it does not own the file the CNI reads.
  */
-export function checkOverlayCni(input: Record<string, unknown>, distribution: string, problems: Problem[], warnings: Problem[], valuesAt: string, carriesPods = true, mtuAt?: string): void {
+export function checkOverlayCni(input: Record<string, unknown>, distribution: string, problems: Problem[], warnings: Problem[], valuesAt: string, carriesPods = true, mtuAt?: string, ipv6NodeAt?: string): void {
   const cni = (typeof input.cni === 'string' ? input.cni : defaultCni(distribution)) as OverlayCni;
+  if (ipv6NodeAt !== undefined && carriesPods && distribution === 'k3s' && cni === 'flannel') {
+    // flannel gives its VXLAN device the interface's MTU minus 50 for both families (flannel
+    // pkg/backend/vxlan/device.go:63), but VXLAN over IPv6 takes 70: k3s's flannel-v6.1 on an IPv6 overlay address is
+    // 20 bytes too large, and flannel-iface cannot change that. Nothing in the files tunnelwright writes can.
+    warnings.push({ path: ipv6NodeAt, code: 'cni-mtu', message: 'k3s\'s flannel sets its IPv6 VXLAN device to the overlay interface\'s MTU minus 50, but VXLAN over IPv6 needs 70: full-size IPv6 pod packets between nodes are dropped where path-MTU discovery is blocked. Set the overlay interface\'s mtu 20 below the one it would take, or register an IPv4 overlay address as the node address' });
+  }
   if (mtuAt !== undefined && carriesPods && distribution === 'k0s' && (cni === 'kube-router' || cni === 'calico')) {
     // Without the overlay's MTU nothing is written for the CNI's, and k0s's own choice depends on its version:
     // kube-router's auto-MTU takes the node interface's MTU, with IPIP's 20 bytes subtracted in some versions

@@ -132,7 +132,7 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
     if (minor === undefined || minor < 28) problems.push({ path: 'kubernetesVersion', code: 'kubernetes-version', message: `expected a Kubernetes version from 1.28 such as '1.31' or 'v1.31.2', ${received(input.kubernetesVersion)}` });
   }
   const distribution = input.distribution ?? 'k0s';
-  if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan.nodes[<node>]', true, input.mtu === undefined && input.underlayMtu === undefined ? 'mtu' : undefined);
+  if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan.nodes[<node>]', true, input.mtu === undefined && input.underlayMtu === undefined ? 'mtu' : undefined, network?.family === 6 ? 'network' : undefined);
   const names: Located<string>[] = [];
   const keys: Located<string>[] = [];
   const addrs: Located<{ key: string; text: string }>[] = [];

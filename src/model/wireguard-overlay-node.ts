@@ -277,6 +277,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   const ifaces = asArray(input.wireguard);
   const names: Located<string>[] = [];
   const nodeAddressAt: string[] = [];
+  let ipv6NodeAt: string | undefined;
   /** The node-address interface's `mtu`, when neither it nor `underlayMtu` is set (the CNI's MTU is then unknown). */
   let nodeMtuAt: string | undefined;
   const networks: ParsedCidr[] = [];
@@ -314,6 +315,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
     }
     if (raw.nodeAddress === true) {
       nodeAddressAt.push(`${p}.nodeAddress`);
+      if (hasV6 && ipv6NodeAt === undefined) ipv6NodeAt = `${p}.address`;
       if (nodeMtuAt === undefined && raw.mtu === undefined && raw.underlayMtu === undefined) nodeMtuAt = `${p}.mtu`;
     }
     checkPeers(raw, p, problems, warnings);
@@ -346,7 +348,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   if (distribution === 'k0s' && runsKubelet && nodeAddressAt.length > 0 && input.installK0s === undefined) {
     warnings.push({ path: nodeAddressAt[0], code: 'k0s-node-ip', message: 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s' });
   }
-  if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan', nodeAddressAt.length > 0, nodeAddressAt.length === 1 ? nodeMtuAt : undefined);
+  if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan', nodeAddressAt.length > 0, nodeAddressAt.length === 1 ? nodeMtuAt : undefined, ipv6NodeAt);
   if (typeof input.clusterEndpoint === 'string' && !clusterEndpointHost(input.clusterEndpoint)) {
     problems.push({ path: 'clusterEndpoint', code: 'endpoint', message: `expected host:port or https://host:port, ${received(input.clusterEndpoint)}` });
   }
