@@ -6,6 +6,7 @@ import {
 import { App, WireguardMesh, WireguardOverlayNode } from '../src/cdk8s';
 import { gatewayFor, gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from './helpers/fixtures';
 import { recordResources, valueOf } from './helpers/pulumi';
+import { expectWarnings } from './helpers/stderr-guard';
 
 /**
  * The behaviours that planted bugs once changed without failing any test (issue "Tests that catch real bugs"), each
@@ -13,6 +14,12 @@ import { recordResources, valueOf } from './helpers/pulumi';
  */
 recordResources();
 const tw = require('../src/pulumi') as typeof import('../src/pulumi');
+
+// The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
+expectWarnings({
+  'behaviours planted bugs once changed unnoticed renders the Ignition version asked for, in the cdk8s constructs and the App': ['b/m: mtu', 'b/m: nodes[0].installK0s', 'b/m: nodes[1].installK0s', 'b/m: nodes[2].installK0s'],
+  'behaviours planted bugs once changed unnoticed renders the Ignition version asked for in the Pulumi components': ['mtu', 'nodes[0].installK0s', 'nodes[1].installK0s', 'nodes[2].installK0s'],
+});
 
 describe('behaviours planted bugs once changed unnoticed', () => {
   it('refuses pod CIDRs that cover everything (every packet would count as pod-sourced), and accepts real ones', () => {

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as ts from 'typescript';
 import { recordResources, settle } from './helpers/pulumi';
 import { describeWithSchemas, SCHEMA_DIR } from './helpers/schemas';
+import { expectWarnings } from './helpers/stderr-guard';
 
 /**
  * Every TypeScript snippet of the README, as a user copies it: each must type-check as a module of its own against
@@ -16,6 +17,12 @@ const snippets = [...fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').match
 
 recordResources();
 const tw = require('../src/pulumi') as typeof import('../src/pulumi');
+
+// The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
+expectWarnings({
+  'the README\'s snippets snippet-9 runs': ['mtu', 'nodes[0].installK0s', 'nodes[1].installK0s'],
+  'the README\'s snippets snippet-10 runs': ['protonvpn:routeTransform(qbittorrent)', 'clusterCidrs', 'vpnClass', 'ciliumValues'],
+});
 
 describeWithSchemas('the README\'s snippets', () => {
   beforeAll(() => {

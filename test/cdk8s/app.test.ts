@@ -7,6 +7,7 @@ import { App, WireguardMesh, WireguardOverlayNode } from '../../src/cdk8s';
 import { emitObject } from '../../src/cdk8s/base';
 import { KEYS, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
+import { expectWarnings } from '../helpers/stderr-guard';
 
 function tmp(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'tw-cdk8s-'));
@@ -31,6 +32,18 @@ function captureStdout(fn: () => void): string {
   }
   return chunks.join('');
 }
+
+// The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
+expectWarnings({
+  'cdk8s App control: a chart with manifests beside host artefacts still writes its <chart>.k8s.yaml': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s'],
+  'cdk8s App writes the manifests, then each node\'s merged user-data, ignition.json and interface config': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s'],
+  'cdk8s App writes artefacts that embed a secret 0600': ['lab/node: wireguard[0].privateKey', 'lab/node: wireguard[0].nodeAddress'],
+  'cdk8s App a second synth over existing host files rewrites each with the new content and mode (0644 to 0600 when it now embeds a key, and back)': ['lab/node: wireguard[0].nodeAddress', 'lab/node: wireguard[0].privateKey', 'lab/node: wireguard[0].nodeAddress', 'lab/node: wireguard[0].nodeAddress'],
+  'cdk8s App merges two constructs on one node and refuses, writing nothing, when they write one path differently': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s', 'overlay/extra: wireguard[0].nodeAddress'],
+  'cdk8s App refuses one node given two Ignition versions': ['overlay/wg0: wireguard[0].nodeAddress'],
+  'cdk8s App merges the distinct parts of two constructs on one node into one user-data': ['overlay/wg0: wireguard[0].nodeAddress'],
+  'cdk8s App exposes, as cloudConfig, ignition and wireguardConfigs, exactly what the App writes for the node': ['c/n: wireguard[0].nodeAddress'],
+});
 
 describe('cdk8s App', () => {
   it('control: a chart with manifests beside host artefacts still writes its <chart>.k8s.yaml', () => {

@@ -8,8 +8,15 @@ import { checkIgnition } from '../../src/testing';
 import { homelabConformance, KEYS, nordvpnGateway, qbittorrentKillSwitch, threeNodeMesh } from '../helpers/fixtures';
 import { SCHEMA_DIR } from '../helpers/schemas';
 import { thrown } from '../helpers/thrown';
+import { expectWarnings } from '../helpers/stderr-guard';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tw-citizen-'));
+
+// The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
+expectWarnings({
+  'errors a user can act on checkIgnition reads the JSON text a file or an output holds': ['o/m: mtu', 'o/m: nodes[0].installK0s', 'o/m: nodes[1].installK0s', 'o/m: nodes[2].installK0s'],
+  'App.synth leaves no stale output removes hosts/<node>/ of nodes no longer in the app': ['o/m: mtu', 'o/m: nodes[0].installK0s', 'o/m: nodes[1].installK0s', 'o/m: nodes[2].installK0s', 'o/m: mtu', 'o/m: nodes[0].installK0s', 'o/m: nodes[1].installK0s'],
+});
 
 describe('the invariants hold under any App (cdk8s validations)', () => {
   it.each([

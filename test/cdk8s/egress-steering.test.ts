@@ -6,8 +6,18 @@ import { ValidationError } from '../../src';
 import { App, EgressSteering } from '../../src/cdk8s';
 import { prodSteering } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
+import { expectWarnings } from '../helpers/stderr-guard';
 
 const app = () => new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'tw-steer-')) });
+
+// The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
+expectWarnings({
+  'cdk8s EgressSteering invariants refuses two policies claiming the same pods in one cluster (one for all namespaces, one for media)': ['prod/media: clusterCidrs', 'prod/media: vpnClass', 'prod/media: tunnel', 'prod/everything: clusterCidrs', 'prod/everything: vpnClass'],
+  'cdk8s EgressSteering invariants refuses two EgressSteering with the same object names in one cluster, naming both and each object; distinct names pass': ['prod/nl: clusterCidrs', 'prod/nl: vpnClass', 'prod/us: clusterCidrs', 'prod/us: vpnClass', 'prod/nl: clusterCidrs', 'prod/nl: vpnClass', 'prod/us: clusterCidrs', 'prod/us: vpnClass'],
+  'cdk8s EgressSteering invariants refuses a dev and a prod gateway pinned to one VPN server with one account, across clusters': ['prod/steer: clusterCidrs', 'prod/steer: vpnClass', 'prod/steer: tunnel', 'dev/steer: clusterCidrs', 'dev/steer: vpnClass', 'dev/steer: tunnel'],
+  'cdk8s EgressSteering invariants accepts dev and prod on different servers': ['prod/steer: clusterCidrs', 'prod/steer: vpnClass', 'prod/steer: tunnel', 'dev/steer: clusterCidrs', 'dev/steer: vpnClass', 'dev/steer: tunnel'],
+  'cdk8s EgressSteering invariants never gives the cluster-scoped policy the chart namespace': ['prod/steer: clusterCidrs', 'prod/steer: vpnClass', 'prod/steer: tunnel'],
+});
 
 describe('cdk8s EgressSteering invariants', () => {
   it('refuses two policies claiming the same pods in one cluster (one for all namespaces, one for media)', () => {

@@ -52,3 +52,47 @@ export function captureStderr<T>(fn: () => T): { value: T; lines: string[] } {
 export function warnedPaths(lines: readonly string[]): string[] {
   return lines.filter((l) => l.startsWith('  ')).map((l) => l.trim().split(': ')[0]);
 }
+
+/**
+ * For a test file whose constructs warn: records, in each test, what reaches stderr (cdk8s's `warning: <construct>:`
+ * blocks) and console.warn (pulumi.log.warn without an engine), keeps it from the guard, and after the test asserts the
+ * warnings' prop paths (`<construct>: <path>` for cdk8s, `<path>` for Pulumi) against `expected[<test name>]`
+ * (default: none). Functions are replaced by hand, not with jest.spyOn, so a test's own spy still wraps them.
+ */
+export function expectWarnings(expected: Readonly<Record<string, readonly string[]>>): void {
+  let written: string[] = [];
+  let restore: (() => void) | undefined;
+  beforeEach(() => {
+    written = [];
+    const write = process.stderr.write;
+    const warn = console.warn;
+    process.stderr.write = ((chunk: string | Uint8Array) => (written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')), true)) as typeof process.stderr.write;
+    console.warn = (...args: unknown[]) => {
+      written.push(`${args.map(String).join(' ')}\n`);
+    };
+    restore = () => {
+      process.stderr.write = write;
+      console.warn = warn;
+    };
+  });
+  afterEach(() => {
+    restore?.();
+    const name = expect.getState().currentTestName ?? '';
+    expect({ test: name, warned: warningPaths(written.join('')) }).toEqual({ test: name, warned: expected[name] ?? [] });
+  });
+}
+
+/** `<construct>: <path>` per cdk8s warning line, `<path>` per Pulumi warning line, other lines whole. */
+export function warningPaths(text: string): string[] {
+  let header = '';
+  const out: string[] = [];
+  for (const line of text.split('\n').filter((l) => l.length > 0)) {
+    const block = /^warning: ([^:]+):$/.exec(line);
+    if (block) header = block[1];
+    else if (line.startsWith('  ')) out.push(`${header}: ${line.trim().split(': ')[0]}`);
+    else if (line.startsWith('warning: [runtime] ')) out.push(line.slice('warning: [runtime] '.length).split(': ')[0]);
+    else if (!line.startsWith('warning: ') && line.includes(': ')) out.push(line.split(': ')[0]);
+    else out.push(line);
+  }
+  return out;
+}

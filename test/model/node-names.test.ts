@@ -8,6 +8,7 @@ import { prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh } from '../he
 import { mutated } from '../helpers/mutable';
 import { shown } from '../helpers/shown';
 import { thrown } from '../helpers/thrown';
+import { expectWarnings } from '../helpers/stderr-guard';
 
 /**
  * A node name is a Kubernetes node name (a DNS-1123 subdomain, at most 253 characters) and a folder the App writes
@@ -17,6 +18,11 @@ const LONGEST = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.rep
 const TOO_LONG = `${LONGEST}e`;
 const WAY_TOO_LONG = 'n'.repeat(300);
 const tooLong = (p: string, name: string): Problem => ({ path: p, code: 'too_big', message: `expected a node name of at most 253 characters (a DNS subdomain, as Kubernetes takes it), received ${shown(name)}` });
+
+// The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
+expectWarnings({
+  'node names the App writes the folder of the longest name': ['lab/node: wireguard[0].nodeAddress'],
+});
 
 describe('node names', () => {
   it('are 253 characters long at most', () => {

@@ -2,6 +2,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { planWireguardMesh, planWireguardOverlayNode, renderHostArtefacts, ValidationError } from '../../src';
 import { KEYS, nordvpnGateway, prodSteering, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { recordResources, settle, valueOf } from '../helpers/pulumi';
+import { expectWarnings } from '../helpers/stderr-guard';
 
 const seen = recordResources();
 // Loaded after the mocks are in place, as Pulumi's own tests do.
@@ -11,6 +12,14 @@ const k8s = require('@pulumi/kubernetes') as typeof import('@pulumi/kubernetes')
 beforeEach(() => {
   tw.resetRegistry();
   seen.length = 0;
+});
+
+// The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
+expectWarnings({
+  'Pulumi components WireguardMesh outputs each node\'s artefacts, secret exactly when they embed a secret (site-c\'s key URL)': ['mtu', 'nodes[0].installK0s', 'nodes[1].installK0s', 'nodes[2].installK0s'],
+  'Pulumi components WireguardOverlayNode marks outputs secret exactly when they embed an inline key': ['wireguard[0].nodeAddress'],
+  'Pulumi components refuses a second EgressSteering whose objects have the first one\'s names in its cluster, before it registers; distinct names pass': ['clusterCidrs', 'vpnClass', 'clusterCidrs', 'vpnClass', 'clusterCidrs', 'vpnClass'],
+  'Pulumi components refuses a second component that writes one node\'s file differently, before it registers': ['mtu', 'nodes[0].installK0s', 'nodes[1].installK0s', 'nodes[2].installK0s'],
 });
 
 describe('Pulumi components', () => {

@@ -6,6 +6,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { cdk8sObjects, pulumiObjects, sortObjects, typeToken } from '../helpers/parity';
 import { settle } from '../helpers/pulumi';
 import { recordResources } from '../helpers/pulumi';
+import { expectWarnings } from '../helpers/stderr-guard';
 
 const seen = recordResources();
 const tw = require('../../src/pulumi') as typeof import('../../src/pulumi');
@@ -22,6 +23,26 @@ const deployment = {
 };
 
 beforeEach(() => tw.resetRegistry());
+
+// The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
+expectWarnings({
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects nordvpn (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects protonvpn (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects mullvad (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects surfshark (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects ivpn (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects windscribe (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects airvpn (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects fastestvpn (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects private internet access (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects custom (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects nordvpn (cni cilium)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container a container without env': ['gw:routeTransform(slskd)'],
+  'VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container env of its own, slskd second': ['gw:routeTransform(slskd)'],
+  'EgressSteering: the same objects from both adapters prod': ['parity/steer: clusterCidrs', 'parity/steer: vpnClass', 'parity/steer: tunnel', 'clusterCidrs', 'vpnClass', 'tunnel'],
+  'EgressSteering: the same objects from both adapters wireguard': ['parity/steer: clusterCidrs', 'parity/steer: vpnClass', 'parity/steer: ciliumValues', 'parity/steer: tunnel', 'clusterCidrs', 'vpnClass', 'ciliumValues', 'tunnel'],
+  'the Pulumi registry marks no output secret when nothing secret is embedded': ['clusterCidrs', 'vpnClass', 'tunnel'],
+});
 
 describe('cdk8s and Pulumi register the same Kubernetes objects', () => {
   it.each(['kubernetes', 'cilium'] as const)('KillSwitch (%s)', async (flavor) => {
