@@ -38,8 +38,9 @@ const project = new typescript.TypeScriptProject({
       moduleNameMapper: { '^tunnelwright$': '<rootDir>/src', '^tunnelwright/(.*)$': '<rootDir>/src/$1' },
       testEnvironment: 'node',
       collectCoverage: false,
-      // Each test file writes its temporary files (cdk8s synth output) under a directory of its own, removed after it.
-      setupFilesAfterEnv: ['<rootDir>/test/helpers/private-tmpdir.ts'],
+      // Each test file writes its temporary files (cdk8s synth output) under a directory of its own, removed after it;
+      // quiet.ts fails a test that lets text reach stderr uncaptured (issue 31: tests capture the warnings they expect).
+      setupFilesAfterEnv: ['<rootDir>/test/helpers/private-tmpdir.ts', '<rootDir>/test/helpers/quiet.ts'],
       // No timed test (issue 30): jest's default of 5 s per test is a time bound that a loaded machine can break (the
       // property tests and the tests that run scripts or synthesize examples take seconds). A test that hangs still
       // fails, after 10 minutes; how long things take is the bench's to measure.
