@@ -152,6 +152,12 @@ export function checkEgressConformance(input: unknown): { problems: Problem[]; w
       if (isRecord(g.gateway)) {
         for (const p of checkVpnGateway(g.gateway).problems) problems.push({ ...p, path: `vpnGateways[${i}].gateway.${p.path}` });
         mustBeNamed(`vpnGateways[${i}].gateway.namespace`, g.gateway.namespace ?? 'vpn-gateway', 'the gateway\'s namespace (where the check stops gluetun\'s VPN)');
+        // With an app, gluetun's control server listens on the VXLAN address only, under the one role in its auth file
+        // (GET /v1/portforward); a configured role list drops gluetun's built-in public role (gosettings.DefaultSlice,
+        // internal/server/middlewares/auth/settings.go:66-67 at v3.41.1), so PUT /v1/vpn/status at 127.0.0.1:8000 can
+        // neither connect nor be authorized.
+        const pf = g.gateway.portForwarding;
+        if (isRecord(pf) && pf.app !== undefined) push(`vpnGateways[${i}].gateway.portForwarding.app`, 'control-server-not-loopback', `the gateway forwards its port to an app ("${String(pf.app)}"): its gluetun control server is bound to the VXLAN address with a role granting only the port sync's routes, so the check could not stop or start its VPN (PUT /v1/vpn/status on 127.0.0.1:8000); prove a gateway without portForwarding.app, or leave this one out of vpnGateways`);
       }
     });
     steerings.forEach((s, i) => {

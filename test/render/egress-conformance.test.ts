@@ -6,7 +6,7 @@ import { App, Chart } from 'cdk8s';
 import { planEgressConformance, planEgressSteering, validateEgressConformance } from '../../src';
 import { EgressConformance, EgressSteering, VpnGateway } from '../../src/cdk8s';
 import { checkKubeObjects } from '../../src/testing';
-import { homelabConformance, nordvpnGateway, prodSteering, wireguardSteering } from '../helpers/fixtures';
+import { gatewayFor, homelabConformance, nordvpnGateway, prodSteering, wireguardSteering } from '../helpers/fixtures';
 import { SCHEMA_DIR } from '../helpers/schemas';
 import { expectWarnings } from '../helpers/stderr-guard';
 
@@ -116,6 +116,24 @@ describe('EgressConformance beside the steering\'s own label enforcement (Kyvern
       code: 'no-direct-class',
       message: 'the steering admits only the vpn class "vpn" in media: the direct-class control probe (and the node agent) could not be admitted there; add a direct class to enforceLabels.classes, or choose a probeNamespace the steering does not enforce',
     }]);
+  });
+});
+
+
+describe('a VpnGateway whose port goes to an app (its control server on the VXLAN address, a port-sync-only role)', () => {
+  const withApp = (app: 'qbittorrent' | 'slskd') => ({ ...gatewayFor('protonvpn'), portForwarding: { app, workload: app, workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } });
+  const conformance = (gateway: object) => ({ ...homelabConformance(), vpnGateways: [{ gateway, probeNamespace: 'media' }] });
+  it.each(['qbittorrent', 'slskd'] as const)('is refused with %s, naming the gateway\'s portForwarding.app', (app) => {
+    expect(validateEgressConformance(conformance(withApp(app)))).toEqual([{
+      path: 'vpnGateways[0].gateway.portForwarding.app',
+      code: 'control-server-not-loopback',
+      message: `the gateway forwards its port to an app ("${app}"): its gluetun control server is bound to the VXLAN address with a role granting only the port sync's routes, so the check could not stop or start its VPN (PUT /v1/vpn/status on 127.0.0.1:8000); prove a gateway without portForwarding.app, or leave this one out of vpnGateways`,
+    }]);
+    expect(() => planEgressConformance(conformance(withApp(app)))).toThrow('vpnGateways[0].gateway.portForwarding.app');
+  });
+
+  it('control: port forwarding without an app (the control server stays on loopback) is accepted', () => {
+    expect(validateEgressConformance(conformance(gatewayFor('protonvpn')))).toEqual([]);
   });
 });
 
