@@ -18,6 +18,9 @@ import { KubeObject, Plan } from '../types';
 import { renderKillSwitch } from './kill-switch';
 import { commonModel, vpnGatewayModel } from '../lazy';
 
+/** gluetun's default control-server role for the loopback-only server: every route, no auth (fields of auth.Role, settings.go:111-126 at v3.41.1). */
+const LOOPBACK_CONTROL_ROLE = '{"name":"loopback","auth":"none"}';
+
 /** Returns the problems of VpnGateway props without throwing. */
 export function validateVpnGateway(props: unknown): Problem[] {
   return vpnGatewayModel().checkVpnGateway(props).problems;
@@ -128,8 +131,12 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
     set('HTTP_CONTROL_SERVER_ADDRESS', `${f.vxlanPrefix}.1:${CONTROL_PORT}`);
     set('HTTP_CONTROL_SERVER_AUTH_CONFIG_FILEPATH', `${AUTH_DIR}/config.toml`);
   } else {
-    // The control server stays on loopback: nothing outside the pod reaches it, so it needs no auth roles.
+    // The control server stays on loopback: nothing outside the pod reaches it, so every route is given to a default
+    // role with no auth (SetDefaultRole, internal/server/middlewares/auth/settings.go:25-64 at v3.41.1; called from
+    // internal/server/server.go:59). v3.41.1 would add its built-in public role anyway (settings.go:66-88), but
+    // gluetun after it requires auth on every route unless a default role is set (qdm12/gluetun 0c3e5d94, #2980).
     set('HTTP_CONTROL_SERVER_ADDRESS', '127.0.0.1:8000');
+    set('HTTP_CONTROL_SERVER_AUTH_DEFAULT_ROLE', LOOPBACK_CONTROL_ROLE);
   }
   if (pf) {
     set('VPN_PORT_FORWARDING', 'on');

@@ -29,7 +29,15 @@ describe('planVpnGateway', () => {
       { name: 'DNS_SERVER', value: 'off' },
       { name: 'DNS_ADDRESS', value: '1.1.1.1' },
       { name: 'HTTP_CONTROL_SERVER_ADDRESS', value: '127.0.0.1:8000' },
+      { name: 'HTTP_CONTROL_SERVER_AUTH_DEFAULT_ROLE', value: '{"name":"loopback","auth":"none"}' },
     ]);
+  });
+
+  it('gives the loopback-only control server a default role with no auth (gluetun after v3.41.1 requires auth on every route otherwise), and the VXLAN-bound one none', () => {
+    const control = (props: VpnGatewayProps) => gluetunOf(props).env!.filter((e) => e.name.startsWith('HTTP_CONTROL_SERVER_')).map((e) => `${e.name}=${e.value}`);
+    expect(control(gatewayFor('protonvpn'))).toEqual(['HTTP_CONTROL_SERVER_ADDRESS=127.0.0.1:8000', 'HTTP_CONTROL_SERVER_AUTH_DEFAULT_ROLE={"name":"loopback","auth":"none"}']);
+    const withApp = { ...gatewayFor('protonvpn'), portForwarding: { app: 'qbittorrent' as const, workload: 'qbittorrent', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
+    expect(control(withApp)).toEqual(['HTTP_CONTROL_SERVER_ADDRESS=172.16.0.1:8000', 'HTTP_CONTROL_SERVER_AUTH_CONFIG_FILEPATH=/run/gluetun-auth/config.toml']);
   });
 
   it.each(Object.keys(PROVIDERS))('%s: every gluetun variable is one gluetun v3.41 reads, and no secret is a literal value', (provider) => {
