@@ -243,7 +243,15 @@ tunnel() {
     # gluetun's control server: PUT /v1/vpn/status {"status":"stopped"|"running"} (internal/server/vpn.go:39-40, 69-92);
     # the image's GNU wget (Dockerfile: apk add wget) can send a PUT.
     case $1 in stop) body='{"status":"stopped"}' ;; *) body='{"status":"running"}' ;; esac
-    "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- wget -q -t 1 -T 30 -O - --method=PUT --header='Content-Type: application/json' --body-data="$body" ${GLUETUN_CONTROL}/v1/vpn/status
+    reply=$("$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- wget -q -t 1 -T 30 -O - --method=PUT --header='Content-Type: application/json' --body-data="$body" ${GLUETUN_CONTROL}/v1/vpn/status) || { rc=$?; printf '%s' "$reply"; return "$rc"; }
+    printf '%s\n' "$reply"
+    # gluetun answers {"outcome":…} with the status it reached, or "already <status>" when its loop was not in the one a
+    # change starts from (internal/loopstate/apply.go:31-38, 54-57 at v3.41.1): a stop counts only as "stopped"; a start
+    # as "running", or "already running"/"already starting" (its own restart is bringing it up). Else exit 90.
+    case $1:$reply in
+      stop:*'"outcome":"stopped"'*|start:*'"outcome":"running"'*|start:*'"outcome":"already running"'*|start:*'"outcome":"already starting"'*) ;;
+      *) return 90 ;;
+    esac
   else
     # The unit on the gateway node, from the node agent (hostPID: nsenter into PID 1's namespaces).
     "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- nsenter -t 1 -m -u -i -n -p -- systemctl "$1" "$6"
@@ -365,7 +373,12 @@ check_source() {
   fi
   say "   dead-man restore $dm armed: it starts the tunnel \${DEADMAN_SECONDS}s from now unless this run does first"
   stopped="$kind|$label|$cns|$cdep|$cctr|$unit|$dm"
-  if ! out=$(tunnel stop "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1); then
+  out=$(tunnel stop "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1)
+  rc=$?
+  if [ "$rc" -eq 90 ]; then
+    result FAIL R3 "$label" "gluetun answered the stop with $(oneline "$out"), not stopped: it was restarting the VPN itself (its health check, HEALTH_RESTART_VPN), so the tunnel could come back during R3; retry once the gateway is steady (R4 not run)"
+    return 0
+  elif [ "$rc" -ne 0 ]; then
     result FAIL R3 "$label" "the tunnel could not be stopped: $out"
     return 0
   fi
@@ -384,7 +397,12 @@ check_source() {
   elif ! in_list "$da" "$WAN_IPS"; then result FAIL R3 "$label" "tunnel stopped: the direct-class control was answered from $da, not a WAN address"
   else result PASS R3 "$label" "tunnel stopped: the vpn-class request got no answer within \${TIMEOUT}s while the direct-class control at the same moment was answered from $da (no vpn-class request reached the echo by the WAN)$pinned"; fi
 
-  if ! out=$(tunnel start "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1); then
+  out=$(tunnel start "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1)
+  rc=$?
+  if [ "$rc" -eq 90 ]; then
+    result FAIL R4 "$label" "gluetun answered the start with $(oneline "$out"), not running"
+    return 0
+  elif [ "$rc" -ne 0 ]; then
     result FAIL R4 "$label" "the tunnel could not be started: $out"
     return 0
   fi

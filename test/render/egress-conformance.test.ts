@@ -281,3 +281,50 @@ esac
     expect(r.leftover).toEqual([]);
   });
 });
+
+/**
+ * The script over a kubectl stand-in for one VpnGateway: gluetun's wget answers the stop with `STOP_REPLY` (what
+ * gluetun says while its own HEALTH_RESTART_VPN restart holds the loop, internal/loopstate/apply.go:54-57) and the
+ * start with `{"outcome":"running"}`; the vpn-class curl times out unless the tunnel is running.
+ */
+describe('the script over a kubectl stand-in (one gateway)', () => {
+  const props = { ...homelabConformance(), egressSteerings: [], requestTimeoutSeconds: 1, recoverySeconds: 5 };
+  const script = (planEgressConformance(props).values.egressConformance as { script: string }).script;
+  const run = (stopReply: string) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-conformance-gw-'));
+    fs.writeFileSync(path.join(dir, 'check.sh'), script);
+    fs.writeFileSync(path.join(dir, 'state'), 'running\n');
+    fs.writeFileSync(path.join(dir, 'ifindex'), '7\n');
+    fs.writeFileSync(path.join(dir, 'kubectl'), `#!/bin/sh
+d=${dir}
+echo "$*" >> $d/log
+[ "$1" = -n ] && shift 2
+case $1 in
+  rollout) exit 0 ;;
+  exec) dep=\${2#deploy/}; shift 2; [ "$1" = -c ] && shift 2; [ "$1" = -- ] && shift
+    case "$1 $*" in
+      curl*) case $dep in *-direct) echo 203.0.113.7 ;; *) [ "$(cat $d/state)" = running ] && { echo 185.236.200.9; exit 0; }; exit 28 ;; esac ;;
+      cat*) cat $d/ifindex ;;
+      sh*) ;;
+      *'"status":"stopped"'*) case '${stopReply}' in *'"stopped"'*) echo stopped > $d/state ;; esac; echo '${stopReply}' ;;
+      *'"status":"running"'*) echo running > $d/state; echo $(( $(cat $d/ifindex) + 1 )) > $d/ifindex; echo '{"outcome":"running"}' ;;
+    esac ;;
+esac
+`, { mode: 0o755 });
+    const r = spawnSync('sh', [path.join(dir, 'check.sh'), '--destructive'], { encoding: 'utf8', env: { ...process.env, KUBECTL: path.join(dir, 'kubectl'), TMPDIR: dir } });
+    return { status: r.status, lines: r.stdout.trim().split('\n') };
+  };
+
+  it.each(['{"outcome":"already starting"}', '{"outcome":"already stopped"}', '{"outcome":"already crashed"}'])('a stop answered %s fails R3 saying gluetun was restarting the VPN itself, not as a leak', (reply) => {
+    const r = run(reply);
+    expect(r.status).toBe(1);
+    expect(r.lines).toContain(`FAIL R3 [vpn-gateway vpn-gateway/vpn-gateway]: gluetun answered the stop with ${reply}, not stopped: it was restarting the VPN itself (its health check, HEALTH_RESTART_VPN), so the tunnel could come back during R3; retry once the gateway is steady (R4 not run)`);
+    expect(r.lines.filter((l) => /^(FAIL|PASS) R[34]/.test(l))).toHaveLength(1);
+  });
+
+  it('control: a stop answered {"outcome":"stopped"} passes R3 and R4', () => {
+    const r = run('{"outcome":"stopped"}');
+    expect(r.lines.filter((l) => /^(FAIL|PASS) R[34]/.test(l)).map((l) => l.slice(0, 7))).toEqual(['PASS R3', 'PASS R4']);
+    expect(r.status).toBe(0);
+  });
+});
