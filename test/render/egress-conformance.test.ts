@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { planEgressConformance, planEgressSteering, validateEgressConformance } from '../../src';
+import type { VpnGatewayProps } from '../../src/model/vpn-gateway';
 import { EgressConformance, EgressSteering, VpnGateway } from '../../src/cdk8s';
 import { checkKubeObjects } from '../../src/testing';
 import { gatewayFor, homelabConformance, nordvpnGateway, prodSteering, wireguardSteering } from '../helpers/fixtures';
@@ -122,7 +123,7 @@ describe('EgressConformance beside the steering\'s own label enforcement (Kyvern
 
 describe('a VpnGateway whose port goes to an app (its control server on the VXLAN address, a port-sync-only role)', () => {
   const withApp = (app: 'qbittorrent' | 'slskd') => ({ ...gatewayFor('protonvpn'), portForwarding: { app, workload: app, workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } });
-  const conformance = (gateway: object) => ({ ...homelabConformance(), vpnGateways: [{ gateway, probeNamespace: 'media' }] });
+  const conformance = (gateway: VpnGatewayProps) => ({ ...homelabConformance(), vpnGateways: [{ gateway, probeNamespace: 'media' }] });
   it.each(['qbittorrent', 'slskd'] as const)('is refused with %s, naming the gateway\'s portForwarding.app', (app) => {
     expect(validateEgressConformance(conformance(withApp(app)))).toEqual([{
       path: 'vpnGateways[0].gateway.portForwarding.app',
