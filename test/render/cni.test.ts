@@ -80,15 +80,15 @@ describe('the CNI MTU by the family of the node addresses it encapsulates betwee
   const handedMtu = (plan: ReturnType<typeof node>) => Object.values(plan.values.cni as Record<string, { mtu?: number; calicoNetwork?: { mtu: number } }>).map((c) => c.mtu ?? c.calicoNetwork?.mtu)[0];
   it.each<[string, Props, (plan: ReturnType<typeof node>) => number | undefined, number]>([
     ['k0s kube-router, IPv4 nodes: IPIP, outer IPv4 (20)', {}, k0sMtu, 1400],
-    ['k0s kube-router, IPv6 nodes: ip6ip6, outer IPv6 (40)', { wireguard: [v6] }, k0sMtu, 1380],
-    ['k0s kube-router, dual-stack nodes: the IPv6 tunnel must fit (40)', { wireguard: [dual] }, k0sMtu, 1380],
+    ['k0s kube-router, IPv6 nodes: ip6ip6, outer IPv6 40 + the encapsulation-limit option 8 (48)', { wireguard: [v6] }, k0sMtu, 1372],
+    ['k0s kube-router, dual-stack nodes: the IPv6 tunnel must fit (48)', { wireguard: [dual] }, k0sMtu, 1372],
     ['k0s Calico, IPv4 nodes: VXLAN over IPv4 (50)', { cni: 'calico' }, k0sMtu, 1370],
     ['k0s Calico, IPv6 nodes: VXLAN over IPv6 (70)', { cni: 'calico', wireguard: [v6] }, k0sMtu, 1350],
     ['k0s Calico, dual-stack nodes (70)', { cni: 'calico', wireguard: [dual] }, k0sMtu, 1350],
     ['kubeadm flannel, IPv4 nodes (50)', { distribution: 'kubeadm', cni: 'flannel' }, handedMtu, 1370],
     ['kubeadm flannel, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'flannel', wireguard: [v6] }, handedMtu, 1350],
     ['kubeadm Calico, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'calico', wireguard: [v6] }, handedMtu, 1350],
-    ['kubeadm kube-router, IPv6 nodes (40)', { distribution: 'kubeadm', cni: 'kube-router', wireguard: [v6] }, handedMtu, 1380],
+    ['kubeadm kube-router, IPv6 nodes (48)', { distribution: 'kubeadm', cni: 'kube-router', wireguard: [v6] }, handedMtu, 1372],
     ['values.network.podMtu, IPv4 nodes (50)', {}, (p) => (p.values.network as { podMtu: number }).podMtu, 1370],
     ['values.network.podMtu, IPv6 nodes (70)', { wireguard: [v6] }, (p) => (p.values.network as { podMtu: number }).podMtu, 1350],
   ])('%s', (_n, extra, mtuOf, expected) => {
