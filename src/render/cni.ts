@@ -87,7 +87,11 @@ export function cniValues(cni: OverlayCni, iface: string, overlayMtu: number | u
       // The Tigera operator's Installation: spec.calicoNetwork.
       return { calico: { interface: iface, calicoNetwork: { nodeAddressAutodetectionV4: { interface: iface }, ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}), ipPools: [{ encapsulation: 'VXLAN' }] } } };
     case 'kube-router':
-      return { kubeRouter: { interface: iface, args: ['--enable-overlay=true', '--overlay-type=full'], ...(overlayMtu !== undefined ? { mtu: overlayMtu - cniOverhead('ipip', outerIpv6) } : {}) } };
+      // kube-router's auto-mtu (default true, pkg/options/options.go v2.1.0:124, v2.11.1:141) writes the node IP's link
+      // MTU into its CNI config (v2.1.0 network_routes_controller.go:437-444 `if nrc.autoMTU { … SetMTU(mtu) }`,
+      // v2.11.1 initCNIConfig :413-451), the overlay's, above the tunnel's: `--auto-mtu=false` keeps `mtu`, which goes
+      // in the bridge plugin's `mtu` of kube-router's cni-conf.json (kube-router has no MTU flag).
+      return { kubeRouter: { interface: iface, args: ['--enable-overlay=true', '--overlay-type=full', ...(overlayMtu !== undefined ? ['--auto-mtu=false'] : [])], ...(overlayMtu !== undefined ? { mtu: overlayMtu - cniOverhead('ipip', outerIpv6) } : {}) } };
     default:
       return undefined;
   }

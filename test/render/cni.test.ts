@@ -57,12 +57,17 @@ describe('the CNI beside the overlay (wg0, MTU 1420)', () => {
   it.each<[string, Props, Record<string, unknown>, string]>([
     ['kubeadm with flannel', { distribution: 'kubeadm', cni: 'flannel' }, { flannel: { interface: 'wg0', args: ['--iface=wg0'], mtu: 1370 } }, 'kubeadm does not install flannel itself, so tunnelwright cannot write its settings: pass plan.values.cni.flannel (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
     ['kubeadm with Calico', { distribution: 'kubeadm', cni: 'calico' }, { calico: { interface: 'wg0', calicoNetwork: { nodeAddressAutodetectionV4: { interface: 'wg0' }, mtu: 1370, ipPools: [{ encapsulation: 'VXLAN' }] } } }, 'kubeadm does not install calico itself, so tunnelwright cannot write its settings: pass plan.values.cni.calico (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
-    ['kubeadm with kube-router', { distribution: 'kubeadm', cni: 'kube-router' }, { kubeRouter: { interface: 'wg0', args: ['--enable-overlay=true', '--overlay-type=full'], mtu: 1400 } }, 'kubeadm does not install kube-router itself, so tunnelwright cannot write its settings: pass plan.values.cni.kubeRouter (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
+    ['kubeadm with kube-router', { distribution: 'kubeadm', cni: 'kube-router' }, { kubeRouter: { interface: 'wg0', args: ['--enable-overlay=true', '--overlay-type=full', '--auto-mtu=false'], mtu: 1400 } }, 'kubeadm does not install kube-router itself, so tunnelwright cannot write its settings: pass plan.values.cni.kubeRouter (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
     ['k3s with Calico (flannel-backend none)', { distribution: 'k3s', cni: 'calico' }, { calico: { interface: 'wg0', calicoNetwork: { nodeAddressAutodetectionV4: { interface: 'wg0' }, mtu: 1370, ipPools: [{ encapsulation: 'VXLAN' }] } } }, 'k3s does not install calico itself, so tunnelwright cannot write its settings: pass plan.values.cni.calico (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
   ])('%s: the CNI\'s settings in values.cni, with a warning', (_n, extra, values, message) => {
     const plan = node(extra);
     expect(plan.values.cni).toEqual(values);
     expect(plan.warnings.filter((w) => w.path === 'cni')).toEqual([{ path: 'cni', code: 'cni-values', message }]);
+  });
+
+  it('kubeadm with kube-router and no known MTU leaves kube-router\'s auto-mtu on (no --auto-mtu=false)', () => {
+    const plan = node({ distribution: 'kubeadm', cni: 'kube-router', wireguard: [(({ mtu: _m, ...i }) => i)(siteA().wireguard[0])] });
+    expect(plan.values.cni).toEqual({ kubeRouter: { interface: 'wg0', args: ['--enable-overlay=true', '--overlay-type=full'] } });
   });
 
   it('k3s with Calico writes no flannel-iface (flannel is off)', () => {
