@@ -140,6 +140,9 @@ describe('refused CNI and k0s.yaml settings', () => {
     ['k0sConfig setting kube-router\'s keys under cni other', { cni: 'other', k0sConfig: { network: { kuberouter: { mtu: 1400 } } } }, [
       { path: 'k0sConfig.network.kuberouter.mtu', code: 'k0s-owned', message: "network.kuberouter.mtu configures kube-router, but cni is \"other\" (k0s provider custom, which does not read it): set cni 'kube-router' if the cluster runs kube-router, else leave it out of k0sConfig" },
     ]],
+    ['k0sConfig setting kube-router\'s overlay-encap to fou', { k0sConfig: { network: { kuberouter: { extraArgs: { 'overlay-encap': 'fou' } } } } }, [
+      { path: 'k0sConfig.network.kuberouter.extraArgs.overlay-encap', code: 'cni', message: 'expected "ipip" (the encapsulation the kube-router MTU tunnelwright writes is computed for), received "fou": fou adds UDP and GUE headers (32 bytes over IPv4, not IPIP\'s 20), so pods would send packets larger than the tunnel; leave overlay-encap out of k0sConfig' },
+    ]],
     ['k0sConfig naming another provider than cni', { cni: 'calico', k0sConfig: { network: { provider: 'kuberouter' } } }, [{ path: 'k0sConfig.network.provider', code: 'cni', message: 'expected "calico" (cni "calico"), received "kuberouter": name the CNI with cni instead' }]],
   ])('refuses %s', (_n, extra, problems) => {
     const error = thrown(() => node(extra)) as ValidationError;
@@ -149,6 +152,10 @@ describe('refused CNI and k0s.yaml settings', () => {
 });
 
 describe('your k0s.yaml settings beside the library\'s', () => {
+  it('accepts kube-router\'s overlay-encap ipip (what the MTU is computed for)', () => {
+    expect((k0sSpec(node({ k0sConfig: { network: { kuberouter: { extraArgs: { 'overlay-encap': 'ipip' } } } } })).network as { kuberouter: { mtu: number } }).kuberouter.mtu).toBe(1400);
+  });
+
   it('keeps your keys, takes the union of the SANs, and sets the overlay\'s', () => {
     const spec = k0sSpec(node({ k0sConfig: { api: { externalAddress: 'k8s.example.test', sans: ['k8s.example.test', '10.10.0.1'] }, network: { podCIDR: '10.244.0.0/16', provider: 'kuberouter', kuberouter: { metricsPort: 9090 } }, telemetry: { enabled: false } } }));
     expect(spec).toEqual({
