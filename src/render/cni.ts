@@ -84,8 +84,9 @@ export function cniValues(cni: OverlayCni, iface: string, overlayMtu: number | u
       // flannel's `--iface` flag (flannel main.go:121); the MTU follows the interface (−50).
       return { flannel: { interface: iface, args: [`--iface=${iface}`], ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}) } };
     case 'calico':
-      // The Tigera operator's Installation: spec.calicoNetwork.
-      return { calico: { interface: iface, calicoNetwork: { nodeAddressAutodetectionV4: { interface: iface }, ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}), ipPools: [{ encapsulation: 'VXLAN' }] } } };
+      // The Tigera operator's Installation: spec.calicoNetwork. With an IPv6 node address V6 too: the operator
+      // defaults a missing nodeAddressAutodetectionV6 to firstFound (updateInstallationWithDefaults), the internet NIC.
+      return { calico: { interface: iface, calicoNetwork: { nodeAddressAutodetectionV4: { interface: iface }, ...(outerIpv6 ? { nodeAddressAutodetectionV6: { interface: iface } } : {}), ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}), ipPools: [{ encapsulation: 'VXLAN' }] } } };
     case 'kube-router':
       // kube-router's auto-mtu (default true, pkg/options/options.go v2.1.0:124, v2.11.1:141) writes the node IP's link
       // MTU into its CNI config (v2.1.0 network_routes_controller.go:437-444 `if nrc.autoMTU { … SetMTU(mtu) }`,

@@ -83,6 +83,9 @@ describe('the CNI MTU by the family of the node addresses it encapsulates betwee
     return network.kuberouter?.mtu ?? network.calico?.mtu;
   };
   const handedMtu = (plan: ReturnType<typeof node>) => Object.values(plan.values.cni as Record<string, { mtu?: number; calicoNetwork?: { mtu: number } }>).map((c) => c.mtu ?? c.calicoNetwork?.mtu)[0];
+  it('kubeadm Calico, dual-stack nodes: IPv6 autodetection on wg0 too (the operator defaults it to firstFound)', () => {
+    expect((node({ distribution: 'kubeadm', cni: 'calico', wireguard: [dual] }).values.cni as { calico: { calicoNetwork: Record<string, unknown> } }).calico.calicoNetwork).toEqual({ nodeAddressAutodetectionV4: { interface: 'wg0' }, nodeAddressAutodetectionV6: { interface: 'wg0' }, mtu: 1350, ipPools: [{ encapsulation: 'VXLAN' }] });
+  });
   it.each<[string, Props, (plan: ReturnType<typeof node>) => number | undefined, number]>([
     ['k0s kube-router, IPv4 nodes: IPIP, outer IPv4 (20)', {}, k0sMtu, 1400],
     ['k0s kube-router, IPv6 nodes: ip6ip6, outer IPv6 40 + the encapsulation-limit option 8 (48)', { wireguard: [v6] }, k0sMtu, 1372],
