@@ -99,6 +99,13 @@ export function checkOverlayCni(input: Record<string, unknown>, distribution: st
     for (const key of K0S_OWNED_KEYS) {
       if (at(user, key) !== undefined) problems.push({ path: `k0sConfig.${key}`, code: 'k0s-owned', message: ownedKeyMessage(key, cni) });
     }
+    const encap = isRecord(at(user, 'network.kuberouter.extraArgs')) ? (at(user, 'network.kuberouter.extraArgs') as Record<string, unknown>)['overlay-encap'] : undefined;
+    if (cni === 'kube-router' && encap !== undefined && encap !== 'ipip') {
+      // kube-router's `overlay-encap` (pkg/options/options.go v2.11.1:242, ipip|fou): fou wraps IPIP in UDP + GUE
+      // (pkg/tunnels/linux_tunnels.go v2.11.1:363-367 `encap gue encap-sport auto encap-dport`), 32 bytes over IPv4
+      // where the MTU tunnelwright writes takes IPIP's 20.
+      problems.push({ path: 'k0sConfig.network.kuberouter.extraArgs.overlay-encap', code: 'cni', message: `expected "ipip" (the encapsulation the kube-router MTU tunnelwright writes is computed for), ${received(encap)}: fou adds UDP and GUE headers (32 bytes over IPv4, not IPIP's 20), so pods would send packets larger than the tunnel; leave overlay-encap out of k0sConfig` });
+    }
     const provider = at(user, 'network.provider');
     if (provider !== undefined && provider !== k0sProvider(cni)) {
       problems.push({ path: 'k0sConfig.network.provider', code: 'cni', message: `expected ${JSON.stringify(k0sProvider(cni))} (cni ${JSON.stringify(cni)}), ${received(provider)}: name the CNI with cni instead` });

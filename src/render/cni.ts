@@ -4,10 +4,15 @@ import { cniModel, commonModel } from '../lazy';
 /** IPIP's overhead (an outer IPv4 header): kube-router's tunnels between IPv4 node addresses. */
 export const IPIP_OVERHEAD = 20;
 /**
- * kube-router's tunnel between IPv6 node addresses: ip6ip6, an outer IPv6 header (kube-router pkg/tunnels/
- * linux_tunnels.go:37 `ipipIPv6Mode = "ip6ip6"`, :296-302 netlink.Ip6tnl{Local, Remote}).
+ * kube-router's tunnel between IPv6 node addresses: ip6ip6, an outer IPv6 header (40) plus the 8-byte destination
+ * option Tunnel Encapsulation Limit, 48 in all. kube-router never sets `encaplimit none` (IP6_TNL_F_IGN_ENCAP_LIMIT):
+ * v2.1.0 network_routes_controller.go:832 runs `ip -6 tunnel add … mode ip6ip6 local … remote …` (iproute2
+ * ip/ip6tunnel.c ip6_tnl_parm_init: encap_limit = IPV6_DEFAULT_TNL_ENCAP_LIMIT); v2.11.1 pkg/tunnels/
+ * linux_tunnels.go:298-302 `netlink.Ip6tnl{Name, Local, Remote}` (Flags 0). Linux net/ipv6/ip6_tunnel.c
+ * ip6_tnl_link_config: `if (!(t->parms.flags & IP6_TNL_F_IGN_ENCAP_LIMIT)) dev->mtu -= 8`, and the xmit path pushes
+ * the option.
  */
-export const IPIP6_OVERHEAD = 40;
+export const IPIP6_OVERHEAD = 48;
 /** VXLAN's overhead over IPv4: outer IPv4 20 + UDP 8 + VXLAN 8 + inner Ethernet 14 (flannel pkg/backend/vxlan/device.go:63 subtracts 50). */
 export const CNI_VXLAN_OVERHEAD = 50;
 /** VXLAN's overhead over IPv6: the outer header is 40 bytes, not 20 (Calico's vxlan-v6.calico, flannel's flannel-v6.1). */
@@ -32,7 +37,7 @@ export function cniOverhead(encapsulation: 'ipip' | 'vxlan', outerIpv6: boolean)
  * destination is outside the peer's AllowedIPs, its /32). `--overlay-type=full` with `--enable-overlay` makes an IPIP
  * tunnel to every node (`shouldCreateTunnel`, :673-686) between node addresses, which are in AllowedIPs. k0s passes
  * `kuberouter.extraArgs` over its own args (k0s pkg/component/controller/kuberouter.go:140, `args.Merge`). The IPIP
- * device takes the overlay's MTU less 20 (less 40 for ip6ip6 between IPv6 node addresses); kube-router's auto-mtu sets kube-bridge to the node interface's MTU
+ * device takes the overlay's MTU less 20 (less 48 for ip6ip6 between IPv6 node addresses); kube-router's auto-mtu sets kube-bridge to the node interface's MTU
  * (pkg/utils/node.go:184 GetNodeMTU, network_routes_controller.go:413) without that 20, so the MTU is set outright
  * (k0s: `mtu` needs `autoMTU: false`, pkg/apis/k0s/v1beta1/kuberouter.go:16).
  *
@@ -79,10 +84,15 @@ export function cniValues(cni: OverlayCni, iface: string, overlayMtu: number | u
       // flannel's `--iface` flag (flannel main.go:121); the MTU follows the interface (−50).
       return { flannel: { interface: iface, args: [`--iface=${iface}`], ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}) } };
     case 'calico':
-      // The Tigera operator's Installation: spec.calicoNetwork.
-      return { calico: { interface: iface, calicoNetwork: { nodeAddressAutodetectionV4: { interface: iface }, ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}), ipPools: [{ encapsulation: 'VXLAN' }] } } };
+      // The Tigera operator's Installation: spec.calicoNetwork. With an IPv6 node address V6 too: the operator
+      // defaults a missing nodeAddressAutodetectionV6 to firstFound (updateInstallationWithDefaults), the internet NIC.
+      return { calico: { interface: iface, calicoNetwork: { nodeAddressAutodetectionV4: { interface: iface }, ...(outerIpv6 ? { nodeAddressAutodetectionV6: { interface: iface } } : {}), ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}), ipPools: [{ encapsulation: 'VXLAN' }] } } };
     case 'kube-router':
-      return { kubeRouter: { interface: iface, args: ['--enable-overlay=true', '--overlay-type=full'], ...(overlayMtu !== undefined ? { mtu: overlayMtu - cniOverhead('ipip', outerIpv6) } : {}) } };
+      // kube-router's auto-mtu (default true, pkg/options/options.go v2.1.0:124, v2.11.1:141) writes the node IP's link
+      // MTU into its CNI config (v2.1.0 network_routes_controller.go:437-444 `if nrc.autoMTU { … SetMTU(mtu) }`,
+      // v2.11.1 initCNIConfig :413-451), the overlay's, above the tunnel's: `--auto-mtu=false` keeps `mtu`, which goes
+      // in the bridge plugin's `mtu` of kube-router's cni-conf.json (kube-router has no MTU flag).
+      return { kubeRouter: { interface: iface, args: ['--enable-overlay=true', '--overlay-type=full', ...(overlayMtu !== undefined ? ['--auto-mtu=false'] : [])], ...(overlayMtu !== undefined ? { mtu: overlayMtu - cniOverhead('ipip', outerIpv6) } : {}) } };
     default:
       return undefined;
   }

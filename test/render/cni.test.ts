@@ -57,12 +57,17 @@ describe('the CNI beside the overlay (wg0, MTU 1420)', () => {
   it.each<[string, Props, Record<string, unknown>, string]>([
     ['kubeadm with flannel', { distribution: 'kubeadm', cni: 'flannel' }, { flannel: { interface: 'wg0', args: ['--iface=wg0'], mtu: 1370 } }, 'kubeadm does not install flannel itself, so tunnelwright cannot write its settings: pass plan.values.cni.flannel (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
     ['kubeadm with Calico', { distribution: 'kubeadm', cni: 'calico' }, { calico: { interface: 'wg0', calicoNetwork: { nodeAddressAutodetectionV4: { interface: 'wg0' }, mtu: 1370, ipPools: [{ encapsulation: 'VXLAN' }] } } }, 'kubeadm does not install calico itself, so tunnelwright cannot write its settings: pass plan.values.cni.calico (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
-    ['kubeadm with kube-router', { distribution: 'kubeadm', cni: 'kube-router' }, { kubeRouter: { interface: 'wg0', args: ['--enable-overlay=true', '--overlay-type=full'], mtu: 1400 } }, 'kubeadm does not install kube-router itself, so tunnelwright cannot write its settings: pass plan.values.cni.kubeRouter (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
+    ['kubeadm with kube-router', { distribution: 'kubeadm', cni: 'kube-router' }, { kubeRouter: { interface: 'wg0', args: ['--enable-overlay=true', '--overlay-type=full', '--auto-mtu=false'], mtu: 1400 } }, 'kubeadm does not install kube-router itself, so tunnelwright cannot write its settings: pass plan.values.cni.kubeRouter (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
     ['k3s with Calico (flannel-backend none)', { distribution: 'k3s', cni: 'calico' }, { calico: { interface: 'wg0', calicoNetwork: { nodeAddressAutodetectionV4: { interface: 'wg0' }, mtu: 1370, ipPools: [{ encapsulation: 'VXLAN' }] } } }, 'k3s does not install calico itself, so tunnelwright cannot write its settings: pass plan.values.cni.calico (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
   ])('%s: the CNI\'s settings in values.cni, with a warning', (_n, extra, values, message) => {
     const plan = node(extra);
     expect(plan.values.cni).toEqual(values);
     expect(plan.warnings.filter((w) => w.path === 'cni')).toEqual([{ path: 'cni', code: 'cni-values', message }]);
+  });
+
+  it('kubeadm with kube-router and no known MTU leaves kube-router\'s auto-mtu on (no --auto-mtu=false)', () => {
+    const plan = node({ distribution: 'kubeadm', cni: 'kube-router', wireguard: [(({ mtu: _m, ...i }) => i)(siteA().wireguard[0])] });
+    expect(plan.values.cni).toEqual({ kubeRouter: { interface: 'wg0', args: ['--enable-overlay=true', '--overlay-type=full'] } });
   });
 
   it('k3s with Calico writes no flannel-iface (flannel is off)', () => {
@@ -78,17 +83,20 @@ describe('the CNI MTU by the family of the node addresses it encapsulates betwee
     return network.kuberouter?.mtu ?? network.calico?.mtu;
   };
   const handedMtu = (plan: ReturnType<typeof node>) => Object.values(plan.values.cni as Record<string, { mtu?: number; calicoNetwork?: { mtu: number } }>).map((c) => c.mtu ?? c.calicoNetwork?.mtu)[0];
+  it('kubeadm Calico, dual-stack nodes: IPv6 autodetection on wg0 too (the operator defaults it to firstFound)', () => {
+    expect((node({ distribution: 'kubeadm', cni: 'calico', wireguard: [dual] }).values.cni as { calico: { calicoNetwork: Record<string, unknown> } }).calico.calicoNetwork).toEqual({ nodeAddressAutodetectionV4: { interface: 'wg0' }, nodeAddressAutodetectionV6: { interface: 'wg0' }, mtu: 1350, ipPools: [{ encapsulation: 'VXLAN' }] });
+  });
   it.each<[string, Props, (plan: ReturnType<typeof node>) => number | undefined, number]>([
     ['k0s kube-router, IPv4 nodes: IPIP, outer IPv4 (20)', {}, k0sMtu, 1400],
-    ['k0s kube-router, IPv6 nodes: ip6ip6, outer IPv6 (40)', { wireguard: [v6] }, k0sMtu, 1380],
-    ['k0s kube-router, dual-stack nodes: the IPv6 tunnel must fit (40)', { wireguard: [dual] }, k0sMtu, 1380],
+    ['k0s kube-router, IPv6 nodes: ip6ip6, outer IPv6 40 + the encapsulation-limit option 8 (48)', { wireguard: [v6] }, k0sMtu, 1372],
+    ['k0s kube-router, dual-stack nodes: the IPv6 tunnel must fit (48)', { wireguard: [dual] }, k0sMtu, 1372],
     ['k0s Calico, IPv4 nodes: VXLAN over IPv4 (50)', { cni: 'calico' }, k0sMtu, 1370],
     ['k0s Calico, IPv6 nodes: VXLAN over IPv6 (70)', { cni: 'calico', wireguard: [v6] }, k0sMtu, 1350],
     ['k0s Calico, dual-stack nodes (70)', { cni: 'calico', wireguard: [dual] }, k0sMtu, 1350],
     ['kubeadm flannel, IPv4 nodes (50)', { distribution: 'kubeadm', cni: 'flannel' }, handedMtu, 1370],
     ['kubeadm flannel, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'flannel', wireguard: [v6] }, handedMtu, 1350],
     ['kubeadm Calico, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'calico', wireguard: [v6] }, handedMtu, 1350],
-    ['kubeadm kube-router, IPv6 nodes (40)', { distribution: 'kubeadm', cni: 'kube-router', wireguard: [v6] }, handedMtu, 1380],
+    ['kubeadm kube-router, IPv6 nodes (48)', { distribution: 'kubeadm', cni: 'kube-router', wireguard: [v6] }, handedMtu, 1372],
     ['values.network.podMtu, IPv4 nodes (50)', {}, (p) => (p.values.network as { podMtu: number }).podMtu, 1370],
     ['values.network.podMtu, IPv6 nodes (70)', { wireguard: [v6] }, (p) => (p.values.network as { podMtu: number }).podMtu, 1350],
   ])('%s', (_n, extra, mtuOf, expected) => {
@@ -135,6 +143,9 @@ describe('refused CNI and k0s.yaml settings', () => {
     ['k0sConfig setting kube-router\'s keys under cni other', { cni: 'other', k0sConfig: { network: { kuberouter: { mtu: 1400 } } } }, [
       { path: 'k0sConfig.network.kuberouter.mtu', code: 'k0s-owned', message: "network.kuberouter.mtu configures kube-router, but cni is \"other\" (k0s provider custom, which does not read it): set cni 'kube-router' if the cluster runs kube-router, else leave it out of k0sConfig" },
     ]],
+    ['k0sConfig setting kube-router\'s overlay-encap to fou', { k0sConfig: { network: { kuberouter: { extraArgs: { 'overlay-encap': 'fou' } } } } }, [
+      { path: 'k0sConfig.network.kuberouter.extraArgs.overlay-encap', code: 'cni', message: 'expected "ipip" (the encapsulation the kube-router MTU tunnelwright writes is computed for), received "fou": fou adds UDP and GUE headers (32 bytes over IPv4, not IPIP\'s 20), so pods would send packets larger than the tunnel; leave overlay-encap out of k0sConfig' },
+    ]],
     ['k0sConfig naming another provider than cni', { cni: 'calico', k0sConfig: { network: { provider: 'kuberouter' } } }, [{ path: 'k0sConfig.network.provider', code: 'cni', message: 'expected "calico" (cni "calico"), received "kuberouter": name the CNI with cni instead' }]],
   ])('refuses %s', (_n, extra, problems) => {
     const error = thrown(() => node(extra)) as ValidationError;
@@ -144,6 +155,10 @@ describe('refused CNI and k0s.yaml settings', () => {
 });
 
 describe('your k0s.yaml settings beside the library\'s', () => {
+  it('accepts kube-router\'s overlay-encap ipip (what the MTU is computed for)', () => {
+    expect((k0sSpec(node({ k0sConfig: { network: { kuberouter: { extraArgs: { 'overlay-encap': 'ipip' } } } } })).network as { kuberouter: { mtu: number } }).kuberouter.mtu).toBe(1400);
+  });
+
   it('keeps your keys, takes the union of the SANs, and sets the overlay\'s', () => {
     const spec = k0sSpec(node({ k0sConfig: { api: { externalAddress: 'k8s.example.test', sans: ['k8s.example.test', '10.10.0.1'] }, network: { podCIDR: '10.244.0.0/16', provider: 'kuberouter', kuberouter: { metricsPort: 9090 } }, telemetry: { enabled: false } } }));
     expect(spec).toEqual({
