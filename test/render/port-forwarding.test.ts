@@ -117,7 +117,7 @@ describe('port forwarding to Deluge: the sidecar', () => {
 describe('port forwarding to slskd: its own SLSKD_VPN_* integration', () => {
   const slskd = (pf: Record<string, unknown> = {}) => qbit({ app: 'slskd', workload: 'slskd', ...pf });
   const slskdTarget = { ...target, name: 'slskd', podLabels: { app: 'slskd' }, kind: 'Deployment' as const };
-  const pod = { containers: [{ name: 'slskd', image: 'slskd/slskd:0.23.1', env: [{ name: 'SLSKD_REMOTE_CONFIGURATION', value: 'true' }] }, { name: 'exporter', image: 'e' }] };
+  const pod = { containers: [{ name: 'slskd', image: 'slskd/slskd:0.26.0', env: [{ name: 'SLSKD_REMOTE_CONFIGURATION', value: 'true' }] }, { name: 'exporter', image: 'e' }] };
 
   it('sets slskd\'s VPN environment on its container, the API key from the Secret, and adds no port-sync sidecar', () => {
     const route = planRoute(slskd({ controlApiKeySecret: { name: 'gluetun-control', key: 'key' }, syncPeriodSeconds: 5 }), slskdTarget);
