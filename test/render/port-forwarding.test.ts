@@ -63,6 +63,19 @@ describe('port forwarding to an app: what is rendered', () => {
     expect(post).toContain('iptables -t nat -I POSTROUTING 1 -o vxlan0 -j RETURN\niptables -I INPUT 1 -i vxlan0 -p tcp --dport 8000 ! -s 172.16.0.5 -j DROP\n');
   });
 
+  it.each(['qbittorrent', 'slskd', 'command'])('turns off gluetun\'s per-request control-server log with app %s (slskd polls twice every 2.5 s)', (app) => {
+    const pf = app === 'command' ? { app, command: 'true' } : { app };
+    const d = planVpnGateway(qbit(pf)).objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment;
+    const g = d.spec!.template.spec!.containers.find((c) => c.name === 'gluetun')!;
+    expect(g.env).toContainEqual({ name: 'HTTP_CONTROL_SERVER_LOG', value: 'off' });
+  });
+
+  it('leaves gluetun\'s control-server log at its default without port forwarding to an app', () => {
+    expect(env.HTTP_CONTROL_SERVER_LOG).toBe('off');
+    const d = planVpnGateway({ ...qbit(), portForwarding: undefined }).objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment;
+    expect(d.spec!.template.spec!.containers.find((c) => c.name === 'gluetun')!.env!.map((e) => e.name)).not.toContain('HTTP_CONTROL_SERVER_LOG');
+  });
+
   it('persists /gluetun on a claim it creates, or on yours', () => {
     expect(gluetun.volumeMounts).toContainEqual({ name: 'gluetun-state', mountPath: '/gluetun' });
     expect(gw.objects.find((o) => o.kind === 'PersistentVolumeClaim')!.metadata.name).toBe('vpn-gateway-gluetun-state');
