@@ -23,6 +23,13 @@ export { PORT_FORWARDING_APPS } from './values';
 export type PortForwardingApp = typeof PORT_FORWARDING_APPS[number];
 
 /** Each app's WebUI / RPC port, where port-sync reaches its API inside the pod. */
+/**
+ * The first slskd release with the `SLSKD_VPN_*` gluetun integration the library configures for `app: 'slskd'`:
+ * slskd/slskd src/slskd/Integrations/VPN/VPNService.cs was added in eb53ab89 and first tagged in 0.24.4 (0.23.x and
+ * 0.24.0-0.24.3 have no Integrations/VPN and never read `SLSKD_VPN_*`); the options are Options.cs:2420-2519 at 0.26.0.
+ */
+export const MIN_SLSKD = '0.24.4';
+
 export const APP_API_PORTS: Readonly<Record<Exclude<PortForwardingApp, 'command' | 'slskd'>, number>> = { qbittorrent: 8080, transmission: 9091, deluge: 8112 };
 
 export interface PortForwardingProps {
@@ -36,7 +43,7 @@ export interface PortForwardingProps {
    * to it and keeps it so: `qbittorrent` (WebUI API), `transmission` (RPC `peer-port`),
    * `deluge` (Web UI JSON-RPC `listen_ports`, through the daemon the Web UI is attached to), or `command` (your
    * `command`, run with `$PORT` whenever the port changes). `slskd` needs no sidecar: slskd polls gluetun's control
-   * server itself (its `SLSKD_VPN_*` integration, slskd ≥ 0.23) and the library sets that integration's environment
+   * server itself (its `SLSKD_VPN_*` integration, slskd ≥ 0.24.4: older slskd ignores it silently) and the library sets that integration's environment
    * on the app container (`appContainer`), the API key from `controlApiKeySecret`. @default - none: only `toPort`
    */
   readonly app?: PortForwardingApp;

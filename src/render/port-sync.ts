@@ -102,7 +102,12 @@ curlrc_quote() {
 gluetun_port() {
   secret_to "$GLUETUN_API_KEY_FILE" "$WORK/gluetun-key"
   printf 'header = "X-API-Key: %s"\\n' "$(curlrc_quote "$WORK/gluetun-key")" >"$WORK/gluetun.curlrc"
-  body=$(curl -fsS --max-time 5 -K "$WORK/gluetun.curlrc" "$GLUETUN_URL/v1/portforward") || return 1
+  # Not -f: a 401 is told apart from no answer. gluetun reads its auth file only at start (v3.41.1
+  # internal/server/server.go:22, :51) and answers a key it does not hold 401 (middlewares/auth/middleware.go:89).
+  code=$(curl -sS --max-time 5 -K "$WORK/gluetun.curlrc" -o "$WORK/gluetun.body" -w '%{http_code}' "$GLUETUN_URL/v1/portforward") || return 1
+  [ "$code" = 401 ] && return 2
+  [ "$code" = 200 ] || return 1
+  body=$(cat "$WORK/gluetun.body")
   p=$(printf '%s' "$body" | json_number port)
   [ -n "$p" ] || p=$(printf '%s' "$body" | json_number ports)
   echo "\${p:-0}"
@@ -253,7 +258,14 @@ app_set() {
 }
 
 reconcile() {
-  p=$(gluetun_port) || { log "gluetun's control server did not answer"; forwarded=0; return 1; }
+  grc=0
+  p=$(gluetun_port) || grc=$?
+  if [ "$grc" -eq 2 ]; then
+    log "gluetun refused the API key (401): after changing controlApiKeySecret's value, restart the gateway, then this pod"
+    forwarded=0; return 1
+  elif [ "$grc" -ne 0 ]; then
+    log "gluetun's control server did not answer"; forwarded=0; return 1
+  fi
   forwarded=$p
   if [ "$forwarded" -eq 0 ]; then
     return 0 # no port yet (start-up, reconnect): write nothing

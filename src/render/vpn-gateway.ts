@@ -130,6 +130,10 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
     // the one role in the auth file grants only GET /v1/portforward (internal/server/middlewares/auth/settings.go:111-126).
     set('HTTP_CONTROL_SERVER_ADDRESS', `${f.vxlanPrefix}.1:${CONTROL_PORT}`);
     set('HTTP_CONTROL_SERVER_AUTH_CONFIG_FILEPATH', `${AUTH_DIR}/config.toml`);
+    // gluetun logs every control-server request at INFO by default (HTTP_CONTROL_SERVER_LOG, default on:
+    // internal/configuration/settings/server.go:92, :122; internal/server/middlewares/log/middleware.go:40-43): slskd's
+    // two requests every 2.5 s alone would be ~69,000 lines a day in the log read for VPN reconnects.
+    set('HTTP_CONTROL_SERVER_LOG', 'off');
   } else {
     // The control server stays on loopback: nothing outside the pod reaches it, so every route is given to a default
     // role with no auth (SetDefaultRole, internal/server/middlewares/auth/settings.go:25-64 at v3.41.1; called from

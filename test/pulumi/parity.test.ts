@@ -88,8 +88,8 @@ describe('VpnGateway with slskd: both adapters put slskd\'s VPN environment on t
     spec: { selector: { matchLabels: { app: 'slskd' } }, template: { metadata: { labels: { app: 'slskd' } }, spec: { containers } } },
   });
   it.each([
-    ['a container without env', [{ name: 'slskd', image: 'slskd/slskd:0.23.1' }], undefined],
-    ['env of its own, slskd second', [{ name: 'exporter', image: 'e' }, { name: 'slskd', image: 'slskd/slskd:0.23.1', env: [{ name: 'SLSKD_SLSK_USERNAME', value: 'me' }] }], 'slskd'],
+    ['a container without env', [{ name: 'slskd', image: 'slskd/slskd:0.26.0' }], undefined],
+    ['env of its own, slskd second', [{ name: 'exporter', image: 'e' }, { name: 'slskd', image: 'slskd/slskd:0.26.0', env: [{ name: 'SLSKD_SLSK_USERNAME', value: 'me' }] }], 'slskd'],
   ])('%s', async (_n, containers, appContainer) => {
     const p = { ...props, portForwarding: { ...props.portForwarding, ...(appContainer ? { appContainer } : {}) } };
     const fromCdk8s = cdk8sObjects((chart) => {

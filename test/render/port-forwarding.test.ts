@@ -63,6 +63,19 @@ describe('port forwarding to an app: what is rendered', () => {
     expect(post).toContain('iptables -t nat -I POSTROUTING 1 -o vxlan0 -j RETURN\niptables -I INPUT 1 -i vxlan0 -p tcp --dport 8000 ! -s 172.16.0.5 -j DROP\n');
   });
 
+  it.each(['qbittorrent', 'slskd', 'command'])('turns off gluetun\'s per-request control-server log with app %s (slskd polls twice every 2.5 s)', (app) => {
+    const pf = app === 'command' ? { app, command: 'true' } : { app };
+    const d = planVpnGateway(qbit(pf)).objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment;
+    const g = d.spec!.template.spec!.containers.find((c) => c.name === 'gluetun')!;
+    expect(g.env).toContainEqual({ name: 'HTTP_CONTROL_SERVER_LOG', value: 'off' });
+  });
+
+  it('leaves gluetun\'s control-server log at its default without port forwarding to an app', () => {
+    expect(env.HTTP_CONTROL_SERVER_LOG).toBe('off');
+    const d = planVpnGateway({ ...qbit(), portForwarding: undefined }).objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment;
+    expect(d.spec!.template.spec!.containers.find((c) => c.name === 'gluetun')!.env!.map((e) => e.name)).not.toContain('HTTP_CONTROL_SERVER_LOG');
+  });
+
   it('persists /gluetun on a claim it creates, or on yours', () => {
     expect(gluetun.volumeMounts).toContainEqual({ name: 'gluetun-state', mountPath: '/gluetun' });
     expect(gw.objects.find((o) => o.kind === 'PersistentVolumeClaim')!.metadata.name).toBe('vpn-gateway-gluetun-state');
@@ -117,7 +130,7 @@ describe('port forwarding to Deluge: the sidecar', () => {
 describe('port forwarding to slskd: its own SLSKD_VPN_* integration', () => {
   const slskd = (pf: Record<string, unknown> = {}) => qbit({ app: 'slskd', workload: 'slskd', ...pf });
   const slskdTarget = { ...target, name: 'slskd', podLabels: { app: 'slskd' }, kind: 'Deployment' as const };
-  const pod = { containers: [{ name: 'slskd', image: 'slskd/slskd:0.23.1', env: [{ name: 'SLSKD_REMOTE_CONFIGURATION', value: 'true' }] }, { name: 'exporter', image: 'e' }] };
+  const pod = { containers: [{ name: 'slskd', image: 'slskd/slskd:0.26.0', env: [{ name: 'SLSKD_REMOTE_CONFIGURATION', value: 'true' }] }, { name: 'exporter', image: 'e' }] };
 
   it('sets slskd\'s VPN environment on its container, the API key from the Secret, and adds no port-sync sidecar', () => {
     const route = planRoute(slskd({ controlApiKeySecret: { name: 'gluetun-control', key: 'key' }, syncPeriodSeconds: 5 }), slskdTarget);

@@ -123,4 +123,16 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     expect(appPort()).toBe(44567);
     expect(fs.readFileSync(path.join(dir, 'sync.log'), 'utf8')).not.toContain(KEY);
   });
+
+  it('a key gluetun refuses (401, as after a rotation) is logged as refused, not as "did not answer"', () => {
+    const log = () => fs.readFileSync(path.join(dir, 'sync.log'), 'utf8');
+    expect(log()).not.toContain('refused the API key');
+    fs.writeFileSync(path.join(dir, 'key'), 'rotated-' + KEY);
+    sh('sleep 3');
+    fs.writeFileSync(path.join(dir, 'key'), KEY);
+    expect(log()).toContain('port-sync: gluetun refused the API key (401): after changing controlApiKeySecret\'s value, restart the gateway, then this pod');
+    expect(log()).not.toContain('did not answer');
+    expect(log()).not.toContain(KEY);
+    expect(appPort()).toBe(44567);
+  });
 });
