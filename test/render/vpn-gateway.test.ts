@@ -37,7 +37,7 @@ describe('planVpnGateway', () => {
     const control = (props: VpnGatewayProps) => gluetunOf(props).env!.filter((e) => e.name.startsWith('HTTP_CONTROL_SERVER_')).map((e) => `${e.name}=${e.value}`);
     expect(control(gatewayFor('protonvpn'))).toEqual(['HTTP_CONTROL_SERVER_ADDRESS=127.0.0.1:8000', 'HTTP_CONTROL_SERVER_AUTH_DEFAULT_ROLE={"name":"loopback","auth":"none"}']);
     const withApp = { ...gatewayFor('protonvpn'), portForwarding: { app: 'qbittorrent' as const, workload: 'qbittorrent', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
-    expect(control(withApp)).toEqual(['HTTP_CONTROL_SERVER_ADDRESS=172.16.0.1:8000', 'HTTP_CONTROL_SERVER_AUTH_CONFIG_FILEPATH=/run/gluetun-auth/config.toml']);
+    expect(control(withApp)).toEqual(['HTTP_CONTROL_SERVER_ADDRESS=172.16.0.1:8000', 'HTTP_CONTROL_SERVER_AUTH_CONFIG_FILEPATH=/run/gluetun-auth/config.toml', 'HTTP_CONTROL_SERVER_LOG=off']);
   });
 
   it.each(Object.keys(PROVIDERS))('%s: every gluetun variable is one gluetun v3.41 reads, and no secret is a literal value', (provider) => {
