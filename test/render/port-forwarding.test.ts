@@ -100,6 +100,31 @@ describe('port forwarding: the sidecar\'s mounts', () => {
     const tmp = sync.volumeMounts!.find((m) => m.mountPath === '/tmp')!;
     expect(volumes.get(tmp.name)!.emptyDir).toEqual({ medium: 'Memory', sizeLimit: '4Mi' });
   });
+
+  it('runs the sidecar as nobody on a read-only root filesystem, writing only to its in-memory /tmp', () => {
+    const route = planRoute(qbit({ workload: 'my-qbit' }), { ...target, name: 'my-qbit', kind: 'Deployment' });
+    const sync = route.extraContainers.find((c) => c.name === 'vpn-port-sync')!;
+    expect(sync.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 65534, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    // Its state (WORK, default /tmp/port-sync in PORT_SYNC_SCRIPT) and its metrics file are on the writable emptyDir.
+    expect(PORT_SYNC_SCRIPT).toContain('WORK=${WORK:-/tmp/port-sync}');
+    expect(sync.env).toContainEqual({ name: 'METRICS_FILE', value: '/tmp/port-sync/metrics' });
+    expect(sync.volumeMounts!.filter((m) => !m.readOnly).map((m) => m.mountPath)).toEqual(['/tmp']);
+  });
+
+  // The script reads every secret from a file (PORT_SYNC_SCRIPT: secret_to "$GLUETUN_API_KEY_FILE" …; set -u stops it
+  // on an unset one): each *_FILE variable must name the file the projected volume writes for that Secret's key.
+  it.each<[string, Record<string, unknown>, Record<string, [string, string]>]>([
+    ['a login', { appCredentialsSecret: { name: 'qbit-login' } }, { GLUETUN_API_KEY_FILE: ['gluetun-control', 'key'], APP_USERNAME_FILE: ['qbit-login', 'username'], APP_PASSWORD_FILE: ['qbit-login', 'password'] }],
+    ['an API key', { appApiKeySecret: { name: 'qbit-api' } }, { GLUETUN_API_KEY_FILE: ['gluetun-control', 'key'], APP_API_KEY_FILE: ['qbit-api', 'api-key'] }],
+  ])('points the script at the file each secret is mounted as (gluetun\'s API key and qBittorrent with %s)', (_name, pf, files) => {
+    const route = planRoute(qbit({ workload: 'my-qbit', controlApiKeySecret: { name: 'gluetun-control', key: 'key' }, ...pf }), { ...target, name: 'my-qbit', kind: 'Deployment' });
+    const sync = route.extraContainers.find((c) => c.name === 'vpn-port-sync')!;
+    const mount = sync.volumeMounts!.find((m) => m.mountPath === '/run/port-sync-secrets')!;
+    const sources = route.extraVolumes.find((v) => v.name === mount.name)!.projected!.sources!;
+    const fileOf = ([secret, key]: [string, string]) => `${mount.mountPath}/${sources.find((s) => s.secret?.name === secret)!.secret!.items!.find((i) => i.key === key)!.path}`;
+    const fileVars = Object.fromEntries(sync.env!.filter((e) => e.name.endsWith('_FILE') && e.name !== 'METRICS_FILE').map((e) => [e.name, e.value]));
+    expect(fileVars).toEqual(Object.fromEntries(Object.entries(files).map(([name, ref]) => [name, fileOf(ref)])));
+  });
 });
 
 describe('port forwarding to Deluge: the sidecar', () => {
