@@ -111,11 +111,14 @@ describe('EgressConformance beside the steering\'s own label enforcement (Kyvern
     expect(refusedPods({ ...prodSteering(), enforceLabels: { namespaces: ['media'], classes: ['vpn', 'lan'] } })).toEqual([]);
   });
 
-  it('refuses a steering whose enforced classes leave no direct class for the control probe', () => {
-    expect(validateEgressConformance({ ...homelabConformance(), vpnGateways: [], egressSteerings: [{ steering: { ...prodSteering(), enforceLabels: { namespaces: ['media'], classes: ['vpn'] } }, probeNamespace: 'media' }] })).toEqual([{
+  it.each<[string, Record<string, unknown>, string]>([
+    ['the default vpn class', {}, 'vpn'],
+    ['its own vpnClass', { vpnClass: 'tunnel' }, 'tunnel'],
+  ])('refuses a steering whose enforced classes leave no direct class for the control probe (%s)', (_name, own, vpnClass) => {
+    expect(validateEgressConformance({ ...homelabConformance(), vpnGateways: [], egressSteerings: [{ steering: { ...prodSteering(), ...own, enforceLabels: { namespaces: ['media'], classes: [vpnClass] } }, probeNamespace: 'media' }] })).toEqual([{
       path: 'egressSteerings[0].steering.enforceLabels.classes',
       code: 'no-direct-class',
-      message: 'the steering admits only the vpn class "vpn" in media: the direct-class control probe (and the node agent) could not be admitted there; add a direct class to enforceLabels.classes, or choose a probeNamespace the steering does not enforce',
+      message: `the steering admits only the vpn class "${vpnClass}" in media: the direct-class control probe (and the node agent) could not be admitted there; add a direct class to enforceLabels.classes, or choose a probeNamespace the steering does not enforce`,
     }]);
   });
 });

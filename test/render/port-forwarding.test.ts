@@ -19,6 +19,7 @@ describe('port forwarding to an app: refusals', () => {
     ['no control API key', { controlApiKeySecret: undefined }, [{ path: 'portForwarding.controlApiKeySecret', code: 'required', message: 'required with app: a Secret key holding the API key of the gluetun control-server role that grants only GET /v1/portforward (the same Secret in the gateway\'s and the workload\'s namespace)' }]],
     ['no workload', { workload: undefined, workloadNamespace: undefined }, [{ path: 'portForwarding.workload', code: 'required', message: 'required with app: the name of the routed workload that receives the forwarded port' }]],
     ['no workload namespace', { workloadNamespace: undefined }, [{ path: 'portForwarding.workloadNamespace', code: 'required', message: 'required with workload: the routed workload\'s namespace (a workload of the same name in another namespace must not get its fixed address)' }]],
+    ['an app URL with app command', { app: 'command', command: 'true', appUrl: 'http://127.0.0.1:8080' }, [{ path: 'portForwarding.appUrl', code: 'forbidden', message: 'not with app "command": your command reaches the app itself' }]],
     ['command without app command', { command: 'echo $PORT' }, [{ path: 'portForwarding.command', code: 'forbidden', message: 'only with app "command"' }]],
     ['app command without command', { app: 'command' }, [{ path: 'portForwarding.command', code: 'required', message: 'required with app "command": the POSIX sh command that gives the app its port ($PORT)' }]],
     ['an API key for Transmission', { app: 'transmission', appApiKeySecret: { name: 'k' } }, [{ path: 'portForwarding.appApiKeySecret', code: 'forbidden', message: 'only with app "qbittorrent" (WebUI API keys, qBittorrent 5.2.0 and later)' }]],
@@ -112,6 +113,31 @@ describe('port forwarding: the sidecar\'s mounts', () => {
     expect(volumes.get(secrets.name)!.projected).toBeDefined();
     const tmp = sync.volumeMounts!.find((m) => m.mountPath === '/tmp')!;
     expect(volumes.get(tmp.name)!.emptyDir).toEqual({ medium: 'Memory', sizeLimit: '4Mi' });
+  });
+
+  it('runs the sidecar as nobody on a read-only root filesystem, writing only to its in-memory /tmp', () => {
+    const route = planRoute(qbit({ workload: 'my-qbit' }), { ...target, name: 'my-qbit', kind: 'Deployment' });
+    const sync = route.extraContainers.find((c) => c.name === 'vpn-port-sync')!;
+    expect(sync.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 65534, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    // Its state (WORK, default /tmp/port-sync in PORT_SYNC_SCRIPT) and its metrics file are on the writable emptyDir.
+    expect(PORT_SYNC_SCRIPT).toContain('WORK=${WORK:-/tmp/port-sync}');
+    expect(sync.env).toContainEqual({ name: 'METRICS_FILE', value: '/tmp/port-sync/metrics' });
+    expect(sync.volumeMounts!.filter((m) => !m.readOnly).map((m) => m.mountPath)).toEqual(['/tmp']);
+  });
+
+  // The script reads every secret from a file (PORT_SYNC_SCRIPT: secret_to "$GLUETUN_API_KEY_FILE" …; set -u stops it
+  // on an unset one): each *_FILE variable must name the file the projected volume writes for that Secret's key.
+  it.each<[string, Record<string, unknown>, Record<string, [string, string]>]>([
+    ['a login', { appCredentialsSecret: { name: 'qbit-login' } }, { GLUETUN_API_KEY_FILE: ['gluetun-control', 'key'], APP_USERNAME_FILE: ['qbit-login', 'username'], APP_PASSWORD_FILE: ['qbit-login', 'password'] }],
+    ['an API key', { appApiKeySecret: { name: 'qbit-api' } }, { GLUETUN_API_KEY_FILE: ['gluetun-control', 'key'], APP_API_KEY_FILE: ['qbit-api', 'api-key'] }],
+  ])('points the script at the file each secret is mounted as (gluetun\'s API key and qBittorrent with %s)', (_name, pf, files) => {
+    const route = planRoute(qbit({ workload: 'my-qbit', controlApiKeySecret: { name: 'gluetun-control', key: 'key' }, ...pf }), { ...target, name: 'my-qbit', kind: 'Deployment' });
+    const sync = route.extraContainers.find((c) => c.name === 'vpn-port-sync')!;
+    const mount = sync.volumeMounts!.find((m) => m.mountPath === '/run/port-sync-secrets')!;
+    const sources = route.extraVolumes.find((v) => v.name === mount.name)!.projected!.sources!;
+    const fileOf = ([secret, key]: [string, string]) => `${mount.mountPath}/${sources.find((s) => s.secret?.name === secret)!.secret!.items!.find((i) => i.key === key)!.path}`;
+    const fileVars = Object.fromEntries(sync.env!.filter((e) => e.name.endsWith('_FILE') && e.name !== 'METRICS_FILE').map((e) => [e.name, e.value]));
+    expect(fileVars).toEqual(Object.fromEntries(Object.entries(files).map(([name, ref]) => [name, fileOf(ref)])));
   });
 });
 
