@@ -98,7 +98,10 @@ export interface EgressSteeringProps {
    * `destinationCidrs` (the deny drops them before the redirect). @default false (a warning on an IPv6 cluster)
    */
   readonly denyIpv6?: boolean;
-  /** Warning codes you have read and accept (`dns-wan`, `policy-delay`): not reported again. @default [] */
+  /**
+   * Warning codes you have read and accept, not reported again: `dns-wan`, `policy-delay`, `ipv6-egress`,
+   * `ipv6-destination`, `hostname-endpoint`, `cilium-devices`, `kube-state-metrics`, `ignition-packages`. @default []
+   */
   readonly acknowledge?: string[];
 }
 
@@ -135,7 +138,7 @@ export const egressSteeringSchema = z.strictObject({
   kubeconfigFrom: secretSourceSchema.optional(),
   ciliumValues: z.record(z.string(), z.unknown()).optional(),
   denyIpv6: z.boolean().optional(),
-  acknowledge: z.array(z.enum(['dns-wan', 'policy-delay', 'ipv6-egress', 'cilium-devices', 'kube-state-metrics', 'ignition-packages'])).optional(),
+  acknowledge: z.array(z.enum(['dns-wan', 'policy-delay', 'ipv6-egress', 'ipv6-destination', 'hostname-endpoint', 'cilium-devices', 'kube-state-metrics', 'ignition-packages'])).optional(),
   tunnel: z.discriminatedUnion('type', [
     z.strictObject({ type: z.literal('openvpn'), configFrom: secretSourceSchema, credentialsFrom: secretSourceSchema.optional(), remote: z.string().optional() }),
     z.strictObject({

@@ -203,6 +203,8 @@ describe('EgressSteering validation', () => {
     ['policy-delay', prodSteering()],
     ['ignition-packages', prodSteering()],
     ['ipv6-egress', prod((p) => { p.clusterCidrs = ['10.42.0.0/16', '10.43.0.0/16', 'fd00:42::/56']; })],
+    ['ipv6-destination', prod((p) => { p.destinationCidrs = ['0.0.0.0/0', '::/0']; })],
+    ['hostname-endpoint', wg((p) => { (p.tunnel as { peer: { endpoint: string } }).peer.endpoint = 'vpn.example.net:51820'; })],
     ['cilium-devices', wireguardSteering()],
     ['kube-state-metrics', prod((p) => { delete p.monitoring!.kubeStateMetricsValues; })],
   ])('acknowledge: [\'%s\'] is taken and silences that warning only', (code, props) => {
@@ -215,7 +217,7 @@ describe('EgressSteering validation', () => {
 
   it('control: acknowledge refuses a code that names no warning it silences', () => {
     expect(validateEgressSteering({ ...prodSteering(), acknowledge: ['dns-leak'] } as unknown as EgressSteeringProps)).toEqual([
-      { path: 'acknowledge[0]', code: 'enum', message: 'expected one of "dns-wan"|"policy-delay"|"ipv6-egress"|"cilium-devices"|"kube-state-metrics"|"ignition-packages", received "dns-leak"' },
+      { path: 'acknowledge[0]', code: 'enum', message: 'expected one of "dns-wan"|"policy-delay"|"ipv6-egress"|"ipv6-destination"|"hostname-endpoint"|"cilium-devices"|"kube-state-metrics"|"ignition-packages", received "dns-leak"' },
     ]);
   });
 
