@@ -11,31 +11,44 @@ const WG_KEY_SHAPE = /^[A-Za-z0-9+/]{42}[A-Za-z0-9+/]=?$/;
 const TOKEN_PREFIX = /^(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|glpat-[\w-]{16,}|xox[abposr]-[\w-]{10,}|sk-[\w-]{16,}|sk_(live|test)_\w{16,}|AKIA[0-9A-Z]{16}|hv[sb]\.[\w-]{20,}|npm_[A-Za-z0-9]{30,}|AIza[\w-]{30,})$/;
 const JWT = /^eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}$/;
 
-/** Shannon entropy of a string, in bits per character. */
-function entropy(s: string): number {
-  const counts = new Map<string, number>();
-  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
-  let h = 0;
-  for (const n of counts.values()) h -= (n / s.length) * Math.log2(n / s.length);
-  return h;
-}
-
 /**
  * A long string of mixed classes that changes class often (random text does about every other character; words,
  * camelCase names and versions rarely do), with high entropy: a token, not a name.
+ *
+ * One pass over the string (issue 30: a regex per character made a 1 MB prop cost half a second). Only ever called on
+ * ASCII (`secretLook` tests `^[A-Za-z0-9+/=_-]+$` first), so code units are characters; the entropy sums the classes
+ * in the order they first appear, as a `Map` of characters would. `test/model/secret-look.test.ts` holds it to the
+ * per-character version it replaced.
  */
 function looksRandom(s: string): boolean {
-  const cls = (c: string) => (/[A-Z]/.test(c) ? 0 : /[a-z]/.test(c) ? 1 : /[0-9]/.test(c) ? 2 : 3);
+  const n = s.length;
+  const counts = new Uint32Array(128);
+  const order: number[] = [];
   let switches = 0;
   let digits = 0;
-  for (let i = 0; i < s.length; i++) {
-    if (cls(s[i]) === 2) digits++;
-    if (i > 0 && cls(s[i]) !== cls(s[i - 1])) switches++;
+  let upper = false;
+  let lower = false;
+  let lowerHex = true; // every character in [a-f0-9]
+  let upperHex = true; // every character in [A-F0-9]
+  let prev = -1;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    const cls = c >= 65 && c <= 90 ? 0 : c >= 97 && c <= 122 ? 1 : c >= 48 && c <= 57 ? 2 : 3;
+    if (cls === 0) upper = true;
+    else if (cls === 1) lower = true;
+    else if (cls === 2) digits++;
+    if (!(cls === 2 || (c >= 97 && c <= 102))) lowerHex = false;
+    if (!(cls === 2 || (c >= 65 && c <= 70))) upperHex = false;
+    if (i > 0 && cls !== prev) switches++;
+    prev = cls;
+    const k = c & 127;
+    if (counts[k]++ === 0) order.push(k);
   }
-  const mixedCase = /[A-Z]/.test(s) && /[a-z]/.test(s);
-  const hex = /^[a-f0-9]+$/.test(s) || /^[A-F0-9]+$/.test(s);
-  if (hex) return s.length >= 32 && digits >= s.length / 5 && switches >= s.length / 4;
-  return mixedCase && digits >= 2 && s.length >= 20 && switches >= (s.length - 1) / 3 && entropy(s) >= 3.5;
+  if (n > 0 && (lowerHex || upperHex)) return n >= 32 && digits >= n / 5 && switches >= n / 4;
+  if (!(upper && lower && digits >= 2 && n >= 20 && switches >= (n - 1) / 3)) return false;
+  let h = 0;
+  for (const k of order) h -= (counts[k] / n) * Math.log2(counts[k] / n);
+  return h >= 3.5;
 }
 
 const IN_A_SECRET = 'put it in a Secret and pass the Secret\'s name (a `…Secret` prop), never the value';
@@ -47,6 +60,18 @@ const IN_A_SECRET = 'put it in a Secret and pass the Secret\'s name (a `…Secre
  */
 export function secretLook(value: unknown): SecretLook | undefined {
   if (typeof value !== 'string' || value.length < 8) return undefined;
+  // A value is looked at up to three times (its problem, the message's `received`, the secret scan): the last answer
+  // is kept, so a long string is scanned once.
+  if (value === last.value) return last.look;
+  const look = lookOf(value);
+  last.value = value;
+  last.look = look;
+  return look;
+}
+
+const last: { value: string | undefined; look: SecretLook | undefined } = { value: undefined, look: undefined };
+
+function lookOf(value: string): SecretLook | undefined {
   const s = value.trim();
   if (WG_KEY_SHAPE.test(s)) {
     return { what: 'a WireGuard key', where: 'put a private key in a Secret, key `private-key`, and pass its name (or, on a host, in a root-only file named by `privateKeyFrom`); a public key belongs in a `publicKey` prop' };
