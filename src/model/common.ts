@@ -213,7 +213,9 @@ export function zodProblems(error: z.ZodError): Problem[] {
 /** @internal */
 export function parseWith<T>(schema: z.ZodType, input: unknown): { ok: true; value: T } | { ok: false; problems: Problem[] } {
   const secrets = secretValueProblems(input);
-  const r = schema.safeParse(input, { reportInput: true });
+  // jitless: zod 4 compiles each object schema's parser with `new Function` on its first parse, which costs more than
+  // the one parse a construct makes (issue 30); the checks and the issues are the same either way.
+  const r = schema.safeParse(input, { reportInput: true, jitless: true });
   if (r.success && secrets.length === 0) return { ok: true, value: r.data as T };
   // A secret-looking value is refused once, by what it looks like: the schema's problem at the same path goes.
   const at = new Set(secrets.map((p) => p.path));
