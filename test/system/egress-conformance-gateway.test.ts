@@ -314,7 +314,7 @@ describeWithTools('EgressConformance against the VpnGateway data path (pod-gatew
     expect(armed.lines).toContain('status 137');
     expect(armed.downAfterKill).toBe(true);
     expect(armed.upLater).toBe(true);
-    const disarmedCheck = script.replace(/-- sh -c 'nohup sh -c "\$1" sh "\$2" "\$3" "\$4" "\$5" <\/dev\/null >\/dev\/null 2>&1 & echo \$! > "\/tmp\/\$2.pid"'/, "-- sh -c 'true'");
+    const disarmedCheck = script.replace(/ sh -c 'nohup sh -c "\$1" sh "\$2" "\$3" "\$4" "\$5" <\/dev\/null >\/dev\/null 2>&1 & echo \$! > "\/tmp\/\$2.pid"'/, " sh -c 'true'");
     expect(disarmedCheck).not.toBe(script);
     const none = killed(disarmedCheck, 'killed (SIGKILL) while stopped, no dead-man (control)');
     expect(none.downAfterKill).toBe(true);
