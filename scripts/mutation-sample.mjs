@@ -1,7 +1,7 @@
 // npm run mutation:sample -- [size] [seed]: the mutation score over src/model, src/render and src/host, estimated
 // from a uniform random sample of their mutants (a full run is ~6,400 mutants: hours on a 2-core machine).
 // Lists every mutant with Stryker's own instrumenter, draws `size` of them with a seeded generator, runs Stryker on
-// exactly those locations (not incremental: the committed incremental file is left as it is), and prints the score
+// exactly those locations (not incremental: the local incremental file is left as it is), and prints the score
 // with a 95 % Wilson interval, and each survivor. Writes reports/mutation/sample.json. Sampled from the mutants that
 // contain no other mutant (see below).
 // Static mutants (code that runs when a module loads: tables, patterns, messages built at the top level) are run and

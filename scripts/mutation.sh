@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# npm run mutation: StrykerJS over src/model, src/render and src/host (stryker.config.json; incremental).
+# npm run mutation: StrykerJS over src/model, src/render and src/host (stryker.config.json; incremental, its file in
+# reports/, not committed).
 # The sandbox is a copy under .stryker-tmp/, so the schemas beside the repository are passed by absolute path.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -17,12 +17,14 @@ function loadedAfter(code: string): Loaded {
   const probe = `
     ${code}
     const files = Object.keys(require.cache);
-    const nm = require('node:path').join(process.cwd(), 'node_modules');
+    // node keys require.cache by real path; Stryker's sandbox links node_modules to the repository's copy.
+    const nm = require('node:fs').realpathSync(require('node:path').join(process.cwd(), 'node_modules'));
+    const src = require('node:fs').realpathSync(require('node:path').join(process.cwd(), 'src'));
     process.stdout.write('\\n' + JSON.stringify({
       zod: files.some((f) => f.startsWith(nm + '/zod/')),
       ownYaml: files.some((f) => f.startsWith(nm + '/yaml/')),
       cdk8sYaml: files.some((f) => f.startsWith(nm + '/cdk8s/node_modules/yaml/')),
-      schemas: files.filter((f) => f.startsWith(process.cwd() + '/src/model/')).map((f) => require('node:path').basename(f, '.ts'))
+      schemas: files.filter((f) => f.startsWith(src + '/model/')).map((f) => require('node:path').basename(f, '.ts'))
         .filter((m) => ${JSON.stringify(SCHEMA_MODULES)}.includes(m)).sort(),
     }));`;
   const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', probe], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: 'tsconfig.dev.json' } });

@@ -253,33 +253,38 @@ tunnel() {
       *) return 90 ;;
     esac
   else
-    # The unit on the gateway node, from the node agent (hostPID: nsenter into PID 1's namespaces).
-    "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- nsenter -t 1 -m -u -i -n -p -- systemctl "$1" "$6"
+    # The unit on the gateway node.
+    on_target "$2" "$3" "$4" "$5" systemctl "$1" "$6"
   fi
+}
+
+# on_target <kind> <namespace> <deployment> <container> <command>…: runs the command where the tunnel is: in the
+# gluetun container (gateway), or on the gateway node from the node agent (steering; hostPID: nsenter into PID 1's
+# namespaces).
+on_target() {
+  on_kind=$1 on_ns=$2 on_dep=$3 on_ctr=$4
+  shift 4
+  [ "$on_kind" = steering ] && set -- nsenter -t 1 -m -u -i -n -p -- "$@"
+  "$KUBECTL" -n "$on_ns" exec "deploy/$on_dep" -c "$on_ctr" -- "$@"
 }
 
 # deadman <arm|disarm> <kind> <namespace> <deployment> <container> <unit> <name>: on the target itself, a start of the
 # tunnel DEADMAN_SECONDS from now, which survives this shell (SIGKILL, a lost API connection, a laptop put to sleep).
+# On the gateway node, a transient systemd timer (systemd-run --on-active), gone once elapsed or stopped; in the gluetun
+# container, a detached sleeper (its PID in /tmp/<name>.pid) that sends PUT running, as the stop did.
 deadman() {
-  if [ "$2" = steering ]; then
-    # A transient systemd timer on the gateway node (systemd-run --on-active), gone once elapsed or stopped.
-    if [ "$1" = arm ]; then
-      "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- nsenter -t 1 -m -u -i -n -p -- systemd-run --quiet --collect --unit="$7" --on-active="$DEADMAN_SECONDS" --timer-property=RemainAfterElapsed=no systemctl start "$6"
-    else
-      "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- nsenter -t 1 -m -u -i -n -p -- systemctl stop "$7.timer"
-    fi
-  else
-    # A detached sleeper in the gluetun container (its PID in /tmp/<name>.pid) that sends PUT running, as the stop did.
-    if [ "$1" = arm ]; then
+  case $2:$1 in
+    steering:arm) on_target "$2" "$3" "$4" "$5" systemd-run --quiet --collect --unit="$7" --on-active="$DEADMAN_SECONDS" --timer-property=RemainAfterElapsed=no systemctl start "$6" ;;
+    steering:disarm) on_target "$2" "$3" "$4" "$5" systemctl stop "$7.timer" ;;
+    *:arm)
       # shellcheck disable=SC2016 # expanded by the shells in the container
-      "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- sh -c 'nohup sh -c "$1" sh "$2" "$3" "$4" "$5" </dev/null >/dev/null 2>&1 & echo $! > "/tmp/$2.pid"' sh \\
+      on_target "$2" "$3" "$4" "$5" sh -c 'nohup sh -c "$1" sh "$2" "$3" "$4" "$5" </dev/null >/dev/null 2>&1 & echo $! > "/tmp/$2.pid"' sh \\
         'sleep "$2" && rm -f "/tmp/$1.pid" && exec wget -q -t 3 -T 30 -O - --method=PUT --header=Content-Type:application/json --body-data="$4" "$3"' \\
-        "$7" "$DEADMAN_SECONDS" ${GLUETUN_CONTROL}/v1/vpn/status '{"status":"running"}'
-    else
+        "$7" "$DEADMAN_SECONDS" ${GLUETUN_CONTROL}/v1/vpn/status '{"status":"running"}' ;;
+    *)
       # shellcheck disable=SC2016
-      "$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- sh -c 'kill "$(cat "/tmp/$1.pid")" && rm -f "/tmp/$1.pid"' sh "$7"
-    fi
-  fi
+      on_target "$2" "$3" "$4" "$5" sh -c 'kill "$(cat "/tmp/$1.pid")" && rm -f "/tmp/$1.pid"' sh "$7" ;;
+  esac
 }
 
 # disarmed <kind> <namespace> <deployment> <container> <unit> <name>: disarms the dead-man restore; prints why not.

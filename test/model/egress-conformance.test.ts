@@ -38,6 +38,19 @@ describe('EgressConformance validation', () => {
     ['requires the tunnel unit of a steering that renders no tunnel', check((p) => { delete (p.egressSteerings![0].steering as { tunnel?: unknown }).tunnel; }), [
       { path: 'egressSteerings[0].tunnelUnit', code: 'required', message: 'required when the steering renders no tunnel: the systemd unit of your own tunnel on the gateway node' },
     ]],
+    ['accepts a steering that renders no tunnel given its tunnel unit', check((p) => { delete (p.egressSteerings![0].steering as { tunnel?: unknown }).tunnel; p.egressSteerings![0].tunnelUnit = 'wg-quick@tun0.service'; }), []],
+    ['names every namespace the steering steers when the probe is in none of them', check((p) => { p.namespaces.push('games'); (p.egressSteerings![0].steering as { namespaces: string[] }).namespaces = ['media', 'downloads']; p.egressSteerings![0].probeNamespace = 'games'; }), [
+      { path: 'egressSteerings[0].probeNamespace', code: 'not-steered', message: '"games" is not one of the steering\'s namespaces (media, downloads): a probe there is never steered' },
+    ]],
+    // Only the type, although the steering enforces that value and admits only the vpn class: no not-steered or
+    // no-direct-class problem about a namespace that is not text.
+    ['refuses a probe namespace that is not text once, as a type', check((p) => {
+      (p.egressSteerings![0] as { probeNamespace: unknown }).probeNamespace = 5;
+      (p.egressSteerings![0].steering as { enforceLabels: unknown }).enforceLabels = { namespaces: [5], classes: ['vpn'] };
+    }), [
+      { path: 'egressSteerings[0].probeNamespace', code: 'type', message: 'expected string, received number' },
+      { path: 'egressSteerings[0].steering.enforceLabels.namespaces[0]', code: 'type', message: 'expected string, received number' },
+    ]],
     ['refuses a check of nothing', check((p) => { delete p.vpnGateways; delete p.egressSteerings; }), [
       { path: 'vpnGateways', code: 'nothing-to-check', message: 'expected at least one of vpnGateways or egressSteerings: a check of nothing proves nothing' },
     ]],

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
-import { planEgressConformance, planEgressSteering, validateEgressConformance } from '../../src';
+import { EgressConformanceProps, planEgressConformance, planEgressSteering, validateEgressConformance } from '../../src';
 import type { VpnGatewayProps } from '../../src/model/vpn-gateway';
 import { EgressConformance, EgressSteering, VpnGateway } from '../../src/cdk8s';
 import { checkKubeObjects } from '../../src/testing';
@@ -120,6 +120,33 @@ describe('EgressConformance beside the steering\'s own label enforcement (Kyvern
       code: 'no-direct-class',
       message: `the steering admits only the vpn class "${vpnClass}" in media: the direct-class control probe (and the node agent) could not be admitted there; add a direct class to enforceLabels.classes, or choose a probeNamespace the steering does not enforce`,
     }]);
+  });
+
+  // The refusal names each enforced namespace the check would run a pod in (the probes', the node agent's), once, in
+  // that order; when the steering enforces neither (the advice the refusal gives), the check is accepted and none of
+  // its Deployments lands in an enforced namespace.
+  const steered = ['media', 'egress-agents', 'downloads'];
+  const withAgent = (enforced: string[], agentNamespace: string): EgressConformanceProps => ({
+    ...homelabConformance(), namespaces: [...steered, 'vpn-gateway'], vpnGateways: [],
+    egressSteerings: [{ steering: { ...prodSteering(), namespaces: steered, enforceLabels: { namespaces: enforced, classes: ['vpn'] } }, probeNamespace: 'media', agentNamespace }],
+  });
+  it.each<[string, string[], string, string]>([
+    ['the probes and the node agent in two enforced namespaces: both', ['media', 'egress-agents'], 'egress-agents', 'media, egress-agents'],
+    ['the node agent in an enforced namespace, the probes not: the agent\'s', ['egress-agents'], 'egress-agents', 'egress-agents'],
+    ['the probes and the node agent in one enforced namespace: it once', ['downloads', 'media'], 'media', 'media'],
+  ])('the refusal names the enforced namespaces the check runs pods in (%s)', (_name, enforced, agentNamespace, named) => {
+    expect(validateEgressConformance(withAgent(enforced, agentNamespace))).toEqual([{
+      path: 'egressSteerings[0].steering.enforceLabels.classes',
+      code: 'no-direct-class',
+      message: `the steering admits only the vpn class "vpn" in ${named}: the direct-class control probe (and the node agent) could not be admitted there; add a direct class to enforceLabels.classes, or choose a probeNamespace the steering does not enforce`,
+    }]);
+  });
+
+  it('accepts a steering that admits only the vpn class where the check runs no pod, and places none of its pods there', () => {
+    const props = withAgent(['downloads'], 'egress-agents');
+    expect(validateEgressConformance(props)).toEqual([]);
+    const placed = planEgressConformance(props).objects.filter((o) => o.kind === 'Deployment').map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+    expect(placed).toEqual(['egress-agents/egress-conformance-s0-agent', 'media/egress-conformance-s0-direct', 'media/egress-conformance-s0-vpn']);
   });
 });
 

@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EgressConformanceProps, generateKeyPair, planEgressConformance, planVpnGateway, VpnGatewayProps } from '../../src';
+import { ConformanceLab, runConformance } from './conformance-lab';
 import { inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
-import { describeWithTools, must, Run, sh, tmpdir, VENDOR_DIR } from './tools';
+import { describeWithTools, must, sh, tmpdir, VENDOR_DIR } from './tools';
 
 const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
 
@@ -92,43 +93,7 @@ describeWithTools('EgressConformance against the VpnGateway data path (pod-gatew
   ].join('\n');
 
   const nsenter = (p: Pod) => `nsenter -t ${p.pid} -m -u -p -n -r -w`;
-  const kubectl = path.join(dir, 'kubectl');
-  const kubectlLog = path.join(dir, 'kubectl.log');
-  const writeFakeKubectl = () => {
-    // <namespace>/<deployment>/<container> → the command prefix that enters the pod playing it.
-    fs.writeFileSync(path.join(dir, 'deployments'), [
-      `media/egress-conformance-g0-vpn/probe ${nsenter(client)}`,
-      `media/egress-conformance-g0-direct/probe ip netns exec ${ns.direct}`,
-      `vpn-gateway/vpn-gateway/gluetun ${nsenter(gw)}`,
-      '',
-    ].join('\n'));
-    fs.writeFileSync(kubectl, `#!/bin/bash
-# A stand-in for kubectl: exec into the pod that plays a Deployment; rollout status of a known one.
-echo "$*" >> ${kubectlLog}
-ns=default
-[ "$1" = -n ] && { ns=$2; shift 2; }
-case $1 in
-  rollout)
-    grep -q "^$ns/\${3#deploy/}/" ${dir}/deployments || { echo "Error from server (NotFound): deployments.apps \\"\${3#deploy/}\\" not found" >&2; exit 1; } ;;
-  exec)
-    dep=\${2#deploy/}; shift 2
-    c=; [ "$1" = -c ] && { c=$2; shift 2; }
-    [ "$1" = -- ] && shift
-    prefix=$(grep "^$ns/$dep/$c " ${dir}/deployments | cut -d' ' -f2-)
-    [ -n "$prefix" ] || { echo "Error from server (NotFound): deployments.apps \\"$dep\\" not found" >&2; exit 1; }
-    # shellcheck disable=SC2086
-    # In a session of its own, as a process in the pod is: killing the check's process group does not reach it.
-    exec setsid -w $prefix "$@" ;;
-  *) echo "kubectl stand-in: unsupported: $*" >&2; exit 1 ;;
-esac
-`, { mode: 0o755 });
-  };
-  const runCheck = (args = ['--destructive']): Run & { lines: string[] } => {
-    fs.writeFileSync(path.join(dir, CHECK), script, { mode: 0o755 });
-    const r = sh(`cd ${dir} && KUBECTL=${kubectl} sh ${CHECK} ${args.join(' ')}`, { timeout: 120_000 });
-    return { ...r, lines: r.stdout.trim().split('\n') };
-  };
-  const CHECK = 'egress-conformance.sh';
+  const lab = new ConformanceLab(dir, script, leaked);
   /** What the control server runs for a status: `inPodCmd` in the gateway pod, then `hostCmd` on the lab's host. */
   const labFile = (file: string, inPodCmd: string, hostCmd = '') => fs.writeFileSync(path.join(dir, file), `${nsenter(gw)} env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 /bin/bash -c ${quote(inPodCmd)}\n${hostCmd}\n`);
   /** The lab as synthesized (every control's change undone), the tunnel up, the WAN counter at 0. */
@@ -140,10 +105,6 @@ esac
     must(inPod(gw, vpnStart), 'tunnel up');
     inNs(ns.node, 'nft reset counter inet tw29count leaked >/dev/null');
     must(inPod(client, 'for i in $(seq 20); do curl -s --max-time 2 http://198.18.0.3:8080/ | grep -q 198.18.0.2 && exit 0; sleep 0.5; done; exit 1'), `the vpn probe through the tunnel:\n${podLog(client, 'sidecar.log')}`);
-  };
-  const outputs: Record<string, { status: number | null; leakedAtWan: number; output: string[] }> = {};
-  const record = (what: string, r: Run & { lines: string[] }, leak: number) => {
-    outputs[what] = { status: r.status, leakedAtWan: leak, output: r.lines };
   };
 
   beforeAll(() => {
@@ -220,12 +181,16 @@ esac
     const k8s = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
     must(inPod(client, 'client_init.sh', { env: k8s, timeout: 60_000 }), 'client_init.sh');
     startInPod(client, 'client_sidecar.sh', 'sidecar.log', k8s);
-    writeFakeKubectl();
+    lab.writeKubectl({ deployments: {
+      'media/egress-conformance-g0-vpn/probe': nsenter(client),
+      'media/egress-conformance-g0-direct/probe': `ip netns exec ${ns.direct}`,
+      'vpn-gateway/vpn-gateway/gluetun': nsenter(gw),
+    } });
     designAsSynthesized();
   }, 180_000);
 
   afterAll(() => {
-    process.stdout.write(`egress conformance (VpnGateway) runs: ${JSON.stringify(outputs, undefined, 1)}\n`);
+    lab.printRuns('egress conformance (VpnGateway) runs');
     for (const p of [client, gw]) if (p) stopPod(p);
     for (const n of Object.values(ns)) sh(`ip netns pids ${n} | xargs -r kill -9; ip netns del ${n} 2>/dev/null`);
   });
@@ -238,18 +203,17 @@ esac
     const lint = sh(`shellcheck -s sh ${dir}/lint.sh`);
     expect(lint.output).toBe('');
     expect(lint.status).toBe(0);
-    fs.writeFileSync(kubectlLog, '');
-    const r = runCheck([]);
+    fs.writeFileSync(lab.kubectlLog, '');
+    const r = runConformance(lab, { args: [] });
     expect(r.status).toBe(2);
     expect(r.stderr).toBe('refused: this check stops each tunnel (vpn-class egress pauses); run it as: sh egress-conformance.sh --destructive\n');
-    expect(fs.readFileSync(kubectlLog, 'utf8')).toBe('');
+    expect(fs.readFileSync(lab.kubectlLog, 'utf8')).toBe('');
   });
 
   it('passes on the design as synthesized: each requirement with its evidence, 0 vpn-class packets at the WAN, the tunnel restored', () => {
     designAsSynthesized();
     resetLeak();
-    const r = runCheck();
-    record('design as synthesized', r, leaked());
+    const r = runConformance(lab, { record: 'design as synthesized' });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const l = r.lines;
@@ -261,7 +225,7 @@ esac
     expect(l[5]).toBe('PASS R3 [vpn-gateway vpn-gateway/vpn-gateway]: tunnel stopped: the vpn-class request got no answer within 3s while the direct-class control at the same moment was answered from 198.18.0.1 (no vpn-class request reached the echo by the WAN)');
     expect(l[6]).toMatch(/^PASS R4 \[vpn-gateway vpn-gateway\/vpn-gateway\]: tunnel started: vpn-class egress back through the tunnel after \d+s \(the echo saw 198\.18\.0\.2; bound 15s\) from a new interface \(tun0 ifindex (\d+) -> (?!\1\))\d+\)$/);
     expect(l.slice(7)).toEqual(['RESTORED [vpn-gateway vpn-gateway/vpn-gateway]: the tunnel is running again', 'conformance: PASS (every requirement holds)']);
-    expect(outputs['design as synthesized'].leakedAtWan).toBe(0);
+    expect(lab.outputs['design as synthesized'].leakedAtWan).toBe(0);
     expect(tunnelUp()).toBe(true);
   });
 
@@ -269,21 +233,19 @@ esac
     designAsSynthesized();
     must(inPod(gw, 'iptables -P FORWARD ACCEPT'), 'open FORWARD');
     resetLeak();
-    const r = runCheck();
-    record('kill switch gone', r, leaked());
+    const r = runConformance(lab, { record: 'kill switch gone' });
     expect(r.status).toBe(1);
     expect(r.lines).toContain('FAIL R3 [vpn-gateway vpn-gateway/vpn-gateway]: tunnel stopped: a vpn-class request was answered, the echo saw 198.18.0.1 (a WAN address: vpn-class traffic left by the WAN)');
     expect(r.lines.filter((x) => x.startsWith('FAIL'))).toHaveLength(1);
     expect(r.lines.slice(-1)).toEqual(['conformance: FAIL (1 requirement(s) failed)']);
-    expect(outputs['kill switch gone'].leakedAtWan).toBeGreaterThan(0);
+    expect(lab.outputs['kill switch gone'].leakedAtWan).toBeGreaterThan(0);
     expect(tunnelUp()).toBe(true);
   });
 
   it('control: the tunnel never restarted: R4 fails after the bound, the trap starts it again and says so', () => {
     designAsSynthesized();
     labFile('vpn-running.sh', 'true');
-    const r = runCheck();
-    record('tunnel never restarted', r, leaked());
+    const r = runConformance(lab, { record: 'tunnel never restarted' });
     expect(r.status).toBe(1);
     expect(r.lines.filter((x) => x.startsWith('FAIL'))).toEqual([
       expect.stringMatching(/^FAIL R4 \[vpn-gateway vpn-gateway\/vpn-gateway\]: tunnel started: vpn-class egress not back inside 198\.18\.0\.2\/32 within 15s \(tun0 ifindex \d+ -> none\)$/),
@@ -296,8 +258,7 @@ esac
     // A "stop" that only takes the link down, and a "start" that brings the same link up: the same ifindex.
     labFile('vpn-stopped.sh', 'ip link set tun0 down');
     labFile('vpn-running.sh', 'ip link set tun0 up && ip route replace default dev tun0 table 51820');
-    const r = runCheck();
-    record('same interface after restart', r, leaked());
+    const r = runConformance(lab, { record: 'same interface after restart' });
     expect(r.status).toBe(1);
     expect(r.lines.filter((x) => x.startsWith('FAIL'))).toEqual([
       expect.stringMatching(/^FAIL R4 \[vpn-gateway vpn-gateway\/vpn-gateway\]: tunnel started: egress back after \d+s, but not from a new tunnel interface \(tun0 ifindex (\d+) -> \1\)$/),
@@ -308,8 +269,7 @@ esac
     designAsSynthesized();
     labFile('vpn-stopped.sh', vpnStop, `ip netns exec ${ns.inet} iptables -I INPUT -p tcp --dport 8080 -j DROP`);
     labFile('vpn-running.sh', vpnStart, `ip netns exec ${ns.inet} iptables -D INPUT -p tcp --dport 8080 -j DROP`);
-    const r = runCheck();
-    record('echo down while stopped', r, leaked());
+    const r = runConformance(lab, { record: 'echo down while stopped' });
     expect(r.status).toBe(1);
     expect(r.lines.filter((x) => x.startsWith('FAIL'))).toEqual(['FAIL R3 [vpn-gateway vpn-gateway/vpn-gateway]: tunnel stopped: the direct-class control got no answer either: an echo outage, not a proven kill switch']);
   });
@@ -318,8 +278,7 @@ esac
     designAsSynthesized();
     must(inNs(ns.inet, 'iptables -I INPUT -p tcp --dport 8080 -j DROP'), 'echo down');
     try {
-      const r = runCheck();
-      record('echo down', r, leaked());
+      const r = runConformance(lab, { record: 'echo down' });
       expect(r.status).toBe(1);
       expect(r.lines.filter((x) => x.startsWith('FAIL')).slice(0, 3)).toEqual([
         'FAIL R1 [vpn-gateway vpn-gateway/vpn-gateway]: vpn-class egress: no echo target answered media/egress-conformance-g0-vpn (tunnel down, or every echo target down)',
@@ -333,12 +292,8 @@ esac
 
   it('restores the tunnel when interrupted while it is stopped (SIGTERM in R3), and says so', () => {
     designAsSynthesized();
-    // Slow the stop step's requests: the check is killed while the tunnel is down.
-    fs.writeFileSync(path.join(dir, CHECK), script, { mode: 0o755 });
-    const r = sh(`cd ${dir} && (KUBECTL=${kubectl} sh ${CHECK} --destructive > run.out 2>&1 & pid=$!; ` +
-      `for i in $(seq 100); do grep -q "tunnel stopped" run.out && break; sleep 0.1; done; kill -TERM $pid; wait $pid; echo "status $?" >> run.out); cat run.out`, { timeout: 60_000 });
-    const lines = r.stdout.trim().split('\n');
-    record('interrupted while stopped', { ...r, lines }, leaked());
+    // The check is signalled while the tunnel is down.
+    const { lines } = runConformance(lab, { interrupt: 'TERM', record: 'interrupted while stopped' });
     expect(lines).toContain('interrupted');
     expect(lines).toContain('RESTORED [vpn-gateway vpn-gateway/vpn-gateway]: the tunnel was started again after a failed or interrupted step ({"outcome":"running"})');
     expect(lines.slice(-1)).toEqual(['status 1']);
@@ -346,24 +301,22 @@ esac
   });
 
   it('the run killed outright while the tunnel is stopped (SIGKILL: no trap runs): the dead-man sleeper in the gluetun container sends PUT running; control: without it the tunnel stays stopped', () => {
-    const killed = (check: string) => {
+    const killed = (check: string, what: string) => {
       designAsSynthesized();
-      fs.writeFileSync(path.join(dir, CHECK), check, { mode: 0o755 });
-      const r = sh(`cd ${dir} && (DEADMAN_SECONDS=6 KUBECTL=${kubectl} setsid sh ${CHECK} --destructive > run.out 2>&1 & pid=$!; ` +
-        `for i in $(seq 100); do grep -q "tunnel stopped" run.out && break; sleep 0.1; done; kill -KILL -- -$pid; wait $pid; echo "status $?" >> run.out); cat run.out`, { timeout: 60_000 });
+      const r = runConformance(lab, { check, env: { DEADMAN_SECONDS: '6' }, interrupt: 'KILL', record: what });
       const downAfterKill = !tunnelUp();
       sh('sleep 9');
-      return { lines: [...r.stdout.trim().split('\n'), `tunnel down right after the kill: ${downAfterKill}; up 9 s later: ${tunnelUp()}`], downAfterKill, upLater: tunnelUp() };
+      const upLater = tunnelUp();
+      r.lines.push(`tunnel down right after the kill: ${downAfterKill}; up 9 s later: ${upLater}`);
+      return { lines: r.lines, downAfterKill, upLater };
     };
-    const armed = killed(script);
-    outputs['killed (SIGKILL) while stopped'] = { status: 137, leakedAtWan: leaked(), output: armed.lines };
+    const armed = killed(script, 'killed (SIGKILL) while stopped');
     expect(armed.lines).toContain('status 137');
     expect(armed.downAfterKill).toBe(true);
     expect(armed.upLater).toBe(true);
-    const disarmedCheck = script.replace(/-- sh -c 'nohup sh -c "\$1" sh "\$2" "\$3" "\$4" "\$5" <\/dev\/null >\/dev\/null 2>&1 & echo \$! > "\/tmp\/\$2.pid"'/, "-- sh -c 'true'");
+    const disarmedCheck = script.replace(/ sh -c 'nohup sh -c "\$1" sh "\$2" "\$3" "\$4" "\$5" <\/dev\/null >\/dev\/null 2>&1 & echo \$! > "\/tmp\/\$2.pid"'/, " sh -c 'true'");
     expect(disarmedCheck).not.toBe(script);
-    const none = killed(disarmedCheck);
-    outputs['killed (SIGKILL) while stopped, no dead-man (control)'] = { status: 137, leakedAtWan: leaked(), output: none.lines };
+    const none = killed(disarmedCheck, 'killed (SIGKILL) while stopped, no dead-man (control)');
     expect(none.downAfterKill).toBe(true);
     expect(none.upLater).toBe(false);
   });

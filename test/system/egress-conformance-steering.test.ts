@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EgressConformanceProps, EgressSteeringProps, generateKeyPair, HostPlan, planEgressConformance, planEgressSteering } from '../../src';
 import { RESTEER_PATH } from '../../src/render/egress-steering';
+import { ConformanceLab, runConformance } from './conformance-lab';
 import { inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
-import { describeWithTools, must, Run, sh, tmpdir } from './tools';
+import { describeWithTools, must, sh, tmpdir } from './tools';
 
 /**
  * EgressConformance's own script, run unchanged against EgressSteering's gateway node in network namespaces: the
@@ -150,54 +151,8 @@ while :; do
   sleep 0.1
 done`;
 
-  const kubectl = path.join(dir, 'kubectl');
-  const kubectlLog = path.join(dir, 'kubectl.log');
   const enter = (p: Pod) => `nsenter -t ${p.pid} -m -u -p -n -r -w`;
-  /** On the lab's host after the node agent's `systemctl stop|start` of the tunnel: <dir>/on-stop.sh, <dir>/on-start.sh. */
-  const writeFakeKubectl = () => {
-    fs.writeFileSync(path.join(dir, 'deployments'), [
-      `media/egress-conformance-s0-vpn/probe ${enter(vp)}`,
-      `media/egress-conformance-s0-direct/probe ${enter(dp)}`,
-      `media/egress-conformance-s0-agent/agent ${enter(node)}`,
-      '',
-    ].join('\n'));
-    fs.writeFileSync(kubectl, `#!/bin/bash
-# A stand-in for kubectl: exec into the pod that plays a Deployment; rollout status and scale of a known one; the
-# node's labels as its re-steer hook wrote them.
-echo "$*" >> ${kubectlLog}
-ns=default
-[ "$1" = -n ] && { ns=$2; shift 2; }
-known() { grep -q "^$ns/$1/" ${dir}/deployments || { echo "Error from server (NotFound): deployments.apps \\"$1\\" not found" >&2; exit 1; }; }
-case $1 in
-  rollout) known "\${3#deploy/}" ;;
-  scale) known "\${2#deploy/}"; echo "deployment.apps/\${2#deploy/} scaled" ;;
-  get) [ "$2 $3" = "node gw-1" ] || { echo "Error from server (NotFound): nodes \\"$3\\" not found" >&2; exit 1; }
-    ${enter(node)} cat /run/tw-labels/node 2>/dev/null; exit 0 ;;
-  exec)
-    dep=\${2#deploy/}; shift 2
-    c=; [ "$1" = -c ] && { c=$2; shift 2; }
-    [ "$1" = -- ] && shift
-    # The node agent's way into the node (hostPID: PID 1 is the node's init; nsenter into its mount namespace takes its
-    # root): here the node pod's namespaces and root, which the agent's prefix enters already.
-    if [ "$1 $2 $3" = "nsenter -t 1" ]; then while [ "$1" != -- ]; do shift; done; shift; fi
-    prefix=$(grep "^$ns/$dep/$c " ${dir}/deployments | cut -d' ' -f2-)
-    [ -n "$prefix" ] || { echo "Error from server (NotFound): deployments.apps \\"$dep\\" not found" >&2; exit 1; }
-    # shellcheck disable=SC2086
-    # In a session of its own, as a process in the pod is: killing the check's process group does not reach it.
-    setsid -w $prefix "$@"
-    rc=$?
-    case "$*" in "systemctl stop wg-quick"*) [ -x ${dir}/on-stop.sh ] && ${dir}/on-stop.sh >/dev/null 2>&1 ;; "systemctl start wg-quick"*) [ -x ${dir}/on-start.sh ] && ${dir}/on-start.sh >/dev/null 2>&1 ;; esac
-    exit $rc ;;
-  *) echo "kubectl stand-in: unsupported: $*" >&2; exit 1 ;;
-esac
-`, { mode: 0o755 });
-  };
-  const CHECK = 'egress-conformance.sh';
-  const runCheck = (args = ['--destructive'], check = script, env = ''): Run & { lines: string[] } => {
-    fs.writeFileSync(path.join(dir, CHECK), check, { mode: 0o755 });
-    const r = sh(`cd ${dir} && ${env} KUBECTL=${kubectl} sh ${CHECK} ${args.join(' ')}`, { timeout: 120_000 });
-    return { ...r, lines: r.stdout.trim().split('\n') };
-  };
+  const lab = new ConformanceLab(dir, script, leaked);
   const tunnelUp = () => inPod(node, 'ip link show tun0').status === 0;
   const waitFor = (what: string, cond: () => boolean, seconds = 30) => {
     for (let i = 0; i < seconds * 5; i++) {
@@ -223,10 +178,6 @@ esac
     ].join(' && ')), 'design as synthesized');
     waitFor('vpn-class egress through the tunnel', viaTunnel);
     resetLeak();
-  };
-  const outputs: Record<string, { status: number | null; leakedAtWan: number; output: string[] }> = {};
-  const record = (what: string, r: Run & { lines: string[] }) => {
-    outputs[what] = { status: r.status, leakedAtWan: leaked(), output: r.lines };
   };
 
   beforeAll(() => {
@@ -286,12 +237,24 @@ esac
     for (const u of host.units.filter((x) => x.name.startsWith('tunnelwright-secret-'))) must(inPod(node, execLines(u.name)[0]), u.name);
     must(inPod(node, 'mkdir -p /tmp/lab && systemctl start wg-quick@tun0.service'), `tunnel unit:\n${podLog(node, 'unit.log')}`);
     startInPod(node, consumer, 'consumer.out');
-    writeFakeKubectl();
+    // On the lab's host after the node agent's `systemctl stop|start` of the tunnel: <dir>/on-stop.sh, <dir>/on-start.sh.
+    lab.writeKubectl({
+      deployments: {
+        'media/egress-conformance-s0-vpn/probe': enter(vp),
+        'media/egress-conformance-s0-direct/probe': enter(dp),
+        'media/egress-conformance-s0-agent/agent': enter(node),
+      },
+      nodeAgent: { node: 'gw-1', labels: `${enter(node)} cat /run/tw-labels/node 2>/dev/null` },
+      afterExec: [
+        ['"systemctl stop wg-quick"*', `[ -x ${dir}/on-stop.sh ] && ${dir}/on-stop.sh >/dev/null 2>&1`],
+        ['"systemctl start wg-quick"*', `[ -x ${dir}/on-start.sh ] && ${dir}/on-start.sh >/dev/null 2>&1`],
+      ],
+    });
     designAsSynthesized();
   }, 180_000);
 
   afterAll(() => {
-    process.stdout.write(`egress conformance (EgressSteering) runs: ${JSON.stringify(outputs, undefined, 1)}\n`);
+    lab.printRuns('egress conformance (EgressSteering) runs');
     for (const p of [vp, dp, node]) if (p) stopPod(p);
     for (const n of Object.values(ns)) sh(`ip netns pids ${n} | xargs -r kill -9; ip netns del ${n} 2>/dev/null`);
   });
@@ -304,17 +267,16 @@ esac
     fs.writeFileSync(path.join(dir, 'lint.sh'), script);
     const lint = sh(`shellcheck -s sh ${dir}/lint.sh`);
     expect(lint.output).toBe('');
-    fs.writeFileSync(kubectlLog, '');
-    const r = runCheck([]);
+    fs.writeFileSync(lab.kubectlLog, '');
+    const r = runConformance(lab, { args: [] });
     expect(r.status).toBe(2);
-    expect(fs.readFileSync(kubectlLog, 'utf8')).toBe('');
+    expect(fs.readFileSync(lab.kubectlLog, 'utf8')).toBe('');
   });
 
   it('passes on the design as synthesized: each requirement with its evidence, the label follows the new tun0, 0 packets at the WAN, the dead-man disarmed', () => {
     designAsSynthesized();
     const before = ifindex();
-    const r = runCheck();
-    record('design as synthesized', r);
+    const r = runConformance(lab, { record: 'design as synthesized' });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const after = ifindex();
@@ -328,7 +290,7 @@ esac
     expect(l[5]).toBe(`PASS R3 [${LABEL}]: tunnel stopped: the vpn-class request got no answer within 3s while the direct-class control at the same moment was answered from 198.18.0.1 (no vpn-class request reached the echo by the WAN) (each name pinned to the address the direct class resolved: echo.test:8080:198.18.0.3)`);
     expect(l[6]).toMatch(new RegExp(`^PASS R4 \\[${LABEL}\\]: tunnel started: vpn-class egress back through the tunnel after \\d+s \\(the echo saw 198\\.18\\.0\\.2; bound 15s\\) from a new interface \\(tun0 ifindex ${before} -> ${after}, node gw-1 tunnelwright\\.dev/egress-uplink=10\\.2\\.0\\.2-${after}\\)$`));
     expect(l.slice(7)).toEqual([`RESTORED [${LABEL}]: the tunnel is running again`, 'node agent media/egress-conformance-s0-agent scaled back to 0 replicas', 'conformance: PASS (every requirement holds)']);
-    expect(outputs['design as synthesized'].leakedAtWan).toBe(0);
+    expect(lab.outputs['design as synthesized'].leakedAtWan).toBe(0);
     expect(timers()).toBe('');
     expect(tunnelUp()).toBe(true);
   });
@@ -336,11 +298,10 @@ esac
   it('control: the kill switch gone (its nft table deleted, its 5210 rule too): R3 fails naming the leak, packets counted at the WAN', () => {
     designAsSynthesized();
     must(inPod(node, 'nft delete table inet tunnelwright_killswitch && while ip rule del priority 5210 2>/dev/null; do :; done'), 'kill switch gone');
-    const r = runCheck();
-    record('kill switch gone', r);
+    const r = runConformance(lab, { record: 'kill switch gone' });
     expect(r.status).toBe(1);
     expect(r.lines.filter((x) => x.startsWith('FAIL'))).toEqual([`FAIL R3 [${LABEL}]: tunnel stopped: a vpn-class request was answered, the echo saw 10.2.0.2`]);
-    expect(outputs['kill switch gone'].leakedAtWan).toBeGreaterThan(0);
+    expect(lab.outputs['kill switch gone'].leakedAtWan).toBeGreaterThan(0);
     expect(tunnelUp()).toBe(true);
   });
 
@@ -349,8 +310,7 @@ esac
     must(inPod(node, 'nft delete table inet tunnelwright_killswitch && while ip rule del priority 5210 2>/dev/null; do :; done'), 'kill switch gone');
     const unpinned = script.replace(/ --resolve "\$pin"/g, '');
     expect(unpinned).not.toBe(script);
-    const r = runCheck(['--destructive'], unpinned);
-    record('kill switch gone, check without --resolve (control)', r);
+    const r = runConformance(lab, { check: unpinned, record: 'kill switch gone, check without --resolve (control)' });
     expect(r.lines.filter((x) => x.includes(' R3 '))).toEqual([expect.stringMatching(/^PASS R3 /)]);
     expect(r.status).toBe(0);
   });
@@ -358,8 +318,7 @@ esac
   it('control: the tunnel never restarted (the unit\'s start does nothing): R4 fails after the bound', () => {
     designAsSynthesized();
     must(inPod(node, 'touch /tmp/lab/start-noop'), 'start-noop');
-    const r = runCheck();
-    record('tunnel never restarted', r);
+    const r = runConformance(lab, { record: 'tunnel never restarted' });
     must(inPod(node, 'rm -f /tmp/lab/start-noop'), 'start again');
     expect(r.status).toBe(1);
     expect(r.lines.filter((x) => x.startsWith('FAIL'))).toEqual([
@@ -371,33 +330,27 @@ esac
     designAsSynthesized();
     const before = ifindex();
     must(inPod(node, `printf '#!/bin/sh\\nexit 0\\n' > ${RESTEER_PATH}`), 'no re-steer');
-    const r = runCheck();
-    record('re-steer not run', r);
+    const r = runConformance(lab, { record: 're-steer not run' });
     expect(r.status).toBe(1);
     expect(label()).toBe(`10.2.0.2-${before}`);
     expect(r.lines.filter((x) => x.startsWith('FAIL'))).toEqual([
       expect.stringMatching(new RegExp(`^FAIL R4 \\[${LABEL}\\]: tunnel started: vpn-class egress not back inside 198\\.18\\.0\\.2/32 within 15s \\(tun0 ifindex ${before} -> (?!${before}\\b)\\d+, node gw-1 tunnelwright\\.dev/egress-uplink=10\\.2\\.0\\.2-${before}\\)$`)),
     ]);
-    expect(outputs['re-steer not run'].leakedAtWan).toBe(0);
+    expect(lab.outputs['re-steer not run'].leakedAtWan).toBe(0);
   });
 
   it('control: the echo down while the tunnel is stopped: R3 fails as an echo outage, never as a kill switch', () => {
     designAsSynthesized();
     onHost('on-stop.sh', `ip netns exec ${ns.inet} iptables -I INPUT -p tcp --dport 8080 -j DROP`);
     onHost('on-start.sh', `ip netns exec ${ns.inet} iptables -D INPUT -p tcp --dport 8080 -j DROP`);
-    const r = runCheck();
-    record('echo down while stopped', r);
+    const r = runConformance(lab, { record: 'echo down while stopped' });
     expect(r.status).toBe(1);
     expect(r.lines.filter((x) => x.startsWith('FAIL'))).toEqual([`FAIL R3 [${LABEL}]: tunnel stopped: the direct-class control got no answer either: an echo outage, not a proven kill switch`]);
   });
 
   it('restores the tunnel when interrupted while it is stopped (SIGTERM in R3), says so, and disarms the dead-man', () => {
     designAsSynthesized();
-    fs.writeFileSync(path.join(dir, CHECK), script, { mode: 0o755 });
-    const r = sh(`cd ${dir} && (KUBECTL=${kubectl} sh ${CHECK} --destructive > run.out 2>&1 & pid=$!; ` +
-      `for i in $(seq 100); do grep -q "tunnel stopped" run.out && break; sleep 0.1; done; kill -TERM $pid; wait $pid; echo "status $?" >> run.out); cat run.out`, { timeout: 60_000 });
-    const lines = r.stdout.trim().split('\n');
-    record('interrupted while stopped (SIGTERM)', { ...r, lines });
+    const { lines } = runConformance(lab, { interrupt: 'TERM', record: 'interrupted while stopped (SIGTERM)' });
     expect(lines).toContain('interrupted');
     expect(lines).toContain(`RESTORED [${LABEL}]: the tunnel was started again after a failed or interrupted step`);
     expect(lines.slice(-1)).toEqual(['status 1']);
@@ -406,17 +359,17 @@ esac
   });
 
   it('the run killed outright while the tunnel is stopped (SIGKILL: no trap runs): the dead-man timer on the node starts the tunnel; control: without it the tunnel stays stopped', () => {
-    const killed = (check: string) => {
+    const killed = (check: string, what: string) => {
       designAsSynthesized();
-      fs.writeFileSync(path.join(dir, CHECK), check, { mode: 0o755 });
-      const r = sh(`cd ${dir} && (DEADMAN_SECONDS=6 KUBECTL=${kubectl} setsid sh ${CHECK} --destructive > run.out 2>&1 & pid=$!; ` +
-        `for i in $(seq 100); do grep -q "tunnel stopped" run.out && break; sleep 0.1; done; kill -KILL -- -$pid; wait $pid; echo "status $?" >> run.out); cat run.out`, { timeout: 60_000 });
+      const r = runConformance(lab, { check, env: { DEADMAN_SECONDS: '6' }, interrupt: 'KILL', record: what });
+      const lines = [...r.lines];
       const downAfterKill = !tunnelUp();
       sh('sleep 9');
-      return { lines: r.stdout.trim().split('\n'), downAfterKill, upLater: tunnelUp() };
+      const upLater = tunnelUp();
+      r.lines.push(`tunnel down right after the kill: ${downAfterKill}; up 9 s later: ${upLater}`);
+      return { lines, downAfterKill, upLater };
     };
-    const armed = killed(script);
-    record('killed (SIGKILL) while stopped', { status: null, stdout: '', stderr: '', output: '', lines: [...armed.lines, `tunnel down right after the kill: ${armed.downAfterKill}; up 9 s later: ${armed.upLater}`] } as unknown as Run & { lines: string[] });
+    const armed = killed(script, 'killed (SIGKILL) while stopped');
     expect(armed.lines.slice(-1)).toEqual(['status 137']);
     expect(armed.downAfterKill).toBe(true);
     expect(armed.upLater).toBe(true);
@@ -425,8 +378,7 @@ esac
     // Control: the same kill, the check without its dead-man (arming is a no-op).
     const disarmedCheck = script.replace(/systemd-run --quiet --collect --unit="\$7" --on-active="\$DEADMAN_SECONDS" --timer-property=RemainAfterElapsed=no systemctl start "\$6"/, 'true');
     expect(disarmedCheck).not.toBe(script);
-    const none = killed(disarmedCheck);
-    record('killed (SIGKILL) while stopped, no dead-man (control)', { lines: [...none.lines, `tunnel down right after the kill: ${none.downAfterKill}; up 9 s later: ${none.upLater}`] } as unknown as Run & { lines: string[] });
+    const none = killed(disarmedCheck, 'killed (SIGKILL) while stopped, no dead-man (control)');
     expect(none.downAfterKill).toBe(true);
     expect(none.upLater).toBe(false);
   });
