@@ -62,6 +62,70 @@ export function k0sNetwork(cni: OverlayCni, iface: string, overlayMtu: number | 
   }
 }
 
+/** kube-proxy's masquerade mark: KUBE-MARK-MASQ's `--or-mark 0x4000` (kube-proxy `--iptables-masquerade-bit`, default 14). */
+export const KUBE_PROXY_MASQUERADE_MARK = 0x4000;
+
+/** The nft table that gives kube-proxy's masquerade into kube-router's tunnels the overlay address (per interface). */
+export function kubeRouterSnatTable(iface: string): string {
+  return `tunnelwright-${iface}-kube-router`;
+}
+
+/**
+ * kube-router's tunnels carry no address of their own, so traffic that kube-proxy masquerades into one takes the
+ * node's underlay address as its source, and the pod's reply leaves the peer by its default route, in clear. This nft
+ * table, loaded by the overlay interface's PostUp, SNATs exactly that traffic to the overlay address first.
+ *
+ * - kube-router v2.1.0 (what k0s 1.30 ships, k0s pkg/constant/constant.go:99) makes each tunnel with `ip tunnel add
+ *   <tun> mode ipip local <node IP> remote <peer's node IP>` (pkg/controllers/routing/network_routes_controller.go:832),
+ *   adds no address to it, and routes the peer's pod CIDR `dev <tun> src <node IP>` (:685-690).
+ * - kube-proxy (k0s runs it: kube-router's `run-service-proxy=false`, k0s pkg/component/controller/kuberouter.go:118)
+ *   marks NodePort and LoadBalancer traffic with externalTrafficPolicy Cluster, and node-sourced ClusterIP traffic,
+ *   with 0x4000, and KUBE-POSTROUTING runs `-j MARK --xor-mark 0x4000` then `-j MASQUERADE --random-fully`
+ *   (pkg/proxy/iptables/proxier.go syncProxyRules; its nftables and IPVS modes use the same mark).
+ * - MASQUERADE ignores the route's `src`: it takes `inet_select_addr(out device, next hop, RT_SCOPE_UNIVERSE)` (Linux
+ *   net/netfilter/nf_nat_masquerade.c); with no address on the tunnel that is the first global address of the first
+ *   device in the namespace's list (net/ipv4/devinet.c inet_select_addr), eth0's: the underlay.
+ * - The pod's reply to the underlay address matches kube-router's `from <podCIDR> lookup 77` (pbr.go:23), whose table
+ *   routes only the node IPs into tunnels (network_routes_controller.go:886): it falls through to the default route.
+ *
+ * Why not the overlay address on `lo` (which would make the masquerade pick it): kube-router finds the node IP's
+ * interface by walking `netlink.LinkList()` in order, lo first, so it would take lo for it: its auto-MTU would be lo's
+ * 65536 (pkg/utils/node.go:150-168 GetMTUFromNodeIP), and its node interface `lo` (routing/utils.go:122-139
+ * getNodeSubnet, used for the FORWARD accept rule at network_routes_controller.go:1046-1047).
+ *
+ * This chain runs at srcnat − 10, before kube-proxy's (srcnat), and NAT binds once per connection, so kube-proxy's
+ * MASQUERADE never runs for these packets; the chain clears the mark as kube-proxy would (so the encapsulated and
+ * encrypted packets are not masqueraded again). Only traffic kube-proxy marked, only into `tun-*` (kube-router's
+ * tunnel names, routing/utils.go:145-155), is touched: pod-to-pod traffic keeps its pod source.
+ *
+ * Not for IPv6: IPv6 source selection (ipv6_dev_get_saddr, RFC 6724) weighs every interface's addresses, and with an
+ * address-less TUN for the tunnel, a ULA pod CIDR, the overlay's ULA on one interface and a global underlay address on
+ * another, the masquerade picked the overlay's address by itself (a one-off experiment, not a test; ip6ip6 cannot be
+ * made on the test kernel). Returns undefined without an IPv4 address.
+ */
+export function kubeRouterSnat(iface: string, addresses: readonly string[]): { nft: string; table: string } | undefined {
+  const v4 = addresses.find((a) => !a.includes(':'));
+  if (v4 === undefined) return undefined;
+  const address = v4.split('/')[0];
+  const table = kubeRouterSnatTable(iface);
+  const mark = `0x${KUBE_PROXY_MASQUERADE_MARK.toString(16).padStart(8, '0')}`;
+  const keep = `0x${(~KUBE_PROXY_MASQUERADE_MARK >>> 0).toString(16).padStart(8, '0')}`;
+  const nft = [
+    `# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with ${iface}'s address`,
+    '# (the tunnels have none, so MASQUERADE would take the underlay\'s and the reply would come back in clear).',
+    `table ip ${table}`,
+    `delete table ip ${table}`,
+    `table ip ${table} {`,
+    '\tchain postrouting {',
+    '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
+    `\t\toifname "tun-*" meta mark & ${mark} == ${mark} meta mark set meta mark & ${keep} snat ip to ${address}`,
+    '\t}',
+    '}',
+    '',
+  ].join('\n');
+  return { nft, table };
+}
+
 /**
  * k3s's flannel: `flannel-iface` names the overlay interface. Without it k3s hands flannel no interface and flannel
  * takes the default gateway's (k3s pkg/agent/flannel/flannel.go LookupExtIface: `iface == nil` →

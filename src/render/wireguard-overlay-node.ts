@@ -8,7 +8,7 @@ import {
   DEFERRED_ENDPOINT_PREFIX, WG_ENDPOINTS_FILE, WG_RELOAD_FILE, wireguardEndpointsUnit, wireguardEndpointsUnitContent, wireguardReloadDropin,
 } from '../host/wireguard-reload';
 import type { OverlayCni } from '../model/cni';
-import { cniOverhead, cniValues, k0sNetwork, k3sFlannel, mergeK0sSpec } from './cni';
+import { cniOverhead, cniValues, k0sNetwork, k3sFlannel, kubeRouterSnat, mergeK0sSpec } from './cni';
 import { parseCidr, formatIp } from '../model/net';
 import { emptyHostPlan, HostFile, HostPlan, Plan } from '../types';
 import { cniModel, overlayNodeModel, yaml } from '../lazy';
@@ -186,6 +186,26 @@ export interface OverlayNodeInput {
   readonly k0sConfig?: Record<string, unknown>;
 }
 
+/** Where the nft table of kubeRouterSnat is written, per interface. */
+export function kubeRouterSnatPath(iface: string): string {
+  return `/etc/tunnelwright/${iface}-kube-router-snat.nft`;
+}
+
+/**
+ * The node-address interface of a node whose pods kube-router carries loads kubeRouterSnat's table in PostUp and
+ * removes it in PostDown (a missing table there must not fail the stop). A k0s controller without a worker runs no
+ * kube-router and no kube-proxy, so it gets none. The user's own hooks come first.
+ */
+function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean): Pick<RenderInterface, 'postUp' | 'postDown'> {
+  if (!iface.nodeAddress || cni !== 'kube-router' || (distribution === 'k0s' && role === 'controller')) return {};
+  const snat = kubeRouterSnat(iface.name, overlayNodeModel().interfaceAddresses(iface.address));
+  if (!snat) return {};
+  const path = kubeRouterSnatPath(iface.name);
+  host.files.push({ path, mode: 0o644, owner: 'root:root', content: snat.nft });
+  if (installPackages && !host.packages.includes('nftables')) host.packages.push('nftables');
+  return { postUp: [...(iface.postUp ?? []), `nft -f ${path}`], postDown: [...(iface.postDown ?? []), `nft delete table ip ${snat.table} || true`] };
+}
+
 /** Renders validated props (no validation here: the mesh calls it with interfaces it generated and checked). */
 export function renderOverlayNode(props: WireguardOverlayNodeProps, warnings: Problem[] = []): Plan {
   const input: OverlayNodeInput = {
@@ -208,8 +228,9 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   let nodeIps: string[] | undefined;
   let overlayMtu: number | undefined;
   let overlayIface = '';
+  const cni = input.cni ?? cniModel().defaultCni(distribution);
   for (const given of input.wireguard) {
-    const iface: RenderInterface = { ...given, hostnameEndpoints: 'after-up' };
+    const iface: RenderInterface = { ...given, ...kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false), hostnameEndpoints: 'after-up' };
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
     const before: string[] = [];
@@ -269,7 +290,6 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     values.node = { name: node, nodeIp, nodeIps, apiSans };
     // The CNI carries pod traffic between nodes over the overlay interface: in the distribution's file where the
     // library owns it (k0s.yaml, k3s's config), else in values.cni for the CNI's install (src/render/cni.ts).
-    const cni = input.cni ?? cniModel().defaultCni(distribution);
     if (!cniModel().cniOwnedByDistribution(distribution, cni)) {
       const handed = cniValues(cni, overlayIface, overlayMtu, outerIpv6);
       if (handed) values.cni = handed;

@@ -190,3 +190,57 @@ describe('WireguardMesh and the CNI', () => {
     expect(plan.nodes['site-b'].values.cni).toEqual({ flannel: { interface: 'wg0', args: ['--iface=wg0'], mtu: 1370 } });
   });
 });
+
+describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay address (an nft SNAT loaded by wg0)', () => {
+  const SNAT_PATH = '/etc/tunnelwright/wg0-kube-router-snat.nft';
+  const conf = (plan: ReturnType<typeof node>) => fileOf(plan, '/etc/wireguard/wg0.conf')!;
+
+  it('a k0s worker node (kube-router, its default): the table, loaded in PostUp, removed in PostDown, and nftables installed', () => {
+    const plan = node({});
+    expect(fileOf(plan, SNAT_PATH)).toBe([
+      "# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with wg0's address",
+      "# (the tunnels have none, so MASQUERADE would take the underlay's and the reply would come back in clear).",
+      'table ip tunnelwright-wg0-kube-router',
+      'delete table ip tunnelwright-wg0-kube-router',
+      'table ip tunnelwright-wg0-kube-router {',
+      '\tchain postrouting {',
+      '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
+      '\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip to 10.10.0.1',
+      '\t}',
+      '}',
+      '',
+    ].join('\n'));
+    expect(conf(plan)).toContain(`\nPostUp = nft -f ${SNAT_PATH}\nPostDown = nft delete table ip tunnelwright-wg0-kube-router || true\n`);
+    expect(plan.hosts[0].packages).toContain('nftables');
+  });
+
+  it.each<[string, Props, boolean]>([
+    ['k0s controller+worker, kube-router: written', {}, true],
+    ['k0s worker, kube-router: written', { role: 'worker' }, true],
+    ['k0s controller (no kubelet, no kube-router): none', { role: 'controller' }, false],
+    ['k0s, Calico (its VXLAN device has an address): none', { cni: 'calico' }, false],
+    ['k3s, flannel (flannel.1 has an address): none', { distribution: 'k3s' }, false],
+    ['k3s with kube-router: written', { distribution: 'k3s', cni: 'kube-router' }, true],
+    ['kubeadm with kube-router: written', { distribution: 'kubeadm', cni: 'kube-router' }, true],
+    ['kubeadm with Calico: none', { distribution: 'kubeadm', cni: 'calico' }, false],
+    ['kubeadm with a CNI of your own: none', { distribution: 'kubeadm', cni: 'other' }, false],
+    ['k0s, IPv6-only node address (IPv6 source selection already takes the overlay\'s): none', { wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }] }, false],
+  ])('%s (the SNAT table and its hooks)', (_n, props, expected) => {
+    const plan = node(props);
+    expect(fileOf(plan, SNAT_PATH) !== undefined).toBe(expected);
+    expect(conf(plan).includes(`PostUp = nft -f ${SNAT_PATH}`)).toBe(expected);
+  });
+
+  it('a dual-stack node SNATs to its IPv4 overlay address', () => {
+    expect(fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }), SNAT_PATH)).toContain('snat ip to 10.10.0.1\n');
+  });
+
+  it('in a mesh every kube-router node SNATs to its own overlay address', () => {
+    const plan = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420 });
+    const withTable = Object.values(plan.nodes).filter((n) => n.host.files.some((f) => f.path === SNAT_PATH));
+    expect(withTable.length).toBeGreaterThanOrEqual(2);
+    for (const n of withTable) {
+      expect(/snat ip to (\S+)\n/.exec(n.host.files.find((f) => f.path === SNAT_PATH)!.content)?.[1]).toBe(String(n.wireguard.address).split('/')[0]);
+    }
+  });
+});

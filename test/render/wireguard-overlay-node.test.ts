@@ -17,6 +17,9 @@ describe('planWireguardOverlayNode', () => {
         'ListenPort = 51820',
         'MTU = 1420',
         'PostUp = wg set %i private-key /run/tunnelwright/secrets/wg0-private-key',
+        // k0s's kube-router: kube-proxy's masquerade into its tunnels takes the overlay address (src/render/cni.ts).
+        'PostUp = nft -f /etc/tunnelwright/wg0-kube-router-snat.nft',
+        'PostDown = nft delete table ip tunnelwright-wg0-kube-router || true',
         '',
         '[Peer]',
         `PublicKey = ${KEYS.b.publicKey}`,
@@ -115,7 +118,8 @@ describe('planWireguardOverlayNode', () => {
   });
 
   it('installs wireguard-tools unless told the image ships it', () => {
-    expect(planWireguardOverlayNode(siteA()).hosts[0].packages).toEqual(['wireguard-tools']);
+    expect(planWireguardOverlayNode(siteA()).hosts[0].packages).toEqual(['wireguard-tools', 'nftables']);
+    expect(planWireguardOverlayNode({ ...siteA(), cni: 'calico' }).hosts[0].packages).toEqual(['wireguard-tools']);
     expect(planWireguardOverlayNode({ ...siteA(), installPackages: false }).hosts[0].packages).toEqual([]);
   });
 
@@ -162,7 +166,7 @@ describe('planWireguardOverlayNode', () => {
     expect(conf({ ...props, wireguard: [{ ...props.wireguard[0], peers }] }).content).toContain(`PostUp = wg set %i peer ${KEYS.b.publicKey} preshared-key /run/tunnelwright/secrets/wg0-peer0-preshared-key\n`);
     expect(plan.hosts[0].dropins[0].content).toBe('[Unit]\nAfter=tunnelwright-secret-wg0-private-key.service tunnelwright-secret-wg0-peer0-preshared-key.service\nRequires=tunnelwright-secret-wg0-private-key.service tunnelwright-secret-wg0-peer0-preshared-key.service\n');
     // The two secrets share one resolve script: written once (cloud-init would write a path twice, Ignition refuses it).
-    expect(plan.hosts[0].files.map((f) => f.path)).toEqual(['/opt/tunnelwright/bin/wg-reload', '/opt/tunnelwright/bin/resolve-secret', '/etc/wireguard/wg0.conf', '/etc/k0s/k0s.yaml']);
+    expect(plan.hosts[0].files.map((f) => f.path)).toEqual(['/opt/tunnelwright/bin/wg-reload', '/etc/tunnelwright/wg0-kube-router-snat.nft', '/opt/tunnelwright/bin/resolve-secret', '/etc/wireguard/wg0.conf', '/etc/k0s/k0s.yaml']);
   });
 
   it('marks a file with an inline key secret, and the artefacts with it', () => {
@@ -177,8 +181,8 @@ describe('planWireguardOverlayNode', () => {
   });
 
   it.each([
-    ['k0s', 'controller+worker', 'k0scontroller.service', ['/etc/k0s/k0s.yaml'], 'api:\n    address: 10.10.0.1\n    sans:\n      - 10.10.0.1\n  storage:\n    type: etcd\n    etcd:\n      peerAddress: 10.10.0.1\n'],
-    ['k0s', 'worker', 'k0sworker.service', [], ''],
+    ['k0s', 'controller+worker', 'k0scontroller.service', ['/etc/tunnelwright/wg0-kube-router-snat.nft', '/etc/k0s/k0s.yaml'], 'api:\n    address: 10.10.0.1\n    sans:\n      - 10.10.0.1\n  storage:\n    type: etcd\n    etcd:\n      peerAddress: 10.10.0.1\n'],
+    ['k0s', 'worker', 'k0sworker.service', ['/etc/tunnelwright/wg0-kube-router-snat.nft'], ''],
     ['k3s', 'controller', 'k3s.service', ['/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml'], 'node-ip: 10.10.0.1\nflannel-iface: wg0\nadvertise-address: 10.10.0.1\ntls-san+:\n  - 10.10.0.1\n'],
     ['k3s', 'worker', 'k3s-agent.service', ['/etc/rancher/k3s/config.yaml.d/50-tunnelwright.yaml'], 'node-ip: 10.10.0.1\nflannel-iface: wg0\n'],
     ['kubeadm', 'worker', 'kubelet.service', ['/etc/default/kubelet', '/etc/sysconfig/kubelet'], 'KUBELET_EXTRA_ARGS=--node-ip=10.10.0.1\n# written by tunnelwright: register the overlay address\nKUBELET_EXTRA_ARGS=--node-ip=10.10.0.1\n'],

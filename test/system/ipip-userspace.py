@@ -3,6 +3,8 @@
 
 The kernel this repository's system tests run on has no `ipip` link type (`ip link add type ipip` answers "Unknown
 device type"), so kube-router's tunnel (pkg/tunnels/linux_tunnels.go createIPIPTunnel: netlink.Iptun{Local, Remote})
+(v2.1.0, what k0s 1.30 ships: `ip tunnel add <tun> mode ipip local <node IP> remote <peer>`,
+pkg/controllers/routing/network_routes_controller.go:832; later versions through netlink)
 is stood in for by a TUN device of the same name and this loop:
 - a packet routed into the TUN is sent to REMOTE on a raw IPPROTO_IPIP socket bound to LOCAL: the kernel adds the outer
   IPv4 header (source LOCAL, protocol 4), and routes it as the kernel's ipip device would (here over WireGuard);

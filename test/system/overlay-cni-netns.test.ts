@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateKeyPair, planWireguardMesh, WireguardMeshProps } from '../../src';
 import { RESOLVE_SECRET_PATH } from '../../src/host/secret-source';
-import { describeWithTools, must, Run, sh, tmpdir } from './tools';
+import { describeWithTools, must, run, Run, sh, tmpdir } from './tools';
 
 /**
  * Pod traffic between two overlay nodes, beside the cluster's CNI (issue 26).
@@ -22,12 +22,22 @@ import { describeWithTools, must, Run, sh, tmpdir } from './tools';
  *   real IPv4-in-IPv4 packets (protocol 4, outer addresses the node addresses), made in userspace.
  *
  * Replayed (the CNI's decisions, computed here from what the plan emits, by the CNI's code cited at each step):
- * - kube-router: the overlay flags from k0s.yaml's `kuberouter.extraArgs` (defaults kube-router pkg/options/options.go
- *   :180 enable-overlay true, :247 overlay-type "subnet"); `sameSubnet` (pkg/controllers/routing/
- *   network_routes_controller.go:626-646, the node IP's interface subnet) and `shouldCreateTunnel` (:675-686); then
- *   either the tunnel `tun-<sha256(ip)[0:11]>` (pkg/tunnels/linux_tunnels.go:453-463 GenerateTunnelName, :294-312
- *   Iptun{Local: node IP, Remote: next hop}) with `podCIDR dev tun src <node IP>` (network_routes_controller.go:712-
- *   721), or the plain `podCIDR via <next hop>` (:723-737).
+ * - kube-router v2.1.0, the version k0s 1.30 ships (k0s pkg/constant/constant.go:99 KubeRouterCNIImageVersion
+ *   "v2.1.0-iptables1.8.9-0"); lines are at that tag: the overlay flags from k0s.yaml's `kuberouter.extraArgs`
+ *   (defaults pkg/options/options.go:155 enable-overlay true, :106/:211 overlay-type "subnet"); `sameSubnet`
+ *   (pkg/controllers/routing/network_routes_controller.go:593-615, the subnet of the interface holding the node IP,
+ *   utils.go:122-139 getNodeSubnet) and `shouldCreateTunnel` (:644-655); then either the tunnel
+ *   `tun-<sha256(ip)[0:11]>` (utils.go:145-155 generateTunnelName; `ip tunnel add <tun> mode ipip local <node IP>
+ *   remote <next hop>`, :832) with `podCIDR dev tun src <node IP>` (:672-690), or the plain `podCIDR via <next hop>`
+ *   (:691-706). The same decision holds in the kube-router versions later k0s releases ship (they make the tunnel
+ *   through netlink, pkg/tunnels/linux_tunnels.go, instead of `ip tunnel add`).
+ * - kube-router's policy routing, for the NodePort case: `ip rule add from <own pod CIDR> lookup 77` (pbr.go:23) and
+ *   `<peer's node IP> dev <tun> table 77` (network_routes_controller.go:886).
+ * - kube-proxy's nat rules for one NodePort Service, externalTrafficPolicy Cluster, one endpoint on node-1, as its
+ *   iptables proxier writes them (kubernetes pkg/proxy/iptables/proxier.go syncProxyRules: KUBE-NODEPORTS →
+ *   KUBE-EXT-… → KUBE-MARK-MASQ (`--or-mark 0x4000`) and KUBE-SVC-… → KUBE-SEP-… DNAT; KUBE-POSTROUTING `--xor-mark`
+ *   then `MASQUERADE --random-fully`; chain hashes shortened), loaded with iptables-restore (iptables-nft), so the
+ *   kernel's own MASQUERADE picks the source. Read in kube-proxy's code through the code search, not at a v1.30 line.
  * - flannel (k3s): the interface: k3s's `flannel-iface`, else the default gateway's (k3s pkg/agent/flannel/flannel.go
  *   LookupExtIface → flannel pkg/ip/iface.go:146 GetDefaultGatewayInterface); its first IPv4 address as the VTEP
  *   (flannel pkg/backend/vxlan/vxlan_network.go:189-200); the device `flannel.1`, VNI 1, the kernel's default port 8472,
@@ -40,13 +50,18 @@ import { describeWithTools, must, Run, sh, tmpdir } from './tools';
  *   pod MTU from k0s.yaml's `calico.mtu`. Calico's own code was not read at a line here (no Calico checkout): VNI and
  *   port are Calico's documented defaults (FelixConfiguration vxlanVNI 4096, vxlanPort 4789), cited, not read.
  * Cited only, not replayed: BGP (kube-router learns peers' pod CIDRs over GoBGP; here each node's is given), IPAM (the
- * per-node /24 of the cluster CIDR), the CNI's bridge and veth plumbing (here one veth per pod, routed), kube-proxy.
+ * per-node /24 of the cluster CIDR), the CNI's bridge and veth plumbing (here one veth per pod, routed), kube-proxy's
+ * other chains (filter table, ClusterIP, health checks) and kube-proxy itself (its rules are written here, not by it).
+ * IPv6 is not replayed: kube-router's ip6ip6 tunnel (`ip -6 tunnel add … mode ip6ip6`) cannot be made on this kernel
+ * (no ip6tnl), so the IPv6 MTU (−48) and the IPv6 masquerade source rest on the code cited in src/render/cni.ts.
  *
  * Counted where packets arrive: ICMP echo requests at the destination pod (an nft counter in its input hook), and, on
  * the receiving node, IPIP, VXLAN and WireGuard packets at eth0's ingress (the underlay: what crosses the internet) and
- * at the WireGuard device's ingress (inside the tunnel).
+ * at the WireGuard device's ingress (inside the tunnel). In the NodePort case, on node-1: the requests' inner source
+ * at wg0's ingress (what the masquerade chose) and the pod's replies where they leave, at eth0's egress (in clear)
+ * and at wg0's egress (IPIP with the pod as inner source).
  */
-describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router, flannel, Calico, over real wireguard-go', ['wg', 'wg-quick', 'wireguard-go', 'ip', 'ping', 'nft', 'unshare', 'python3'], () => {
+describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router, flannel, Calico, over real wireguard-go', ['wg', 'wg-quick', 'wireguard-go', 'ip', 'ping', 'nft', 'iptables-restore', 'ss', 'unshare', 'python3'], () => {
   const id = process.pid % 100000;
   const NSP = `k26${id}`;
   const lan = `${NSP}-lan`;
@@ -62,7 +77,7 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
 
   const mesh = (over: Partial<WireguardMeshProps>): WireguardMeshProps => ({
     network: '10.10.0.0/24', listenPort: 51820, persistentKeepalive: 1, underlayMtu: 1500,
-    nodes: [0, 1].map((i) => ({ node: `node-${i}`, address: overlay[i], publicKey: keys[i].publicKey, privateKeyFrom: { file: path.join(dir, `node-${i}.key`) }, endpoint: underlay[i], role: i === 0 ? 'controller' as const : 'worker' as const })),
+    nodes: [0, 1].map((i) => ({ node: `node-${i}`, address: overlay[i], publicKey: keys[i].publicKey, privateKeyFrom: { file: path.join(dir, `node-${i}.key`) }, endpoint: underlay[i], role: i === 0 ? 'controller+worker' as const : 'worker' as const })),
     ...over,
   });
   const K0S_KUBE_ROUTER = mesh({ distribution: 'k0s', cni: 'kube-router', k0sConfig: { network: { podCIDR: '10.244.0.0/16' } } });
@@ -81,7 +96,7 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
    * Runs a command in node i's namespace with its own /etc/wireguard, /run/tunnelwright and /run/wireguard (wireguard-go's
    * control sockets, global otherwise), so both nodes run the plan's interface under its own name.
    */
-  const inNode = (i: number, cmd: string): Run => sh(`ip netns exec ${nodeNs[i]} unshare -m sh -c 'mount --make-rprivate / && mount --bind ${dir}/etc${i} /etc/wireguard && mount --bind ${dir}/run${i} /run/tunnelwright && mount --bind ${dir}/wgrun${i} /run/wireguard && ${cmd}'`, { env, timeout: 60_000 });
+  const inNode = (i: number, cmd: string): Run => sh(`ip netns exec ${nodeNs[i]} unshare -m sh -c 'mount --make-rprivate / && mount --bind ${dir}/etc${i} /etc/wireguard && mount --bind ${dir}/run${i} /run/tunnelwright && mount --bind ${dir}/wgrun${i} /run/wireguard && mount --bind ${dir}/tw${i} /etc/tunnelwright && ${cmd}'`, { env, timeout: 60_000 });
   const node = (i: number, cmd: string): Run => sh(`ip netns exec ${nodeNs[i]} ${cmd}`);
   const nodeMust = (i: number, cmds: string[]) => must(sh(cmds.map((c) => `ip netns exec ${nodeNs[i]} ${c}`).join(' && ')), `node-${i}: ${cmds.join('; ')}`);
 
@@ -116,8 +131,8 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
     for (const i of [0, 1]) sh(`ip -n ${nodeNs[i]} link del veth${NSP}p 2>/dev/null; ip netns del ${podNs[i]} 2>/dev/null`);
   };
   /** A counter's packets: `nft -j list counter`. */
-  const counter = (ns: string, family: string, name: string): number => {
-    const r = must(sh(`ip netns exec ${ns} nft -j list counter ${family} ${NSP} ${name}`), `counter ${name}`);
+  const counter = (ns: string, family: string, name: string, table = NSP): number => {
+    const r = must(sh(`ip netns exec ${ns} nft -j list counter ${family} ${table} ${name}`), `counter ${name}`);
     return (JSON.parse(r.stdout) as { nftables: { counter?: { packets: number } }[] }).nftables.find((e) => e.counter)!.counter!.packets;
   };
   /** On each node: at eth0's ingress (the underlay) and at the WireGuard device's (inside the tunnel). */
@@ -161,10 +176,10 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
   // --- kube-router (replayed from its code, see the header) ---
   const kubeRouterArgs = (network: Record<string, unknown>) => {
     const extra = ((network.kuberouter as { extraArgs?: Record<string, string> } | undefined)?.extraArgs) ?? {};
-    // options.go:180 enable-overlay defaults to true; :247 overlay-type to "subnet" (set at :123).
+    // v2.1.0 options.go:155 enable-overlay defaults to true; :211 overlay-type to "subnet" (set at :106).
     return { enableOverlay: (extra['enable-overlay'] ?? 'true') === 'true', overlayType: extra['overlay-type'] ?? 'subnet' };
   };
-  /** The node IP's subnet (kube-router utils.GetNodeSubnet, node.go:374: the prefix of the interface holding it). */
+  /** The node IP's subnet (kube-router v2.1.0 routing/utils.go:122-139 getNodeSubnet: the prefix of the interface holding it). */
   const sameSubnet = (i: number, nextHop: string): boolean => {
     const addrs = JSON.parse(node(i, 'ip -j -4 addr show').stdout) as { addr_info: { local: string; prefixlen: number }[] }[];
     const mine = addrs.flatMap((a) => a.addr_info).find((a) => a.local === overlay[i])!;
@@ -197,7 +212,7 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
   };
   const kubeRouterPodMtu = (network: Record<string, unknown>) => {
     const kr = network.kuberouter as { autoMTU?: boolean; mtu?: number } | undefined;
-    // auto-MTU (kube-router's default) takes the node interface's MTU (pkg/utils/node.go GetMTUFromNodeIP).
+    // auto-MTU (kube-router's default) takes the node interface's MTU (v2.1.0 pkg/utils/node.go:150-168 GetMTUFromNodeIP).
     return kr?.autoMTU === false && kr.mtu !== undefined ? kr.mtu : wgMtu;
   };
   const kubeRouterDown = () => {
@@ -248,7 +263,7 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
     keys.forEach((k, i) => fs.writeFileSync(path.join(dir, `node-${i}.key`), `${k.privateKey}\n`, { mode: 0o600 }));
     const files = plan.nodes['node-0'].host.files;
     fs.writeFileSync(path.join(dir, 'resolve-secret'), files.find((f) => f.path === RESOLVE_SECRET_PATH)!.content, { mode: 0o755 });
-    must(sh(['mkdir -p /etc/wireguard /run/tunnelwright /run/wireguard', `ip netns add ${lan}`, `ip -n ${lan} link add br0 type bridge`, `ip -n ${lan} addr add 198.18.0.254/24 dev br0`, `ip -n ${lan} link set br0 up`].join(' && ')), 'the internet');
+    must(sh(['mkdir -p /etc/wireguard /etc/tunnelwright /run/tunnelwright /run/wireguard', `ip netns add ${lan}`, `ip -n ${lan} link add br0 type bridge`, `ip -n ${lan} addr add 198.18.0.254/24 dev br0`, `ip -n ${lan} link set br0 up`].join(' && ')), 'the internet');
     for (const i of [0, 1]) {
       must(sh([
         `ip netns add ${nodeNs[i]}`,
@@ -259,10 +274,12 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
         `ip -n ${nodeNs[i]} link set eth0 up`,
         `ip -n ${nodeNs[i]} route add default via 198.18.0.254`,
         `ip netns exec ${nodeNs[i]} sysctl -q -w net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0`,
-        `mkdir -p ${dir}/etc${i} ${dir}/run${i} ${dir}/wgrun${i}`,
+        `mkdir -p ${dir}/etc${i} ${dir}/run${i} ${dir}/wgrun${i} ${dir}/tw${i}`,
       ].join(' && ')), `node-${i}`);
       const p = plan.nodes[`node-${i}`];
       fs.writeFileSync(path.join(dir, `etc${i}`, `${iface}.conf`), p.host.files.find((f) => f.path === `/etc/wireguard/${iface}.conf`)!.content, { mode: 0o600 });
+      // The nft table wg0's PostUp loads (kube-router nodes: kube-proxy's masquerade into the tunnels).
+      for (const f of p.host.files.filter((x) => x.path.startsWith('/etc/tunnelwright/'))) fs.writeFileSync(path.join(dir, `tw${i}`, path.basename(f.path)), f.content);
       const unit = p.host.units.find((u) => u.name === `tunnelwright-secret-${iface}-private-key.service`)!;
       const execStart = /^ExecStart=(.+)$/m.exec(unit.content!)![1].replace(RESOLVE_SECRET_PATH, path.join(dir, 'resolve-secret'));
       must(inNode(i, `${execStart} && wg-quick up ${iface}`), `wg-quick up on node-${i}`);
@@ -319,6 +336,135 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
       const f = record(`k0s+kube-router, full overlay, pod MTU ${wgMtu} (auto-MTU), DF at that size`, pingPods(wgMtu - 28));
       expect(f.pings).toBe(`0/${PINGS}`);
       expect(f.echoArrived).toBe(0);
+    });
+  });
+
+  describe('k0s + kube-router: kube-proxy masquerades a NodePort flow into the tunnel', () => {
+    // A client on the internet (the lan namespace's 198.18.0.254) sends UDP to node-0's NodePort; kube-proxy's rules
+    // (replayed below) DNAT it to the pod on node-1 and masquerade it into kube-router's tunnel. The pod's replies
+    // are counted where node-1 sends them: out of eth0 in clear, or into the tunnel (the IPIP packets wg0 sends).
+    const NODE_PORT = 30080;
+    const POD_PORT = 8080;
+    const servers: number[] = [];
+    afterEach(() => {
+      for (const pid of servers.splice(0)) sh(`kill ${pid}; while kill -0 ${pid} 2>/dev/null; do sleep 0.05; done`);
+      sh(`ip netns exec ${nodeNs[0]} nft delete table ip nat 2>/dev/null; ip netns exec ${nodeNs[1]} nft delete table netdev ${NSP}r 2>/dev/null`);
+      for (const i of [0, 1]) sh(`ip -n ${nodeNs[i]} rule del from ${podCidr[i]} lookup 77 2>/dev/null; ip -n ${nodeNs[i]} route flush table 77 2>/dev/null`);
+      kubeRouterDown();
+      podsDown();
+    });
+    /**
+     * kube-proxy's nat rules for one NodePort Service (externalTrafficPolicy Cluster) with its one endpoint on node-1,
+     * as its iptables proxier writes them (pkg/proxy/iptables/proxier.go syncProxyRules, v1.30; chain hashes shortened),
+     * through iptables-restore (iptables-nft, as on a current host).
+     */
+    const kubeProxyRules = (endpoint: string) => [
+      '*nat',
+      ...['KUBE-SERVICES', 'KUBE-NODEPORTS', 'KUBE-POSTROUTING', 'KUBE-MARK-MASQ', 'KUBE-EXT-ECHO', 'KUBE-SVC-ECHO', 'KUBE-SEP-ECHO'].map((c) => `:${c} - [0:0]`),
+      '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+      '-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+      '-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING',
+      '-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN',
+      '-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000',
+      '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully',
+      '-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000',
+      '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
+      `-A KUBE-NODEPORTS -m comment --comment "default/echo" -p udp -m udp --dport ${NODE_PORT} -j KUBE-EXT-ECHO`,
+      '-A KUBE-EXT-ECHO -m comment --comment "masquerade traffic for default/echo external destinations" -j KUBE-MARK-MASQ',
+      '-A KUBE-EXT-ECHO -j KUBE-SVC-ECHO',
+      `-A KUBE-SVC-ECHO -m comment --comment "default/echo -> ${endpoint}:${POD_PORT}" -j KUBE-SEP-ECHO`,
+      `-A KUBE-SEP-ECHO -s ${endpoint}/32 -m comment --comment "default/echo" -j KUBE-MARK-MASQ`,
+      `-A KUBE-SEP-ECHO -p udp -m comment --comment "default/echo" -m udp -j DNAT --to-destination ${endpoint}:${POD_PORT}`,
+      'COMMIT',
+      '',
+    ].join('\n');
+    /** Where node-1 sends the pod's replies: out of eth0 (in clear), and into wg0 as IPIP with the pod as inner source. */
+    const hex = (ip: string) => `0x${ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0')).join('')}`;
+    const replyCounters = (pod: string) => [
+        `add table netdev ${NSP}r`,
+        ...['clear', 'inwg', 'srcoverlay', 'srcunderlay'].map((c) => `add counter netdev ${NSP}r ${c}`),
+        `add chain netdev ${NSP}r under { type filter hook egress device eth0 priority 0; }`,
+        `add rule netdev ${NSP}r under ip saddr ${pod} udp sport ${POD_PORT} counter name clear`,
+        `add chain netdev ${NSP}r tunnel { type filter hook egress device ${iface} priority 0; }`,
+        // The inner IPv4 header follows the outer one: its source at byte 32, its protocol at byte 29.
+        `add rule netdev ${NSP}r tunnel ip protocol 4 @nh,256,32 ${hex(pod)} @nh,232,8 17 counter name inwg`,
+        // What kube-proxy's MASQUERADE on node-0 chose: the inner source of the requests arriving inside wg0.
+        `add chain netdev ${NSP}r arrive { type filter hook ingress device ${iface} priority 0; }`,
+        `add rule netdev ${NSP}r arrive ip protocol 4 @nh,256,32 ${hex(overlay[0])} @nh,232,8 17 counter name srcoverlay`,
+        `add rule netdev ${NSP}r arrive ip protocol 4 @nh,256,32 ${hex(underlay[0])} @nh,232,8 17 counter name srcunderlay`,
+      ].join('\n');
+    const CLIENT = [
+      'import socket, sys',
+      'ok = 0',
+      'for _ in range(int(sys.argv[3])):',
+      '    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)',
+      '    s.settimeout(1)',
+      '    s.sendto(b"tw", (sys.argv[1], int(sys.argv[2])))',
+      '    try:',
+      '        ok += s.recv(64) == b"tw"',
+      '    except OSError:',
+      '        pass',
+      '    s.close()',
+      'print(ok)',
+    ].join('\n');
+    const SERVER = [
+      'import socket, sys',
+      's = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)',
+      's.bind((sys.argv[1], int(sys.argv[2])))',
+      'while True:',
+      '    data, peer = s.recvfrom(64)',
+      '    s.sendto(data, peer)',
+    ].join('\n');
+    interface NodePortFigures { replies: string; clear: number; insideWg: number; srcOverlay: number; srcUnderlay: number }
+    const nodePort = (): NodePortFigures => {
+      const network = k0sNetworkOf(K0S_KUBE_ROUTER);
+      const mtu = kubeRouterPodMtu(network);
+      podsUp(network.podCIDR as string, mtu);
+      for (const i of [0, 1]) {
+        kubeRouterInject(i, network, mtu);
+        // kube-router's policy routing: pod-sourced packets look up table 77 (pbr.go:23), which routes each peer's
+        // node IP into its tunnel (network_routes_controller.go:886).
+        nodeMust(i, [`ip rule add from ${podCidr[i]} lookup 77`, `ip route add ${overlay[1 - i]} dev ${tunnelName(overlay[1 - i])} table 77`]);
+      }
+      fs.writeFileSync(path.join(dir, 'udp-client.py'), CLIENT);
+      fs.writeFileSync(path.join(dir, 'udp-echo.py'), SERVER);
+      const started = must(sh(`ip netns exec ${podNs[1]} sh -c 'python3 ${dir}/udp-echo.py ${podIp[1]} ${POD_PORT} >/dev/null 2>&1 & echo $!; for t in $(seq 50); do ss -Hlun | grep -q ":${POD_PORT} " && exit 0; sleep 0.1; done; exit 1'`), 'echo server in pod-1');
+      servers.push(Number(started.stdout.trim()));
+      must(run('ip', ['netns', 'exec', nodeNs[0], 'iptables-restore'], { input: kubeProxyRules(podIp[1]) }), 'kube-proxy rules on node-0');
+      must(sh(`ip netns exec ${nodeNs[1]} nft -f - <<'EOF'\n${replyCounters(podIp[1])}\nEOF`), 'reply counters on node-1');
+      const client = must(sh(`ip netns exec ${lan} python3 ${dir}/udp-client.py ${underlay[0]} ${NODE_PORT} ${PINGS}`), 'client');
+      const get = (name: string) => counter(nodeNs[1], 'netdev', name, `${NSP}r`);
+      return { replies: `${client.stdout.trim()}/${PINGS}`, clear: get('clear'), insideWg: get('inwg'), srcOverlay: get('srcoverlay'), srcUnderlay: get('srcunderlay') };
+    };
+
+    const SNAT_TABLE = `tunnelwright-${iface}-kube-router`;
+    it('the plan: wg0\'s PostUp loads an SNAT to the overlay address for what kube-proxy masquerades into tun-*, and every reply goes back inside wg0', () => {
+      const conf = plan.nodes['node-0'].host.files.find((f) => f.path === `/etc/wireguard/${iface}.conf`)!.content;
+      expect(conf).toContain(`PostUp = nft -f /etc/tunnelwright/${iface}-kube-router-snat.nft`);
+      expect(conf).toContain(`PostDown = nft delete table ip ${SNAT_TABLE} || true`);
+      // wg-quick ran that hook when beforeAll brought the plan's wg0 up.
+      expect(node(0, `nft list table ip ${SNAT_TABLE}`).stdout).toContain(`snat to ${overlay[0]}`);
+      const f = nodePort();
+      figures.push(`k0s+kube-router NodePort via node-0 to pod-1, the plan (SNAT table): replies at the client ${f.replies}, requests arriving in ${iface} with the overlay source ${f.srcOverlay} / the underlay source ${f.srcUnderlay}, node-1 replies out of eth0 in clear ${f.clear}, inside ${iface} ${f.insideWg}`);
+      expect(f.srcOverlay).toBe(PINGS);
+      expect(f.srcUnderlay).toBe(0);
+      expect(f.replies).toBe(`${PINGS}/${PINGS}`);
+      expect(f.insideWg).toBe(PINGS);
+      expect(f.clear).toBe(0);
+    });
+
+    it('control: the plan without that table (kube-proxy\'s MASQUERADE alone): the source is the underlay address and the pod replies in clear', () => {
+      nodeMust(0, [`nft delete table ip ${SNAT_TABLE}`]);
+      try {
+        const f = nodePort();
+        figures.push(`k0s+kube-router NodePort via node-0 to pod-1, control (no SNAT table): replies at the client ${f.replies}, requests arriving in ${iface} with the overlay source ${f.srcOverlay} / the underlay source ${f.srcUnderlay}, node-1 replies out of eth0 in clear ${f.clear}, inside ${iface} ${f.insideWg}`);
+        expect(f.srcUnderlay).toBe(PINGS);
+        expect(f.srcOverlay).toBe(0);
+        expect(f.clear).toBe(PINGS);
+        expect(f.insideWg).toBe(0);
+      } finally {
+        nodeMust(0, [`nft -f ${dir}/tw0/${iface}-kube-router-snat.nft`]);
+      }
     });
   });
 
