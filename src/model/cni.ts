@@ -58,6 +58,9 @@ function at(obj: unknown, path: string): unknown {
   return node;
 }
 
+/** The warning for k3s's flannel on an IPv6 node address (see checkOverlayCni). */
+export const FLANNEL_IPV6_MTU = 'k3s\'s flannel sets its IPv6 VXLAN device to its vxlan backend\'s mtu minus 50, and that mtu defaults to the overlay interface\'s, but VXLAN over IPv6 needs 70: full-size IPv6 pod packets between nodes are dropped where path-MTU discovery is blocked. Lowering the overlay interface\'s mtu does not help (flannel follows it). Give flannel\'s vxlan backend an mtu 20 below the overlay interface\'s: write a flannel net-conf.json with "Backend": {"Type": "vxlan", "mtu": <overlay MTU - 20>} beside your "Network", "EnableIPv6" and "IPv6Network" (k3s then writes none of it) and name it in k3s\'s flannel-conf; or register an IPv4 overlay address as the node address';
+
 /**
  * Checks of the CNI beside the distribution (and of a user's k0s.yaml spec), at `prefix` ('' for a node, the mesh's
  * own keys for a mesh). Problems for combinations that cannot work; warnings where the library hands the CNI's
@@ -66,10 +69,14 @@ function at(obj: unknown, path: string): unknown {
 export function checkOverlayCni(input: Record<string, unknown>, distribution: string, problems: Problem[], warnings: Problem[], valuesAt: string, carriesPods = true, mtuAt?: string, ipv6NodeAt?: string): void {
   const cni = (typeof input.cni === 'string' ? input.cni : defaultCni(distribution)) as OverlayCni;
   if (ipv6NodeAt !== undefined && carriesPods && distribution === 'k3s' && cni === 'flannel') {
-    // flannel gives its VXLAN device the interface's MTU minus 50 for both families (flannel
-    // pkg/backend/vxlan/device.go:63), but VXLAN over IPv6 takes 70: k3s's flannel-v6.1 on an IPv6 overlay address is
-    // 20 bytes too large, and flannel-iface cannot change that. Nothing in the files tunnelwright writes can.
-    warnings.push({ path: ipv6NodeAt, code: 'cni-mtu', message: 'k3s\'s flannel sets its IPv6 VXLAN device to the overlay interface\'s MTU minus 50, but VXLAN over IPv6 needs 70: full-size IPv6 pod packets between nodes are dropped where path-MTU discovery is blocked. Set the overlay interface\'s mtu 20 below the one it would take, or register an IPv4 overlay address as the node address' });
+    // flannel gives its VXLAN devices its backend `mtu` minus 50, for both families (flannel v0.28.9
+    // pkg/backend/vxlan/device.go:63 `MTU: devAttrs.MTU - 50`; flannel-v6.1 takes the same cfg.MTU, vxlan.go:234),
+    // but VXLAN over IPv6 takes 70: on an IPv6 overlay address k3s's flannel-v6.1 is 20 bytes too large. The backend's
+    // `mtu` (vxlan.go:162 `MTU int json:"mtu"`) defaults to the interface's (:124, :168-171), so it fixes this, and
+    // lowering the interface's MTU does not (flannel follows it). k3s writes net-conf.json's Backend as `{"Type":
+    // "vxlan"}` itself unless `flannel-conf` names a file, which it then uses whole (k3s pkg/agent/flannel/setup.go
+    // createFlannelConf: `if nodeConfig.Flannel.ConfOverride { … return nil }`).
+    warnings.push({ path: ipv6NodeAt, code: 'cni-mtu', message: FLANNEL_IPV6_MTU });
   }
   if (mtuAt !== undefined && carriesPods && distribution === 'k0s' && (cni === 'kube-router' || cni === 'calico')) {
     // Without the overlay's MTU nothing is written for the CNI's, and k0s's own choice depends on its version:
