@@ -100,10 +100,18 @@ describe('examples/port-forwarding (qBittorrent behind ProtonVPN)', () => {
       .flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(outdir, f), 'utf8')).map((d) => d.toJS()).filter(Boolean));
   };
 
-  it('routes the cdk8s-plus Deployment with the port-sync sidecar, its quantities intact, one pod at a time', () => {
-    const deploy = objects().find((o) => o.kind === 'Deployment' && o.metadata.name === 'qbittorrent')!;
-    expect(deploy.spec.strategy).toEqual({ type: 'Recreate' });
-    const containers = deploy.spec.template.spec.containers as { name: string; resources?: unknown; env?: { name: string; value?: string }[] }[];
+  it('routes the cdk8s-plus StatefulSet of one replica with the port-sync sidecar, its quantities intact', () => {
+    const all = objects();
+    expect(all.filter((o) => o.metadata.name === 'qbittorrent').map((o) => o.kind)).toEqual(['StatefulSet']);
+    const sts = all.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'qbittorrent')!;
+    expect(sts.spec.replicas).toBe(1);
+    // The headless Service cdk8s-plus adds for it.
+    expect(all.find((o) => o.kind === 'Service' && o.metadata.name === sts.spec.serviceName)!.spec.clusterIP).toBe('None');
+    // No hostname: the StatefulSet controller names the pod qbittorrent-0, and nat.conf holds what client_init.sh cuts from it.
+    expect(sts.spec.template.spec.hostname).toBeUndefined();
+    const nat = all.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'qbittorrent-vpn-route')!.data['nat.conf'] as string;
+    expect(nat.split('\n').filter((l) => l && !l.startsWith('#'))).toEqual(['qbittorrent 5']);
+    const containers = sts.spec.template.spec.containers as { name: string; resources?: unknown; env?: { name: string; value?: string }[] }[];
     expect(containers.map((c) => c.name)).toEqual(['qbittorrent', 'vpn-route-sidecar', 'vpn-port-sync']);
     const sync = containers[2];
     // cdk8s-plus' L1 re-maps quantities after the patch: a plain string came out as null before the fix.

@@ -40,8 +40,11 @@ const gatewayProps = {
 };
 const gateway = new VpnGateway(chart, 'protonvpn', gatewayProps);
 
-// One pod (replicas > 1 is refused: both would take the forwarded VXLAN address); route() sets `Recreate`.
-const qbittorrent = new kplus.Deployment(chart, 'qbittorrent', {
+// A StatefulSet of one replica: its pods take the one fixed VXLAN address the port is DNATed to, and only a
+// StatefulSet never runs two of them at once (its controller starts qbittorrent-0 again only once the old pod is
+// gone). A Deployment is refused: on a pod delete, drain or eviction its ReplicaSet starts the replacement at once,
+// while the old pod still holds the address. cdk8s-plus adds the StatefulSet's headless Service.
+const qbittorrent = new kplus.StatefulSet(chart, 'qbittorrent', {
   metadata: { name: 'qbittorrent' },
   replicas: 1,
   containers: [{

@@ -35,7 +35,7 @@ export const servers = [['home-cp1', 'home'], ['hetzner-w1', 'fsn1'], ['office-w
   ([node, location]) => new Server(node, { location, userData: mesh.nodes[node].cloudConfig }),
 );
 
-// 2. A shared VPN gateway, and qBittorrent routed through it by a transform.
+// 2. A shared VPN gateway, and qBittorrent routed through it by a transform, with the forwarded port (fixed 6881).
 const cluster = new k8s.Provider('homelab', { kubeconfig: process.env.KUBECONFIG ?? '~/.kube/config' });
 const gateway = new VpnGateway('protonvpn', {
   clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'],
@@ -53,7 +53,9 @@ const media = new k8s.core.v1.Namespace('media', {
   metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } },
 }, { provider: cluster, transformations: [registerNamespaces()] });
 
-export const qbittorrent = new k8s.apps.v1.Deployment('qbittorrent', {
+// A StatefulSet of one replica: the forwarded workload's pods take one fixed VXLAN address, and a Deployment is
+// refused (its ReplicaSet starts a replacement while the old pod still holds the address).
+export const qbittorrent = new k8s.apps.v1.StatefulSet('qbittorrent', {
   metadata: { name: 'qbittorrent', namespace: 'media' },
   spec: {
     replicas: 1,

@@ -31,7 +31,9 @@ export class VpnGateway extends TunnelwrightConstruct {
   /**
    * Routes a workload (an ApiObject of kind Deployment, StatefulSet or DaemonSet, or a cdk8s-plus workload) through
    * the gateway: the client init container first, the sidecar, DNS through the gateway, the settings ConfigMap in
-   * the workload's namespace and a kill switch for its pods. Returns the route plan.
+   * the workload's namespace and a kill switch for its pods. Returns the route plan. The port-forwarding workload
+   * (`portForwarding.workload`) must be a StatefulSet of one replica (`kplus.StatefulSet`): a Deployment or DaemonSet
+   * is refused, since either can run two pods on its fixed VXLAN address.
    *
    * The ConfigMap and the kill switch are children of the workload's ApiObject: they are written into the workload's
    * chart, and a dependency on the workload (`workload.node.addDependency(namespace)`) or on its chart
@@ -80,11 +82,8 @@ export class VpnGateway extends TunnelwrightConstruct {
       ...route.extraContainers.map((c) => JsonPatch.add(`${base}/containers/-`, fit(c))),
       pod.volumes ? JsonPatch.add(`${base}/volumes/-`, route.volume) : JsonPatch.add(`${base}/volumes`, [route.volume]),
       ...route.extraVolumes.map((v) => JsonPatch.add(`${base}/volumes/-`, v)),
-      // Replaces any strategy: a RollingUpdate would run two pods on the one fixed VXLAN address.
-      ...(route.strategy ? [JsonPatch.add('/spec/strategy', route.strategy)] : []),
       JsonPatch.add(`${base}/dnsPolicy`, route.dnsPolicy),
       JsonPatch.add(`${base}/dnsConfig`, route.dnsConfig),
-      ...(route.hostname ? [JsonPatch.add(`${base}/hostname`, route.hostname)] : []),
     );
     for (const o of route.objects) {
       const key = `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;

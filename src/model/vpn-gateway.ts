@@ -42,7 +42,8 @@ export interface PortForwardingProps {
    * torrent client announces its own listen port), and a port-sync sidecar beside the app sets the app's listen port
    * to it and keeps it so: `qbittorrent` (WebUI API), `transmission` (RPC `peer-port`),
    * `deluge` (Web UI JSON-RPC `listen_ports`, through the daemon the Web UI is attached to), or `command` (your
-   * `command`, run with `$PORT` whenever the port changes). `slskd` needs no sidecar: slskd polls gluetun's control
+   * `command`, run with `$PORT` whenever the port changes; the app's own port is not read, so an app restart that
+   * forgets it is not repaired). `slskd` needs no sidecar: slskd polls gluetun's control
    * server itself (its `SLSKD_VPN_*` integration, slskd ≥ 0.24.4: older slskd ignores it silently) and the library sets that integration's environment
    * on the app container (`appContainer`), the API key from `controlApiKeySecret`. @default - none: only `toPort`
    */
@@ -59,7 +60,11 @@ export interface PortForwardingProps {
    * @default - the workload's first container
    */
   readonly appContainer?: string;
-  /** With `app: 'command'`: a POSIX sh command run in the sidecar with `$PORT` set, each time the forwarded port changes. */
+  /**
+   * With `app: 'command'`: a POSIX sh command run in the sidecar with `$PORT` set, once for each new forwarded port
+   * (again next period while it exits non-zero, and when the sidecar restarts). The sidecar cannot read the app's port,
+   * so an app restart that forgets it is not repaired, and `portForwardAlertGroups` has no mismatch alert for it.
+   */
   readonly command?: string;
   /**
    * A Secret key (in the gateway's namespace AND a copy in the workload's) holding the API key of gluetun's control
@@ -76,7 +81,13 @@ export interface PortForwardingProps {
   readonly stateClaim?: { readonly existingClaim?: string; readonly storageClassName?: string; readonly size?: string };
   /** The routed workload's port the forwarded port is DNATed to, for an app that needs a fixed port (Plex's 32400). Refused with a torrent client. @default - the forwarded port itself */
   readonly toPort?: number;
-  /** Name of the routed workload that receives it (its pods get a fixed VXLAN address). Required with `toPort` or `app`. */
+  /**
+   * Name of the routed workload that receives it: a StatefulSet of one replica, whose pod gets a fixed VXLAN address.
+   * Routing a Deployment, DaemonSet or more than one replica of this name is refused, since each can run two pods on
+   * that address (a Deployment's ReplicaSet starts a replacement while the old pod is still terminating). A force
+   * delete of its pod (as of a pod on a partitioned node) can still run two: force-delete it only once its node is
+   * known to be down. Required with `toPort` or `app`.
+   */
   readonly workload?: string;
   /** The routed workload's namespace (a workload of the same name elsewhere gets no fixed address). Required with `workload`. */
   readonly workloadNamespace?: string;

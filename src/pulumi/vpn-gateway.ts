@@ -89,7 +89,9 @@ export class VpnGateway extends pulumi.ComponentResource {
    * gateway (the same core `planRoute` as cdk8s `route()`), and registers each one's client ConfigMap and kill switch
    * beside the workload: with the workload's `parent`, `provider` and `dependsOn` (so they go to the workload's
    * cluster, after what it waits for, such as its Namespace), and an alias to their former parent, the gateway, so
-   * that a stack made before keeps them. Workload metadata and pod labels must be plain values. It is synchronous, so
+   * that a stack made before keeps them. Workload metadata and pod labels must be plain values, and so must the
+   * port-forwarding workload's `spec.replicas`; that workload must be a `k8s.apps.v1.StatefulSet` of one replica (a
+   * Deployment or DaemonSet is refused: either can run two pods on its fixed VXLAN address). It is synchronous, so
    * it serves both as a `transforms` entry (run by the engine) and a `transformations` entry (run in the program, also
    * under mocks). The Pod Security check of each routed workload reads the Namespaces declared so far through
    * `registerNamespaces()`.
@@ -99,7 +101,7 @@ export class VpnGateway extends pulumi.ComponentResource {
   public routeTransform(): RouteTransform {
     return (args: { type: string; name: string; props: Record<string, unknown>; opts: pulumi.CustomResourceOptions }) => {
       if (!ROUTABLE_TYPES.has(args.type)) return undefined;
-      const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { replicas?: number; strategy?: unknown; template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
+      const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { replicas?: number; template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
       if (!Array.isArray(props?.spec?.template?.spec?.containers)) {
         throw new ValidationError([{ path: 'routeTransform(workload)', code: 'workload', message: `expected ${args.name} to have spec.template.spec.containers: a workload without a pod template cannot be routed` }], `VpnGateway route at ${this.componentName}`);
       }
@@ -121,8 +123,7 @@ export class VpnGateway extends pulumi.ComponentResource {
       // A Secret named by an Input (the control API key's) is a placeholder in the plan: turned back into the Input.
       const resolved = this.resolve(spec) as IPodSpec;
       this.warnPodSecurity([{ namespace, what: `the routed ${args.type.split(':').pop()} ${namespace}/${name}`, need: requiredLevel(spec), at: `${this.componentName}:routeTransform(${args.name})` }], []);
-      // A strategy replaces any other: a RollingUpdate would run two pods on the one fixed VXLAN address.
-      return { props: { ...props, spec: { ...props.spec, ...(route.strategy ? { strategy: route.strategy } : {}), template: { ...props.spec.template, spec: resolved } } }, opts: args.opts };
+      return { props: { ...props, spec: { ...props.spec, template: { ...props.spec.template, spec: resolved } } }, opts: args.opts };
     };
   }
 }

@@ -187,15 +187,11 @@ function settingsSh(lines: [string, string | number][]): string {
 }
 
 /**
- * The name pod-gateway looks a client up by: `client_init.sh` takes `hostname | cut -d'-' -f1` in Kubernetes, so a
- * name with a dash never matches. The forwarded workload's pods get this (dash-free) name as their hostname, and
- * nat.conf holds the same.
+ * The name `client_init.sh` looks the forwarded workload's pods up by in nat.conf. In Kubernetes it takes
+ * `hostname | cut -d'-' -f1` (pod-gateway v1.13.0 bin/client_init.sh:42-44), and the StatefulSet controller sets each
+ * pod's hostname to its pod name `<name>-<ordinal>` whatever the template says (kubernetes v1.28.0
+ * pkg/controller/statefulset/stateful_set_utils.go:383-387 `initIdentity`): the part of the name before its first dash.
  */
-export function natName(workload: string): string {
-  return workload.replace(/-/g, '');
-}
-
-/** The name `client_init.sh` derives from a pod of `workload` whose hostname is its pod name: the part before the first dash. */
 export function clientLookupName(workload: string): string {
   return workload.split('-')[0];
 }
@@ -210,7 +206,7 @@ function natConf(props: VpnGatewayProps, key?: string | null): string {
   const lines = ['# name ip ports: a routed workload with a fixed VXLAN address (pod-gateway nat.conf)'];
   const ports = pf?.toPort !== undefined ? ` tcp:${pf.toPort},udp:${pf.toPort}` : '';
   if (typeof key === 'string') lines.push(`${key} ${FORWARDED_WORKLOAD_HOST}${ports}`);
-  else if (key === undefined && pf?.workload && pf.toPort !== undefined) lines.push(`${natName(pf.workload)} ${FORWARDED_WORKLOAD_HOST}${ports}`);
+  else if (key === undefined && pf?.workload && pf.toPort !== undefined) lines.push(`${clientLookupName(pf.workload)} ${FORWARDED_WORKLOAD_HOST}${ports}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -464,9 +460,12 @@ export interface RouteTarget {
   readonly podLabels: Record<string, string>;
   /** The workload's name (a port-forwarding target is matched by it and its namespace). */
   readonly name: string;
-  /** The workload's kind: a StatefulSet's pods take their pod name as hostname, a DaemonSet runs one pod per node. @default 'Deployment' */
+  /**
+   * The workload's kind. The port-forwarding workload (`portForwarding.workload`) must be a StatefulSet: it is the only
+   * kind that never runs two pods of one replica at once (see `planRoute`). @default 'Deployment'
+   */
   readonly kind?: typeof ROUTABLE_KINDS[number];
-  /** The workload's `spec.replicas`. @default 1 */
+  /** The workload's `spec.replicas` (for the port-forwarding workload, a plain number: 0 or 1). @default 1 */
   readonly replicas?: number;
 }
 
@@ -485,17 +484,10 @@ export interface RoutePlan {
   readonly volume: IVolume;
   readonly dnsPolicy: 'None';
   readonly dnsConfig: NonNullable<IPodSpec['dnsConfig']>;
-  /** Set for the port-forwarding workload: pod-gateway matches nat.conf by the hostname's part before the first "-". */
-  readonly hostname?: string;
   /** Containers appended after the sidecar: the port-sync sidecar of the port-forwarding workload. */
   readonly extraContainers: IContainer[];
   /** Volumes the extra containers mount. */
   readonly extraVolumes: IVolume[];
-  /**
-   * The port-forwarding Deployment's strategy: Recreate, so that a rollout never runs two pods that both take the
-   * fixed VXLAN address (a RollingUpdate's maxSurge rounds up to 1 pod).
-   */
-  readonly strategy?: { readonly type: 'Recreate' };
   /**
    * With `app: 'slskd'`: environment for the slskd container (`container`, else the workload's first), which
    * `applyRoute` adds; a variable of the same name already there is refused.
@@ -503,7 +495,22 @@ export interface RoutePlan {
   readonly appEnv?: { readonly container?: string; readonly env: IEnvVar[] };
 }
 
-/** Plans routing one workload through the gateway (pure: the same for the cdk8s route() and Pulumi's routeTransform()). */
+/**
+ * Plans routing one workload through the gateway (pure: the same for the cdk8s route() and Pulumi's routeTransform()).
+ *
+ * The port-forwarding workload is refused unless it is a StatefulSet of at most one replica: its pods take the one
+ * fixed VXLAN address, and two at once would split the forwarded port and the control server between them (whichever
+ * answers ARP last). A Deployment cannot promise one pod, even with `Recreate` (which covers rollouts only): when its
+ * pod is deleted, drained or evicted, the ReplicaSet controller counts only active pods, and a pod with a deletion
+ * timestamp is not active (kubernetes v1.28.0 pkg/controller/controller_utils.go:981-985 `IsPodActive`,
+ * replicaset/replica_set.go:708 `FilterActivePods`, :567-574), so it creates the replacement at once; pod-gateway's
+ * client_sidecar.sh (PID 1 of its container, no `trap`) ignores SIGTERM, so the old pod keeps the address for its
+ * whole grace period. The StatefulSet controller puts an existing pod, terminating or not, in its ordinal's slot
+ * (statefulset/stateful_set_control.go:566-570) and creates `<name>-0` only for an empty slot (:578-587, :397-406);
+ * the API server holds one object per name (stateful_pod_control.go:115-125 sinks AlreadyExists), so the new pod
+ * comes only once the old object is gone. A force delete (`--grace-period=0 --force`, or of a pod on a partitioned
+ * node) removes the object before the old pod stops: that is the one way two pods still meet.
+ */
 export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): RoutePlan {
   const checked = vpnGatewayModel().checkVpnGateway(gatewayProps);
   const problems = [...checked.problems, ...checkRouteTarget(target)];
@@ -511,11 +518,7 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   const pf = commonModel().isRecord(gatewayProps) && commonModel().isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
   const isForwarded = commonModel().isRecord(target) && pf !== undefined && (pf.toPort !== undefined || pf.app !== undefined)
     && pf.workload === target.name && pf.workloadNamespace === target.namespace;
-  if (isForwarded) {
-    const what = `${String(target.namespace)}/${String(target.name)}`;
-    if (target.kind === 'DaemonSet') problems.push({ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload ${what} is a DaemonSet: on two nodes its pods would both take the one fixed VXLAN address; use a Deployment or StatefulSet with one replica` });
-    if (typeof target.replicas === 'number' && target.replicas > 1) problems.push({ path: 'route.replicas', code: 'two-pods', message: `the port-forwarding workload ${what} has ${target.replicas} replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1` });
-  }
+  if (isForwarded) problems.push(...checkForwardedTarget(target as RouteTarget));
   throwIfProblems(problems, 'VpnGateway route');
   const props = checked.value!;
   const f = gatewayFacts(props);
@@ -535,10 +538,9 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: configName, namespace: target.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'app.kubernetes.io/component': 'vpn-gateway-client' } },
-    // A StatefulSet's pods are named, and hostnamed, <name>-<ordinal> by the StatefulSet controller whatever the
-    // template says (kubernetes pkg/controller/statefulset/stateful_set_utils.go updateIdentity): the key is what
-    // client_init.sh cuts from that. Other kinds get the dash-free hostname natName(name).
-    data: { 'settings.sh': settings, 'nat.conf': natConf(props, isForwarded ? (target.kind === 'StatefulSet' ? clientLookupName(target.name) : natName(target.name)) : null) },
+    // The forwarded workload is a StatefulSet (checkForwardedTarget): its pods are hostnamed <name>-<ordinal>, and the
+    // key is what client_init.sh cuts from that.
+    data: { 'settings.sh': settings, 'nat.conf': natConf(props, isForwarded ? clientLookupName(target.name) : null) },
   };
   const killSwitch: KillSwitchProps = {
     cluster: f.cluster,
@@ -570,11 +572,9 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
       searches: [`${target.namespace}.svc.${f.clusterDomain}`, `svc.${f.clusterDomain}`, f.clusterDomain],
       options: [{ name: 'ndots', value: '5' }],
     },
-    ...(isForwarded && target.kind !== 'StatefulSet' ? { hostname: natName(target.name) } : {}),
     extraContainers: sync ? [sync.container] : [],
     extraVolumes: sync ? sync.volumes : [],
     ...(app === 'slskd' ? { appEnv: slskdEnv(props, f) } : {}),
-    ...(isForwarded && (target.kind ?? 'Deployment') === 'Deployment' ? { strategy: { type: 'Recreate' as const } } : {}),
   };
 }
 
@@ -657,7 +657,9 @@ function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget):
 
 /**
  * Alerts on port-sync's metrics (scrape the routed pod's `port-sync` port): the app listens on another port than the
- * one forwarded for longer than a reconnect takes, or no port has been forwarded for a long time.
+ * one forwarded for longer than a reconnect takes, or no port has been forwarded for a long time. With `app: 'command'`
+ * only the second (and `mismatchFor` is not used): port-sync cannot read that app's port (its `app_listen_port` is the
+ * port the command last succeeded with), so a mismatch rule could never fire there.
  */
 export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchFor?: string; lostFor?: string } = {}): { name: string; rules: Record<string, unknown>[] }[] {
   const f = gatewayFacts(props);
@@ -669,13 +671,13 @@ export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchF
   return [{
     name: `tunnelwright-${f.name}-port-forwarding`,
     rules: [
-      {
+      ...(app === 'command' ? [] : [{
         alert: 'VPNForwardedPortNotListening',
         expr: 'tunnelwright_port_forward_forwarded_port > 0 and tunnelwright_port_forward_app_listen_port != tunnelwright_port_forward_forwarded_port',
         for: opts.mismatchFor ?? '5m',
         labels: { severity: 'warning' },
         annotations: { summary: `${app} does not listen on the port the VPN forwards`, description: '{{ $labels.namespace }}/{{ $labels.pod }}: the VPN forwards one port and the app listens on another; peers cannot reach it. See the vpn-port-sync container\'s log.' },
-      },
+      }]),
       {
         alert: 'VPNNoForwardedPort',
         expr: 'tunnelwright_port_forward_forwarded_port == 0',
@@ -696,6 +698,35 @@ function checkRouteTarget(target: unknown): Problem[] {
   const labels = target.podLabels;
   if (!commonModel().isRecord(labels) || Object.values(labels).some((v) => typeof v !== 'string')) problems.push({ path: 'route.podLabels', code: 'labels', message: 'expected the pod template\'s labels: a map of strings' });
   else if (Object.keys(labels).length === 0) problems.push({ path: 'route.podLabels', code: 'selector-empty', message: 'the routed workload has no pod labels: its kill switch would select every pod in the namespace' });
+  return problems;
+}
+
+/**
+ * The problems of the port-forwarding workload: anything but a StatefulSet of 0 or 1 replica can run two pods on its
+ * one fixed VXLAN address (see `planRoute`). `replicas` must be a plain number: a value known only later (a Pulumi
+ * Output) cannot be checked.
+ */
+function checkForwardedTarget(target: RouteTarget): Problem[] {
+  const what = `${String(target.namespace)}/${String(target.name)}`;
+  const kind: unknown = target.kind ?? 'Deployment';
+  const sts = `make it a StatefulSet with replicas 1 (portForwarding.workload names it): its controller starts ${String(target.name)}-0 again only once the old pod is gone`;
+  const problems: Problem[] = [];
+  if (kind !== 'StatefulSet') {
+    const shown = target.kind === undefined ? 'a Deployment (route.kind unset: the default)'
+      : typeof kind === 'string' && /^[A-Z][A-Za-z]{0,62}$/.test(kind) ? `a ${kind}` : `of kind ${commonModel().describeValue(kind)}`;
+    const why = kind === 'DaemonSet'
+      ? 'it runs a pod on every node it fits, and each would take the one fixed VXLAN address'
+      : kind === 'Deployment' || kind === 'ReplicaSet'
+        ? `${kind === 'Deployment' ? 'its ReplicaSet' : 'the ReplicaSet controller'} starts the replacement pod as soon as the old one is terminating (a pod delete, a drain, an eviction${kind === 'Deployment' ? '; `Recreate` covers rollouts only' : ''}), and both hold the one fixed VXLAN address until the old one is killed, since pod-gateway's sidecar ignores SIGTERM`
+        : 'only a StatefulSet never runs two pods of one replica at once, and two would both take the one fixed VXLAN address';
+    problems.push({ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload ${what} is ${shown}: ${why}; ${sts}` });
+  }
+  const replicas: unknown = target.replicas;
+  if (replicas !== undefined && (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0)) {
+    problems.push({ path: 'route.replicas', code: 'type', message: `expected the port-forwarding workload ${what}'s spec.replicas as a plain whole number (0 or 1), received ${commonModel().describeValue(replicas)}: a value known only at deploy time (a Pulumi Output) cannot be checked for a second pod` });
+  } else if (typeof replicas === 'number' && replicas > 1) {
+    problems.push({ path: 'route.replicas', code: 'two-pods', message: `the port-forwarding workload ${what} has ${replicas} replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1` });
+  }
   return problems;
 }
 
@@ -721,7 +752,6 @@ export function applyRoute(spec: IPodSpec, route: RoutePlan): IPodSpec {
     volumes: [...(spec.volumes ?? []), route.volume, ...(route.extraVolumes ?? [])],
     dnsPolicy: route.dnsPolicy,
     dnsConfig: route.dnsConfig,
-    ...(route.hostname ? { hostname: route.hostname } : {}),
   };
 }
 

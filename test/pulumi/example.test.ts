@@ -17,7 +17,8 @@ describe('examples/pulumi under mocks', () => {
     for (const r of seen) byType.set(r.type, [...(byType.get(r.type) ?? []), r.name].sort());
     expect(Object.fromEntries([...byType.entries()].sort())).toEqual({
       'homelab:index:Server': ['hetzner-w1', 'home-cp1', 'office-w2'],
-      'kubernetes:apps/v1:Deployment': ['protonvpn-deployment-vpn-gateway-vpn-gateway', 'qbittorrent'],
+      'kubernetes:apps/v1:Deployment': ['protonvpn-deployment-vpn-gateway-vpn-gateway'],
+      'kubernetes:apps/v1:StatefulSet': ['qbittorrent'],
       'kubernetes:cilium.io/v2:CiliumEgressGatewayPolicy': ['egress-ciliumegressgatewaypolicy-vpn-egress'],
       'kubernetes:monitoring.coreos.com/v1:PrometheusRule': ['egress-prometheusrule-monitoring-vpn-egress-egress'],
       'kubernetes:networking.k8s.io/v1:NetworkPolicy': ['protonvpn-networkpolicy-media-qbittorrent-vpn-kill-switch'],
@@ -40,9 +41,12 @@ describe('examples/pulumi under mocks', () => {
     expect(seen.filter((r) => r.type.startsWith('kubernetes:')).every((r) => /::homelab::homelab-id$/.test(r.provider ?? ''))).toBe(true);
     // The servers get the overlay's cloud-configs; qBittorrent is routed, its client init container first.
     expect((await valueOf(program.servers[0].userData)).startsWith('#cloud-config\n')).toBe(true);
-    const qb = seen.find((r) => r.name === 'qbittorrent')!.inputs as { spec: { template: { spec: { initContainers: { name: string }[]; hostname: string } } } };
+    const qb = seen.find((r) => r.name === 'qbittorrent')!.inputs as { spec: { template: { spec: { initContainers: { name: string }[]; hostname?: string } } } };
     expect(qb.spec.template.spec.initContainers.map((c) => c.name)).toEqual(['vpn-route-init']);
-    expect(qb.spec.template.spec.hostname).toBe('qbittorrent');
+    // The forwarded StatefulSet's pod qbittorrent-0 is hostnamed by its controller: nat.conf holds what client_init.sh cuts from it.
+    expect(qb.spec.template.spec.hostname).toBeUndefined();
+    const route = seen.find((r) => r.name === 'protonvpn-configmap-media-qbittorrent-vpn-route')!.inputs as { data: Record<string, string> };
+    expect(route.data['nat.conf'].split('\n').filter((l) => l && !l.startsWith('#'))).toEqual(['qbittorrent 5 tcp:6881,udp:6881']);
     expect(await pulumi.isSecret(program.gatewayNodeUserData)).toBe(false);
   });
 });

@@ -5,6 +5,7 @@ import { gatewayFor, gatewayProbe, prodSteering, qbittorrentKillSwitch, wireguar
 import * as pulumi from '@pulumi/pulumi';
 import { cdk8sObjects, pulumiObjects, sortObjects, typeToken } from '../helpers/parity';
 import { settle } from '../helpers/pulumi';
+import { thrown } from '../helpers/thrown';
 import { recordResources } from '../helpers/pulumi';
 import { expectWarnings } from '../helpers/stderr-guard';
 
@@ -12,15 +13,17 @@ const seen = recordResources();
 const tw = require('../../src/pulumi') as typeof import('../../src/pulumi');
 const k8s = require('@pulumi/kubernetes') as typeof import('@pulumi/kubernetes');
 
-const deployment = {
+type Kind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
+const workload = (kind: Kind, replicas?: number) => ({
   apiVersion: 'apps/v1',
-  kind: 'Deployment',
+  kind,
   metadata: { name: 'qbittorrent', namespace: 'media' },
   spec: {
+    ...(replicas !== undefined ? { replicas } : {}),
     selector: { matchLabels: { app: 'qbittorrent' } },
     template: { metadata: { labels: { app: 'qbittorrent' } }, spec: { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3' }] } },
   },
-};
+});
 
 beforeEach(() => tw.resetRegistry());
 
@@ -37,6 +40,7 @@ expectWarnings({
   'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects private internet access (cni undefined)': ['gw:routeTransform(qbittorrent)'],
   'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects custom (cni undefined)': ['gw:routeTransform(qbittorrent)'],
   'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects nordvpn (cni cilium)': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: both adapters refuse the same forwarded workload that can run two pods, with the same problems control: both accept the StatefulSet of one replica, and give it the same objects': ['gw:routeTransform(qbittorrent)'],
   'VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container a container without env': ['gw:routeTransform(slskd)'],
   'VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container env of its own, slskd second': ['gw:routeTransform(slskd)'],
   'EgressSteering: the same objects from both adapters prod': ['parity/steer: clusterCidrs', 'parity/steer: vpnClass', 'parity/steer: tunnel', 'clusterCidrs', 'vpnClass', 'tunnel'],
@@ -59,14 +63,16 @@ describe('cdk8s and Pulumi register the same Kubernetes objects', () => {
 describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects', () => {
   it.each([...Object.keys(PROVIDERS).map((p) => [p, undefined] as const), ['nordvpn', 'cilium'] as const])('%s (cni %s)', async (provider, cni) => {
     const props = { ...gatewayFor(provider), ...(cni ? { cni } : {}) };
+    // protonvpn's fixture forwards a port to qbittorrent, which must then be a StatefulSet; the others route a Deployment.
+    const kind = props.portForwarding?.workload === 'qbittorrent' ? 'StatefulSet' : 'Deployment';
     const fromCdk8s = cdk8sObjects((chart) => {
       const gateway = new Cdk8sVpnGateway(chart, 'gw', props);
-      gateway.route(new ApiObject(chart, 'qbittorrent', structuredClone(deployment)));
+      gateway.route(new ApiObject(chart, 'qbittorrent', workload(kind)));
     });
     const fromPulumi = await pulumiObjects(seen, () => {
       const gateway = new tw.VpnGateway('gw', props);
-      const { apiVersion: _a, kind: _k, ...args } = structuredClone(deployment);
-      new k8s.apps.v1.Deployment('qbittorrent', args, { transformations: [gateway.routeTransform()] });
+      const { apiVersion: _a, kind: _k, ...args } = workload(kind);
+      new k8s.apps.v1[kind]('qbittorrent', args, { transformations: [gateway.routeTransform()] });
       return gateway;
     });
     // The gateway's objects are its children; the route's ConfigMap and kill switch follow the workload (here the
@@ -74,17 +80,49 @@ describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same ob
     const isRoute = (name: string) => name.startsWith('gw-') && name.includes('-media-qbittorrent-');
     expect(fromPulumi.filter((r) => r.name !== 'qbittorrent').map((r) => `${r.name} ${r.parent}`)).toEqual(fromPulumi.filter((r) => r.name !== 'qbittorrent').map((r) => `${r.name} ${isRoute(r.name) ? 'undefined' : 'tunnelwright:index:VpnGateway'}`));
     expect(fromPulumi.filter((r) => isRoute(r.name)).length).toBeGreaterThanOrEqual(2);
-    expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'Deployment' })))).toEqual(sortObjects(fromCdk8s));
+    expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? kind })))).toEqual(sortObjects(fromCdk8s));
     expect(fromPulumi.map((r) => r.type).sort()).toEqual(fromCdk8s.map(typeToken).sort());
+    expect(fromCdk8s.filter((o) => (o.metadata as { name: string }).name === 'qbittorrent').map((o) => o.kind)).toEqual([kind]);
     // Both adapters take the kill switch's flavour from the core: a CiliumNetworkPolicy under Cilium.
     expect(fromCdk8s.filter((o) => String(o.kind).endsWith('NetworkPolicy')).map((o) => o.kind)).toEqual([cni === 'cilium' ? 'CiliumNetworkPolicy' : 'NetworkPolicy']);
+  });
+});
+
+describe('VpnGateway: both adapters refuse the same forwarded workload that can run two pods, with the same problems', () => {
+  const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'qbittorrent' as const, workload: 'qbittorrent', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
+  const sts = 'make it a StatefulSet with replicas 1 (portForwarding.workload names it): its controller starts qbittorrent-0 again only once the old pod is gone';
+  const problemsOf = (f: () => unknown) => (thrown(f) as { problems?: unknown }).problems;
+  it.each<[string, Kind, number | undefined, { path: string; code: string; message: string }[]]>([
+    ['a Deployment', 'Deployment', 1, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment: its ReplicaSet starts the replacement pod as soon as the old one is terminating (a pod delete, a drain, an eviction; \`Recreate\` covers rollouts only), and both hold the one fixed VXLAN address until the old one is killed, since pod-gateway's sidecar ignores SIGTERM; ${sts}` }]],
+    ['a DaemonSet', 'DaemonSet', undefined, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a DaemonSet: it runs a pod on every node it fits, and each would take the one fixed VXLAN address; ${sts}` }]],
+    ['a StatefulSet of 2 replicas', 'StatefulSet', 2, [{ path: 'route.replicas', code: 'two-pods', message: 'the port-forwarding workload media/qbittorrent has 2 replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1' }]],
+  ])('%s', async (_n, kind, replicas, problems) => {
+    const fromCdk8s = problemsOf(() => cdk8sObjects((chart) => new Cdk8sVpnGateway(chart, 'gw', props).route(new ApiObject(chart, 'qbittorrent', workload(kind, replicas)))));
+    const gateway = new tw.VpnGateway('gw', props);
+    const { apiVersion: _a, kind: _k, ...args } = workload(kind, replicas);
+    const fromPulumi = problemsOf(() => new k8s.apps.v1[kind]('qbittorrent', args, { transformations: [gateway.routeTransform()] }));
+    expect(fromCdk8s).toEqual(problems);
+    expect(fromPulumi).toEqual(problems);
+    await settle(); // the gateway's own objects, registered before the refusal, reach the mocks within this test
+  });
+
+  it('control: both accept the StatefulSet of one replica, and give it the same objects', async () => {
+    const fromCdk8s = cdk8sObjects((chart) => new Cdk8sVpnGateway(chart, 'gw', props).route(new ApiObject(chart, 'qbittorrent', workload('StatefulSet', 1))));
+    const fromPulumi = await pulumiObjects(seen, () => {
+      const gateway = new tw.VpnGateway('gw', props);
+      const { apiVersion: _a, kind: _k, ...args } = workload('StatefulSet', 1);
+      new k8s.apps.v1.StatefulSet('qbittorrent', args, { transformations: [gateway.routeTransform()] });
+      return gateway;
+    });
+    expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'StatefulSet' })))).toEqual(sortObjects(fromCdk8s));
+    expect(fromCdk8s.map((o) => o.kind)).toContain('StatefulSet');
   });
 });
 
 describe('VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container', () => {
   const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'slskd' as const, workload: 'slskd', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
   const slskd = (containers: { name: string; image: string; env?: { name: string; value: string }[] }[]) => ({
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'slskd', namespace: 'media' },
+    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'slskd', namespace: 'media' },
     spec: { selector: { matchLabels: { app: 'slskd' } }, template: { metadata: { labels: { app: 'slskd' } }, spec: { containers } } },
   });
   it.each([
@@ -98,11 +136,11 @@ describe('VpnGateway with slskd: both adapters put slskd\'s VPN environment on t
     const fromPulumi = await pulumiObjects(seen, () => {
       const gateway = new tw.VpnGateway('gw', p);
       const { apiVersion: _a, kind: _k, ...args } = slskd(structuredClone(containers));
-      new k8s.apps.v1.Deployment('slskd', args, { transformations: [gateway.routeTransform()] });
+      new k8s.apps.v1.StatefulSet('slskd', args, { transformations: [gateway.routeTransform()] });
       return gateway;
     });
-    expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'Deployment' })))).toEqual(sortObjects(fromCdk8s));
-    const routed = fromCdk8s.find((o) => o.kind === 'Deployment' && (o.metadata as { name: string }).name === 'slskd') as unknown as { spec: { template: { spec: { containers: { name: string; env?: { name: string; valueFrom?: unknown }[] }[] } } } };
+    expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'StatefulSet' })))).toEqual(sortObjects(fromCdk8s));
+    const routed = fromCdk8s.find((o) => o.kind === 'StatefulSet' && (o.metadata as { name: string }).name === 'slskd') as unknown as { spec: { template: { spec: { containers: { name: string; env?: { name: string; valueFrom?: unknown }[] }[] } } } };
     const cs = routed.spec.template.spec.containers;
     expect(cs.map((c) => c.name)).toEqual([...containers.map((c) => c.name), 'vpn-route-sidecar']);
     const app = cs.find((c) => c.name === 'slskd')!;

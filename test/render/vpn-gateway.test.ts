@@ -312,36 +312,39 @@ describe('properties', () => {
 describeWithSchemas('VpnGateway objects against their schemas', () => {
   it.each(Object.keys(PROVIDERS))('%s', (provider) => {
     const plan = planVpnGateway(gatewayFor(provider));
-    const route = planRoute(gatewayFor(provider), { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' });
+    // protonvpn's fixture forwards a port to qbittorrent: it must be a StatefulSet (any kind for the others).
+    const route = planRoute(gatewayFor(provider), { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent', kind: 'StatefulSet' });
     expect(checkKubeObjects([...plan.objects, ...route.objects], SCHEMA_DIR)).toEqual([]);
   });
 });
 
-describe('port forwarding to a workload whose name has a dash (pod-gateway looks clients up by hostname | cut -d- -f1)', () => {
+describe('port forwarding to a StatefulSet whose name has a dash (pod-gateway looks clients up by hostname | cut -d- -f1)', () => {
   const props = { ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit', workloadNamespace: 'media' } };
   const lookup = (hostname: string) => hostname.split('-')[0]; // client_init.sh: hostname | cut -d'-' -f1
+  const natOf = (route: { objects: unknown[] }) => (route.objects[0] as { data: Record<string, string> }).data['nat.conf'].split('\n').filter((l) => l && !l.startsWith('#'));
 
-  it('gives nat.conf and the pod\'s hostname one dash-free name that the lookup rule finds', () => {
+  it('keys nat.conf (the gateway\'s and the client\'s) by what the lookup cuts from the pod\'s hostname, its pod name my-qbit-0', () => {
     const natConf = (planVpnGateway(props).objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['nat.conf'];
-    const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit' });
-    expect(route.hostname).toBe('myqbit');
-    const entry = natConf.split('\n').find((l) => l.startsWith(`${lookup(route.hostname!)} `));
-    expect(entry).toBe('myqbit 5 tcp:6881,udp:6881');
+    const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'StatefulSet' });
+    expect(natOf(route)).toEqual(['my 5 tcp:6881,udp:6881']);
+    expect(natConf.split('\n').find((l) => l.startsWith(`${lookup('my-qbit-0')} `))).toBe('my 5 tcp:6881,udp:6881');
+    // No hostname is set: the StatefulSet controller sets it to the pod name whatever the template says.
+    expect(applyRoute({ containers: [{ name: 'q', image: 'q' }] }, route).hostname).toBeUndefined();
   });
 
-  it('gives no fixed address, and sees no clash, when the port is forwarded nowhere (no toPort)', () => {
+  it('gives no fixed address when the port is forwarded nowhere (no toPort)', () => {
     const nowhere = { ...gatewayFor('protonvpn'), portForwarding: { workload: 'my-qbit', workloadNamespace: 'media' } };
-    expect(planRoute(nowhere, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit' }).hostname).toBeUndefined();
-    expect(planRoute(nowhere, { namespace: 'media', podLabels: { app: 'myqbit-web' }, name: 'myqbit-web' }).hostname).toBeUndefined();
+    expect(natOf(planRoute(nowhere, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'StatefulSet' }))).toEqual([]);
   });
 
-  it('gives another workload of a like name, or of the same name in another namespace, no entry and no fixed address', () => {
-    for (const t of [{ namespace: 'media', name: 'myqbit-web' }, { namespace: 'other', name: 'my-qbit' }]) {
+  it('gives a workload whose pods cut to the same key (my-sonarr), or of the same name in another namespace, no entry and no fixed address', () => {
+    for (const t of [{ namespace: 'media', name: 'my-sonarr' }, { namespace: 'other', name: 'my-qbit' }]) {
       const route = planRoute(props, { ...t, podLabels: { app: t.name } });
-      expect(route.hostname).toBeUndefined();
-      expect((route.objects[0] as unknown as { data: Record<string, string> }).data['nat.conf'].split('\n').filter((l) => l && !l.startsWith('#'))).toEqual([]);
+      expect(lookup(`${t.name}-7d9f-x2x`)).toBe('my');
+      expect(natOf(route)).toEqual([]);
     }
-    expect(planRoute(props, { namespace: 'media', podLabels: { app: 'sonarr' }, name: 'sonarr' }).hostname).toBeUndefined();
+    // Control: the forwarded StatefulSet itself has the entry.
+    expect(natOf(planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'StatefulSet' }))).toHaveLength(1);
   });
 });
 

@@ -44,7 +44,9 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
   const gatewayData = (gateway.objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data;
   const gluetunEnv = Object.fromEntries(((gateway.objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { name: string; env: { name: string; value?: string }[] }[] } } } })
     .spec.template.spec.containers.find((c) => c.name === 'gluetun')!.env).map((e) => [e.name, e.value ?? '']));
-  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit' });
+  // The forwarded workload is a StatefulSet: its one pod is named, and hostnamed, my-qbit-0 by the StatefulSet controller.
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'StatefulSet' });
+  const POD_NAME = 'my-qbit-0';
   const routeData = (route.objects[0] as unknown as { data: Record<string, string> }).data;
   const vendor = (p: string) => fs.readFileSync(path.join(PG, p), 'utf8');
   const scripts = Object.fromEntries(['gateway_init.sh', 'gateway_sidecar.sh', 'client_init.sh', 'client_sidecar.sh', 'copy_resolv.sh'].map((s) => [`/usr/bin/${s}`, { content: vendor(`bin/${s}`), mode: 0o755 }]));
@@ -157,8 +159,9 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
     startInPod(gw, 'gateway_sidecar.sh', 'sidecar.log');
     must(inPod(gw, 'for i in $(seq 50); do ss -lun | grep -q ":67 " && exit 0; sleep 0.1; done; exit 1'), `gateway sidecar (dnsmasq):\n${podLog(gw, 'sidecar.log')}`);
 
-    // The routed client: the synthesized client settings, the hostname and DNS the synthesized pod spec gives it.
-    client = startPod(dir, 'client', ns.client, route.hostname!, {
+    // The routed client: the synthesized client settings, the StatefulSet pod's hostname and the DNS the synthesized pod
+    // spec gives it.
+    client = startPod(dir, 'client', ns.client, POD_NAME, {
       ...image,
       '/config/settings.sh': { content: routeData['settings.sh'] },
       '/config/nat.conf': { content: routeData['nat.conf'] },
@@ -291,13 +294,13 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
     }
   });
   // Last: a second client on the gateway's VXLAN may make the first one's sidecar reconnect (a lost ping is enough).
-  it('control: with the workload\'s own dashed name in nat.conf and as hostname, client_init.sh takes a dynamic address', () => {
+  it('control: with the workload\'s own dashed name in nat.conf (not what client_init.sh cuts from my-qbit-0), it takes a dynamic address', () => {
     const n = `twg${id}-ctl2`;
     must(sh(`ip netns add ${n} && ip link add eth0 netns ${n} type veth peer name ctl2 netns ${ns.node} && ip -n ${ns.node} link set ctl2 master br0 up && ip -n ${n} addr add 10.244.0.51/24 dev eth0 && ip -n ${n} link set eth0 up && ip -n ${n} route add default via 10.244.0.1`), 'control netns');
-    const pod = startPod(dir, 'control-dash', n, 'my-qbit', {
+    const pod = startPod(dir, 'control-dash', n, POD_NAME, {
       ...image,
       '/config/settings.sh': { content: routeData['settings.sh'] },
-      '/config/nat.conf': { content: routeData['nat.conf'].replace(/^myqbit /m, 'my-qbit ') },
+      '/config/nat.conf': { content: routeData['nat.conf'].replace(/^my /m, 'my-qbit ') },
       '/etc/resolv.conf': { content: `nameserver ${route.dnsConfig.nameservers![0]}\n` },
     });
     try {

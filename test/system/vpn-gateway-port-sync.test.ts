@@ -57,7 +57,7 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
   const gwSpec = (gateway.objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { initContainers: C[]; containers: C[] } } } }).spec.template.spec;
   const gluetunEnv = Object.fromEntries(gwSpec.containers.find((c) => c.name === 'gluetun')!.env!.map((e) => [e.name, e.value ?? '']));
   const authInit = gwSpec.initContainers.find((c) => c.name === 'gluetun-auth')!;
-  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'Deployment' });
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'StatefulSet' });
   const routeData = (route.objects[0] as unknown as { data: Record<string, string> }).data;
   const syncData = (route.objects.find((o) => o.metadata.name === 'my-qbit-vpn-port-sync') as unknown as { data: Record<string, string> }).data;
   const sync = route.extraContainers.find((c) => c.name === 'vpn-port-sync')!;
@@ -236,7 +236,7 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
     startInPod(gw, 'gateway_sidecar.sh', 'sidecar.log');
     must(inPod(gw, 'for i in $(seq 50); do ss -lun | grep -q ":67 " && ss -ltn | grep -q ":8000 " && exit 0; sleep 0.1; done; exit 1'), `gateway sidecar / control server:\n${podLog(gw, 'sidecar.log')}${podLog(gw, 'control.log')}`);
 
-    client = startPod(dir, 'client', ns.client, route.hostname!, {
+    client = startPod(dir, 'client', ns.client, 'my-qbit-0', { // the StatefulSet's pod name, its hostname
       ...image,
       '/config/settings.sh': { content: routeData['settings.sh'] },
       '/config/nat.conf': { content: routeData['nat.conf'] },
@@ -337,7 +337,7 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
     // routed pod now runs Debian's transmission-daemon 3.00 and port-sync with the environment rendered for it.
     must(inPod(client, 'pkill -f "[p]ort-sync.sh"; pkill -f "[n]c -ll"; pkill -x qbittorrent-nox; for i in $(seq 50); do pgrep -x qbittorrent-nox >/dev/null || exit 0; sleep 0.1; done; exit 1'), 'stop qbittorrent and port-sync');
     const trProps: VpnGatewayProps = { ...props, portForwarding: { ...props.portForwarding!, app: 'transmission', appCredentialsSecret: { name: 'transmission-rpc' } } };
-    const trSync = planRoute(trProps, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'Deployment' }).extraContainers.find((c) => c.name === 'vpn-port-sync')!;
+    const trSync = planRoute(trProps, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'StatefulSet' }).extraContainers.find((c) => c.name === 'vpn-port-sync')!;
     const trEnv = Object.fromEntries(trSync.env!.map((e) => [e.name, e.value ?? '']));
     expect(trEnv).toMatchObject({ APP: 'transmission', APP_URL: 'http://127.0.0.1:9091' });
     must(inPod(client, `cd /run/port-sync-secrets && printf %s tw > app-username && printf %s ${TR_PASSWORD} > app-password && mkdir -p /tmp/trm`), 'transmission secrets');
