@@ -19,18 +19,26 @@
  *   defaults `[6881, 6891]` / `True` in core/preferencesmanager.py:48, :51, and random_port overrides listen_ports
  *   at :206-214).
  * - Transmission RPC (Debian's transmission-daemon 3.00, libtransmission/rpc-server.c `handle_request`): HTTP Basic
- *   auth first (401 "Unauthorized User. N unsuccessful login attempts."), then a 409 that hands out
+ *   auth first (401 "Unauthorized User. N unsuccessful login attempts.", :673-683), then a 409 that hands out
  *   `X-Transmission-Session-Id`; `session-get` / `session-set` with `peer-port` (rpc-spec). After 100 failed logins in a
- *   row (one counter for every client) 3.00 answers every request 403 "Too many unsuccessful login attempts. Please
- *   restart transmission-daemon." (`loginattempts == 100`; 4.x: `anti-brute-force-threshold`), so a wrong password is
- *   retried only after BAN_BACKOFF: retrying every period would lock the user's own Web UI out within minutes.
+ *   row (one counter for every client; a good login resets it, :686) 3.00 always answers every request 403 "Too many
+ *   unsuccessful login attempts. Please restart transmission-daemon." (`loginattempts == 100`, :637-641). 4.x counts
+ *   failures only with `anti-brute-force-enabled`, which defaults to false; then it answers 403 past
+ *   `anti-brute-force-threshold` (default 100) with the plain body "<h1>403: Forbidden</h1>", the same as an address
+ *   its rpc-whitelist refuses (4.0.6 libtransmission/rpc-server.cc:431-435, :459-466, :470; defaults rpc-server.h:33-34).
+ *   Either way a wrong password is retried only after BAN_BACKOFF: retrying every period would lock the user's own
+ *   Web UI out within minutes on 3.00, or on 4.x with the lock enabled.
  * - curl's config file (`-K`): a value in double quotes takes `\\` and `\"` escapes (curl docs, `--config`), so a
  *   secret is escaped before it is written there (a quote or a backslash in a password would end the value).
  */
 export const PORT_SYNC_SCRIPT = `#!/bin/sh
 # port-sync, written by tunnelwright: keeps the app's listen port equal to the port the VPN forwards.
-# It writes nothing while gluetun forwards no port (0 or no answer), and re-checks every PERIOD seconds, so a
-# reconnect that changes the port, a gluetun restart and an app restart that forgets the port are all repaired.
+# It writes nothing while gluetun forwards no port (0 or no answer), and re-checks every PERIOD seconds. With
+# qbittorrent, transmission and deluge it reads the app's port from the app's API each time, so a reconnect that
+# changes the port, a gluetun restart and an app restart that forgets the port are all repaired.
+# With APP=command it cannot read the app's port: it runs COMMAND (PORT=the port) once for each new forwarded port,
+# again next period while it fails, and again when this container restarts; an app restart that forgets the port is
+# NOT repaired, and the app_listen_port metric is the port COMMAND last succeeded with, not the app's.
 # Environment: APP (qbittorrent | transmission | deluge | command), APP_URL, GLUETUN_URL, GLUETUN_API_KEY_FILE,
 # APP_USERNAME_FILE / APP_PASSWORD_FILE (optional), APP_API_KEY_FILE (qBittorrent >= 5.2, optional), COMMAND,
 # PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server).
@@ -63,13 +71,21 @@ bans=0
 last_success=0
 last_command_port=0
 
+if [ "$APP" = command ]; then
+  LISTEN_HELP='With APP=command, the port the command last succeeded with (the app itself is not asked; 0: none yet).'
+  SUCCESS_HELP='With APP=command, the last check at which the command had succeeded with the forwarded port.'
+else
+  LISTEN_HELP='The port the app listens on, as its API reports it (0: unknown).'
+  SUCCESS_HELP='When the app last reported the forwarded port.'
+fi
+
 write_metrics() {
   tmp="$METRICS_FILE.tmp"
   {
     echo '# HELP tunnelwright_port_forward_forwarded_port The port the VPN provider forwards (0: none).'
     echo '# TYPE tunnelwright_port_forward_forwarded_port gauge'
     echo "tunnelwright_port_forward_forwarded_port{app=\\"$APP\\"} $forwarded"
-    echo '# HELP tunnelwright_port_forward_app_listen_port The port the app listens on, as its API reports it (0: unknown).'
+    echo "# HELP tunnelwright_port_forward_app_listen_port $LISTEN_HELP"
     echo '# TYPE tunnelwright_port_forward_app_listen_port gauge'
     echo "tunnelwright_port_forward_app_listen_port{app=\\"$APP\\"} $app_port"
     echo '# HELP tunnelwright_port_forward_errors_total Failed reconcile steps.'
@@ -78,7 +94,7 @@ write_metrics() {
     echo '# HELP tunnelwright_port_forward_bans_total Times the app refused this address (a login ban).'
     echo '# TYPE tunnelwright_port_forward_bans_total counter'
     echo "tunnelwright_port_forward_bans_total{app=\\"$APP\\"} $bans"
-    echo '# HELP tunnelwright_port_forward_last_success_timestamp_seconds When the app last reported the forwarded port.'
+    echo "# HELP tunnelwright_port_forward_last_success_timestamp_seconds $SUCCESS_HELP"
     echo '# TYPE tunnelwright_port_forward_last_success_timestamp_seconds gauge'
     echo "tunnelwright_port_forward_last_success_timestamp_seconds{app=\\"$APP\\"} $last_success"
   } >"$tmp" && mv "$tmp" "$METRICS_FILE"
@@ -170,10 +186,10 @@ trm_rpc() {
   done
   case "$code" in
     200) ;;
-    401) log "Transmission refused the RPC credentials; waiting $BAN_BACKOFF s before the next try (100 failures turn its RPC off until a restart)"
+    401) log "Transmission refused the RPC credentials; waiting $BAN_BACKOFF s before the next try (3.00 turns its RPC off after 100 failures until a restart; 4.x only with anti-brute-force-enabled)"
       return 3 ;;
     403) if grep -q 'unsuccessful login attempts' "$WORK/rpc"; then return 2; fi
-      log "Transmission refused this address (rpc-whitelist): allow 127.0.0.1"
+      log "Transmission answered 403: its rpc-whitelist refuses this address (allow 127.0.0.1), or 4.x's anti-brute-force lock is on (restart Transmission)"
       return 1 ;;
     *) log "Transmission's RPC answered HTTP $code"; return 1 ;;
   esac

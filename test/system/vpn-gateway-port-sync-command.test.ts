@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { planRoute, VpnGatewayProps } from '../../src';
+import { ControlServerStandIn, startControlServerStandIn } from './pods';
 import { describeWithTools, must, sh, tmpdir, which } from './tools';
 
 /**
@@ -21,7 +22,7 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     vpnProvider: 'protonvpn', wireguardPrivateKeySecret: { name: 'protonvpn-wireguard' }, serverCountries: ['Switzerland'],
     portForwarding: { app: 'command', command: COMMAND, workload: 'soulseek', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' }, syncPeriodSeconds: 1 },
   };
-  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'soulseek' }, name: 'soulseek', kind: 'Deployment' });
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'soulseek' }, name: 'soulseek', kind: 'StatefulSet' });
   const script = (route.objects.find((o) => o.metadata.name === 'soulseek-vpn-port-sync') as unknown as { data: Record<string, string> }).data['port-sync.sh'];
   const env = Object.fromEntries(route.extraContainers.find((c) => c.name === 'vpn-port-sync')!.env!.map((e) => [e.name, e.value ?? '']));
   const inNs = (cmd: string) => sh(`ip netns exec ${netns} bash -c '${cmd.replace(/'/g, "'\\''")}'`);
@@ -30,7 +31,8 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     pids[name] = must(inNs(`${cmd} >>${dir}/${name}.log 2>&1 & echo $!`), name).stdout.trim();
   };
   const stop = (name: string) => sh(`kill ${pids[name]} 2>/dev/null; while kill -0 ${pids[name]} 2>/dev/null; do sleep 0.1; done`);
-  const forwardedIs = (port: number) => fs.writeFileSync(path.join(dir, 'pf.json'), JSON.stringify({ port }));
+  let ctl: ControlServerStandIn;
+  const forwardedIs = (port: number) => ctl.forwardedIs(port);
   const appPort = () => (fs.existsSync(portFile) ? Number(fs.readFileSync(portFile, 'utf8').trim()) : undefined);
   const runs = () => (fs.existsSync(path.join(dir, 'app', 'runs')) ? fs.readFileSync(path.join(dir, 'app', 'runs'), 'utf8').trim().split('\n').map(Number) : []);
   const secondsUntil = (port: number, limit = 20) => {
@@ -55,23 +57,12 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);
     fs.writeFileSync(path.join(dir, 'command'), env.COMMAND);
     fs.writeFileSync(path.join(dir, 'key'), KEY);
-    forwardedIs(0);
-    fs.writeFileSync(path.join(dir, 'ctl.py'), [
-      'import http.server',
-      'class H(http.server.BaseHTTPRequestHandler):',
-      '    def do_GET(self):',
-      `        if self.path != "/v1/portforward" or self.headers.get("X-API-Key") != "${KEY}":`,
-      '            self.send_response(401); self.end_headers(); return',
-      `        self.send_response(200); self.end_headers(); self.wfile.write(open("${dir}/pf.json", "rb").read())`,
-      '    def log_message(self, *a): pass',
-      'http.server.HTTPServer(("127.0.0.1", 8000), H).serve_forever()',
-    ].join('\n'));
-    start('ctl', `python3 ${dir}/ctl.py`);
-    must(sh(`for i in $(seq 100); do ip netns exec ${netns} ss -Hltn | grep -q ":8000 " && exit 0; sleep 0.1; done; exit 1`), 'control server listens');
+    ctl = startControlServerStandIn(netns, dir, KEY);
   }, 60_000);
 
   afterAll(() => {
     for (const name of Object.keys(pids).reverse()) stop(name);
+    ctl?.stop();
     sh(`ip netns pids ${netns} | xargs -r kill -9; ip netns del ${netns}`);
     process.stdout.write(`command port-sync figures: ${JSON.stringify(figures)}\n`);
   });
@@ -134,5 +125,21 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     expect(log()).not.toContain('did not answer');
     expect(log()).not.toContain(KEY);
     expect(appPort()).toBe(44567);
+  });
+
+  it('an app restart that forgets the port is not repaired (as documented): the command is not run again and the metric keeps the port it set; restarting the sidecar runs it', () => {
+    const metrics = () => fs.readFileSync(path.join(dir, 'work', 'metrics'), 'utf8');
+    expect(metrics()).toContain('# HELP tunnelwright_port_forward_app_listen_port With APP=command, the port the command last succeeded with (the app itself is not asked; 0: none yet).\n');
+    const before = runs();
+    fs.rmSync(portFile); // the app restarted on its default port: the port the command gave it is gone
+    sh('sleep 3');
+    expect([appPort(), runs()]).toEqual([undefined, before]);
+    expect(metrics()).toContain('tunnelwright_port_forward_app_listen_port{app="command"} 44567\n');
+    expect(metrics()).toContain('tunnelwright_port_forward_forwarded_port{app="command"} 44567\n');
+    // Control: a restarted sidecar (a pod restart) starts from no port and runs the command again.
+    stop('sync');
+    startSync();
+    figures.afterSidecarRestart = { to: 44567, seconds: secondsUntil(44567) };
+    expect(runs()).toEqual([...before, 44567]);
   });
 });
