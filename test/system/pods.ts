@@ -77,3 +77,52 @@ export function stopPod(pod: Pod): void {
 export function quote(s: string): string {
   return `'${s.replace(/'/g, "'\\''")}'`;
 }
+
+/** Waits (up to 10 s) until something in network namespace `netns` listens on every TCP port given, or fails naming `what`. */
+export function waitUntilListening(netns: string, what: string, ...ports: number[]): void {
+  const all = ports.map((p) => `ss -Hltn "sport = :${p}" | grep -q ":${p} "`).join(' && ');
+  must(sh(`for i in $(seq 100); do ip netns exec ${netns} bash -c ${quote(all)} && exit 0; sleep 0.1; done; exit 1`), `${what} listens on ${ports.join(', ')}`);
+}
+
+/** A stand-in for gluetun's control server, as `startControlServerStandIn` starts it. */
+export interface ControlServerStandIn {
+  /** Its PID (the host's view). */
+  readonly pid: string;
+  /** What `GET /v1/portforward` answers from now on: `{"port":N}` (0: none forwarded yet). */
+  forwardedIs(port: number): void;
+  stop(): void;
+}
+
+/**
+ * A stand-in for gluetun's control server on 127.0.0.1:8000 in network namespace `netns`, as far as port-sync uses it:
+ * `GET /v1/portforward` with `X-API-Key: <key>` answers `{"port":N}` (gluetun v3.41.1 internal/server/portforward.go:34-46),
+ * anything else 401, as a route no role grants or a key gluetun does not hold (internal/server/middlewares/auth/
+ * middleware.go:55-60, :89). It starts forwarding no port (0); its files are `<dir>/ctl.py`, `pf.json` and `ctl.log`.
+ * Returns once it listens.
+ */
+export function startControlServerStandIn(netns: string, dir: string, key: string): ControlServerStandIn {
+  const answer = path.join(dir, 'pf.json');
+  // Written whole, then renamed: the server never reads half a file.
+  const forwardedIs = (port: number) => {
+    fs.writeFileSync(`${answer}.tmp`, JSON.stringify({ port }));
+    fs.renameSync(`${answer}.tmp`, answer);
+  };
+  forwardedIs(0);
+  fs.writeFileSync(path.join(dir, 'ctl.py'), [
+    'import http.server',
+    'class H(http.server.BaseHTTPRequestHandler):',
+    '    def do_GET(self):',
+    `        if self.path != "/v1/portforward" or self.headers.get("X-API-Key") != ${JSON.stringify(key)}:`,
+    '            self.send_response(401); self.end_headers(); return',
+    `        self.send_response(200); self.end_headers(); self.wfile.write(open(${JSON.stringify(answer)}, "rb").read())`,
+    '    def log_message(self, *a): pass',
+    'http.server.HTTPServer(("127.0.0.1", 8000), H).serve_forever()',
+  ].join('\n'));
+  const pid = must(sh(`ip netns exec ${netns} bash -c ${quote(`python3 ${dir}/ctl.py >>${dir}/ctl.log 2>&1 & echo $!`)}`), 'control server stand-in').stdout.trim();
+  waitUntilListening(netns, 'the control server stand-in', 8000);
+  return {
+    pid,
+    forwardedIs,
+    stop: () => { sh(`kill ${pid} 2>/dev/null; for i in $(seq 50); do kill -0 ${pid} 2>/dev/null || exit 0; sleep 0.1; done`); },
+  };
+}

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { planRoute, VpnGatewayProps } from '../../src';
+import { ControlServerStandIn, startControlServerStandIn, waitUntilListening } from './pods';
 import { describeWithTools, must, sh, tmpdir } from './tools';
 
 /**
@@ -20,7 +21,7 @@ describeWithTools('port-sync keeps Deluge\'s listen port equal to the forwarded 
     vpnProvider: 'protonvpn', wireguardPrivateKeySecret: { name: 'protonvpn-wireguard' }, serverCountries: ['Switzerland'],
     portForwarding: { app: 'deluge', workload: 'deluge', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' }, appCredentialsSecret: { name: 'deluge-web' }, syncPeriodSeconds: 1 },
   };
-  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'deluge' }, name: 'deluge', kind: 'Deployment' });
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'deluge' }, name: 'deluge', kind: 'StatefulSet' });
   const script = (route.objects.find((o) => o.metadata.name === 'deluge-vpn-port-sync') as unknown as { data: Record<string, string> }).data['port-sync.sh'];
   const env = Object.fromEntries(route.extraContainers.find((c) => c.name === 'vpn-port-sync')!.env!.map((e) => [e.name, e.value ?? '']));
   const inNs = (cmd: string) => sh(`ip netns exec ${netns} bash -c '${cmd.replace(/'/g, "'\\''")}'`);
@@ -30,7 +31,8 @@ describeWithTools('port-sync keeps Deluge\'s listen port equal to the forwarded 
     pids.push(r.stdout.trim());
     return r.stdout.trim();
   };
-  const forwardedIs = (port: number) => fs.writeFileSync(path.join(dir, 'pf.json'), JSON.stringify({ port }));
+  let ctl: ControlServerStandIn;
+  const forwardedIs = (port: number) => ctl.forwardedIs(port);
   /** One JSON-RPC call of our own to Deluge's Web UI (its own session cookie, the body from a file). */
   const rpc = (method: string, params: unknown[]) => {
     fs.writeFileSync(path.join(dir, 'q.json'), JSON.stringify({ method, params, id: 1 }));
@@ -63,25 +65,15 @@ describeWithTools('port-sync keeps Deluge\'s listen port equal to the forwarded 
     fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);
     fs.writeFileSync(path.join(dir, 'key'), KEY);
     fs.writeFileSync(path.join(dir, 'pw'), PASSWORD + '\n');
-    forwardedIs(0);
-    fs.writeFileSync(path.join(dir, 'ctl.py'), [
-      'import http.server, sys',
-      'class H(http.server.BaseHTTPRequestHandler):',
-      '    def do_GET(self):',
-      `        if self.path != "/v1/portforward" or self.headers.get("X-API-Key") != "${KEY}":`,
-      '            self.send_response(401); self.end_headers(); return',
-      `        self.send_response(200); self.end_headers(); self.wfile.write(open("${dir}/pf.json", "rb").read())`,
-      '    def log_message(self, *a): pass',
-      'http.server.HTTPServer(("127.0.0.1", 8000), H).serve_forever()',
-    ].join('\n'));
     start('deluged', `HOME=${dir} deluged -c ${dir}/conf -d -p 58846 -L warning`);
     start('deluge-web', `HOME=${dir} deluge-web -c ${dir}/conf -d -i 127.0.0.1 -p 8112 -L warning`);
-    start('ctl', `python3 ${dir}/ctl.py`);
-    must(sh(`for i in $(seq 100); do ip netns exec ${netns} ss -Hltn | grep -q ":8112 " && ip netns exec ${netns} ss -Hltn | grep -q ":58846 " && ip netns exec ${netns} ss -Hltn | grep -q ":8000 " && exit 0; sleep 0.1; done; exit 1`), 'deluge and the control server listen');
+    ctl = startControlServerStandIn(netns, dir, KEY);
+    waitUntilListening(netns, 'deluged and deluge-web', 8112, 58846);
   }, 60_000);
 
   afterAll(() => {
     for (const pid of pids.reverse()) sh(`kill ${pid} 2>/dev/null`);
+    ctl?.stop();
     sh('sleep 0.5');
     sh(`ip netns del ${netns}`);
     process.stdout.write(`deluge port-sync figures: ${JSON.stringify(figures)}\n`);

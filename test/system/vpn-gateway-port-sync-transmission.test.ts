@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { planRoute, VpnGatewayProps } from '../../src';
+import { ControlServerStandIn, startControlServerStandIn, waitUntilListening } from './pods';
 import { describeWithTools, must, sh, tmpdir, which } from './tools';
 
 /**
@@ -23,7 +24,7 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
     vpnProvider: 'protonvpn', wireguardPrivateKeySecret: { name: 'protonvpn-wireguard' }, serverCountries: ['Switzerland'],
     portForwarding: { app: 'transmission', workload: 'transmission', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' }, appCredentialsSecret: { name: 'transmission-rpc' }, syncPeriodSeconds: 1 },
   };
-  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'transmission' }, name: 'transmission', kind: 'Deployment' });
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'transmission' }, name: 'transmission', kind: 'StatefulSet' });
   const script = (route.objects.find((o) => o.metadata.name === 'transmission-vpn-port-sync') as unknown as { data: Record<string, string> }).data['port-sync.sh'];
   const env = Object.fromEntries(route.extraContainers.find((c) => c.name === 'vpn-port-sync')!.env!.map((e) => [e.name, e.value ?? '']));
   const inNs = (cmd: string) => sh(`ip netns exec ${netns} bash -c '${cmd.replace(/'/g, "'\\''")}'`);
@@ -32,7 +33,8 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
     pids[name] = must(inNs(`${cmd} >>${dir}/${name}.log 2>&1 & echo $!`), name).stdout.trim();
   };
   const stop = (name: string) => sh(`kill ${pids[name]} 2>/dev/null; while kill -0 ${pids[name]} 2>/dev/null; do sleep 0.1; done`);
-  const forwardedIs = (port: number) => fs.writeFileSync(path.join(dir, 'pf.json'), JSON.stringify({ port }));
+  let ctl: ControlServerStandIn;
+  const forwardedIs = (port: number) => ctl.forwardedIs(port);
   /** One RPC call of our own (its own session id handshake), with the given password. */
   const rpc = (body: object, password = PASSWORD) => {
     fs.writeFileSync(path.join(dir, 'q.json'), JSON.stringify(body));
@@ -61,7 +63,7 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
   const failedLogins = () => Number(/(\d+) unsuccessful login attempts/.exec(rpc({ method: 'session-get' }, 'wrong'))?.[1] ?? NaN);
   const startDaemon = (peerPortAtStart: number) => {
     start('transmission', `transmission-daemon -f -g ${dir}/conf -w ${dir}/dl -r 127.0.0.1 -p 9091 -t -u ${USER} -v "$(cat ${dir}/pw)" -P ${peerPortAtStart} -M -O -Y`);
-    must(sh(`for i in $(seq 100); do ip netns exec ${netns} ss -Hltn | grep -q "127.0.0.1:9091 " && exit 0; sleep 0.1; done; exit 1`), 'transmission-daemon listens');
+    waitUntilListening(netns, 'transmission-daemon', 9091);
   };
   const startSync = (passwordFile = 'pw', extra = '') => {
     fs.rmSync(path.join(dir, 'work'), { recursive: true, force: true });
@@ -83,24 +85,13 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
     fs.writeFileSync(path.join(dir, 'user'), USER + '\n');
     fs.writeFileSync(path.join(dir, 'pw'), PASSWORD + '\n');
     fs.writeFileSync(path.join(dir, 'wrong-pw'), 'not-the-password\n');
-    forwardedIs(0);
-    fs.writeFileSync(path.join(dir, 'ctl.py'), [
-      'import http.server',
-      'class H(http.server.BaseHTTPRequestHandler):',
-      '    def do_GET(self):',
-      `        if self.path != "/v1/portforward" or self.headers.get("X-API-Key") != "${KEY}":`,
-      '            self.send_response(401); self.end_headers(); return',
-      `        self.send_response(200); self.end_headers(); self.wfile.write(open("${dir}/pf.json", "rb").read())`,
-      '    def log_message(self, *a): pass',
-      'http.server.HTTPServer(("127.0.0.1", 8000), H).serve_forever()',
-    ].join('\n'));
-    start('ctl', `python3 ${dir}/ctl.py`);
+    ctl = startControlServerStandIn(netns, dir, KEY);
     startDaemon(51413);
-    must(sh(`for i in $(seq 100); do ip netns exec ${netns} ss -Hltn | grep -q ":8000 " && exit 0; sleep 0.1; done; exit 1`), 'control server listens');
   }, 60_000);
 
   afterAll(() => {
     for (const name of Object.keys(pids).reverse()) stop(name);
+    ctl?.stop();
     sh(`ip netns pids ${netns} | xargs -r kill -9; ip netns del ${netns}`);
     process.stdout.write(`transmission port-sync figures: ${JSON.stringify(figures)}\n`);
   });
