@@ -43,14 +43,14 @@ function dualStackInline(distribution: 'kubeadm' | 'k3s', kubernetesVersion?: st
 }
 
 function gatewayWithRoute(props: VpnGatewayProps, spec: IPodSpec = WORKLOAD_SPEC): string {
-  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' });
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent', kind: 'StatefulSet' }); // forwarded in openvpn-calico
   return document(planVpnGateway(props), { 'route objects': route.objects, 'routed pod spec': applyRoute(spec, route) });
 }
 
 /** A workload with init containers and volumes of its own, routed twice (a second applyRoute changes nothing). */
 function routedTwice(props: VpnGatewayProps): string {
   const spec: IPodSpec = { ...WORKLOAD_SPEC, initContainers: [{ name: 'chown', image: 'busybox:1.37' }], volumes: [{ name: 'config', emptyDir: {} }] };
-  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent' });
+  const route = planRoute(props, { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent', kind: 'StatefulSet' }); // forwarded in openvpn-calico
   return gatewayWithRoute(props, applyRoute(spec, route));
 }
 
