@@ -489,9 +489,18 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   const remote = t.remote ? overlayNodeModel().parseEndpoint(t.remote)! : undefined;
   const pinned = `${config.path}.pinned`;
   const args = [
-    // After --config, so they win over the config's: a silent server ends the session within ping-restart (unless the
-    // server pushes its own timers), and a pushed persist-tun is ignored like the config's.
+    // After --config, so they win over the config's: a silent server ends the session within ping-restart (the
+    // server's pushed value when it pushes one: pushed options are applied after the command line), and a pushed
+    // persist-tun is ignored like the config's. A pull-filter is a prefix match on the pushed line, first match wins
+    // (openvpn v2.6.14 src/openvpn/options.c:5487-5498; a removed one logs "Pushed option removed by filter").
+    // - "ping-restart 0": a pushed 0 turns silent-server detection off (ping_rec_timeout 0, options.c:6950-6955), so
+    //   tun0 would stay up on a dead server. Only the 0: a server's real ping-restart is kept (its ping may be slower
+    //   than our 60 s). systemd unquotes ExecStart's "…" into one argument, as OpenVPN's `pull-filter` needs (three words).
+    // - ping-exit, any value: it shares ping-restart's timer (options.c:6944-6949), so `ping-exit 0` also turns it off,
+    //   and any other value makes a silent server end OpenVPN with status 0 (ping.c:56, openvpn.c:356), which
+    //   Restart=on-failure never restarts: the node would stay without a tunnel.
     '--suppress-timestamps', `--config ${pinned}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec', '--pull-filter ignore redirect-gateway', '--pull-filter ignore persist-tun',
+    '--pull-filter ignore "ping-restart 0"', '--pull-filter ignore ping-exit',
     `--ping ${OPENVPN_PING} --ping-restart ${OPENVPN_PING_RESTART}`,
     '--script-security 2', `--up ${OPENVPN_UP_PATH}`, `--down ${OPENVPN_DOWN_PATH}`, '--down-pre',
     ...(creds ? [`--auth-user-pass ${creds.path}`] : []), ...(remote ? [`--remote ${remote.host} ${remote.port}`] : []),

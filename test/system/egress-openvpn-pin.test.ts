@@ -34,6 +34,11 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
     expect(pinned).not.toContain('Options error');
     expect(/ping_send_timeout = (\d+)/.exec(pinned)?.[1]).toBe('10');
     expect(/ping_rec_timeout = (\d+)/.exec(pinned)?.[1]).toBe('60');
+    // The quoted pattern arrives as one argument (OpenVPN's pull-filter takes exactly three words, options.c:7135 at
+    // v2.6.14): the filter list as OpenVPN shows it (options.c:1794).
+    expect(pinned.match(/\b(?:accept|ignore|reject) "[^"\n]*"$/gm)).toEqual([
+      'ignore "redirect-gateway"', 'ignore "persist-tun"', 'ignore "ping-restart 0"', 'ignore "ping-exit"',
+    ]);
     expect(parse(`${dir}/provider.ovpn`)).toContain('Options error: --keepalive conflicts with --ping, --ping-exit, or --ping-restart.');
   });
 });

@@ -114,7 +114,9 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     fs.writeFileSync(path.join(dir, 'verify.sh'), '#!/bin/sh\n[ "$(sed -n 1p "$1")" = gw-user ] && [ "$(sed -n 2p "$1")" = gw-pass ]\n', { mode: 0o755 });
     fs.writeFileSync(path.join(dir, 'server.conf'), [
       'port 1194', 'proto udp', 'dev tun', `ca ${dir}/ca.crt`, `cert ${dir}/server.crt`, `key ${dir}/server.key`, 'dh none', 'topology subnet',
-      'server 10.8.0.0 255.255.255.0', 'keepalive 1 4', 'verify-client-cert none', 'username-as-common-name', 'duplicate-cn',
+      // keepalive 1 4 spelt out (helper.c:500-551 at v2.6.14): keepalive's own pushes come after the config's push
+      // lines (options.c:3696), and these two must come after its ping-restart to override it, as a server's would.
+      'server 10.8.0.0 255.255.255.0', 'ping 1', 'ping-restart 8', 'push "ping 1"', 'push "ping-restart 4"', 'push "ping-restart 0"', 'push "ping-exit 0"', 'verify-client-cert none', 'username-as-common-name', 'duplicate-cn',
       `auth-user-pass-verify ${dir}/verify.sh via-file`, 'script-security 2', 'verb 3', '',
     ].join('\n'));
     must(sh(`ip netns exec ${ns.vpn} setsid openvpn --config ${dir}/server.conf </dev/null >${serverLog} 2>&1 & sleep 1; grep -q 'Initialization Sequence Completed' ${serverLog} || sleep 2; echo ok`), 'OpenVPN server');
@@ -248,29 +250,57 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
   });
 
   const silent: Record<string, unknown> = {};
-  it('a silent server ends the session: tun0 goes within ping-restart with persist-tun in the provider\'s config; control: the config as given keeps tun0', () => {
-    // The server pushes ping 1 / ping-restart 4 (keepalive 1 4): the bound here is 4 s, 60 s on the node's own flags.
-    must(inNs(ns.vpn, 'iptables -I INPUT -p udp --dport 1194 -j DROP'), 'silence the server');
+  // Silent both ways: a server that only stops reading keeps pinging the client until its own per-client timeout.
+  const silence = () => must(inNs(ns.vpn, 'iptables -I INPUT -p udp --dport 1194 -j DROP && iptables -I OUTPUT -p udp --sport 1194 -j DROP'), 'silence the server');
+  const unsilence = () => must(inNs(ns.vpn, 'iptables -D INPUT -p udp --dport 1194 -j DROP && iptables -D OUTPUT -p udp --sport 1194 -j DROP'), 'unsilence');
+  it('a silent server ends the session: tun0 goes within ping-restart with persist-tun in the provider\'s config and `ping-restart 0` / `ping-exit 0` pushed; controls: the config as given keeps tun0, and so does the unit without either new pull-filter', () => {
+    // The server pushes ping 1 / ping-restart 4, then ping-restart 0 and ping-exit 0: the unit ignores the last two, so
+    // the bound here is 4 s (60 s on the node's own flags).
+    const log = podLog(node, 'openvpn.log');
+    expect(log).toContain("Pushed option removed by filter: 'ping-restart 0'");
+    expect(log).toContain("Pushed option removed by filter: 'ping-exit 0'");
+    expect(log).not.toContain("Pushed option removed by filter: 'ping-restart 4'");
+    silence();
     const t0 = Date.now();
     waitFor('tun0 to go after the server fell silent', () => tunAddr() === undefined, 20);
     silent.rewrittenSecondsToTun0Gone = (Date.now() - t0) / 1000;
-    must(inNs(ns.vpn, 'iptables -D INPUT -p udp --dport 1194 -j DROP'), 'unsilence');
+    unsilence();
     waitFor('the reconnect', () => tunAddr() !== undefined);
     // Control: the provider's config as it is (persist-tun kept).
     stopClient();
     inPod(node, ': > /tmp/openvpn-raw.log');
     startClient(openvpnArgs().replace('vpn-egress-openvpn-config.pinned', 'vpn-egress-openvpn-config'));
     waitFor('the unpinned client to connect', () => tunAddr() !== undefined);
-    must(inNs(ns.vpn, 'iptables -I INPUT -p udp --dport 1194 -j DROP'), 'silence the server');
+    silence();
     waitFor('the ping-restart', () => /SIGUSR1\[soft,ping-restart\]/.test(podLog(node, 'openvpn.log')), 20);
     silent.asGivenTun0AfterPingRestart = inPod(node, 'ip -o link show tun0').status === 0;
     expect(silent.asGivenTun0AfterPingRestart).toBe(true);
-    must(inNs(ns.vpn, 'iptables -D INPUT -p udp --dport 1194 -j DROP'), 'unsilence');
+    unsilence();
     stopClient();
-    inPod(node, 'ip link del tun0 2>/dev/null; rm -f /tmp/kubectl.log');
+    inPod(node, 'ip link del tun0 2>/dev/null');
+    // Controls: the unit's own command line without the pull-filters for the pushed zeros. Three times the 4 s bound
+    // after the server fell silent, tun0 still has its address and OpenVPN never timed the server out.
+    const kept = (args: string, label: string) => {
+      startClient(args);
+      waitFor(`the client ${label} to connect`, () => tunAddr() !== undefined);
+      silence();
+      sh('sleep 12');
+      const up = tunAddr() !== undefined && !/Inactivity timeout/.test(podLog(node, 'openvpn.log'));
+      unsilence();
+      stopClient();
+      inPod(node, 'ip link del tun0 2>/dev/null');
+      return up;
+    };
+    const noZeroFilters = openvpnArgs().replace(' --pull-filter ignore "ping-restart 0" --pull-filter ignore ping-exit', '');
+    expect(noZeroFilters).not.toBe(openvpnArgs());
+    silent.withoutZeroFiltersTun0After12s = kept(noZeroFilters, 'without the two filters');
+    silent.withoutPingExitFilterTun0After12s = kept(openvpnArgs().replace(' --pull-filter ignore ping-exit', ''), 'without the ping-exit filter');
+    expect(silent).toMatchObject({ withoutZeroFiltersTun0After12s: true, withoutPingExitFilterTun0After12s: true });
+    inPod(node, 'rm -f /tmp/kubectl.log');
     startClient(openvpnArgs());
     waitFor('the reconnect', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
-    expect(silent.rewrittenSecondsToTun0Gone).toBeLessThan(20);
+    // Within the controls' 12 s window (measured: under the pushed 4 s).
+    expect(silent.rewrittenSecondsToTun0Gone).toBeLessThan(12);
   });
 
   it('the up script survives `nft flush ruleset`: the next connect loads the table again, 0 packets leak, the tunnel is up; control: the old up script ends OpenVPN', () => {
