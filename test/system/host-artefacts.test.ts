@@ -108,7 +108,12 @@ describeWithTools('nft -c accepts every nftables table', ['nft', 'ip'], () => {
 
   it('rejects a rule with a counter that does not exist (the check can fail)', () => {
     const file = path.join(tmpdir('tw-nft-'), 'bad.nft');
-    fs.writeFileSync(file, tables[0][1].replace('counter name "tunnel_via_tunnel"', 'counter name "no_such_counter"'));
+    // The kill switch's table (the one with that counter), not whichever table comes first: the replace must change it.
+    const killSwitch = tables.find(([, content]) => content.includes('counter name "tunnel_via_tunnel"'));
+    expect(killSwitch).toBeDefined();
+    const bad = killSwitch![1].replace('counter name "tunnel_via_tunnel"', 'counter name "no_such_counter"');
+    expect(bad).not.toBe(killSwitch![1]);
+    fs.writeFileSync(file, bad);
     expect(run('ip', ['netns', 'exec', ns, 'nft', '-c', '-f', file]).status).not.toBe(0);
   });
 });
