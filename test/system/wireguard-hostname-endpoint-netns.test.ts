@@ -29,7 +29,7 @@ describeWithTools('a WireguardMesh with a peer whose hostname does not resolve',
   const plan = planWireguardMesh(mesh);
   const confOf = (i: number) => plan.nodes[`node-${i}`].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content
     .replace(/^PostUp = wg set %i private-key .*$/m, `PostUp = wg set %i private-key ${path.join(dir, `node-${i}.key`)}`);
-  const inNode = (i: number, cmd: string, timeout = 60_000) => sh(`ip netns exec ${ns[i]} unshare -m sh -c 'mount --make-rprivate / && mount --bind ${dir}/etc${i} /etc/wireguard && mount --bind ${dir}/resolv.conf /etc/resolv.conf && mount --bind ${dir}/hosts${i} /etc/hosts && ${cmd}'`, { env, timeout });
+  const inNode = (i: number, cmd: string, timeout = 60_000) => sh(`ip netns exec ${ns[i]} unshare -m sh -c 'mount --make-rprivate / && mount --bind ${dir}/etc${i} /etc/wireguard && mount --bind ${dir}/resolv.conf /etc/resolv.conf && mount --bind ${dir}/hosts${i} /etc/hosts && mount --bind ${dir}/tw${i} /etc/tunnelwright && ${cmd}'`, { env, timeout });
   const write = (i: number, content: string) => fs.writeFileSync(path.join(dir, `etc${i}`, `${ifaces[i]}.conf`), content, { mode: 0o600 });
   const ping = (from: number, to: number, tries = 10) => sh(`for t in $(seq ${tries}); do ip netns exec ${ns[from]} ping -c1 -W1 ${overlay[to]} >/dev/null 2>&1 && exit 0; done; exit 1`, { timeout: 60_000 });
   const pinging = (nodes: number[], tries = 10) => nodes.flatMap((a) => nodes.filter((b) => b !== a).map((b) => [a, b] as const)).filter(([a, b]) => ping(a, b, tries).status === 0).map(([a, b]) => `${a}>${b}`);
@@ -44,11 +44,14 @@ describeWithTools('a WireguardMesh with a peer whose hostname does not resolve',
     const setup = [`ip netns add ${lan}`, `ip -n ${lan} link add br0 type bridge`, `ip -n ${lan} link set br0 up`];
     for (const i of [0, 1, 2]) {
       fs.mkdirSync(path.join(dir, `etc${i}`));
+      // The files wg0's hooks read (kube-router's SNAT table on these k0s nodes), where the host has them.
+      fs.mkdirSync(path.join(dir, `tw${i}`));
+      for (const f of plan.nodes[`node-${i}`].host.files.filter((x) => x.path.startsWith('/etc/tunnelwright/'))) fs.writeFileSync(path.join(dir, `tw${i}`, path.basename(f.path)), f.content);
       fs.writeFileSync(path.join(dir, `hosts${i}`), '127.0.0.1 localhost\n');
       setup.push(`ip netns add ${ns[i]}`, `ip -n ${ns[i]} link set lo up`, `ip link add eth0 netns ${ns[i]} type veth peer name v${i} netns ${lan}`,
         `ip -n ${lan} link set v${i} master br0 up`, `ip -n ${ns[i]} addr add 198.18.1.${i + 1}/24 dev eth0`, `ip -n ${ns[i]} link set eth0 up`);
     }
-    must(sh(['mkdir -p /etc/wireguard', ...setup].join(' && ')), 'namespace setup');
+    must(sh(['mkdir -p /etc/wireguard /etc/tunnelwright', ...setup].join(' && ')), 'namespace setup');
   });
 
   afterAll(() => {

@@ -40,13 +40,16 @@ describeWithTools('a WireguardMesh over real userspace tunnels: first boot, relo
   });
   const meshOf = (n: number): WireguardMeshProps => ({ network: '10.10.0.0/24', listenPort: 51820, persistentKeepalive: 1, nodes: Array.from({ length: n }, (_, i) => node(i)) });
 
-  /** Runs a command in node i's network namespace with its own /etc/wireguard and /run/tunnelwright. */
-  const inNode = (i: number, cmd: string) => sh(`ip netns exec ${ns[i]} unshare -m sh -c 'mount --make-rprivate / && mount --bind ${dir}/etc${i} /etc/wireguard && mount --bind ${dir}/run${i} /run/tunnelwright && ${cmd}'`, { env, timeout: 60_000 });
+  /** Runs a command in node i's network namespace with its own /etc/wireguard, /etc/tunnelwright and /run/tunnelwright. */
+  const inNode = (i: number, cmd: string) => sh(`ip netns exec ${ns[i]} unshare -m sh -c 'mount --make-rprivate / && mount --bind ${dir}/etc${i} /etc/wireguard && mount --bind ${dir}/run${i} /run/tunnelwright && mount --bind ${dir}/tw${i} /etc/tunnelwright && ${cmd}'`, { env, timeout: 60_000 });
   /** Writes node i's generated interface config where the host has it (the day-2 copy). */
   const install = (mesh: WireguardMeshProps, i: number) => {
     const conf = planWireguardMesh(mesh).nodes[`node-${i}`].wireguard.name;
     const content = planWireguardMesh(mesh).nodes[`node-${i}`].host.files.find((f) => f.path === `/etc/wireguard/${conf}.conf`)!.content;
     fs.writeFileSync(path.join(dir, `etc${i}`, `${ifaces[i]}.conf`), content, { mode: 0o600 });
+    // The files wg0's hooks read (kube-router's SNAT table on these k0s nodes), where the host has them.
+    fs.mkdirSync(path.join(dir, `tw${i}`), { recursive: true });
+    for (const f of planWireguardMesh(mesh).nodes[`node-${i}`].host.files.filter((x) => x.path.startsWith('/etc/tunnelwright/'))) fs.writeFileSync(path.join(dir, `tw${i}`, path.basename(f.path)), f.content);
   };
   /** The generated unit's command line with the host paths of this test. */
   const unitLine = (text: string, key: string) => new RegExp(`^${key}=(.+)$`, 'm').exec(text)![1];
@@ -96,7 +99,7 @@ describeWithTools('a WireguardMesh over real userspace tunnels: first boot, relo
     fs.writeFileSync(path.join(dir, 'resolve-secret'), files.find((f) => f.path === RESOLVE_SECRET_PATH)!.content, { mode: 0o755 });
     fs.writeFileSync(path.join(dir, 'wg-reload'), files.find((f) => f.path === WG_RELOAD_PATH)!.content, { mode: 0o755 });
     fs.writeFileSync(path.join(dir, 'wg-endpoints'), planWireguardMesh({ ...meshOf(3), nodes: meshOf(3).nodes.map((n, i) => (i === 0 ? { ...n, endpoint: 'node-0.example.test' } : n)) }).nodes['node-1'].host.files.find((f) => f.path === WG_ENDPOINTS_PATH)!.content, { mode: 0o755 });
-    must(sh(['mkdir -p /etc/wireguard /run/tunnelwright', `ip netns add ${lan}`, `ip -n ${lan} link add br0 type bridge`, `ip -n ${lan} link set br0 up`, ...[0, 1, 2].map(addNode)].join(' && ')), 'namespace setup');
+    must(sh(['mkdir -p /etc/wireguard /etc/tunnelwright /run/tunnelwright', `ip netns add ${lan}`, `ip -n ${lan} link add br0 type bridge`, `ip -n ${lan} link set br0 up`, ...[0, 1, 2].map(addNode)].join(' && ')), 'namespace setup');
     for (const i of [0, 1, 2]) must(up(meshOf(3), i), `wg-quick up on node-${i}`);
   });
 
