@@ -73,7 +73,7 @@ export function kubeRouterSnatTable(iface: string): string {
 /**
  * kube-router's tunnels carry no address of their own, so traffic that kube-proxy masquerades into one takes the
  * node's underlay address as its source, and the pod's reply leaves the peer by its default route, in clear. This nft
- * table, loaded by the overlay interface's PostUp, SNATs exactly that traffic to the overlay address first.
+ * table, loaded by the overlay interface's PreUp, SNATs exactly that traffic to the overlay address first.
  *
  * - kube-router v2.1.0 (what k0s 1.30 ships, k0s pkg/constant/constant.go:99) makes each tunnel with `ip tunnel add
  *   <tun> mode ipip local <node IP> remote <peer's node IP>` (pkg/controllers/routing/network_routes_controller.go:832),

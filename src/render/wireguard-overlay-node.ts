@@ -32,6 +32,8 @@ export interface RenderPeer extends WireguardPeer {
 }
 export interface RenderInterface extends WireguardInterface {
   readonly peers: RenderPeer[];
+  /** `PreUp` commands: wg-quick runs them before it adds the addresses and routes (wg-quick cmd_up). */
+  readonly preUp?: string[];
   /** Extra `PostUp` commands (a hub forwards between spokes). */
   readonly postUp?: string[];
   /** `PostDown` commands. */
@@ -112,6 +114,7 @@ export function renderWireguardConfigShared(node: string, iface: RenderInterface
   if (mtu !== undefined) lines.push(`MTU = ${mtu}`);
   if (iface.table) lines.push(`Table = ${iface.table}`);
   if (iface.privateKey !== undefined) lines.push(`PrivateKey = ${iface.privateKey}`);
+  for (const cmd of iface.preUp ?? []) lines.push(`PreUp = ${cmd}`);
   if (privateKeyPath) lines.push(`PostUp = wg set %i private-key ${privateKeyPath}`);
   iface.peers.forEach((peer, j) => {
     const psk = presharedKeyPaths.get(j);
@@ -192,18 +195,23 @@ export function kubeRouterSnatPath(iface: string): string {
 }
 
 /**
- * The node-address interface of a node whose pods kube-router carries loads kubeRouterSnat's table in PostUp and
- * removes it in PostDown (a missing table there must not fail the stop). A k0s controller without a worker runs no
- * kube-router and no kube-proxy, so it gets none. The user's own hooks come first.
+ * The node-address interface of a node whose pods kube-router carries loads kubeRouterSnat's table in PreUp, before
+ * wg-quick adds the addresses and routes (/usr/bin/wg-quick cmd_up: PRE_UP, then add_addr, set_mtu_up, add_route,
+ * then POST_UP), and nothing deletes it: NAT binds on a connection's first packet, so a flow that started while the
+ * table was absent would keep the underlay source for its whole life, even after the table came back. The table
+ * needs nothing from the interface (it matches `tun-*` and SNATs to a fixed address, which nft accepts before the
+ * address exists), and with the interface down it matches nothing that can leave, so it stays across `wg-quick down`;
+ * `nft -f` of the file replaces it whole, so a second PreUp does not stack it. A k0s controller without a worker runs
+ * no kube-router and no kube-proxy, so it gets none. The user's own hooks come first.
  */
-function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean): Pick<RenderInterface, 'postUp' | 'postDown'> {
+function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean): Pick<RenderInterface, 'preUp'> {
   if (!iface.nodeAddress || cni !== 'kube-router' || (distribution === 'k0s' && role === 'controller')) return {};
   const snat = kubeRouterSnat(iface.name, overlayNodeModel().interfaceAddresses(iface.address));
   if (!snat) return {};
   const path = kubeRouterSnatPath(iface.name);
   host.files.push({ path, mode: 0o644, owner: 'root:root', content: snat.nft });
   if (installPackages && !host.packages.includes('nftables')) host.packages.push('nftables');
-  return { postUp: [...(iface.postUp ?? []), `nft -f ${path}`], postDown: [...(iface.postDown ?? []), `nft delete table ip ${snat.table} || true`] };
+  return { preUp: [...(iface.preUp ?? []), `nft -f ${path}`] };
 }
 
 /** Renders validated props (no validation here: the mesh calls it with interfaces it generated and checked). */

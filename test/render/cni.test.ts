@@ -195,7 +195,7 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
   const SNAT_PATH = '/etc/tunnelwright/wg0-kube-router-snat.nft';
   const conf = (plan: ReturnType<typeof node>) => fileOf(plan, '/etc/wireguard/wg0.conf')!;
 
-  it('a k0s worker node (kube-router, its default): the table, loaded in PostUp, removed in PostDown, and nftables installed', () => {
+  it('a k0s worker node (kube-router, its default): the table, loaded in PreUp (before the addresses and routes) and never deleted by wg-quick, and nftables installed', () => {
     const plan = node({});
     expect(fileOf(plan, SNAT_PATH)).toBe([
       "# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with wg0's address",
@@ -210,7 +210,10 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
       '}',
       '',
     ].join('\n'));
-    expect(conf(plan)).toContain(`\nPostUp = nft -f ${SNAT_PATH}\nPostDown = nft delete table ip tunnelwright-wg0-kube-router || true\n`);
+    // PreUp runs before wg-quick's add_addr/add_route, so no flow is NATed to the underlay in that gap; no PostDown
+    // deletes the table, so none is across a restart.
+    expect(conf(plan)).toContain(`\nPreUp = nft -f ${SNAT_PATH}\nPostUp = wg set %i private-key`);
+    expect(conf(plan)).not.toMatch(/^PostUp = nft|^PostDown = /m);
     expect(plan.hosts[0].packages).toContain('nftables');
   });
 
@@ -228,7 +231,7 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
   ])('%s (the SNAT table and its hooks)', (_n, props, expected) => {
     const plan = node(props);
     expect(fileOf(plan, SNAT_PATH) !== undefined).toBe(expected);
-    expect(conf(plan).includes(`PostUp = nft -f ${SNAT_PATH}`)).toBe(expected);
+    expect(conf(plan).includes(`PreUp = nft -f ${SNAT_PATH}`)).toBe(expected);
   });
 
   it('a dual-stack node SNATs to its IPv4 overlay address', () => {

@@ -278,7 +278,7 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
       ].join(' && ')), `node-${i}`);
       const p = plan.nodes[`node-${i}`];
       fs.writeFileSync(path.join(dir, `etc${i}`, `${iface}.conf`), p.host.files.find((f) => f.path === `/etc/wireguard/${iface}.conf`)!.content, { mode: 0o600 });
-      // The nft table wg0's PostUp loads (kube-router nodes: kube-proxy's masquerade into the tunnels).
+      // The nft table wg0's PreUp loads (kube-router nodes: kube-proxy's masquerade into the tunnels).
       for (const f of p.host.files.filter((x) => x.path.startsWith('/etc/tunnelwright/'))) fs.writeFileSync(path.join(dir, `tw${i}`, path.basename(f.path)), f.content);
       const unit = p.host.units.find((u) => u.name === `tunnelwright-secret-${iface}-private-key.service`)!;
       const execStart = /^ExecStart=(.+)$/m.exec(unit.content!)![1].replace(RESOLVE_SECRET_PATH, path.join(dir, 'resolve-secret'));
@@ -438,10 +438,11 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
     };
 
     const SNAT_TABLE = `tunnelwright-${iface}-kube-router`;
-    it('the plan: wg0\'s PostUp loads an SNAT to the overlay address for what kube-proxy masquerades into tun-*, and every reply goes back inside wg0', () => {
-      const conf = plan.nodes['node-0'].host.files.find((f) => f.path === `/etc/wireguard/${iface}.conf`)!.content;
-      expect(conf).toContain(`PostUp = nft -f /etc/tunnelwright/${iface}-kube-router-snat.nft`);
-      expect(conf).toContain(`PostDown = nft delete table ip ${SNAT_TABLE} || true`);
+    const confOf = (i: number) => plan.nodes[`node-${i}`].host.files.find((f) => f.path === `/etc/wireguard/${iface}.conf`)!.content;
+    it('the plan: wg0\'s PreUp loads an SNAT to the overlay address for what kube-proxy masquerades into tun-*, and every reply goes back inside wg0', () => {
+      const conf = confOf(0);
+      expect(conf).toContain(`PreUp = nft -f /etc/tunnelwright/${iface}-kube-router-snat.nft`);
+      expect(conf).not.toContain('PostDown');
       // wg-quick ran that hook when beforeAll brought the plan's wg0 up.
       expect(node(0, `nft list table ip ${SNAT_TABLE}`).stdout).toContain(`snat to ${overlay[0]}`);
       const f = nodePort();
@@ -465,6 +466,42 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
       } finally {
         nodeMust(0, [`nft -f ${dir}/tw0/${iface}-kube-router-snat.nft`]);
       }
+    });
+  });
+
+  describe('k0s + kube-router: the SNAT table across a wg0 restart', () => {
+    const SNAT_TABLE = `tunnelwright-${iface}-kube-router`;
+    const confPath = path.join(dir, 'etc0', `${iface}.conf`);
+    const confOf = (i: number) => plan.nodes[`node-${i}`].host.files.find((f) => f.path === `/etc/wireguard/${iface}.conf`)!.content;
+    const hasTable = () => node(0, `nft list table ip ${SNAT_TABLE}`).status === 0;
+    /** wg-quick down, then up, on node-0 with the given wg0.conf; whether the table was there while wg0 was down, and after. */
+    const restart = (conf: string) => {
+      fs.writeFileSync(confPath, conf, { mode: 0o600 });
+      try {
+        must(inNode(0, `wg-quick down ${iface}`), 'wg-quick down');
+        const whileDown = hasTable();
+        must(inNode(0, `wg-quick up ${iface}`), 'wg-quick up');
+        const afterUp = hasTable();
+        must(sh(`for t in $(seq 20); do ip netns exec ${nodeNs[0]} ping -c1 -W1 ${overlay[1]} >/dev/null && exit 0; done; exit 1`), 'overlay ping after the restart');
+        return { whileDown, afterUp };
+      } finally {
+        fs.writeFileSync(confPath, confOf(0), { mode: 0o600 });
+      }
+    };
+
+    it('the plan (PreUp, no PostDown): the table is there while wg0 is down and after it is up again, so no flow is NATed to the underlay in between', () => {
+      expect(hasTable()).toBe(true);
+      const r = restart(confOf(0));
+      figures.push(`k0s+kube-router SNAT table across wg-quick down/up, the plan: present while down ${r.whileDown}, after up ${r.afterUp}`);
+      expect(r).toEqual({ whileDown: true, afterUp: true });
+    });
+
+    it('control: the hooks before this (PostUp loads, PostDown deletes): the table is absent while wg0 is down', () => {
+      const before = confOf(0).replace(/^PreUp = (nft -f .*)$/m, `PostUp = $1\nPostDown = nft delete table ip ${SNAT_TABLE} || true`);
+      expect(before).toContain('PostDown = nft delete table');
+      const r = restart(before);
+      figures.push(`k0s+kube-router SNAT table across wg-quick down/up, control (PostDown delete): present while down ${r.whileDown}, after up ${r.afterUp}`);
+      expect(r).toEqual({ whileDown: false, afterUp: true });
     });
   });
 
