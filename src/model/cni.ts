@@ -62,6 +62,20 @@ function at(obj: unknown, path: string): unknown {
 export const FLANNEL_IPV6_MTU = 'k3s\'s flannel sets its IPv6 VXLAN device to its vxlan backend\'s mtu minus 50, and that mtu defaults to the overlay interface\'s, but VXLAN over IPv6 needs 70: full-size IPv6 pod packets between nodes are dropped where path-MTU discovery is blocked. Lowering the overlay interface\'s mtu does not help (flannel follows it). Give flannel\'s vxlan backend an mtu 20 below the overlay interface\'s: write a flannel net-conf.json with "Backend": {"Type": "vxlan", "mtu": <overlay MTU - 20>} beside your "Network", "EnableIPv6" and "IPv6Network" (k3s then writes none of it) and name it in k3s\'s flannel-conf; or register an IPv4 overlay address as the node address';
 
 /**
+ * `installPackages: false` on a node that loads the kube-router SNAT table (src/render/cni.ts kubeRouterSnat): the
+ * image must ship `nft`. wg-quick runs its hooks under `set -e` with `trap 'del_if; exit'` (/usr/bin/wg-quick:7,
+ * :329-342), so a PreUp whose command is not found (rc 127) takes the interface down again, and k0s's drop-in
+ * `Requires=wg-quick@<iface>.service` keeps k0s from starting. Guarding the hook (`command -v nft || true`) would fail
+ * open, into the leak the table closes, so this is a warning and not a fallback. `getsTable`: a node-address
+ * interface, cni kube-router, and not a k0s controller without a worker (no kube-router, no kube-proxy there).
+ */
+export function checkKubeRouterSnatPackages(input: Record<string, unknown>, distribution: string, getsTable: boolean, warnings: Problem[]): void {
+  const cni = typeof input.cni === 'string' ? input.cni : defaultCni(distribution);
+  if (input.installPackages !== false || cni !== 'kube-router' || !getsTable) return;
+  warnings.push({ path: 'installPackages', code: 'packages', message: 'installPackages is false, and on a kube-router node wg-quick\'s PreUp runs `nft -f /etc/tunnelwright/<interface>-kube-router-snat.nft`: the image must ship nftables (the nft binary, a version that knows the `srcnat` priority name) beside wireguard-tools, or wg-quick up fails, the interface is taken down again and the distribution\'s unit (which requires it) does not start' });
+}
+
+/**
  * Checks of the CNI beside the distribution (and of a user's k0s.yaml spec), at `prefix` ('' for a node, the mesh's
  * own keys for a mesh). Problems for combinations that cannot work; warnings where the library hands the CNI's
  * settings in `values.cni` because it does not own the file the CNI reads.

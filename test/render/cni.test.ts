@@ -234,6 +234,23 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     expect(conf(plan).includes(`PreUp = nft -f ${SNAT_PATH}`)).toBe(expected);
   });
 
+  const NFT_PACKAGES = {
+    path: 'installPackages', code: 'packages',
+    message: 'installPackages is false, and on a kube-router node wg-quick\'s PreUp runs `nft -f /etc/tunnelwright/<interface>-kube-router-snat.nft`: the image must ship nftables (the nft binary, a version that knows the `srcnat` priority name) beside wireguard-tools, or wg-quick up fails, the interface is taken down again and the distribution\'s unit (which requires it) does not start',
+  };
+  it.each<[string, () => { warnings: { path: string; code: string; message: string }[]; packages: string[] }, boolean]>([
+    ['a k0s node, kube-router, installPackages false: warned, nothing installed', () => { const p = node({ installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, true],
+    ['control: the same node, installPackages true: nftables installed, no warning', () => { const p = node({ installPackages: true }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
+    ['a k0s controller (no table), installPackages false: no warning', () => { const p = node({ role: 'controller', installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
+    ['k3s with flannel (no table), installPackages false: no warning', () => { const p = node({ distribution: 'k3s', installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
+    ['a k0s mesh, kube-router, installPackages false: warned', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420, installPackages: false }); return { warnings: p.warnings, packages: p.nodes['site-a'].host.packages }; }, true],
+    ['control: the same mesh, installPackages default: no warning', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420 }); return { warnings: p.warnings, packages: p.nodes['site-a'].host.packages }; }, false],
+  ])('%s (the nft the table needs)', (_n, plan, warned) => {
+    const { warnings, packages } = plan();
+    expect(warnings.filter((w) => w.code === 'packages')).toEqual(warned ? [NFT_PACKAGES] : []);
+    expect(packages.includes('nftables')).toBe(!warned && !_n.includes('no table'));
+  });
+
   it('a dual-stack node SNATs to its IPv4 overlay address', () => {
     expect(fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }), SNAT_PATH)).toContain('snat ip to 10.10.0.1\n');
   });
