@@ -104,7 +104,9 @@ export interface WireguardOverlayNodeProps {
    * k0s only: your own k0s.yaml `spec` (a controller's `/etc/k0s/k0s.yaml`), merged under the library's: your keys are
    * kept (`api.externalAddress`, `network.podCIDR`, …), `api.sans` is the union of yours and the overlay's, and the
    * keys the library sets from the overlay (`K0S_OWNED_KEYS`: `api.address`, `storage.etcd.peerAddress`, the CNI's
-   * overlay settings) are refused here. @default - none
+   * overlay settings) are refused here. A worker writes no k0s.yaml, but on kube-router its SNAT table follows
+   * kube-proxy's `network.kubeProxy.iptables.masqueradeBit` from it: give a worker the controller's k0sConfig when
+   * that sets one. @default - none
    */
   readonly k0sConfig?: Record<string, unknown>;
   readonly wireguard: WireguardInterface[];

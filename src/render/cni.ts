@@ -62,8 +62,10 @@ export function k0sNetwork(cni: OverlayCni, iface: string, overlayMtu: number | 
   }
 }
 
-/** kube-proxy's masquerade mark: KUBE-MARK-MASQ's `--or-mark 0x4000` (kube-proxy `--iptables-masquerade-bit`, default 14). */
-export const KUBE_PROXY_MASQUERADE_MARK = 0x4000;
+/** kube-proxy's masquerade mark for a masquerade bit: KUBE-MARK-MASQ's `--or-mark 1<<bit` (`--iptables-masquerade-bit`, default 14: 0x4000). */
+export function kubeProxyMasqueradeMark(bit: number): number {
+  return (1 << bit) >>> 0;
+}
 
 /** The nft table that gives kube-proxy's masquerade into kube-router's tunnels the overlay address (per interface). */
 export function kubeRouterSnatTable(iface: string): string {
@@ -80,8 +82,12 @@ export function kubeRouterSnatTable(iface: string): string {
  *   adds no address to it, and routes the peer's pod CIDR `dev <tun> src <node IP>` (:685-690).
  * - kube-proxy (k0s runs it: kube-router's `run-service-proxy=false`, k0s pkg/component/controller/kuberouter.go:118)
  *   marks NodePort and LoadBalancer traffic with externalTrafficPolicy Cluster, and node-sourced ClusterIP traffic,
- *   with 0x4000, and KUBE-POSTROUTING runs `-j MARK --xor-mark 0x4000` then `-j MASQUERADE --random-fully`
- *   (pkg/proxy/iptables/proxier.go syncProxyRules; its nftables and IPVS modes use the same mark).
+ *   with `1 << masqueradeBit` (0x4000 at the default 14), and KUBE-POSTROUTING runs `-j MARK --xor-mark` of it then
+ *   `-j MASQUERADE --random-fully` (pkg/proxy/iptables/proxier.go syncProxyRules). The IPVS proxier takes the same
+ *   `iptables.masqueradeBit`, the nftables proxier `nftables.masqueradeBit` (cmd/kube-proxy/app/server_linux.go
+ *   createProxier); k0s v1.30 offers only iptables and IPVS (pkg/apis/k0s/v1beta1/kubeproxy.go:105). So the caller
+ *   passes the bit k0s.yaml configures (src/model/cni.ts kubeProxyMasqueradeBit): a user's masqueradeBit is honoured
+ *   here as kube-proxy honours it, and k3s and kubeadm, whose kube-proxy flags the library does not see, take 14.
  * - MASQUERADE ignores the route's `src`: it takes `inet_select_addr(out device, next hop, RT_SCOPE_UNIVERSE)` (Linux
  *   net/netfilter/nf_nat_masquerade.c); with no address on the tunnel that is the first global address of the first
  *   device in the namespace's list (net/ipv4/devinet.c inet_select_addr), eth0's: the underlay.
@@ -103,13 +109,14 @@ export function kubeRouterSnatTable(iface: string): string {
  * another, the masquerade picked the overlay's address by itself (a one-off experiment, not a test; ip6ip6 cannot be
  * made on the test kernel). Returns undefined without an IPv4 address.
  */
-export function kubeRouterSnat(iface: string, addresses: readonly string[]): { nft: string; table: string } | undefined {
+export function kubeRouterSnat(iface: string, addresses: readonly string[], masqueradeBit = 14): { nft: string; table: string } | undefined {
   const v4 = addresses.find((a) => !a.includes(':'));
   if (v4 === undefined) return undefined;
   const address = v4.split('/')[0];
   const table = kubeRouterSnatTable(iface);
-  const mark = `0x${KUBE_PROXY_MASQUERADE_MARK.toString(16).padStart(8, '0')}`;
-  const keep = `0x${(~KUBE_PROXY_MASQUERADE_MARK >>> 0).toString(16).padStart(8, '0')}`;
+  const bits = kubeProxyMasqueradeMark(masqueradeBit);
+  const mark = `0x${bits.toString(16).padStart(8, '0')}`;
+  const keep = `0x${(~bits >>> 0).toString(16).padStart(8, '0')}`;
   const nft = [
     `# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with ${iface}'s address`,
     '# (the tunnels have none, so MASQUERADE would take the underlay\'s and the reply would come back in clear).',

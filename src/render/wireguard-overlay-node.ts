@@ -204,9 +204,11 @@ export function kubeRouterSnatPath(iface: string): string {
  * `nft -f` of the file replaces it whole, so a second PreUp does not stack it. A k0s controller without a worker runs
  * no kube-router and no kube-proxy, so it gets none. The user's own hooks come first.
  */
-function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean): Pick<RenderInterface, 'preUp'> {
+function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined): Pick<RenderInterface, 'preUp'> {
   if (!iface.nodeAddress || cni !== 'kube-router' || (distribution === 'k0s' && role === 'controller')) return {};
-  const snat = kubeRouterSnat(iface.name, overlayNodeModel().interfaceAddresses(iface.address));
+  // k0s's kube-proxy takes its masquerade bit from the controller's k0s.yaml (a mesh's workers get the mesh's k0sConfig).
+  const bit = distribution === 'k0s' ? cniModel().kubeProxyMasqueradeBit(k0sConfig) : cniModel().DEFAULT_MASQUERADE_BIT;
+  const snat = kubeRouterSnat(iface.name, overlayNodeModel().interfaceAddresses(iface.address), bit);
   if (!snat) return {};
   const path = kubeRouterSnatPath(iface.name);
   host.files.push({ path, mode: 0o644, owner: 'root:root', content: snat.nft });
@@ -238,7 +240,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   let overlayIface = '';
   const cni = input.cni ?? cniModel().defaultCni(distribution);
   for (const given of input.wireguard) {
-    const iface: RenderInterface = { ...given, ...kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false), hostnameEndpoints: 'after-up' };
+    const iface: RenderInterface = { ...given, ...kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig), hostnameEndpoints: 'after-up' };
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
     const before: string[] = [];

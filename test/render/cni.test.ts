@@ -251,6 +251,33 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     expect(packages.includes('nftables')).toBe(!warned && !_n.includes('no table'));
   });
 
+  const ruleOf = (content: string | undefined) => content!.split('\n').find((l) => l.includes('snat'))!.trim();
+  it.each<[string, Props, string]>([
+    ['the default bit 14', {}, 'oifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip to 10.10.0.1'],
+    ['k0sConfig iptables.masqueradeBit 15 (iptables mode)', { k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 15 } } } } }, 'oifname "tun-*" meta mark & 0x00008000 == 0x00008000 meta mark set meta mark & 0xffff7fff snat ip to 10.10.0.1'],
+    ['k0sConfig iptables.masqueradeBit 15, mode ipvs (IPVS takes the same bit)', { k0sConfig: { network: { kubeProxy: { mode: 'ipvs', iptables: { masqueradeBit: 15 } } } } }, 'oifname "tun-*" meta mark & 0x00008000 == 0x00008000 meta mark set meta mark & 0xffff7fff snat ip to 10.10.0.1'],
+    ['k0sConfig masqueradeBit 0', { k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 0 } } } } }, 'oifname "tun-*" meta mark & 0x00000001 == 0x00000001 meta mark set meta mark & 0xfffffffe snat ip to 10.10.0.1'],
+    ['k0sConfig masqueradeBit 31', { k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 31 } } } } }, 'oifname "tun-*" meta mark & 0x80000000 == 0x80000000 meta mark set meta mark & 0x7fffffff snat ip to 10.10.0.1'],
+    ['a worker given the controller\'s k0sConfig', { role: 'worker', k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 15 } } } } }, 'oifname "tun-*" meta mark & 0x00008000 == 0x00008000 meta mark set meta mark & 0xffff7fff snat ip to 10.10.0.1'],
+  ])('kube-proxy\'s masquerade bit: %s', (_n, props, rule) => {
+    expect(ruleOf(fileOf(node(props), SNAT_PATH))).toBe(rule);
+  });
+
+  it('a mesh\'s masqueradeBit reaches every node\'s table, the workers\' too (they have no k0s.yaml)', () => {
+    const plan = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420, k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 15 } } } } });
+    const rules = Object.values(plan.nodes).map((n) => n.host.files.find((f) => f.path === SNAT_PATH)?.content).filter((c) => c !== undefined).map(ruleOf);
+    expect(rules.length).toBeGreaterThan(1);
+    for (const r of rules) expect(r).toContain('meta mark & 0x00008000 == 0x00008000 meta mark set meta mark & 0xffff7fff ');
+  });
+
+  const BIT = "expected kube-proxy's masquerade bit, an integer from 0 to 31 (default 14), received";
+  it.each<[string, unknown, string]>([
+    ['32', 32, `${BIT} 32`], ['-1', -1, `${BIT} -1`], ['14.5', 14.5, `${BIT} 14.5`], ['"14"', '14', `${BIT} "14"`],
+  ])('kube-proxy\'s masquerade bit %s is refused (kube-proxy takes 0 to 31)', (_n, bit, message) => {
+    const e = thrown(() => node({ k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: bit } } } } })) as ValidationError;
+    expect(e.problems.filter((p) => p.path.startsWith('k0sConfig'))).toEqual([{ path: 'k0sConfig.network.kubeProxy.iptables.masqueradeBit', code: 'cni', message }]);
+  });
+
   it('a dual-stack node SNATs to its IPv4 overlay address', () => {
     expect(fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }), SNAT_PATH)).toContain('snat ip to 10.10.0.1\n');
   });
