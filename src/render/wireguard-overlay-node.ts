@@ -194,6 +194,39 @@ export function kubeRouterSnatPath(iface: string): string {
   return `/etc/tunnelwright/${iface}-kube-router-snat.nft`;
 }
 
+/** The unit that loads kubeRouterSnat's table again whenever nftables.service restarts or reloads, per interface. */
+export function kubeRouterSnatUnit(iface: string): string {
+  return `tunnelwright-${iface}-kube-router-snat.service`;
+}
+
+/**
+ * kubeRouterSnatUnit's content. Debian's nftables.service runs `nft -f /etc/nftables.conf` at start and reload, and
+ * that file begins with `flush ruleset` (nftables 1.0.6-2+deb12u2; ExecStop is `nft flush ruleset`), which removes the
+ * table; kube-proxy and kube-router put theirs back on their resync, nothing put this one back until wg0 restarted.
+ * Ordered and bound as the kill switch's unit (src/render/kill-switch.ts): after nftables.service, restarted with it
+ * (PartOf) and reloaded with it (ReloadPropagatedFrom), so both load the table again after the flush.
+ */
+function kubeRouterSnatUnitContent(iface: string, path: string): string {
+  return [
+    '[Unit]',
+    `Description=tunnelwright: kube-proxy's masquerade into kube-router's tunnels takes ${iface}'s address (again after nftables.service)`,
+    'After=nftables.service',
+    'PartOf=nftables.service',
+    'ReloadPropagatedFrom=nftables.service',
+    `Before=wg-quick@${iface}.service`,
+    '',
+    '[Service]',
+    'Type=oneshot',
+    'RemainAfterExit=yes',
+    `ExecStart=/usr/sbin/nft -f ${path}`,
+    `ExecReload=/usr/sbin/nft -f ${path}`,
+    '',
+    '[Install]',
+    'WantedBy=multi-user.target',
+    '',
+  ].join('\n');
+}
+
 /**
  * The node-address interface of a node whose pods kube-router carries loads kubeRouterSnat's table in PreUp, before
  * wg-quick adds the addresses and routes (/usr/bin/wg-quick cmd_up: PRE_UP, then add_addr, set_mtu_up, add_route,
@@ -204,7 +237,7 @@ export function kubeRouterSnatPath(iface: string): string {
  * `nft -f` of the file replaces it whole, so a second PreUp does not stack it. A k0s controller without a worker runs
  * no kube-router and no kube-proxy, so it gets none. The user's own hooks come first.
  */
-function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined): Pick<RenderInterface, 'preUp'> {
+function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined): { preUp?: string[]; unit?: HostPlan['units'][number] } {
   if (!iface.nodeAddress || cni !== 'kube-router' || (distribution === 'k0s' && role === 'controller')) return {};
   // k0s's kube-proxy takes its masquerade bit from the controller's k0s.yaml (a mesh's workers get the mesh's k0sConfig).
   const bit = distribution === 'k0s' ? cniModel().kubeProxyMasqueradeBit(k0sConfig) : cniModel().DEFAULT_MASQUERADE_BIT;
@@ -213,7 +246,7 @@ function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: Overla
   const path = kubeRouterSnatPath(iface.name);
   host.files.push({ path, mode: 0o644, owner: 'root:root', content: snat.nft });
   if (installPackages && !host.packages.includes('nftables')) host.packages.push('nftables');
-  return { preUp: [...(iface.preUp ?? []), `nft -f ${path}`] };
+  return { preUp: [...(iface.preUp ?? []), `nft -f ${path}`], unit: { name: kubeRouterSnatUnit(iface.name), enabled: true, content: kubeRouterSnatUnitContent(iface.name, path) } };
 }
 
 /** Renders validated props (no validation here: the mesh calls it with interfaces it generated and checked). */
@@ -240,7 +273,8 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   let overlayIface = '';
   const cni = input.cni ?? cniModel().defaultCni(distribution);
   for (const given of input.wireguard) {
-    const iface: RenderInterface = { ...given, ...kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig), hostnameEndpoints: 'after-up' };
+    const { unit: snatUnit, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig);
+    const iface: RenderInterface = { ...given, ...snatHooks, hostnameEndpoints: 'after-up' };
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
     const before: string[] = [];
@@ -265,6 +299,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     const inlineSecret = iface.privateKey !== undefined || iface.peers.some((p) => p.presharedKey !== undefined);
     host.files.push(wireguardConfigFile(node, iface, keyPath, pskPaths, inlineSecret, input.peerText));
     host.units.push({ name: wgUnit, enabled: true });
+    if (snatUnit) host.units.push(snatUnit);
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });
     }

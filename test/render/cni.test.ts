@@ -217,6 +217,29 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     expect(plan.hosts[0].packages).toContain('nftables');
   });
 
+  it('the table is loaded again by a unit bound to nftables.service (whose start, reload and stop run flush ruleset), as the kill switch\'s', () => {
+    const unit = node({}).hosts[0].units.find((u) => u.name === 'tunnelwright-wg0-kube-router-snat.service')!;
+    expect(unit.enabled).toBe(true);
+    expect(unit.content).toBe([
+      '[Unit]',
+      "Description=tunnelwright: kube-proxy's masquerade into kube-router's tunnels takes wg0's address (again after nftables.service)",
+      'After=nftables.service',
+      'PartOf=nftables.service',
+      'ReloadPropagatedFrom=nftables.service',
+      'Before=wg-quick@wg0.service',
+      '',
+      '[Service]',
+      'Type=oneshot',
+      'RemainAfterExit=yes',
+      `ExecStart=/usr/sbin/nft -f ${SNAT_PATH}`,
+      `ExecReload=/usr/sbin/nft -f ${SNAT_PATH}`,
+      '',
+      '[Install]',
+      'WantedBy=multi-user.target',
+      '',
+    ].join('\n'));
+  });
+
   it.each<[string, Props, boolean]>([
     ['k0s controller+worker, kube-router: written', {}, true],
     ['k0s worker, kube-router: written', { role: 'worker' }, true],
@@ -232,6 +255,7 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     const plan = node(props);
     expect(fileOf(plan, SNAT_PATH) !== undefined).toBe(expected);
     expect(conf(plan).includes(`PreUp = nft -f ${SNAT_PATH}`)).toBe(expected);
+    expect(plan.hosts[0].units.some((u) => u.name === 'tunnelwright-wg0-kube-router-snat.service')).toBe(expected);
   });
 
   const NFT_PACKAGES = {

@@ -496,6 +496,24 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
       expect(r).toEqual({ whileDown: true, afterUp: true });
     });
 
+    it('after `nft flush ruleset` (what nftables.service runs at start, reload and stop) the plan\'s unit, reloaded with nftables.service, loads the table again; control: nothing else does', () => {
+      const unit = plan.nodes['node-0'].host.units.find((u) => u.name === `tunnelwright-${iface}-kube-router-snat.service`)!;
+      expect(unit.content).toContain('ReloadPropagatedFrom=nftables.service\n');
+      const execReload = /^ExecReload=(.+)$/m.exec(unit.content!)![1];
+      try {
+        nodeMust(0, ['nft flush ruleset']);
+        const afterFlush = hasTable();
+        must(inNode(0, execReload), 'the unit\'s ExecReload');
+        const afterReload = hasTable();
+        figures.push(`k0s+kube-router SNAT table after nft flush ruleset: present ${afterFlush} (control), after the unit's ExecReload ${afterReload}`);
+        expect({ afterFlush, afterReload }).toEqual({ afterFlush: false, afterReload: true });
+      } finally {
+        // The flush took this test's counters too.
+        must(sh(`ip netns exec ${nodeNs[0]} nft -f - <<'EOF'\n${wireCounters()}\nEOF`), 'counters on node-0');
+        if (!hasTable()) must(inNode(0, execReload), 'the table back');
+      }
+    });
+
     it('control: the hooks before this (PostUp loads, PostDown deletes): the table is absent while wg0 is down', () => {
       const before = confOf(0).replace(/^PreUp = (nft -f .*)$/m, `PostUp = $1\nPostDown = nft delete table ip ${SNAT_TABLE} || true`);
       expect(before).toContain('PostDown = nft delete table');
