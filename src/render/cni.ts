@@ -104,30 +104,38 @@ export function kubeRouterSnatTable(iface: string): string {
  * encrypted packets are not masqueraded again). Only traffic kube-proxy marked, only into `tun-*` (kube-router's
  * tunnel names, routing/utils.go:145-155), is touched: pod-to-pod traffic keeps its pod source.
  *
- * Not for IPv6: IPv6 source selection (ipv6_dev_get_saddr, RFC 6724) weighs every interface's addresses, and with an
- * address-less TUN for the tunnel, a ULA pod CIDR, the overlay's ULA on one interface and a global underlay address on
- * another, the masquerade picked the overlay's address by itself (a one-off experiment, not a test; ip6ip6 cannot be
- * made on the test kernel). Returns undefined without an IPv4 address.
+ * IPv6 too, in an `ip6` table of the same name: kube-router v2.1.0 builds ip6ip6 tunnels for IPv6 node addresses with
+ * the same `tun-` names (network_routes_controller.go:80, :773, :832; utils.go:145-155 strips the colons) and routes
+ * them `dev <tun> src <node IPv6>` (:675-690), and kube-proxy's ip6tables rules use the same mark. IPv6 source
+ * selection (ipv6_dev_get_saddr, RFC 6724) weighs every interface's addresses, so the masquerade picks the overlay's
+ * only for some layouts: with a ULA underlay (fd00:1::/64) sharing a longer prefix with a ULA pod CIDR (fd00::/108,
+ * k0s's dual-stack example) than the overlay's (fd10::/64) does, it took the underlay (rule 8, longest matching
+ * prefix; audit3-26 F5, with an address-less veth for the tunnel, ip6tnl being absent on the test kernel). Each family
+ * takes the interface's first address of it; a family the interface has no address of gets no table.
  */
 export function kubeRouterSnat(iface: string, addresses: readonly string[], masqueradeBit = 14): { nft: string; table: string } | undefined {
   const v4 = addresses.find((a) => !a.includes(':'));
-  if (v4 === undefined) return undefined;
-  const address = v4.split('/')[0];
+  const v6 = addresses.find((a) => a.includes(':'));
+  if (v4 === undefined && v6 === undefined) return undefined;
   const table = kubeRouterSnatTable(iface);
   const bits = kubeProxyMasqueradeMark(masqueradeBit);
   const mark = `0x${bits.toString(16).padStart(8, '0')}`;
   const keep = `0x${(~bits >>> 0).toString(16).padStart(8, '0')}`;
+  const family = (nf: 'ip' | 'ip6', address: string) => [
+    `table ${nf} ${table}`,
+    `delete table ${nf} ${table}`,
+    `table ${nf} ${table} {`,
+    '\tchain postrouting {',
+    '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
+    `\t\toifname "tun-*" meta mark & ${mark} == ${mark} meta mark set meta mark & ${keep} snat ${nf} to ${address.split('/')[0]}`,
+    '\t}',
+    '}',
+  ];
   const nft = [
     `# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with ${iface}'s address`,
     '# (the tunnels have none, so MASQUERADE would take the underlay\'s and the reply would come back in clear).',
-    `table ip ${table}`,
-    `delete table ip ${table}`,
-    `table ip ${table} {`,
-    '\tchain postrouting {',
-    '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
-    `\t\toifname "tun-*" meta mark & ${mark} == ${mark} meta mark set meta mark & ${keep} snat ip to ${address}`,
-    '\t}',
-    '}',
+    ...(v4 !== undefined ? family('ip', v4) : []),
+    ...(v6 !== undefined ? family('ip6', v6) : []),
     '',
   ].join('\n');
   return { nft, table };

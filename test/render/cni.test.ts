@@ -250,7 +250,7 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     ['kubeadm with kube-router: written', { distribution: 'kubeadm', cni: 'kube-router' }, true],
     ['kubeadm with Calico: none', { distribution: 'kubeadm', cni: 'calico' }, false],
     ['kubeadm with a CNI of your own: none', { distribution: 'kubeadm', cni: 'other' }, false],
-    ['k0s, IPv6-only node address (IPv6 source selection already takes the overlay\'s): none', { wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }] }, false],
+    ['k0s, IPv6-only node address (IPv6 source selection can take a ULA underlay): written, ip6', { wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }] }, true],
   ])('%s (the SNAT table and its hooks)', (_n, props, expected) => {
     const plan = node(props);
     expect(fileOf(plan, SNAT_PATH) !== undefined).toBe(expected);
@@ -302,8 +302,34 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     expect(e.problems.filter((p) => p.path.startsWith('k0sConfig'))).toEqual([{ path: 'k0sConfig.network.kubeProxy.iptables.masqueradeBit', code: 'cni', message }]);
   });
 
-  it('a dual-stack node SNATs to its IPv4 overlay address', () => {
-    expect(fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }), SNAT_PATH)).toContain('snat ip to 10.10.0.1\n');
+  it('a dual-stack node SNATs to its IPv4 overlay address in an ip table and to its IPv6 one in an ip6 table', () => {
+    expect(fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }), SNAT_PATH)).toBe([
+      "# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with wg0's address",
+      "# (the tunnels have none, so MASQUERADE would take the underlay's and the reply would come back in clear).",
+      'table ip tunnelwright-wg0-kube-router',
+      'delete table ip tunnelwright-wg0-kube-router',
+      'table ip tunnelwright-wg0-kube-router {',
+      '\tchain postrouting {',
+      '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
+      '\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip to 10.10.0.1',
+      '\t}',
+      '}',
+      'table ip6 tunnelwright-wg0-kube-router',
+      'delete table ip6 tunnelwright-wg0-kube-router',
+      'table ip6 tunnelwright-wg0-kube-router {',
+      '\tchain postrouting {',
+      '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
+      '\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip6 to fd10::1',
+      '\t}',
+      '}',
+      '',
+    ].join('\n'));
+  });
+
+  it('an IPv6-only node SNATs to its IPv6 overlay address in an ip6 table only', () => {
+    const nft = fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }] }), SNAT_PATH)!;
+    expect(nft).toContain('\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip6 to fd10::1\n');
+    expect(nft).not.toMatch(/^table ip /m);
   });
 
   it('in a mesh every kube-router node SNATs to its own overlay address', () => {

@@ -53,7 +53,8 @@ import { describeWithTools, must, run, Run, sh, tmpdir } from './tools';
  * per-node /24 of the cluster CIDR), the CNI's bridge and veth plumbing (here one veth per pod, routed), kube-proxy's
  * other chains (filter table, ClusterIP, health checks) and kube-proxy itself (its rules are written here, not by it).
  * IPv6 is not replayed: kube-router's ip6ip6 tunnel (`ip -6 tunnel add … mode ip6ip6`) cannot be made on this kernel
- * (no ip6tnl), so the IPv6 MTU (−48) and the IPv6 masquerade source rest on the code cited in src/render/cni.ts.
+ * (no ip6tnl), so the IPv6 MTU (−48) and the ip6 SNAT table (unit-tested in test/render/cni.test.ts) rest on the code
+ * cited in src/render/cni.ts.
  *
  * Counted where packets arrive: ICMP echo requests at the destination pod (an nft counter in its input hook), and, on
  * the receiving node, IPIP, VXLAN and WireGuard packets at eth0's ingress (the underlay: what crosses the internet) and
