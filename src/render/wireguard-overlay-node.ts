@@ -227,6 +227,52 @@ function kubeRouterSnatUnitContent(iface: string, path: string): string {
   ].join('\n');
 }
 
+/** The unit that installs kubeRouterFailClosedRoutes, per interface. */
+export function kubeRouterFailClosedUnit(iface: string): string {
+  return `tunnelwright-${iface}-kube-router-fail-closed.service`;
+}
+
+/**
+ * `unreachable` routes, metric 4096, for the cluster's pod CIDRs (k0s: `network.podCIDR`, default 10.244.0.0/16, and
+ * with dual-stack `network.dualStack.IPv6podCIDR`; k3s and kubeadm: the library does not see them) and the overlay
+ * networks of the interface. When a peer's BGP session drops, kube-router v2.1.0 runs cleanupTunnel
+ * (pkg/controllers/routing/network_routes_controller.go:620-636), which deletes the routes to the peer's pod CIDR and
+ * its tunnel (:739-751), and kube-router's pod-egress MASQUERADE skips pod destinations (pod_egress.go:14-17): without
+ * these routes the pod's packets take the default route with their pod source, in clear. kube-router's per-node routes
+ * and wg0's own are more specific (or of a lower metric) and win while they exist. From a unit of their own, not from
+ * wg0's hooks, so they stay while wg0 is down.
+ */
+export function kubeRouterFailClosedRoutes(addresses: readonly string[], distribution: Distribution, k0sConfig: Record<string, unknown> | undefined): string[] {
+  const pods: unknown[] = [];
+  if (distribution === 'k0s') {
+    const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+    const network = isRecord(k0sConfig?.network) ? k0sConfig.network : {};
+    pods.push(network.podCIDR ?? '10.244.0.0/16');
+    const dual = isRecord(network.dualStack) ? network.dualStack : undefined;
+    if (dual?.enabled === true) pods.push(dual.IPv6podCIDR);
+  }
+  const nets = [...pods, ...addresses].map((a) => parseCidr(a)).filter((c) => c !== undefined && c.prefix < (c.family === 4 ? 32 : 128));
+  return [...new Set(nets.map((c) => `${formatIp(c!.family, c!.start)}/${c!.prefix}`))];
+}
+
+function kubeRouterFailClosedUnitContent(iface: string, routes: readonly string[]): string {
+  return [
+    '[Unit]',
+    'Description=tunnelwright: pod traffic with no kube-router tunnel route fails closed instead of taking the default route',
+    'After=network-pre.target',
+    `Before=wg-quick@${iface}.service`,
+    '',
+    '[Service]',
+    'Type=oneshot',
+    'RemainAfterExit=yes',
+    ...routes.map((r) => `ExecStart=/usr/sbin/ip ${r.includes(':') ? '-6 ' : ''}route replace unreachable ${r} metric 4096`),
+    '',
+    '[Install]',
+    'WantedBy=multi-user.target',
+    '',
+  ].join('\n');
+}
+
 /**
  * The node-address interface of a node whose pods kube-router carries loads kubeRouterSnat's table in PreUp, before
  * wg-quick adds the addresses and routes (/usr/bin/wg-quick cmd_up: PRE_UP, then add_addr, set_mtu_up, add_route,
@@ -237,7 +283,7 @@ function kubeRouterSnatUnitContent(iface: string, path: string): string {
  * `nft -f` of the file replaces it whole, so a second PreUp does not stack it. A k0s controller without a worker runs
  * no kube-router and no kube-proxy, so it gets none. The user's own hooks come first.
  */
-function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined): { preUp?: string[]; unit?: HostPlan['units'][number] } {
+function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined): { preUp?: string[]; units?: HostPlan['units'] } {
   if (!iface.nodeAddress || cni !== 'kube-router' || (distribution === 'k0s' && role === 'controller')) return {};
   // k0s's kube-proxy takes its masquerade bit from the controller's k0s.yaml (a mesh's workers get the mesh's k0sConfig).
   const bit = distribution === 'k0s' ? cniModel().kubeProxyMasqueradeBit(k0sConfig) : cniModel().DEFAULT_MASQUERADE_BIT;
@@ -246,7 +292,14 @@ function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: Overla
   const path = kubeRouterSnatPath(iface.name);
   host.files.push({ path, mode: 0o644, owner: 'root:root', content: snat.nft });
   if (installPackages && !host.packages.includes('nftables')) host.packages.push('nftables');
-  return { preUp: [...(iface.preUp ?? []), `nft -f ${path}`], unit: { name: kubeRouterSnatUnit(iface.name), enabled: true, content: kubeRouterSnatUnitContent(iface.name, path) } };
+  const routes = kubeRouterFailClosedRoutes(overlayNodeModel().interfaceAddresses(iface.address), distribution, k0sConfig);
+  return {
+    preUp: [...(iface.preUp ?? []), `nft -f ${path}`],
+    units: [
+      { name: kubeRouterSnatUnit(iface.name), enabled: true, content: kubeRouterSnatUnitContent(iface.name, path) },
+      { name: kubeRouterFailClosedUnit(iface.name), enabled: true, content: kubeRouterFailClosedUnitContent(iface.name, routes) },
+    ],
+  };
 }
 
 /** Renders validated props (no validation here: the mesh calls it with interfaces it generated and checked). */
@@ -273,7 +326,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   let overlayIface = '';
   const cni = input.cni ?? cniModel().defaultCni(distribution);
   for (const given of input.wireguard) {
-    const { unit: snatUnit, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig);
+    const { units: snatUnits, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig);
     const iface: RenderInterface = { ...given, ...snatHooks, hostnameEndpoints: 'after-up' };
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
@@ -299,7 +352,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     const inlineSecret = iface.privateKey !== undefined || iface.peers.some((p) => p.presharedKey !== undefined);
     host.files.push(wireguardConfigFile(node, iface, keyPath, pskPaths, inlineSecret, input.peerText));
     host.units.push({ name: wgUnit, enabled: true });
-    if (snatUnit) host.units.push(snatUnit);
+    host.units.push(...(snatUnits ?? []));
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });
     }

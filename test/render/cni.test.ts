@@ -240,6 +240,36 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     ].join('\n'));
   });
 
+  const failClosed = (plan: ReturnType<typeof node>) => plan.hosts[0].units.find((u) => u.name === 'tunnelwright-wg0-kube-router-fail-closed.service');
+  it('pod traffic with no tunnel route fails closed: a unit of its own (not wg0\'s hooks) installs unreachable routes for the pod CIDR and the overlay network', () => {
+    const unit = failClosed(node({}))!;
+    expect(unit.enabled).toBe(true);
+    expect(unit.content).toBe([
+      '[Unit]',
+      'Description=tunnelwright: pod traffic with no kube-router tunnel route fails closed instead of taking the default route',
+      'After=network-pre.target',
+      'Before=wg-quick@wg0.service',
+      '',
+      '[Service]',
+      'Type=oneshot',
+      'RemainAfterExit=yes',
+      'ExecStart=/usr/sbin/ip route replace unreachable 10.244.0.0/16 metric 4096',
+      'ExecStart=/usr/sbin/ip route replace unreachable 10.10.0.0/24 metric 4096',
+      '',
+      '[Install]',
+      'WantedBy=multi-user.target',
+      '',
+    ].join('\n'));
+  });
+
+  it.each<[string, Props, string[]]>([
+    ['k0s, a podCIDR of your own', { k0sConfig: { network: { podCIDR: '10.32.0.0/12' } } }, ['10.32.0.0/12', '10.10.0.0/24']],
+    ['k0s dual-stack', { k0sConfig: { network: { dualStack: { enabled: true, IPv6podCIDR: 'fd00::/108' } } }, wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }, ['10.244.0.0/16', '-6 fd00::/108', '10.10.0.0/24', '-6 fd10::/64']],
+    ['kubeadm with kube-router (the pod CIDR is not the library\'s to see): the overlay network only', { distribution: 'kubeadm', cni: 'kube-router' }, ['10.10.0.0/24']],
+  ])('fail-closed routes: %s', (_n, props, routes) => {
+    expect([...failClosed(node(props))!.content!.matchAll(/^ExecStart=\/usr\/sbin\/ip (-6 )?route replace unreachable (\S+) metric 4096$/gm)].map((m) => `${m[1] ?? ''}${m[2]}`)).toEqual(routes);
+  });
+
   it.each<[string, Props, boolean]>([
     ['k0s controller+worker, kube-router: written', {}, true],
     ['k0s worker, kube-router: written', { role: 'worker' }, true],
@@ -256,6 +286,7 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     expect(fileOf(plan, SNAT_PATH) !== undefined).toBe(expected);
     expect(conf(plan).includes(`PreUp = nft -f ${SNAT_PATH}`)).toBe(expected);
     expect(plan.hosts[0].units.some((u) => u.name === 'tunnelwright-wg0-kube-router-snat.service')).toBe(expected);
+    expect(failClosed(plan) !== undefined).toBe(expected);
   });
 
   const NFT_PACKAGES = {

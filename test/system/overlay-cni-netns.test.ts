@@ -340,6 +340,39 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
     });
   });
 
+  describe('k0s + kube-router: a peer\'s tunnel route deleted (kube-router\'s cleanupTunnel when BGP drops)', () => {
+    afterEach(() => {
+      sh(`ip netns exec ${nodeNs[0]} nft delete table netdev ${NSP}f 2>/dev/null; ip -n ${nodeNs[0]} route flush type unreachable 2>/dev/null`);
+      kubeRouterDown();
+      podsDown();
+    });
+
+    it('the plan\'s unreachable routes (its fail-closed unit) drop the pod\'s packets; control: without them they leave eth0 in clear', () => {
+      const network = k0sNetworkOf(K0S_KUBE_ROUTER);
+      const mtu = kubeRouterPodMtu(network);
+      podsUp(network.podCIDR as string, mtu);
+      for (const i of [0, 1]) kubeRouterInject(i, network, mtu);
+      const unit = plan.nodes['node-0'].host.units.find((u) => u.name === `tunnelwright-${iface}-kube-router-fail-closed.service`)!;
+      const routes = [...unit.content!.matchAll(/^ExecStart=(.+)$/gm)].map((m) => m[1]);
+      expect(routes).toEqual([`/usr/sbin/ip route replace unreachable 10.244.0.0/16 metric 4096`, `/usr/sbin/ip route replace unreachable 10.10.0.0/24 metric 4096`]);
+      must(sh(`ip netns exec ${nodeNs[0]} nft -f - <<'EOF'\nadd table netdev ${NSP}f\nadd counter netdev ${NSP}f clear\nadd chain netdev ${NSP}f out { type filter hook egress device eth0 priority 0; }\nadd rule netdev ${NSP}f out ip saddr ${podIp[0]} counter name clear\nEOF`), 'egress counter on node-0');
+      // kube-router v2.1.0 cleanupTunnel (network_routes_controller.go:620-636, :739-751): the route to the peer's pod CIDR goes.
+      nodeMust(0, [`ip route del ${podCidr[1]}`]);
+      const clear = () => {
+        must(sh(`ip netns exec ${nodeNs[0]} nft reset counters table netdev ${NSP}f >/dev/null`), 'reset');
+        for (let t = 0; t < 3; t++) sh(`ip netns exec ${podNs[0]} ping -c1 -W1 ${podIp[1]}`);
+        return counter(nodeNs[0], 'netdev', 'clear', `${NSP}f`);
+      };
+      const without = clear();
+      nodeMust(0, routes);
+      const withRoutes = clear();
+      figures.push(`k0s+kube-router, tunnel route deleted: pod-0 packets out of node-0's eth0 in clear without the unreachable routes ${without}, with them ${withRoutes}`);
+      expect({ without, withRoutes }).toEqual({ without: 3, withRoutes: 0 });
+      // The overlay itself still works (wg0's own route wins over the unreachable one).
+      expect(sh(`ip netns exec ${nodeNs[0]} ping -c1 -W1 ${overlay[1]}`).status).toBe(0);
+    });
+  });
+
   describe('k0s + kube-router: kube-proxy masquerades a NodePort flow into the tunnel', () => {
     // A client on the internet (the lan namespace's 198.18.0.254) sends UDP to node-0's NodePort; kube-proxy's rules
     // (replayed below) DNAT it to the pod on node-1 and masquerade it into kube-router's tunnel. The pod's replies
