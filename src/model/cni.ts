@@ -58,8 +58,43 @@ function at(obj: unknown, path: string): unknown {
   return node;
 }
 
+/** kube-proxy's default `masqueradeBit` (KUBE-MARK-MASQ `--or-mark 0x4000`). */
+export const DEFAULT_MASQUERADE_BIT = 14;
+
+/**
+ * Where a k0s.yaml spec sets kube-proxy's masquerade bit: k0s passes `network.kubeProxy.iptables` verbatim into
+ * kube-proxy's config.conf (k0s v1.30 pkg/apis/k0s/v1beta1/kubeproxy.go:46 `MasqueradeBit *int32`,
+ * pkg/component/controller/kubeproxy.go:153-157 and the template's `iptables: {{ .IPTables }}` at :288), and kube-proxy
+ * hands `IPTables.MasqueradeBit` to both its iptables and its IPVS proxier (cmd/kube-proxy/app/server_linux.go
+ * createProxier). Its nftables proxier takes `NFTables.MasqueradeBit` instead; k0s v1.30 does not offer that mode
+ * (kubeproxy.go:105 Validate: iptables|ipvs|userspace), so `nftables` is read only with `mode: nftables`.
+ */
+export function masqueradeBitPath(k0sConfig: unknown): string {
+  return at(k0sConfig, 'network.kubeProxy.mode') === 'nftables' ? 'network.kubeProxy.nftables.masqueradeBit' : 'network.kubeProxy.iptables.masqueradeBit';
+}
+
+/** kube-proxy's masquerade bit as a k0s.yaml spec sets it (see masqueradeBitPath), else its default 14. */
+export function kubeProxyMasqueradeBit(k0sConfig: unknown): number {
+  const bit = at(k0sConfig, masqueradeBitPath(k0sConfig));
+  return typeof bit === 'number' && Number.isInteger(bit) && bit >= 0 && bit <= 31 ? bit : DEFAULT_MASQUERADE_BIT;
+}
+
 /** The warning for k3s's flannel on an IPv6 node address (see checkOverlayCni). */
 export const FLANNEL_IPV6_MTU = 'k3s\'s flannel sets its IPv6 VXLAN device to its vxlan backend\'s mtu minus 50, and that mtu defaults to the overlay interface\'s, but VXLAN over IPv6 needs 70: full-size IPv6 pod packets between nodes are dropped where path-MTU discovery is blocked. Lowering the overlay interface\'s mtu does not help (flannel follows it). Give flannel\'s vxlan backend an mtu 20 below the overlay interface\'s: write a flannel net-conf.json with "Backend": {"Type": "vxlan", "mtu": <overlay MTU - 20>} beside your "Network", "EnableIPv6" and "IPv6Network" (k3s then writes none of it) and name it in k3s\'s flannel-conf; or register an IPv4 overlay address as the node address';
+
+/**
+ * `installPackages: false` on a node that loads the kube-router SNAT table (src/render/cni.ts kubeRouterSnat): the
+ * image must ship `nft`. wg-quick runs its hooks under `set -e` with `trap 'del_if; exit'` (/usr/bin/wg-quick:7,
+ * :329-342), so a PreUp whose command is not found (rc 127) takes the interface down again, and k0s's drop-in
+ * `Requires=wg-quick@<iface>.service` keeps k0s from starting. Guarding the hook (`command -v nft || true`) would fail
+ * open, into the leak the table closes, so this is a warning and not a fallback. `getsTable`: a node-address
+ * interface, cni kube-router, and not a k0s controller without a worker (no kube-router, no kube-proxy there).
+ */
+export function checkKubeRouterSnatPackages(input: Record<string, unknown>, distribution: string, getsTable: boolean, warnings: Problem[]): void {
+  const cni = typeof input.cni === 'string' ? input.cni : defaultCni(distribution);
+  if (input.installPackages !== false || cni !== 'kube-router' || !getsTable) return;
+  warnings.push({ path: 'installPackages', code: 'packages', message: 'installPackages is false, and on a kube-router node wg-quick\'s PreUp runs `nft -f /etc/tunnelwright/<interface>-kube-router-snat.nft`: the image must ship nftables (the nft binary, a version that knows the `srcnat` priority name) beside wireguard-tools, or wg-quick up fails, the interface is taken down again and the distribution\'s unit (which requires it) does not start' });
+}
 
 /**
  * Checks of the CNI beside the distribution (and of a user's k0s.yaml spec), at `prefix` ('' for a node, the mesh's
@@ -112,6 +147,12 @@ export function checkOverlayCni(input: Record<string, unknown>, distribution: st
       // (pkg/tunnels/linux_tunnels.go v2.11.1:363-367 `encap gue encap-sport auto encap-dport`), 32 bytes over IPv4
       // where the MTU tunnelwright writes takes IPIP's 20.
       problems.push({ path: 'k0sConfig.network.kuberouter.extraArgs.overlay-encap', code: 'cni', message: `expected "ipip" (the encapsulation the kube-router MTU tunnelwright writes is computed for), ${received(encap)}: fou adds UDP and GUE headers (32 bytes over IPv4, not IPIP's 20), so pods would send packets larger than the tunnel; leave overlay-encap out of k0sConfig` });
+    }
+    const bitAt = masqueradeBitPath(user);
+    const bit = at(user, bitAt);
+    if (bit !== undefined && !(typeof bit === 'number' && Number.isInteger(bit) && bit >= 0 && bit <= 31)) {
+      // kube-proxy refuses the same (pkg/proxy/apis/config/validation: masqueradeBit "must be in the range [0, 31]").
+      problems.push({ path: `k0sConfig.${bitAt}`, code: 'cni', message: `expected kube-proxy's masquerade bit, an integer from 0 to 31 (default 14), ${received(bit)}` });
     }
     const provider = at(user, 'network.provider');
     if (provider !== undefined && provider !== k0sProvider(cni)) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
+import { checkKubeRouterSnatPackages, checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
@@ -48,7 +48,13 @@ export interface WireguardMeshProps {
   readonly underlayMtu?: number;
   /** Kubernetes minor version, for kubeadm's config API (see WireguardOverlayNodeProps). @default '1.31' */
   readonly kubernetesVersion?: string;
-  /** Install `wireguard-tools` from the distribution's packages; off for images that ship it. @default true */
+  /**
+   * Install `wireguard-tools` from the distribution's packages, and `nftables` on the nodes whose pods kube-router
+   * carries (wg-quick's PreUp runs `nft` to load the SNAT table into kube-router's tunnels); off for images that ship
+   * them (a warning names nftables then: without `nft` the interface does not come up). Ignition hosts install no
+   * packages either way: their image must ship both.
+   * @default true
+   */
   readonly installPackages?: boolean;
   /** Keepalive, in seconds, on every peer link where one side has no endpoint. @default 25 */
   readonly persistentKeepalive?: number;
@@ -133,6 +139,7 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   }
   const distribution = input.distribution ?? 'k0s';
   if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan.nodes[<node>]', true, input.mtu === undefined && input.underlayMtu === undefined ? 'mtu' : undefined, network?.family === 6 ? 'network' : undefined);
+  if (typeof distribution === 'string') checkKubeRouterSnatPackages(input, distribution, distribution !== 'k0s' || asArray(input.nodes).some((n) => !isRecord(n) || n.role !== 'controller'), warnings);
   const names: Located<string>[] = [];
   const keys: Located<string>[] = [];
   const addrs: Located<{ key: string; text: string }>[] = [];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
+import { checkKubeRouterSnatPackages, checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
@@ -84,7 +84,13 @@ export interface WireguardOverlayNodeProps {
    * @default - k0s is installed by you (k0sctl: `installFlags` from `plan.values.k0s.installFlags`)
    */
   readonly installK0s?: K0sInstall;
-  /** Install `wireguard-tools` from the distribution's packages (cloud-init `packages`); off for images that ship it. @default true */
+  /**
+   * Install `wireguard-tools` from the distribution's packages (cloud-init `packages`), and `nftables` on a node whose
+   * pods kube-router carries (wg-quick's PreUp runs `nft` to load the SNAT table into kube-router's tunnels); off for
+   * images that ship them (a warning names nftables then: without `nft` the interface does not come up). Ignition
+   * hosts install no packages either way: their image must ship both.
+   * @default true
+   */
   readonly installPackages?: boolean;
   /**
    * The cluster's CNI, configured so pod traffic between nodes rides the overlay interface (the one with
@@ -98,7 +104,9 @@ export interface WireguardOverlayNodeProps {
    * k0s only: your own k0s.yaml `spec` (a controller's `/etc/k0s/k0s.yaml`), merged under the library's: your keys are
    * kept (`api.externalAddress`, `network.podCIDR`, …), `api.sans` is the union of yours and the overlay's, and the
    * keys the library sets from the overlay (`K0S_OWNED_KEYS`: `api.address`, `storage.etcd.peerAddress`, the CNI's
-   * overlay settings) are refused here. @default - none
+   * overlay settings) are refused here. A worker writes no k0s.yaml, but on kube-router its SNAT table follows
+   * kube-proxy's `network.kubeProxy.iptables.masqueradeBit` from it: give a worker the controller's k0sConfig when
+   * that sets one. @default - none
    */
   readonly k0sConfig?: Record<string, unknown>;
   readonly wireguard: WireguardInterface[];
@@ -349,6 +357,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
     warnings.push({ path: nodeAddressAt[0], code: 'k0s-node-ip', message: 'k0s takes the kubelet\'s node IP only at `k0s install`: nothing on this host can set it, so the node registers its first interface\'s address unless you pass plan.values.k0s.installFlags to k0s install (k0sctl: the host\'s installFlags), or set installK0s' });
   }
   if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan', nodeAddressAt.length > 0, nodeAddressAt.length === 1 ? nodeMtuAt : undefined, ipv6NodeAt);
+  if (typeof distribution === 'string') checkKubeRouterSnatPackages(input, distribution, nodeAddressAt.length > 0 && !(distribution === 'k0s' && input.role === 'controller'), warnings);
   if (typeof input.clusterEndpoint === 'string' && !clusterEndpointHost(input.clusterEndpoint)) {
     problems.push({ path: 'clusterEndpoint', code: 'endpoint', message: `expected host:port or https://host:port, ${received(input.clusterEndpoint)}` });
   }

@@ -62,8 +62,10 @@ export function k0sNetwork(cni: OverlayCni, iface: string, overlayMtu: number | 
   }
 }
 
-/** kube-proxy's masquerade mark: KUBE-MARK-MASQ's `--or-mark 0x4000` (kube-proxy `--iptables-masquerade-bit`, default 14). */
-export const KUBE_PROXY_MASQUERADE_MARK = 0x4000;
+/** kube-proxy's masquerade mark for a masquerade bit: KUBE-MARK-MASQ's `--or-mark 1<<bit` (`--iptables-masquerade-bit`, default 14: 0x4000). */
+export function kubeProxyMasqueradeMark(bit: number): number {
+  return (1 << bit) >>> 0;
+}
 
 /** The nft table that gives kube-proxy's masquerade into kube-router's tunnels the overlay address (per interface). */
 export function kubeRouterSnatTable(iface: string): string {
@@ -73,15 +75,19 @@ export function kubeRouterSnatTable(iface: string): string {
 /**
  * kube-router's tunnels carry no address of their own, so traffic that kube-proxy masquerades into one takes the
  * node's underlay address as its source, and the pod's reply leaves the peer by its default route, in clear. This nft
- * table, loaded by the overlay interface's PostUp, SNATs exactly that traffic to the overlay address first.
+ * table, loaded by the overlay interface's PreUp, SNATs exactly that traffic to the overlay address first.
  *
  * - kube-router v2.1.0 (what k0s 1.30 ships, k0s pkg/constant/constant.go:99) makes each tunnel with `ip tunnel add
  *   <tun> mode ipip local <node IP> remote <peer's node IP>` (pkg/controllers/routing/network_routes_controller.go:832),
  *   adds no address to it, and routes the peer's pod CIDR `dev <tun> src <node IP>` (:685-690).
  * - kube-proxy (k0s runs it: kube-router's `run-service-proxy=false`, k0s pkg/component/controller/kuberouter.go:118)
  *   marks NodePort and LoadBalancer traffic with externalTrafficPolicy Cluster, and node-sourced ClusterIP traffic,
- *   with 0x4000, and KUBE-POSTROUTING runs `-j MARK --xor-mark 0x4000` then `-j MASQUERADE --random-fully`
- *   (pkg/proxy/iptables/proxier.go syncProxyRules; its nftables and IPVS modes use the same mark).
+ *   with `1 << masqueradeBit` (0x4000 at the default 14), and KUBE-POSTROUTING runs `-j MARK --xor-mark` of it then
+ *   `-j MASQUERADE --random-fully` (pkg/proxy/iptables/proxier.go syncProxyRules). The IPVS proxier takes the same
+ *   `iptables.masqueradeBit`, the nftables proxier `nftables.masqueradeBit` (cmd/kube-proxy/app/server_linux.go
+ *   createProxier); k0s v1.30 offers only iptables and IPVS (pkg/apis/k0s/v1beta1/kubeproxy.go:105). So the caller
+ *   passes the bit k0s.yaml configures (src/model/cni.ts kubeProxyMasqueradeBit): a user's masqueradeBit is honoured
+ *   here as kube-proxy honours it, and k3s and kubeadm, whose kube-proxy flags the library does not see, take 14.
  * - MASQUERADE ignores the route's `src`: it takes `inet_select_addr(out device, next hop, RT_SCOPE_UNIVERSE)` (Linux
  *   net/netfilter/nf_nat_masquerade.c); with no address on the tunnel that is the first global address of the first
  *   device in the namespace's list (net/ipv4/devinet.c inet_select_addr), eth0's: the underlay.
@@ -98,29 +104,38 @@ export function kubeRouterSnatTable(iface: string): string {
  * encrypted packets are not masqueraded again). Only traffic kube-proxy marked, only into `tun-*` (kube-router's
  * tunnel names, routing/utils.go:145-155), is touched: pod-to-pod traffic keeps its pod source.
  *
- * Not for IPv6: IPv6 source selection (ipv6_dev_get_saddr, RFC 6724) weighs every interface's addresses, and with an
- * address-less TUN for the tunnel, a ULA pod CIDR, the overlay's ULA on one interface and a global underlay address on
- * another, the masquerade picked the overlay's address by itself (a one-off experiment, not a test; ip6ip6 cannot be
- * made on the test kernel). Returns undefined without an IPv4 address.
+ * IPv6 too, in an `ip6` table of the same name: kube-router v2.1.0 builds ip6ip6 tunnels for IPv6 node addresses with
+ * the same `tun-` names (network_routes_controller.go:80, :773, :832; utils.go:145-155 strips the colons) and routes
+ * them `dev <tun> src <node IPv6>` (:675-690), and kube-proxy's ip6tables rules use the same mark. IPv6 source
+ * selection (ipv6_dev_get_saddr, RFC 6724) weighs every interface's addresses, so the masquerade picks the overlay's
+ * only for some layouts: with a ULA underlay (fd00:1::/64) sharing a longer prefix with a ULA pod CIDR (fd00::/108,
+ * k0s's dual-stack example) than the overlay's (fd10::/64) does, it took the underlay (rule 8, longest matching
+ * prefix; audit3-26 F5, with an address-less veth for the tunnel, ip6tnl being absent on the test kernel). Each family
+ * takes the interface's first address of it; a family the interface has no address of gets no table.
  */
-export function kubeRouterSnat(iface: string, addresses: readonly string[]): { nft: string; table: string } | undefined {
+export function kubeRouterSnat(iface: string, addresses: readonly string[], masqueradeBit = 14): { nft: string; table: string } | undefined {
   const v4 = addresses.find((a) => !a.includes(':'));
-  if (v4 === undefined) return undefined;
-  const address = v4.split('/')[0];
+  const v6 = addresses.find((a) => a.includes(':'));
+  if (v4 === undefined && v6 === undefined) return undefined;
   const table = kubeRouterSnatTable(iface);
-  const mark = `0x${KUBE_PROXY_MASQUERADE_MARK.toString(16).padStart(8, '0')}`;
-  const keep = `0x${(~KUBE_PROXY_MASQUERADE_MARK >>> 0).toString(16).padStart(8, '0')}`;
+  const bits = kubeProxyMasqueradeMark(masqueradeBit);
+  const mark = `0x${bits.toString(16).padStart(8, '0')}`;
+  const keep = `0x${(~bits >>> 0).toString(16).padStart(8, '0')}`;
+  const family = (nf: 'ip' | 'ip6', address: string) => [
+    `table ${nf} ${table}`,
+    `delete table ${nf} ${table}`,
+    `table ${nf} ${table} {`,
+    '\tchain postrouting {',
+    '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
+    `\t\toifname "tun-*" meta mark & ${mark} == ${mark} meta mark set meta mark & ${keep} snat ${nf} to ${address.split('/')[0]}`,
+    '\t}',
+    '}',
+  ];
   const nft = [
     `# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with ${iface}'s address`,
     '# (the tunnels have none, so MASQUERADE would take the underlay\'s and the reply would come back in clear).',
-    `table ip ${table}`,
-    `delete table ip ${table}`,
-    `table ip ${table} {`,
-    '\tchain postrouting {',
-    '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
-    `\t\toifname "tun-*" meta mark & ${mark} == ${mark} meta mark set meta mark & ${keep} snat ip to ${address}`,
-    '\t}',
-    '}',
+    ...(v4 !== undefined ? family('ip', v4) : []),
+    ...(v6 !== undefined ? family('ip6', v6) : []),
     '',
   ].join('\n');
   return { nft, table };

@@ -32,6 +32,8 @@ export interface RenderPeer extends WireguardPeer {
 }
 export interface RenderInterface extends WireguardInterface {
   readonly peers: RenderPeer[];
+  /** `PreUp` commands: wg-quick runs them before it adds the addresses and routes (wg-quick cmd_up). */
+  readonly preUp?: string[];
   /** Extra `PostUp` commands (a hub forwards between spokes). */
   readonly postUp?: string[];
   /** `PostDown` commands. */
@@ -112,6 +114,7 @@ export function renderWireguardConfigShared(node: string, iface: RenderInterface
   if (mtu !== undefined) lines.push(`MTU = ${mtu}`);
   if (iface.table) lines.push(`Table = ${iface.table}`);
   if (iface.privateKey !== undefined) lines.push(`PrivateKey = ${iface.privateKey}`);
+  for (const cmd of iface.preUp ?? []) lines.push(`PreUp = ${cmd}`);
   if (privateKeyPath) lines.push(`PostUp = wg set %i private-key ${privateKeyPath}`);
   iface.peers.forEach((peer, j) => {
     const psk = presharedKeyPaths.get(j);
@@ -191,19 +194,112 @@ export function kubeRouterSnatPath(iface: string): string {
   return `/etc/tunnelwright/${iface}-kube-router-snat.nft`;
 }
 
+/** The unit that loads kubeRouterSnat's table again whenever nftables.service restarts or reloads, per interface. */
+export function kubeRouterSnatUnit(iface: string): string {
+  return `tunnelwright-${iface}-kube-router-snat.service`;
+}
+
 /**
- * The node-address interface of a node whose pods kube-router carries loads kubeRouterSnat's table in PostUp and
- * removes it in PostDown (a missing table there must not fail the stop). A k0s controller without a worker runs no
- * kube-router and no kube-proxy, so it gets none. The user's own hooks come first.
+ * kubeRouterSnatUnit's content. Debian's nftables.service runs `nft -f /etc/nftables.conf` at start and reload, and
+ * that file begins with `flush ruleset` (nftables 1.0.6-2+deb12u2; ExecStop is `nft flush ruleset`), which removes the
+ * table; kube-proxy and kube-router put theirs back on their resync, nothing put this one back until wg0 restarted.
+ * Ordered and bound as the kill switch's unit (src/render/kill-switch.ts): after nftables.service, restarted with it
+ * (PartOf) and reloaded with it (ReloadPropagatedFrom), so both load the table again after the flush.
  */
-function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean): Pick<RenderInterface, 'postUp' | 'postDown'> {
+function kubeRouterSnatUnitContent(iface: string, path: string): string {
+  return [
+    '[Unit]',
+    `Description=tunnelwright: kube-proxy's masquerade into kube-router's tunnels takes ${iface}'s address (again after nftables.service)`,
+    'After=nftables.service',
+    'PartOf=nftables.service',
+    'ReloadPropagatedFrom=nftables.service',
+    `Before=wg-quick@${iface}.service`,
+    '',
+    '[Service]',
+    'Type=oneshot',
+    'RemainAfterExit=yes',
+    `ExecStart=/usr/sbin/nft -f ${path}`,
+    `ExecReload=/usr/sbin/nft -f ${path}`,
+    '',
+    '[Install]',
+    'WantedBy=multi-user.target',
+    '',
+  ].join('\n');
+}
+
+/** The unit that installs kubeRouterFailClosedRoutes, per interface. */
+export function kubeRouterFailClosedUnit(iface: string): string {
+  return `tunnelwright-${iface}-kube-router-fail-closed.service`;
+}
+
+/**
+ * `unreachable` routes, metric 4096, for the cluster's pod CIDRs (k0s: `network.podCIDR`, default 10.244.0.0/16, and
+ * with dual-stack `network.dualStack.IPv6podCIDR`; k3s and kubeadm: the library does not see them) and the overlay
+ * networks of the interface. When a peer's BGP session drops, kube-router v2.1.0 runs cleanupTunnel
+ * (pkg/controllers/routing/network_routes_controller.go:620-636), which deletes the routes to the peer's pod CIDR and
+ * its tunnel (:739-751), and kube-router's pod-egress MASQUERADE skips pod destinations (pod_egress.go:14-17): without
+ * these routes the pod's packets take the default route with their pod source, in clear. kube-router's per-node routes
+ * and wg0's own are more specific (or of a lower metric) and win while they exist. From a unit of their own, not from
+ * wg0's hooks, so they stay while wg0 is down.
+ */
+export function kubeRouterFailClosedRoutes(addresses: readonly string[], distribution: Distribution, k0sConfig: Record<string, unknown> | undefined): string[] {
+  const pods: unknown[] = [];
+  if (distribution === 'k0s') {
+    const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+    const network = isRecord(k0sConfig?.network) ? k0sConfig.network : {};
+    pods.push(network.podCIDR ?? '10.244.0.0/16');
+    const dual = isRecord(network.dualStack) ? network.dualStack : undefined;
+    if (dual?.enabled === true) pods.push(dual.IPv6podCIDR);
+  }
+  const nets = [...pods, ...addresses].map((a) => parseCidr(a)).filter((c) => c !== undefined && c.prefix < (c.family === 4 ? 32 : 128));
+  return [...new Set(nets.map((c) => `${formatIp(c!.family, c!.start)}/${c!.prefix}`))];
+}
+
+function kubeRouterFailClosedUnitContent(iface: string, routes: readonly string[]): string {
+  return [
+    '[Unit]',
+    'Description=tunnelwright: pod traffic with no kube-router tunnel route fails closed instead of taking the default route',
+    'After=network-pre.target',
+    `Before=wg-quick@${iface}.service`,
+    '',
+    '[Service]',
+    'Type=oneshot',
+    'RemainAfterExit=yes',
+    ...routes.map((r) => `ExecStart=/usr/sbin/ip ${r.includes(':') ? '-6 ' : ''}route replace unreachable ${r} metric 4096`),
+    '',
+    '[Install]',
+    'WantedBy=multi-user.target',
+    '',
+  ].join('\n');
+}
+
+/**
+ * The node-address interface of a node whose pods kube-router carries loads kubeRouterSnat's table in PreUp, before
+ * wg-quick adds the addresses and routes (/usr/bin/wg-quick cmd_up: PRE_UP, then add_addr, set_mtu_up, add_route,
+ * then POST_UP), and nothing deletes it: NAT binds on a connection's first packet, so a flow that started while the
+ * table was absent would keep the underlay source for its whole life, even after the table came back. The table
+ * needs nothing from the interface (it matches `tun-*` and SNATs to a fixed address, which nft accepts before the
+ * address exists), and with the interface down it matches nothing that can leave, so it stays across `wg-quick down`;
+ * `nft -f` of the file replaces it whole, so a second PreUp does not stack it. A k0s controller without a worker runs
+ * no kube-router and no kube-proxy, so it gets none. The user's own hooks come first.
+ */
+function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined): { preUp?: string[]; units?: HostPlan['units'] } {
   if (!iface.nodeAddress || cni !== 'kube-router' || (distribution === 'k0s' && role === 'controller')) return {};
-  const snat = kubeRouterSnat(iface.name, overlayNodeModel().interfaceAddresses(iface.address));
+  // k0s's kube-proxy takes its masquerade bit from the controller's k0s.yaml (a mesh's workers get the mesh's k0sConfig).
+  const bit = distribution === 'k0s' ? cniModel().kubeProxyMasqueradeBit(k0sConfig) : cniModel().DEFAULT_MASQUERADE_BIT;
+  const snat = kubeRouterSnat(iface.name, overlayNodeModel().interfaceAddresses(iface.address), bit);
   if (!snat) return {};
   const path = kubeRouterSnatPath(iface.name);
   host.files.push({ path, mode: 0o644, owner: 'root:root', content: snat.nft });
   if (installPackages && !host.packages.includes('nftables')) host.packages.push('nftables');
-  return { postUp: [...(iface.postUp ?? []), `nft -f ${path}`], postDown: [...(iface.postDown ?? []), `nft delete table ip ${snat.table} || true`] };
+  const routes = kubeRouterFailClosedRoutes(overlayNodeModel().interfaceAddresses(iface.address), distribution, k0sConfig);
+  return {
+    preUp: [...(iface.preUp ?? []), `nft -f ${path}`],
+    units: [
+      { name: kubeRouterSnatUnit(iface.name), enabled: true, content: kubeRouterSnatUnitContent(iface.name, path) },
+      { name: kubeRouterFailClosedUnit(iface.name), enabled: true, content: kubeRouterFailClosedUnitContent(iface.name, routes) },
+    ],
+  };
 }
 
 /** Renders validated props (no validation here: the mesh calls it with interfaces it generated and checked). */
@@ -230,7 +326,8 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   let overlayIface = '';
   const cni = input.cni ?? cniModel().defaultCni(distribution);
   for (const given of input.wireguard) {
-    const iface: RenderInterface = { ...given, ...kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false), hostnameEndpoints: 'after-up' };
+    const { units: snatUnits, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig);
+    const iface: RenderInterface = { ...given, ...snatHooks, hostnameEndpoints: 'after-up' };
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
     const before: string[] = [];
@@ -255,6 +352,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     const inlineSecret = iface.privateKey !== undefined || iface.peers.some((p) => p.presharedKey !== undefined);
     host.files.push(wireguardConfigFile(node, iface, keyPath, pskPaths, inlineSecret, input.peerText));
     host.units.push({ name: wgUnit, enabled: true });
+    host.units.push(...(snatUnits ?? []));
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });
     }

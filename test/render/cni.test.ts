@@ -195,7 +195,7 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
   const SNAT_PATH = '/etc/tunnelwright/wg0-kube-router-snat.nft';
   const conf = (plan: ReturnType<typeof node>) => fileOf(plan, '/etc/wireguard/wg0.conf')!;
 
-  it('a k0s worker node (kube-router, its default): the table, loaded in PostUp, removed in PostDown, and nftables installed', () => {
+  it('a k0s worker node (kube-router, its default): the table, loaded in PreUp (before the addresses and routes) and never deleted by wg-quick, and nftables installed', () => {
     const plan = node({});
     expect(fileOf(plan, SNAT_PATH)).toBe([
       "# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with wg0's address",
@@ -210,8 +210,64 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
       '}',
       '',
     ].join('\n'));
-    expect(conf(plan)).toContain(`\nPostUp = nft -f ${SNAT_PATH}\nPostDown = nft delete table ip tunnelwright-wg0-kube-router || true\n`);
+    // PreUp runs before wg-quick's add_addr/add_route, so no flow is NATed to the underlay in that gap; no PostDown
+    // deletes the table, so none is across a restart.
+    expect(conf(plan)).toContain(`\nPreUp = nft -f ${SNAT_PATH}\nPostUp = wg set %i private-key`);
+    expect(conf(plan)).not.toMatch(/^PostUp = nft|^PostDown = /m);
     expect(plan.hosts[0].packages).toContain('nftables');
+  });
+
+  it('the table is loaded again by a unit bound to nftables.service (whose start, reload and stop run flush ruleset), as the kill switch\'s', () => {
+    const unit = node({}).hosts[0].units.find((u) => u.name === 'tunnelwright-wg0-kube-router-snat.service')!;
+    expect(unit.enabled).toBe(true);
+    expect(unit.content).toBe([
+      '[Unit]',
+      "Description=tunnelwright: kube-proxy's masquerade into kube-router's tunnels takes wg0's address (again after nftables.service)",
+      'After=nftables.service',
+      'PartOf=nftables.service',
+      'ReloadPropagatedFrom=nftables.service',
+      'Before=wg-quick@wg0.service',
+      '',
+      '[Service]',
+      'Type=oneshot',
+      'RemainAfterExit=yes',
+      `ExecStart=/usr/sbin/nft -f ${SNAT_PATH}`,
+      `ExecReload=/usr/sbin/nft -f ${SNAT_PATH}`,
+      '',
+      '[Install]',
+      'WantedBy=multi-user.target',
+      '',
+    ].join('\n'));
+  });
+
+  const failClosed = (plan: ReturnType<typeof node>) => plan.hosts[0].units.find((u) => u.name === 'tunnelwright-wg0-kube-router-fail-closed.service');
+  it('pod traffic with no tunnel route fails closed: a unit of its own (not wg0\'s hooks) installs unreachable routes for the pod CIDR and the overlay network', () => {
+    const unit = failClosed(node({}))!;
+    expect(unit.enabled).toBe(true);
+    expect(unit.content).toBe([
+      '[Unit]',
+      'Description=tunnelwright: pod traffic with no kube-router tunnel route fails closed instead of taking the default route',
+      'After=network-pre.target',
+      'Before=wg-quick@wg0.service',
+      '',
+      '[Service]',
+      'Type=oneshot',
+      'RemainAfterExit=yes',
+      'ExecStart=/usr/sbin/ip route replace unreachable 10.244.0.0/16 metric 4096',
+      'ExecStart=/usr/sbin/ip route replace unreachable 10.10.0.0/24 metric 4096',
+      '',
+      '[Install]',
+      'WantedBy=multi-user.target',
+      '',
+    ].join('\n'));
+  });
+
+  it.each<[string, Props, string[]]>([
+    ['k0s, a podCIDR of your own', { k0sConfig: { network: { podCIDR: '10.32.0.0/12' } } }, ['10.32.0.0/12', '10.10.0.0/24']],
+    ['k0s dual-stack', { k0sConfig: { network: { dualStack: { enabled: true, IPv6podCIDR: 'fd00::/108' } } }, wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }, ['10.244.0.0/16', '-6 fd00::/108', '10.10.0.0/24', '-6 fd10::/64']],
+    ['kubeadm with kube-router (the pod CIDR is not the library\'s to see): the overlay network only', { distribution: 'kubeadm', cni: 'kube-router' }, ['10.10.0.0/24']],
+  ])('fail-closed routes: %s', (_n, props, routes) => {
+    expect([...failClosed(node(props))!.content!.matchAll(/^ExecStart=\/usr\/sbin\/ip (-6 )?route replace unreachable (\S+) metric 4096$/gm)].map((m) => `${m[1] ?? ''}${m[2]}`)).toEqual(routes);
   });
 
   it.each<[string, Props, boolean]>([
@@ -224,15 +280,87 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     ['kubeadm with kube-router: written', { distribution: 'kubeadm', cni: 'kube-router' }, true],
     ['kubeadm with Calico: none', { distribution: 'kubeadm', cni: 'calico' }, false],
     ['kubeadm with a CNI of your own: none', { distribution: 'kubeadm', cni: 'other' }, false],
-    ['k0s, IPv6-only node address (IPv6 source selection already takes the overlay\'s): none', { wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }] }, false],
+    ['k0s, IPv6-only node address (IPv6 source selection can take a ULA underlay): written, ip6', { wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }] }, true],
   ])('%s (the SNAT table and its hooks)', (_n, props, expected) => {
     const plan = node(props);
     expect(fileOf(plan, SNAT_PATH) !== undefined).toBe(expected);
-    expect(conf(plan).includes(`PostUp = nft -f ${SNAT_PATH}`)).toBe(expected);
+    expect(conf(plan).includes(`PreUp = nft -f ${SNAT_PATH}`)).toBe(expected);
+    expect(plan.hosts[0].units.some((u) => u.name === 'tunnelwright-wg0-kube-router-snat.service')).toBe(expected);
+    expect(failClosed(plan) !== undefined).toBe(expected);
   });
 
-  it('a dual-stack node SNATs to its IPv4 overlay address', () => {
-    expect(fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }), SNAT_PATH)).toContain('snat ip to 10.10.0.1\n');
+  const NFT_PACKAGES = {
+    path: 'installPackages', code: 'packages',
+    message: 'installPackages is false, and on a kube-router node wg-quick\'s PreUp runs `nft -f /etc/tunnelwright/<interface>-kube-router-snat.nft`: the image must ship nftables (the nft binary, a version that knows the `srcnat` priority name) beside wireguard-tools, or wg-quick up fails, the interface is taken down again and the distribution\'s unit (which requires it) does not start',
+  };
+  it.each<[string, () => { warnings: { path: string; code: string; message: string }[]; packages: string[] }, boolean]>([
+    ['a k0s node, kube-router, installPackages false: warned, nothing installed', () => { const p = node({ installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, true],
+    ['control: the same node, installPackages true: nftables installed, no warning', () => { const p = node({ installPackages: true }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
+    ['a k0s controller (no table), installPackages false: no warning', () => { const p = node({ role: 'controller', installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
+    ['k3s with flannel (no table), installPackages false: no warning', () => { const p = node({ distribution: 'k3s', installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
+    ['a k0s mesh, kube-router, installPackages false: warned', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420, installPackages: false }); return { warnings: p.warnings, packages: p.nodes['site-a'].host.packages }; }, true],
+    ['control: the same mesh, installPackages default: no warning', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420 }); return { warnings: p.warnings, packages: p.nodes['site-a'].host.packages }; }, false],
+  ])('%s (the nft the table needs)', (_n, plan, warned) => {
+    const { warnings, packages } = plan();
+    expect(warnings.filter((w) => w.code === 'packages')).toEqual(warned ? [NFT_PACKAGES] : []);
+    expect(packages.includes('nftables')).toBe(!warned && !_n.includes('no table'));
+  });
+
+  const ruleOf = (content: string | undefined) => content!.split('\n').find((l) => l.includes('snat'))!.trim();
+  it.each<[string, Props, string]>([
+    ['the default bit 14', {}, 'oifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip to 10.10.0.1'],
+    ['k0sConfig iptables.masqueradeBit 15 (iptables mode)', { k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 15 } } } } }, 'oifname "tun-*" meta mark & 0x00008000 == 0x00008000 meta mark set meta mark & 0xffff7fff snat ip to 10.10.0.1'],
+    ['k0sConfig iptables.masqueradeBit 15, mode ipvs (IPVS takes the same bit)', { k0sConfig: { network: { kubeProxy: { mode: 'ipvs', iptables: { masqueradeBit: 15 } } } } }, 'oifname "tun-*" meta mark & 0x00008000 == 0x00008000 meta mark set meta mark & 0xffff7fff snat ip to 10.10.0.1'],
+    ['k0sConfig masqueradeBit 0', { k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 0 } } } } }, 'oifname "tun-*" meta mark & 0x00000001 == 0x00000001 meta mark set meta mark & 0xfffffffe snat ip to 10.10.0.1'],
+    ['k0sConfig masqueradeBit 31', { k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 31 } } } } }, 'oifname "tun-*" meta mark & 0x80000000 == 0x80000000 meta mark set meta mark & 0x7fffffff snat ip to 10.10.0.1'],
+    ['a worker given the controller\'s k0sConfig', { role: 'worker', k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 15 } } } } }, 'oifname "tun-*" meta mark & 0x00008000 == 0x00008000 meta mark set meta mark & 0xffff7fff snat ip to 10.10.0.1'],
+  ])('kube-proxy\'s masquerade bit: %s', (_n, props, rule) => {
+    expect(ruleOf(fileOf(node(props), SNAT_PATH))).toBe(rule);
+  });
+
+  it('a mesh\'s masqueradeBit reaches every node\'s table, the workers\' too (they have no k0s.yaml)', () => {
+    const plan = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420, k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 15 } } } } });
+    const rules = Object.values(plan.nodes).map((n) => n.host.files.find((f) => f.path === SNAT_PATH)?.content).filter((c) => c !== undefined).map(ruleOf);
+    expect(rules.length).toBeGreaterThan(1);
+    for (const r of rules) expect(r).toContain('meta mark & 0x00008000 == 0x00008000 meta mark set meta mark & 0xffff7fff ');
+  });
+
+  const BIT = "expected kube-proxy's masquerade bit, an integer from 0 to 31 (default 14), received";
+  it.each<[string, unknown, string]>([
+    ['32', 32, `${BIT} 32`], ['-1', -1, `${BIT} -1`], ['14.5', 14.5, `${BIT} 14.5`], ['"14"', '14', `${BIT} "14"`],
+  ])('kube-proxy\'s masquerade bit %s is refused (kube-proxy takes 0 to 31)', (_n, bit, message) => {
+    const e = thrown(() => node({ k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: bit } } } } })) as ValidationError;
+    expect(e.problems.filter((p) => p.path.startsWith('k0sConfig'))).toEqual([{ path: 'k0sConfig.network.kubeProxy.iptables.masqueradeBit', code: 'cni', message }]);
+  });
+
+  it('a dual-stack node SNATs to its IPv4 overlay address in an ip table and to its IPv6 one in an ip6 table', () => {
+    expect(fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }), SNAT_PATH)).toBe([
+      "# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with wg0's address",
+      "# (the tunnels have none, so MASQUERADE would take the underlay's and the reply would come back in clear).",
+      'table ip tunnelwright-wg0-kube-router',
+      'delete table ip tunnelwright-wg0-kube-router',
+      'table ip tunnelwright-wg0-kube-router {',
+      '\tchain postrouting {',
+      '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
+      '\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip to 10.10.0.1',
+      '\t}',
+      '}',
+      'table ip6 tunnelwright-wg0-kube-router',
+      'delete table ip6 tunnelwright-wg0-kube-router',
+      'table ip6 tunnelwright-wg0-kube-router {',
+      '\tchain postrouting {',
+      '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
+      '\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip6 to fd10::1',
+      '\t}',
+      '}',
+      '',
+    ].join('\n'));
+  });
+
+  it('an IPv6-only node SNATs to its IPv6 overlay address in an ip6 table only', () => {
+    const nft = fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }] }), SNAT_PATH)!;
+    expect(nft).toContain('\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip6 to fd10::1\n');
+    expect(nft).not.toMatch(/^table ip /m);
   });
 
   it('in a mesh every kube-router node SNATs to its own overlay address', () => {

@@ -14,10 +14,10 @@ describe('planWireguardMesh', () => {
         '[Interface]',
         'Address = 10.10.0.1/24',
         'ListenPort = 51820',
+        // k0s's kube-router: kube-proxy's masquerade into its tunnels takes the overlay address (src/render/cni.ts),
+        // loaded before the addresses and routes, and kept across a restart.
+        'PreUp = nft -f /etc/tunnelwright/wg0-kube-router-snat.nft',
         'PostUp = wg set %i private-key /run/tunnelwright/secrets/wg0-private-key',
-        // k0s's kube-router: kube-proxy's masquerade into its tunnels takes the overlay address (src/render/cni.ts).
-        'PostUp = nft -f /etc/tunnelwright/wg0-kube-router-snat.nft',
-        'PostDown = nft delete table ip tunnelwright-wg0-kube-router || true',
         '',
         '[Peer]',
         '# site-b',

@@ -16,10 +16,10 @@ describe('planWireguardOverlayNode', () => {
         'Address = 10.10.0.1/24',
         'ListenPort = 51820',
         'MTU = 1420',
+        // k0s's kube-router: kube-proxy's masquerade into its tunnels takes the overlay address (src/render/cni.ts),
+        // loaded before the addresses and routes, and kept across a restart.
+        'PreUp = nft -f /etc/tunnelwright/wg0-kube-router-snat.nft',
         'PostUp = wg set %i private-key /run/tunnelwright/secrets/wg0-private-key',
-        // k0s's kube-router: kube-proxy's masquerade into its tunnels takes the overlay address (src/render/cni.ts).
-        'PostUp = nft -f /etc/tunnelwright/wg0-kube-router-snat.nft',
-        'PostDown = nft delete table ip tunnelwright-wg0-kube-router || true',
         '',
         '[Peer]',
         `PublicKey = ${KEYS.b.publicKey}`,
@@ -95,7 +95,7 @@ describe('planWireguardOverlayNode', () => {
     const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], peers }] });
     const host = plan.hosts[0];
     expect(host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content).toContain(`\nPublicKey = ${KEYS.b.publicKey}\n# tunnelwright: Endpoint = site-b.example.net:51820\nAllowedIPs = 10.10.0.2/32\n`);
-    expect(host.units.map((u) => u.name)).toEqual(['tunnelwright-secret-wg0-private-key.service', 'wg-quick@wg0.service', 'tunnelwright-wg0-endpoints.service']);
+    expect(host.units.map((u) => u.name)).toEqual(['tunnelwright-secret-wg0-private-key.service', 'wg-quick@wg0.service', 'tunnelwright-wg0-kube-router-snat.service', 'tunnelwright-wg0-kube-router-fail-closed.service', 'tunnelwright-wg0-endpoints.service']);
     expect(plan.warnings.map((w) => w.code)).toEqual(['hostname-endpoint', 'k0s-node-ip']);
     // Without a hostname: no unit, no drop-in, no script, and the reload does not run it.
     const plain = planWireguardOverlayNode(siteA()).hosts[0];
@@ -128,6 +128,9 @@ describe('planWireguardOverlayNode', () => {
     expect(host.units.map((u) => ({ name: u.name, enabled: u.enabled }))).toEqual([
       { name: 'tunnelwright-secret-wg0-private-key.service', enabled: true },
       { name: 'wg-quick@wg0.service', enabled: true },
+      // k0s's kube-router: the SNAT table, loaded again after nftables.service flushes the ruleset (src/render/cni.ts).
+      { name: 'tunnelwright-wg0-kube-router-snat.service', enabled: true },
+      { name: 'tunnelwright-wg0-kube-router-fail-closed.service', enabled: true },
     ]);
     expect(host.units[0].content).toContain('ExecStart=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 600\n');
     expect(host.units[0].content).toContain('Before=wg-quick@wg0.service\n');

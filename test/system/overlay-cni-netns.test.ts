@@ -53,7 +53,8 @@ import { describeWithTools, must, run, Run, sh, tmpdir } from './tools';
  * per-node /24 of the cluster CIDR), the CNI's bridge and veth plumbing (here one veth per pod, routed), kube-proxy's
  * other chains (filter table, ClusterIP, health checks) and kube-proxy itself (its rules are written here, not by it).
  * IPv6 is not replayed: kube-router's ip6ip6 tunnel (`ip -6 tunnel add … mode ip6ip6`) cannot be made on this kernel
- * (no ip6tnl), so the IPv6 MTU (−48) and the IPv6 masquerade source rest on the code cited in src/render/cni.ts.
+ * (no ip6tnl), so the IPv6 MTU (−48) and the ip6 SNAT table (unit-tested in test/render/cni.test.ts) rest on the code
+ * cited in src/render/cni.ts.
  *
  * Counted where packets arrive: ICMP echo requests at the destination pod (an nft counter in its input hook), and, on
  * the receiving node, IPIP, VXLAN and WireGuard packets at eth0's ingress (the underlay: what crosses the internet) and
@@ -278,7 +279,7 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
       ].join(' && ')), `node-${i}`);
       const p = plan.nodes[`node-${i}`];
       fs.writeFileSync(path.join(dir, `etc${i}`, `${iface}.conf`), p.host.files.find((f) => f.path === `/etc/wireguard/${iface}.conf`)!.content, { mode: 0o600 });
-      // The nft table wg0's PostUp loads (kube-router nodes: kube-proxy's masquerade into the tunnels).
+      // The nft table wg0's PreUp loads (kube-router nodes: kube-proxy's masquerade into the tunnels).
       for (const f of p.host.files.filter((x) => x.path.startsWith('/etc/tunnelwright/'))) fs.writeFileSync(path.join(dir, `tw${i}`, path.basename(f.path)), f.content);
       const unit = p.host.units.find((u) => u.name === `tunnelwright-secret-${iface}-private-key.service`)!;
       const execStart = /^ExecStart=(.+)$/m.exec(unit.content!)![1].replace(RESOLVE_SECRET_PATH, path.join(dir, 'resolve-secret'));
@@ -336,6 +337,39 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
       const f = record(`k0s+kube-router, full overlay, pod MTU ${wgMtu} (auto-MTU), DF at that size`, pingPods(wgMtu - 28));
       expect(f.pings).toBe(`0/${PINGS}`);
       expect(f.echoArrived).toBe(0);
+    });
+  });
+
+  describe('k0s + kube-router: a peer\'s tunnel route deleted (kube-router\'s cleanupTunnel when BGP drops)', () => {
+    afterEach(() => {
+      sh(`ip netns exec ${nodeNs[0]} nft delete table netdev ${NSP}f 2>/dev/null; ip -n ${nodeNs[0]} route flush type unreachable 2>/dev/null`);
+      kubeRouterDown();
+      podsDown();
+    });
+
+    it('the plan\'s unreachable routes (its fail-closed unit) drop the pod\'s packets; control: without them they leave eth0 in clear', () => {
+      const network = k0sNetworkOf(K0S_KUBE_ROUTER);
+      const mtu = kubeRouterPodMtu(network);
+      podsUp(network.podCIDR as string, mtu);
+      for (const i of [0, 1]) kubeRouterInject(i, network, mtu);
+      const unit = plan.nodes['node-0'].host.units.find((u) => u.name === `tunnelwright-${iface}-kube-router-fail-closed.service`)!;
+      const routes = [...unit.content!.matchAll(/^ExecStart=(.+)$/gm)].map((m) => m[1]);
+      expect(routes).toEqual([`/usr/sbin/ip route replace unreachable 10.244.0.0/16 metric 4096`, `/usr/sbin/ip route replace unreachable 10.10.0.0/24 metric 4096`]);
+      must(sh(`ip netns exec ${nodeNs[0]} nft -f - <<'EOF'\nadd table netdev ${NSP}f\nadd counter netdev ${NSP}f clear\nadd chain netdev ${NSP}f out { type filter hook egress device eth0 priority 0; }\nadd rule netdev ${NSP}f out ip saddr ${podIp[0]} counter name clear\nEOF`), 'egress counter on node-0');
+      // kube-router v2.1.0 cleanupTunnel (network_routes_controller.go:620-636, :739-751): the route to the peer's pod CIDR goes.
+      nodeMust(0, [`ip route del ${podCidr[1]}`]);
+      const clear = () => {
+        must(sh(`ip netns exec ${nodeNs[0]} nft reset counters table netdev ${NSP}f >/dev/null`), 'reset');
+        for (let t = 0; t < 3; t++) sh(`ip netns exec ${podNs[0]} ping -c1 -W1 ${podIp[1]}`);
+        return counter(nodeNs[0], 'netdev', 'clear', `${NSP}f`);
+      };
+      const without = clear();
+      nodeMust(0, routes);
+      const withRoutes = clear();
+      figures.push(`k0s+kube-router, tunnel route deleted: pod-0 packets out of node-0's eth0 in clear without the unreachable routes ${without}, with them ${withRoutes}`);
+      expect({ without, withRoutes }).toEqual({ without: 3, withRoutes: 0 });
+      // The overlay itself still works (wg0's own route wins over the unreachable one).
+      expect(sh(`ip netns exec ${nodeNs[0]} ping -c1 -W1 ${overlay[1]}`).status).toBe(0);
     });
   });
 
@@ -438,10 +472,11 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
     };
 
     const SNAT_TABLE = `tunnelwright-${iface}-kube-router`;
-    it('the plan: wg0\'s PostUp loads an SNAT to the overlay address for what kube-proxy masquerades into tun-*, and every reply goes back inside wg0', () => {
-      const conf = plan.nodes['node-0'].host.files.find((f) => f.path === `/etc/wireguard/${iface}.conf`)!.content;
-      expect(conf).toContain(`PostUp = nft -f /etc/tunnelwright/${iface}-kube-router-snat.nft`);
-      expect(conf).toContain(`PostDown = nft delete table ip ${SNAT_TABLE} || true`);
+    const confOf = (i: number) => plan.nodes[`node-${i}`].host.files.find((f) => f.path === `/etc/wireguard/${iface}.conf`)!.content;
+    it('the plan: wg0\'s PreUp loads an SNAT to the overlay address for what kube-proxy masquerades into tun-*, and every reply goes back inside wg0', () => {
+      const conf = confOf(0);
+      expect(conf).toContain(`PreUp = nft -f /etc/tunnelwright/${iface}-kube-router-snat.nft`);
+      expect(conf).not.toContain('PostDown');
       // wg-quick ran that hook when beforeAll brought the plan's wg0 up.
       expect(node(0, `nft list table ip ${SNAT_TABLE}`).stdout).toContain(`snat to ${overlay[0]}`);
       const f = nodePort();
@@ -465,6 +500,60 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
       } finally {
         nodeMust(0, [`nft -f ${dir}/tw0/${iface}-kube-router-snat.nft`]);
       }
+    });
+  });
+
+  describe('k0s + kube-router: the SNAT table across a wg0 restart', () => {
+    const SNAT_TABLE = `tunnelwright-${iface}-kube-router`;
+    const confPath = path.join(dir, 'etc0', `${iface}.conf`);
+    const confOf = (i: number) => plan.nodes[`node-${i}`].host.files.find((f) => f.path === `/etc/wireguard/${iface}.conf`)!.content;
+    const hasTable = () => node(0, `nft list table ip ${SNAT_TABLE}`).status === 0;
+    /** wg-quick down, then up, on node-0 with the given wg0.conf; whether the table was there while wg0 was down, and after. */
+    const restart = (conf: string) => {
+      fs.writeFileSync(confPath, conf, { mode: 0o600 });
+      try {
+        must(inNode(0, `wg-quick down ${iface}`), 'wg-quick down');
+        const whileDown = hasTable();
+        must(inNode(0, `wg-quick up ${iface}`), 'wg-quick up');
+        const afterUp = hasTable();
+        must(sh(`for t in $(seq 20); do ip netns exec ${nodeNs[0]} ping -c1 -W1 ${overlay[1]} >/dev/null && exit 0; done; exit 1`), 'overlay ping after the restart');
+        return { whileDown, afterUp };
+      } finally {
+        fs.writeFileSync(confPath, confOf(0), { mode: 0o600 });
+      }
+    };
+
+    it('the plan (PreUp, no PostDown): the table is there while wg0 is down and after it is up again, so no flow is NATed to the underlay in between', () => {
+      expect(hasTable()).toBe(true);
+      const r = restart(confOf(0));
+      figures.push(`k0s+kube-router SNAT table across wg-quick down/up, the plan: present while down ${r.whileDown}, after up ${r.afterUp}`);
+      expect(r).toEqual({ whileDown: true, afterUp: true });
+    });
+
+    it('after `nft flush ruleset` (what nftables.service runs at start, reload and stop) the plan\'s unit, reloaded with nftables.service, loads the table again; control: nothing else does', () => {
+      const unit = plan.nodes['node-0'].host.units.find((u) => u.name === `tunnelwright-${iface}-kube-router-snat.service`)!;
+      expect(unit.content).toContain('ReloadPropagatedFrom=nftables.service\n');
+      const execReload = /^ExecReload=(.+)$/m.exec(unit.content!)![1];
+      try {
+        nodeMust(0, ['nft flush ruleset']);
+        const afterFlush = hasTable();
+        must(inNode(0, execReload), 'the unit\'s ExecReload');
+        const afterReload = hasTable();
+        figures.push(`k0s+kube-router SNAT table after nft flush ruleset: present ${afterFlush} (control), after the unit's ExecReload ${afterReload}`);
+        expect({ afterFlush, afterReload }).toEqual({ afterFlush: false, afterReload: true });
+      } finally {
+        // The flush took this test's counters too.
+        must(sh(`ip netns exec ${nodeNs[0]} nft -f - <<'EOF'\n${wireCounters()}\nEOF`), 'counters on node-0');
+        if (!hasTable()) must(inNode(0, execReload), 'the table back');
+      }
+    });
+
+    it('control: the hooks before this (PostUp loads, PostDown deletes): the table is absent while wg0 is down', () => {
+      const before = confOf(0).replace(/^PreUp = (nft -f .*)$/m, `PostUp = $1\nPostDown = nft delete table ip ${SNAT_TABLE} || true`);
+      expect(before).toContain('PostDown = nft delete table');
+      const r = restart(before);
+      figures.push(`k0s+kube-router SNAT table across wg-quick down/up, control (PostDown delete): present while down ${r.whileDown}, after up ${r.afterUp}`);
+      expect(r).toEqual({ whileDown: false, afterUp: true });
     });
   });
 
