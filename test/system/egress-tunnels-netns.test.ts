@@ -92,6 +92,9 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     throw new Error(`timed out waiting for ${what}:\n${podLog(node, 'openvpn.log').slice(-3000)}`);
   };
   const kubectl = () => inPod(node, 'cat /tmp/kubectl.log 2>/dev/null').stdout.trim().split('\n').filter(Boolean);
+  // The up path's label (`--overwrite …=<addr>-<ifindex>`), not the down hook's removal (`…-`), which --down-pre writes
+  // while the old tun0 still has its address: waiting on any ciliumnode line raced a reconnect.
+  const labelled = () => kubectl().some((l) => l.startsWith('label ciliumnode') && l.includes(' --overwrite '));
   const rule = () => inPod(node, 'ip -4 rule show priority 5210').stdout.trim();
   const set = () => inPod(node, 'nft list set inet tunnelwright_killswitch tunnel_v4').stdout;
   const startClient = (args: string) => startInPod(node, `exec ${args}`, 'openvpn.log', { KUBECTL: KUBECTL_STUB });
@@ -134,7 +137,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     mainBefore = routes('main');
     w.reset('wrong_remote');
     startClient(openvpnArgs());
-    waitFor('the first connect', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
+    waitFor('the first connect', () => tunAddr() !== undefined && labelled());
   }, 120_000);
 
   afterAll(() => {
@@ -164,7 +167,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     w.reset('wrong_remote');
     inPod(node, 'rm -f /tmp/kubectl.log');
     startClient(openvpnArgs());
-    waitFor('the reconnect', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
+    waitFor('the reconnect', () => tunAddr() !== undefined && labelled());
     expect(w.counter('wrong_remote')).toBe(0);
   });
 
@@ -195,7 +198,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
       // Reconnect.
       inPod(node, 'rm -f /tmp/kubectl.log');
       must(inNs(ns.vpn, 'iptables -D INPUT -p udp --dport 1194 -j DROP'), 'unblock the server');
-      waitFor('the reconnect', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
+      waitFor('the reconnect', () => tunAddr() !== undefined && labelled());
     }
     expect(results).toHaveLength(CYCLES);
   });
@@ -298,7 +301,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     expect(silent).toMatchObject({ withoutZeroFiltersTun0After12s: true, withoutPingExitFilterTun0After12s: true });
     inPod(node, 'rm -f /tmp/kubectl.log');
     startClient(openvpnArgs());
-    waitFor('the reconnect', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
+    waitFor('the reconnect', () => tunAddr() !== undefined && labelled());
     // Within the controls' 12 s window (measured: under the pushed 4 s).
     expect(silent.rewrittenSecondsToTun0Gone).toBeLessThan(12);
   });
@@ -307,7 +310,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     must(inPod(node, 'nft flush ruleset'), 'flush');
     inPod(node, 'rm -f /tmp/kubectl.log');
     inPod(node, 'pkill -USR1 -x openvpn');
-    waitFor('the reconnect after the flush', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
+    waitFor('the reconnect after the flush', () => tunAddr() !== undefined && labelled());
     expect(set()).toMatch(new RegExp(`elements = \\{[^}]*\\b${tunAddr()!.replace(/\./g, '\\.')}\\b`));
     // Only the kill switch (routing removed) between tunnel-sourced traffic and the WAN.
     leaks['after flush + reconnect, kill switch only'] = leakWhileDown(noRouting);
@@ -327,7 +330,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     must(inPod(node, execLines(host, 'tunnelwright-killswitch.service')[0]), 'kill switch');
     inPod(node, 'rm -f /tmp/kubectl.log');
     startClient(openvpnArgs());
-    waitFor('the reconnect', () => tunAddr() !== undefined && kubectl().some((l) => l.startsWith('label ciliumnode')));
+    waitFor('the reconnect', () => tunAddr() !== undefined && labelled());
   });
 
   afterAll(() => {
