@@ -101,14 +101,14 @@ export class VpnGateway extends pulumi.ComponentResource {
   public routeTransform(): RouteTransform {
     return (args: { type: string; name: string; props: Record<string, unknown>; opts: pulumi.CustomResourceOptions }) => {
       if (!ROUTABLE_TYPES.has(args.type)) return undefined;
-      const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { replicas?: number; template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
+      const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { replicas?: number; ordinals?: { start?: number }; template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
       if (!Array.isArray(props?.spec?.template?.spec?.containers)) {
         throw new ValidationError([{ path: 'routeTransform(workload)', code: 'workload', message: `expected ${args.name} to have spec.template.spec.containers: a workload without a pod template cannot be routed` }], `VpnGateway route at ${this.componentName}`);
       }
       const name = props.metadata?.name ?? args.name;
       const namespace = props.metadata?.namespace ?? 'default';
       const kind = args.type.split(':').pop() as RouteTarget['kind'];
-      const target: RouteTarget = { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}) };
+      const target: RouteTarget = { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}), ...(props.spec.ordinals?.start !== undefined ? { ordinalsStart: props.spec.ordinals.start } : {}) };
       const route = planRoute(this.args, target);
       const duplicates = registerFence(routeFence(this.args, target, route, this.componentName));
       if (duplicates.length > 0) void pulumi.log.warn(formatProblems(duplicates), this);

@@ -467,6 +467,11 @@ export interface RouteTarget {
   readonly kind?: typeof ROUTABLE_KINDS[number];
   /** The workload's `spec.replicas` (for the port-forwarding workload, a plain number: 0 or 1). @default 1 */
   readonly replicas?: number;
+  /**
+   * The StatefulSet's `spec.ordinals.start` (a plain whole number): the port-forwarding workload's one pod is
+   * `<name>-<start>`, and its init container refuses to start in any other pod. @default 0
+   */
+  readonly ordinalsStart?: number;
 }
 
 /** The changes routing makes to a workload's pod spec, and the objects it needs. */
@@ -515,9 +520,7 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   const checked = vpnGatewayModel().checkVpnGateway(gatewayProps);
   const problems = [...checked.problems, ...checkRouteTarget(target)];
   // Read from the props as given, so that a refusal is reported beside the gateway's own problems (all at once).
-  const pf = commonModel().isRecord(gatewayProps) && commonModel().isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
-  const isForwarded = commonModel().isRecord(target) && pf !== undefined && (pf.toPort !== undefined || pf.app !== undefined)
-    && pf.workload === target.name && pf.workloadNamespace === target.namespace;
+  const isForwarded = isForwardedTarget(gatewayProps, target);
   if (isForwarded) problems.push(...checkForwardedTarget(target as RouteTarget));
   throwIfProblems(problems, 'VpnGateway route');
   const props = checked.value!;
@@ -563,7 +566,7 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   const sync = app !== undefined && app !== 'slskd' ? portSync(props, f, target) : undefined;
   return {
     objects: [configMap as KubeObject, ...(sync ? [sync.configMap] : []), ...renderKillSwitch(killSwitch).objects],
-    initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: ['/bin/client_init.sh'], securityContext: caps, volumeMounts: [mount] },
+    initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: isForwarded ? forwardedInitCommand(target) : ['/bin/client_init.sh'], securityContext: caps, volumeMounts: [mount] },
     sidecar: { name: 'vpn-route-sidecar', image: f.images.podGateway, command: ['/bin/client_sidecar.sh'], securityContext: caps, volumeMounts: [mount] },
     volume: { name: 'vpn-gateway-client', configMap: { name: configName } },
     dnsPolicy: 'None',
@@ -576,6 +579,13 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     extraVolumes: sync ? sync.volumes : [],
     ...(app === 'slskd' ? { appEnv: slskdEnv(props, f) } : {}),
   };
+}
+
+/** Whether `target` is the gateway's port-forwarding workload (`portForwarding.workload` in `workloadNamespace`, with `toPort` or `app`). */
+export function isForwardedTarget(gatewayProps: VpnGatewayProps, target: RouteTarget): boolean {
+  const pf = commonModel().isRecord(gatewayProps) && commonModel().isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
+  return commonModel().isRecord(target) && pf !== undefined && (pf.toPort !== undefined || pf.app !== undefined)
+    && pf.workload === target.name && pf.workloadNamespace === target.namespace;
 }
 
 /**
@@ -721,11 +731,56 @@ function checkForwardedTarget(target: RouteTarget): Problem[] {
         : 'only a StatefulSet never runs two pods of one replica at once, and two would both take the one fixed VXLAN address';
     problems.push({ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload ${what} is ${shown}: ${why}; ${sts}` });
   }
+  const start: unknown = target.ordinalsStart;
+  if (start !== undefined && (typeof start !== 'number' || !Number.isInteger(start) || start < 0)) {
+    problems.push({ path: 'route.ordinalsStart', code: 'type', message: `expected the port-forwarding workload ${what}'s spec.ordinals.start as a plain whole number, received ${commonModel().describeValue(start)}: its init container lets only the pod of that ordinal start` });
+  }
   const replicas: unknown = target.replicas;
   if (replicas !== undefined && (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0)) {
     problems.push({ path: 'route.replicas', code: 'type', message: `expected the port-forwarding workload ${what}'s spec.replicas as a plain whole number (0 or 1), received ${commonModel().describeValue(replicas)}: a value known only at deploy time (a Pulumi Output) cannot be checked for a second pod` });
   } else if (typeof replicas === 'number' && replicas > 1) {
     problems.push({ path: 'route.replicas', code: 'two-pods', message: `the port-forwarding workload ${what} has ${replicas} replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1` });
+  }
+  return problems;
+}
+
+/**
+ * The forwarded workload's init command: pod-gateway's client_init.sh, only in the StatefulSet's first pod
+ * `<name>-<ordinals.start>`. client_init.sh looks its nat.conf entry up by `hostname | cut -d'-' -f1` (pod-gateway
+ * v1.13.0 bin/client_init.sh:42-44, :54) and takes its fixed address (:93-95), and the StatefulSet controller hostnames
+ * every ordinal by its pod name (kubernetes v1.28.0 pkg/controller/statefulset/stateful_set_utils.go:383-387
+ * `initIdentity`): `<name>-1`, made by `kubectl scale`, an HPA or a `replicas` patch, cuts to the same key and would
+ * take the same address. Any other pod exits 1 here and never starts. The sidecar's reconnect (client_sidecar.sh) runs
+ * client_init.sh in a pod that passed this check. A pod name is a DNS subdomain: no quoting needed.
+ */
+function forwardedInitCommand(target: RouteTarget): string[] {
+  const first = `${target.name}-${target.ordinalsStart ?? 0}`;
+  const refusal = `vpn-route-init: this pod is $(hostname), not ${first}: only ${first} may take the forwarded workload's fixed VXLAN address (a second replica of the StatefulSet ${target.name}, from kubectl scale, an autoscaler or a replicas patch, would take it too); scale ${target.name} to 1`;
+  return ['/bin/sh', '-c', `[ "$(hostname)" = "${first}" ] || { echo "${refusal}" >&2; exit 1; }; exec /bin/client_init.sh`];
+}
+
+/** An autoscaler in the app (a HorizontalPodAutoscaler's `spec.scaleTargetRef`), for `checkForwardedWorkloadAtSynth`. */
+export interface AutoscalerTarget {
+  /** Where it is (a construct path), named in the problem. */
+  readonly at: string;
+  readonly namespace: string;
+  /** `spec.scaleTargetRef.kind`. */
+  readonly kind: string;
+  /** `spec.scaleTargetRef.name`. */
+  readonly name: string;
+}
+
+/**
+ * The problems of the port-forwarding workload as it is finally written (an adapter reads it once the app is built,
+ * after every patch): `final` is the routed target read again (a `replicas` patch added after route() counts), and
+ * an autoscaler of the app that scales it is refused, since its second pod would start (and, without the init
+ * container's check, take the fixed address: see `forwardedInitCommand`). `path` prefixes each problem's path.
+ */
+export function checkForwardedWorkloadAtSynth(final: RouteTarget, autoscalers: readonly AutoscalerTarget[], path: string): Problem[] {
+  const problems = checkForwardedTarget(final).map((p) => ({ ...p, path: `${path}${p.path.replace(/^route/, '')}`, message: `as written, after every patch: ${p.message}` }));
+  for (const a of autoscalers) {
+    if (a.kind !== final.kind || a.name !== final.name || a.namespace !== final.namespace) continue;
+    problems.push({ path: `${path}.autoscaler`, code: 'two-pods', message: `the HorizontalPodAutoscaler ${a.at} scales the port-forwarding workload ${final.namespace}/${final.name}: a second pod could not take the one fixed VXLAN address (its init container refuses any pod but ${final.name}-${final.ordinalsStart ?? 0}) and would never start; remove the autoscaler (the forwarded workload runs one replica)` });
   }
   return problems;
 }

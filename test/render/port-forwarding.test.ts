@@ -5,7 +5,7 @@ import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
 import { applyRoute, planRoute, planVpnGateway, PORT_SYNC_SCRIPT, portForwardAlertGroups, validateVpnGateway, VpnGatewayProps } from '../../src';
 import { gatewayFor } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
-import { describeWithTools, run, tmpdir } from '../system/tools';
+import { describeWithTools, run, tmpdir, VENDOR_DIR } from '../system/tools';
 
 const qbit = (pf: Record<string, unknown> = {}): VpnGatewayProps => ({
   ...gatewayFor('protonvpn'),
@@ -60,6 +60,7 @@ describe('port forwarding to an app: refusals', () => {
       { path: 'route.replicas', code: 'two-pods', message: 'the port-forwarding workload media/qbittorrent has 3 replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1' },
     ]],
     ['replicas known only at deploy time (a Pulumi Output)', { replicas: { apply: () => 1 } }, [{ path: 'route.replicas', code: 'type', message: 'expected the port-forwarding workload media/qbittorrent\'s spec.replicas as a plain whole number (0 or 1), received an object: a value known only at deploy time (a Pulumi Output) cannot be checked for a second pod' }]],
+    ['ordinals.start that is no whole number', { ordinalsStart: -1 }, [{ path: 'route.ordinalsStart', code: 'type', message: 'expected the port-forwarding workload media/qbittorrent\'s spec.ordinals.start as a plain whole number, received -1: its init container lets only the pod of that ordinal start' }]],
     ['replicas that are no whole number', { replicas: 1.5 }, [{ path: 'route.replicas', code: 'type', message: 'expected the port-forwarding workload media/qbittorrent\'s spec.replicas as a plain whole number (0 or 1), received 1.5: a value known only at deploy time (a Pulumi Output) cannot be checked for a second pod' }]],
   ])('refuses a forwarded workload that can run two pods: %s', (_name, t, problems) => {
     expect(thrown(() => planRoute(qbit(), { ...target, ...t } as never))).toMatchObject({ problems });
@@ -329,5 +330,47 @@ describeWithTools('the port-forwarding alerts for app "command" under promtool',
     // And the control's expectation is not vacuous: expecting silence there fails.
     fs.writeFileSync(path.join(dir, 'control-silent.yaml'), testsFor('control.yaml', []));
     expect(run('promtool', ['test', 'rules', 'control-silent.yaml'], { cwd: dir }).status).not.toBe(0);
+  });
+});
+
+describeWithTools('port forwarding: only the StatefulSet\'s first pod takes the fixed VXLAN address', ['busybox', path.join(VENDOR_DIR, 'pod-gateway-v1.13.0', 'bin', 'client_init.sh')], () => {
+  // What client_init.sh does with the pod's hostname and nat.conf (pod-gateway v1.13.0 bin/client_init.sh:42-44, :54),
+  // its own lines, run by a stand-in for /bin/client_init.sh that prints the entry it found.
+  const dir = tmpdir('tw-pf-init-');
+  const vendor = fs.readFileSync(path.join(VENDOR_DIR, 'pod-gateway-v1.13.0', 'bin', 'client_init.sh'), 'utf8').split('\n');
+  const lookup = [vendor.find((l) => l.includes('HOSTNAME_REAL=$(hostname | cut'))!.trim(), vendor.find((l) => l.startsWith('NAT_ENTRY='))!.replace('/config/nat.conf', path.join(dir, 'nat.conf'))];
+  const initFor = (t: object) => planRoute(qbit(), { ...target, ...t }).initContainer.command!;
+  /** Runs a command as the pod hostnamed `hostname` would (busybox sh, `hostname` answered by a stub on PATH). */
+  const runAs = (hostname: string, command: string[], natConf: string) => {
+    fs.mkdirSync(path.join(dir, hostname, 'bin'), { recursive: true });
+    fs.writeFileSync(path.join(dir, hostname, 'bin', 'hostname'), `#!/bin/sh\necho ${hostname}\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'client_init.sh'), `#!/bin/sh\n${lookup.join('\n')}\necho "took: $NAT_ENTRY"\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'nat.conf'), natConf);
+    const [shell, flag, script] = command.length === 1 ? ['/bin/sh', '-c', 'exec /bin/client_init.sh'] : command;
+    expect([shell, flag]).toEqual(['/bin/sh', '-c']);
+    return run('busybox', ['sh', '-c', script.replace('/bin/client_init.sh', path.join(dir, 'client_init.sh'))], { env: { PATH: `${path.join(dir, hostname, 'bin')}:${process.env.PATH}`, KUBERNETES_SERVICE_HOST: '10.96.0.1' } });
+  };
+  const natConf = (planRoute(qbit(), target).objects[0] as unknown as { data: Record<string, string> }).data['nat.conf'];
+
+  it('qbittorrent-0 runs client_init.sh and takes .5', () => {
+    expect(natConf).toContain('\nqbittorrent 5\n');
+    const r = runAs('qbittorrent-0', initFor({}), natConf);
+    expect(r).toMatchObject({ status: 0, stdout: 'took: qbittorrent 5\n' });
+  });
+
+  it('qbittorrent-1 (kubectl scale, an HPA) exits 1 with the reason and never runs client_init.sh; control: without the check it takes .5', () => {
+    const r = runAs('qbittorrent-1', initFor({}), natConf);
+    expect(r).toEqual({ status: 1, stdout: '', stderr: 'vpn-route-init: this pod is qbittorrent-1, not qbittorrent-0: only qbittorrent-0 may take the forwarded workload\'s fixed VXLAN address (a second replica of the StatefulSet qbittorrent, from kubectl scale, an autoscaler or a replicas patch, would take it too); scale qbittorrent to 1\n', output: expect.any(String) });
+    // Control: pod-gateway's own command, as routed before (and for workloads that forward nothing).
+    expect(runAs('qbittorrent-1', ['/bin/client_init.sh'], natConf)).toMatchObject({ status: 0, stdout: 'took: qbittorrent 5\n' });
+  });
+
+  it('with ordinals.start 3 only qbittorrent-3 starts; qbittorrent-0 is refused', () => {
+    expect(runAs('qbittorrent-3', initFor({ ordinalsStart: 3 }), natConf)).toMatchObject({ status: 0, stdout: 'took: qbittorrent 5\n' });
+    expect(runAs('qbittorrent-0', initFor({ ordinalsStart: 3 }), natConf)).toMatchObject({ status: 1, stdout: '' });
+  });
+
+  it('leaves a workload that forwards nothing with pod-gateway\'s own command', () => {
+    expect(planRoute(qbit(), { ...target, name: 'sonarr', podLabels: { app: 'sonarr' } }).initContainer.command).toEqual(['/bin/client_init.sh']);
   });
 });
