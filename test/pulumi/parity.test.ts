@@ -119,6 +119,32 @@ describe('VpnGateway: both adapters refuse the same forwarded workload that can 
   });
 });
 
+describe('VpnGateway: a routed workload without metadata.namespace', () => {
+  const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'qbittorrent' as const, workload: 'qbittorrent', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
+  const noNamespace = (kind: Kind, namespace?: string) => {
+    const { apiVersion: _a, kind: _k, metadata, ...rest } = workload(kind, 1);
+    return { ...rest, metadata: { name: metadata.name, ...(namespace !== undefined ? { namespace } : {}) } };
+  };
+  const refusal = (kind: Kind) => [{ path: 'routeTransform(qbittorrent).metadata.namespace', code: 'namespace', message: `${kind} qbittorrent has no metadata.namespace: it would go to the provider's or the kubeconfig context's namespace, which a transform cannot read, while its client ConfigMap and kill switch need theirs; set metadata.namespace explicitly` }];
+  it.each<[string, Kind, string | undefined]>([
+    ['the forwarded StatefulSet, namespace unset', 'StatefulSet', undefined],
+    ['the forwarded StatefulSet, namespace empty', 'StatefulSet', ''],
+    ['a Deployment that forwards nothing, namespace unset', 'Deployment', undefined],
+  ])('Pulumi refuses %s (before: its ConfigMap and kill switch went to default)', async (_n, kind, namespace) => {
+    const gateway = new tw.VpnGateway('gw', props);
+    const error = thrown(() => new k8s.apps.v1[kind]('qbittorrent', noNamespace(kind, namespace), { transformations: [gateway.routeTransform()] }));
+    expect((error as { problems?: unknown }).problems).toEqual(refusal(kind));
+    await settle();
+  });
+
+  it('cdk8s differs: it reads the chart\'s namespace (visible at synth), so the forwarded StatefulSet is routed into media', () => {
+    const objects = cdk8sObjects((chart) => new Cdk8sVpnGateway(chart, 'gw', props).route(new ApiObject(chart, 'qbittorrent', { apiVersion: 'apps/v1', kind: 'StatefulSet', ...noNamespace('StatefulSet') })), 'media');
+    const route = objects.find((o) => (o as { metadata: { name: string } }).metadata.name === 'qbittorrent-vpn-route') as { metadata: { namespace: string }; data: Record<string, string> };
+    expect(route.metadata.namespace).toBe('media');
+    expect(route.data['nat.conf']).toContain('\nqbittorrent 5\n');
+  });
+});
+
 describe('VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container', () => {
   const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'slskd' as const, workload: 'slskd', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
   const slskd = (containers: { name: string; image: string; env?: { name: string; value: string }[] }[]) => ({
