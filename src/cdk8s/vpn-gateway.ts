@@ -5,7 +5,7 @@ import type { VpnGatewayProps } from '../model/vpn-gateway';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import { Problem, ValidationError } from '../errors';
 import { requiredLevel } from '../model/pod-security';
-import { appContainerIndex, applyRoute, checkForwardedWorkloadAtSynth, isForwardedTarget, planRoute, planVpnGateway, ROUTABLE_KINDS, routeFence, RoutePlan, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
+import { appContainerIndex, applyRoute, checkForwardedWorkloadAtSynth, checkForwardedWorkloadRouted, isForwardedTarget, planRoute, planVpnGateway, ROUTABLE_KINDS, routeFence, RoutePlan, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { Plan } from '../types';
 import { planAt, emitObject, TunnelwrightConstruct } from './base';
 import { autoscalersOf } from './checks';
@@ -22,6 +22,8 @@ export class VpnGateway extends TunnelwrightConstruct {
   private readonly routed = new Set<string>();
   /** The port-forwarding workload's ApiObject, once routed, and where (read again at synth). */
   private forwarded?: { obj: ApiObject; at: string };
+  /** Every workload routed, as planned. */
+  private readonly routedTargets: RouteTarget[] = [];
   /** @internal */
   public readonly _synthProblems = (): Problem[] => this.forwardedProblems();
 
@@ -38,7 +40,7 @@ export class VpnGateway extends TunnelwrightConstruct {
    * autoscaler of the app that targets it.
    */
   private forwardedProblems(): Problem[] {
-    return this.forwarded ? forwardedAtSynth(this.forwarded) : [];
+    return [...checkForwardedWorkloadRouted(this.props, this.routedTargets, this.node.path), ...(this.forwarded ? forwardedAtSynth(this.forwarded) : [])];
   }
 
   /**
@@ -75,6 +77,7 @@ export class VpnGateway extends TunnelwrightConstruct {
     const namespace = target.namespace;
     const route = planRoute(this.props, target);
     ROUTED_BY.set(obj, this.node.path);
+    this.routedTargets.push(target);
     if (isForwardedTarget(this.props, target)) this.forwarded = { obj, at: `${this.node.path}:route(${obj.node.path})` };
     this._fences.push(routeFence(this.props, target, route, this.node.path));
     const routed = applyRoute(template.spec as unknown as IPodSpec, route);

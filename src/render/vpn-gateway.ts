@@ -785,6 +785,18 @@ export function checkForwardedWorkloadAtSynth(final: RouteTarget, autoscalers: r
   return problems;
 }
 
+/**
+ * The gateway's port-forwarding workload, if no route of the app matched it (its name and namespace): the gateway
+ * would forward to the fixed VXLAN address nobody holds, and no port-sync sidecar would run. `routed` are the
+ * workloads the gateway routed; `path` is where to report it (the gateway's construct path).
+ */
+export function checkForwardedWorkloadRouted(gatewayProps: VpnGatewayProps, routed: readonly RouteTarget[], path: string): Problem[] {
+  const pf = gatewayProps.portForwarding;
+  if (!pf || (pf.toPort === undefined && pf.app === undefined) || routed.some((t) => isForwardedTarget(gatewayProps, t))) return [];
+  const seen = routed.length === 0 ? 'it routed no workload' : `it routed ${routed.map((t) => `${t.namespace}/${t.name}`).join(', ')}`;
+  return [{ path: `${path}:portForwarding.workload`, code: 'not-routed', message: `the port-forwarding workload ${String(pf.workloadNamespace)}/${String(pf.workload)} is not routed through this gateway (${seen}): the forwarded port would reach no pod; route it with route(), giving it metadata.name ${String(pf.workload)} (cdk8s-plus names an object from its construct path otherwise) in namespace ${String(pf.workloadNamespace)}, or correct portForwarding.workload and workloadNamespace` }];
+}
+
 /** A pod spec routed through the gateway: the client init container first, the sidecar last, DNS by the gateway. Pure. */
 export function applyRoute(spec: IPodSpec, route: RoutePlan): IPodSpec {
   if (!commonModel().isRecord(spec) || !Array.isArray(spec.containers) || spec.containers.some((c) => !commonModel().isRecord(c))) {

@@ -258,3 +258,38 @@ describe('the port-forwarding workload as written, at synth', () => {
     expect(() => a.synth()).not.toThrow();
   });
 });
+
+describe('a port-forwarding workload no route() matched', () => {
+  const notRouted = (seen: string) => [{ path: 'media/gw:portForwarding.workload', code: 'not-routed', message: `the port-forwarding workload media/qbittorrent is not routed through this gateway (${seen}): the forwarded port would reach no pod; route it with route(), giving it metadata.name qbittorrent (cdk8s-plus names an object from its construct path otherwise) in namespace media, or correct portForwarding.workload and workloadNamespace` }];
+  const chartOf = (root: CdkApp) => {
+    const chart = new Chart(root, 'media', { namespace: 'media' });
+    new ApiObject(chart, 'ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } });
+    return { chart, gateway: new VpnGateway(chart, 'gw', gatewayFor('protonvpn')) };
+  };
+  const image = 'lscr.io/linuxserver/qbittorrent:5.0.3';
+  it.each<[string, (chart: Chart, gateway: VpnGateway) => void, string]>([
+    ['a kplus StatefulSet without metadata.name', (c, g) => g.route(new kplus.StatefulSet(c, 'qbittorrent', { containers: [{ image, portNumber: 8080 }] })), 'it routed media/media-qbittorrent-c86ccd60'],
+    ['the workload in another namespace', (c, g) => g.route(new kplus.StatefulSet(c, 'qbittorrent', { metadata: { name: 'qbittorrent', namespace: 'downloads' }, containers: [{ image, portNumber: 8080 }] })), 'it routed downloads/qbittorrent'],
+    ['nothing routed', () => undefined, 'it routed no workload'],
+  ])('is refused at app.synth(): %s', (_name, build, seen) => {
+    const a = app();
+    const { chart, gateway } = chartOf(a);
+    build(chart, gateway);
+    const error = thrown(() => a.synth());
+    expect((error as ValidationError).problems).toEqual(notRouted(seen));
+    expect(fs.readdirSync(a.outdir)).toEqual([]);
+  });
+
+  it('under cdk8s\'s own App too', () => {
+    const a = Testing.app();
+    chartOf(a);
+    expect(() => a.synth()).toThrow(`media/gw:portForwarding.workload: ${notRouted('it routed no workload')[0].message}`);
+  });
+
+  it('control: with metadata.name qbittorrent it is routed and synth passes', () => {
+    const a = app();
+    const { chart, gateway } = chartOf(a);
+    gateway.route(new kplus.StatefulSet(chart, 'qbittorrent', { metadata: { name: 'qbittorrent' }, containers: [{ image, portNumber: 8080 }] }));
+    expect(() => a.synth()).not.toThrow();
+  });
+});
