@@ -668,8 +668,9 @@ function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget):
 /**
  * Alerts on port-sync's metrics (scrape the routed pod's `port-sync` port): the app listens on another port than the
  * one forwarded for longer than a reconnect takes, or no port has been forwarded for a long time. With `app: 'command'`
- * only the second (and `mismatchFor` is not used): port-sync cannot read that app's port (its `app_listen_port` is the
- * port the command last succeeded with), so a mismatch rule could never fire there.
+ * port-sync cannot read the app's port: its `app_listen_port` is the port the command last succeeded with, so the
+ * first is `VPNForwardedPortCommandFailing` instead (after `mismatchFor`), which fires while the command keeps
+ * failing or timing out with the forwarded port; an app that forgets a port the command set is not seen.
  */
 export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchFor?: string; lostFor?: string } = {}): { name: string; rules: Record<string, unknown>[] }[] {
   const f = gatewayFacts(props);
@@ -681,7 +682,15 @@ export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchF
   return [{
     name: `tunnelwright-${f.name}-port-forwarding`,
     rules: [
-      ...(app === 'command' ? [] : [{
+      ...(app === 'command' ? [{
+        // app_listen_port is the port the command last succeeded with (0: none yet), and the command is stopped after
+        // COMMAND_TIMEOUT (port-sync.ts): a command that keeps failing or hanging leaves it behind the forwarded port.
+        alert: 'VPNForwardedPortCommandFailing',
+        expr: 'tunnelwright_port_forward_forwarded_port > 0 and tunnelwright_port_forward_app_listen_port != tunnelwright_port_forward_forwarded_port',
+        for: opts.mismatchFor ?? '5m',
+        labels: { severity: 'warning' },
+        annotations: { summary: 'the command has not succeeded with the forwarded port', description: '{{ $labels.namespace }}/{{ $labels.pod }}: port-sync\'s command keeps failing (or timing out) with the port the VPN forwards; the app may not listen on it. See the vpn-port-sync container\'s log.' },
+      }] : [{
         alert: 'VPNForwardedPortNotListening',
         expr: 'tunnelwright_port_forward_forwarded_port > 0 and tunnelwright_port_forward_app_listen_port != tunnelwright_port_forward_forwarded_port',
         for: opts.mismatchFor ?? '5m',

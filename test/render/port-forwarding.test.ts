@@ -287,49 +287,47 @@ describeWithTools('the port-forwarding alerts under promtool', ['promtool'], () 
 });
 
 describeWithTools('the port-forwarding alerts for app "command" under promtool', ['promtool'], () => {
-  // port-sync cannot read a command-driven app's port: app_listen_port is the port the command last succeeded with, so
-  // it equals the forwarded port once the command ran, whatever the app does. The mismatch rule is left out.
+  // port-sync cannot read a command-driven app's port: app_listen_port is the port the command last succeeded with (0:
+  // none yet). A command that keeps failing (or is stopped by its timeout) leaves it behind the forwarded port.
   const dir = tmpdir('tw-pf-prom-cmd-');
   const command = portForwardAlertGroups(qbit({ app: 'command', command: 'echo "$PORT" > /shared/port' }));
-  const control = portForwardAlertGroups(qbit());
   fs.writeFileSync(path.join(dir, 'command.yaml'), stringify({ groups: command }));
-  fs.writeFileSync(path.join(dir, 'control.yaml'), stringify({ groups: control }));
   const labels = 'app="command", namespace="media", pod="soulseek-0"';
   const series = (fwd: string, app: string) => [
     { series: `tunnelwright_port_forward_forwarded_port{${labels}}`, values: fwd },
     { series: `tunnelwright_port_forward_app_listen_port{${labels}}`, values: app },
   ];
-  const noPort = command[0].rules.find((r) => r.alert === 'VPNNoForwardedPort') as { labels: Record<string, string>; annotations: Record<string, string> };
-  // The same mismatch (the command failing at 42345 for 20 minutes) in both files: silent for command, fired by the control.
-  const mismatch = series('41234x10 42345x20', '41234x30');
-  const testsFor = (rules: string, mismatchAlerts: unknown[]) => stringify({
-    rule_files: [rules], evaluation_interval: '1m',
+  const firedFor = (name: string) => {
+    const rule = command[0].rules.find((r) => r.alert === name) as { labels: Record<string, string>; annotations: Record<string, string> };
+    return [{ exp_labels: { ...rule.labels, app: 'command', namespace: 'media', pod: 'soulseek-0' }, exp_annotations: { summary: rule.annotations.summary, description: rule.annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/soulseek-0') } }];
+  };
+  const testsFor = (failing: unknown[]) => stringify({
+    rule_files: ['command.yaml'], evaluation_interval: '1m',
     tests: [
-      { interval: '1m', name: 'a mismatch', input_series: mismatch, alert_rule_test: [{ eval_time: '25m', alertname: 'VPNForwardedPortNotListening', exp_alerts: mismatchAlerts }] },
+      // The metrics of port-sync's lab with COMMAND='exit 1': forwarded 51413, app_listen_port 0 (never succeeded).
+      { interval: '1m', name: 'a command that never succeeds', input_series: series('51413x30', '0x30'), alert_rule_test: [{ eval_time: '4m', alertname: 'VPNForwardedPortCommandFailing', exp_alerts: [] }, { eval_time: '10m', alertname: 'VPNForwardedPortCommandFailing', exp_alerts: failing }] },
+      // It succeeded at 41234, then fails at 42345 from 10m on: the metric keeps 41234.
+      { interval: '1m', name: 'a command that fails after a reconnect', input_series: series('41234x10 42345x20', '41234x30'), alert_rule_test: [{ eval_time: '25m', alertname: 'VPNForwardedPortCommandFailing', exp_alerts: failing }] },
+      // A reconnect the command follows within a minute, and no port at all: silent.
+      { interval: '1m', name: 'a reconnect the command follows', input_series: series('41234x10 42345x20', '41234x11 42345x19'), alert_rule_test: [{ eval_time: '25m', alertname: 'VPNForwardedPortCommandFailing', exp_alerts: [] }] },
       {
         interval: '1m', name: 'no forwarded port', input_series: series('0x30', '0x30'),
-        alert_rule_test: [{ eval_time: '14m', alertname: 'VPNNoForwardedPort', exp_alerts: [] }, { eval_time: '20m', alertname: 'VPNNoForwardedPort', exp_alerts: [{ exp_labels: { ...noPort.labels, app: 'command', namespace: 'media', pod: 'soulseek-0' }, exp_annotations: { summary: noPort.annotations.summary, description: noPort.annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/soulseek-0') } }] }],
+        alert_rule_test: [{ eval_time: '20m', alertname: 'VPNForwardedPortCommandFailing', exp_alerts: [] }, { eval_time: '14m', alertname: 'VPNNoForwardedPort', exp_alerts: [] }, { eval_time: '20m', alertname: 'VPNNoForwardedPort', exp_alerts: firedFor('VPNNoForwardedPort') }],
       },
     ],
   });
 
-  it('has VPNNoForwardedPort only: promtool check rules finds 1 rule', () => {
-    expect(command[0].rules.map((r) => r.alert)).toEqual(['VPNNoForwardedPort']);
-    expect(control[0].rules.map((r) => r.alert)).toEqual(['VPNForwardedPortNotListening', 'VPNNoForwardedPort']);
+  it('has VPNForwardedPortCommandFailing and VPNNoForwardedPort: promtool check rules finds 2 rules', () => {
+    expect(command[0].rules.map((r) => r.alert)).toEqual(['VPNForwardedPortCommandFailing', 'VPNNoForwardedPort']);
     const r = run('promtool', ['check', 'rules', path.join(dir, 'command.yaml')]);
-    expect(r.output).toBe(`Checking ${path.join(dir, 'command.yaml')}\n  SUCCESS: 1 rules found\n\n`);
+    expect(r.output).toBe(`Checking ${path.join(dir, 'command.yaml')}\n  SUCCESS: 2 rules found\n\n`);
   });
 
-  it('promtool test rules: no mismatch alert for command, VPNNoForwardedPort after 15m; control: the qbittorrent rules fire on the same mismatch', () => {
-    fs.writeFileSync(path.join(dir, 'command-tests.yaml'), testsFor('command.yaml', []));
+  it('promtool test rules: fires after 5m while the command keeps failing, silent through a reconnect it follows and with no port; control: expecting silence on the failure fails', () => {
+    fs.writeFileSync(path.join(dir, 'command-tests.yaml'), testsFor(firedFor('VPNForwardedPortCommandFailing')));
     expect(run('promtool', ['test', 'rules', 'command-tests.yaml'], { cwd: dir }).output).toBe('Unit Testing:  command-tests.yaml\n  SUCCESS\n\n');
-    const rule = control[0].rules.find((r) => r.alert === 'VPNForwardedPortNotListening') as { labels: Record<string, string>; annotations: Record<string, string> };
-    const fired = [{ exp_labels: { ...rule.labels, app: 'command', namespace: 'media', pod: 'soulseek-0' }, exp_annotations: { summary: rule.annotations.summary, description: rule.annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/soulseek-0') } }];
-    fs.writeFileSync(path.join(dir, 'control-tests.yaml'), testsFor('control.yaml', fired));
-    expect(run('promtool', ['test', 'rules', 'control-tests.yaml'], { cwd: dir }).output).toBe('Unit Testing:  control-tests.yaml\n  SUCCESS\n\n');
-    // And the control's expectation is not vacuous: expecting silence there fails.
-    fs.writeFileSync(path.join(dir, 'control-silent.yaml'), testsFor('control.yaml', []));
-    expect(run('promtool', ['test', 'rules', 'control-silent.yaml'], { cwd: dir }).status).not.toBe(0);
+    fs.writeFileSync(path.join(dir, 'command-silent.yaml'), testsFor([]));
+    expect(run('promtool', ['test', 'rules', 'command-silent.yaml'], { cwd: dir }).status).not.toBe(0);
   });
 });
 
