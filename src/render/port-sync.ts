@@ -309,7 +309,11 @@ reconcile() {
   [ $rc -eq 0 ] || return $rc
   app_port=\${a:-0}
   if [ "$app_port" -ne "$forwarded" ]; then
-    log "app listens on $app_port, the VPN forwards $forwarded: setting it"
+    if [ "$APP" = command ]; then
+      log "COMMAND last succeeded with $app_port (the app is not asked), the VPN forwards $forwarded: running COMMAND"
+    else
+      log "app listens on $app_port, the VPN forwards $forwarded: setting it"
+    fi
     app_set "$forwarded" || return 1
     a=$(app_port_now) || return 1
     app_port=\${a:-0}

@@ -728,7 +728,10 @@ function checkRouteTarget(target: unknown): Problem[] {
 function checkForwardedTarget(target: RouteTarget): Problem[] {
   const what = `${String(target.namespace)}/${String(target.name)}`;
   const kind: unknown = target.kind ?? 'Deployment';
-  const sts = `make it a StatefulSet with replicas 1 (portForwarding.workload names it): its controller starts ${String(target.name)}-0 again only once the old pod is gone`;
+  const first = `${String(target.name)}-${typeof target.ordinalsStart === 'number' ? target.ordinalsStart : 0}`;
+  // A cdk8s-plus StatefulSet makes its headless Service from a container port, or takes `service` (cdk8s-plus-28
+  // lib/stateful-set.js:73-79 `_createHeadlessService`): without either it throws.
+  const sts = `make it a StatefulSet with replicas 1 (portForwarding.workload names it; a cdk8s-plus StatefulSet needs a container port or \`service\`): its controller starts ${first} again only once the old pod is gone`;
   const problems: Problem[] = [];
   if (kind !== 'StatefulSet') {
     const shown = target.kind === undefined ? 'a Deployment (route.kind unset: the default)'

@@ -90,7 +90,7 @@ describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same ob
 
 describe('VpnGateway: both adapters refuse the same forwarded workload that can run two pods, with the same problems', () => {
   const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'qbittorrent' as const, workload: 'qbittorrent', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
-  const sts = 'make it a StatefulSet with replicas 1 (portForwarding.workload names it): its controller starts qbittorrent-0 again only once the old pod is gone';
+  const sts = 'make it a StatefulSet with replicas 1 (portForwarding.workload names it; a cdk8s-plus StatefulSet needs a container port or `service`): its controller starts qbittorrent-0 again only once the old pod is gone';
   const problemsOf = (f: () => unknown) => (thrown(f) as { problems?: unknown }).problems;
   it.each<[string, Kind, number | undefined, { path: string; code: string; message: string }[]]>([
     ['a Deployment', 'Deployment', 1, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment: its ReplicaSet starts the replacement pod as soon as the old one is terminating (a pod delete, a drain, an eviction; \`Recreate\` covers rollouts only), and both hold the one fixed VXLAN address until the old one is killed, since pod-gateway's sidecar ignores SIGTERM; ${sts}` }]],

@@ -43,13 +43,14 @@ describe('port forwarding to an app: refusals', () => {
   });
 
   // The whole messages: what runs two pods, and what to do (a StatefulSet of one replica).
-  const sts = (name: string) => `make it a StatefulSet with replicas 1 (portForwarding.workload names it): its controller starts ${name}-0 again only once the old pod is gone`;
+  const sts = (name: string, first = `${name}-0`) => `make it a StatefulSet with replicas 1 (portForwarding.workload names it; a cdk8s-plus StatefulSet needs a container port or \`service\`): its controller starts ${first} again only once the old pod is gone`;
   const replicaSetWhy = 'starts the replacement pod as soon as the old one is terminating (a pod delete, a drain, an eviction';
   const heldWhy = 'and both hold the one fixed VXLAN address until the old one is killed, since pod-gateway\'s sidecar ignores SIGTERM';
   it.each<[string, object, { path: string; code: string; message: string }[]]>([
     ['a Deployment', { kind: 'Deployment' }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment: its ReplicaSet ${replicaSetWhy}; \`Recreate\` covers rollouts only), ${heldWhy}; ${sts('qbittorrent')}` }]],
     ['a Deployment of one replica (the kind is what counts)', { kind: 'Deployment', replicas: 1 }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment: its ReplicaSet ${replicaSetWhy}; \`Recreate\` covers rollouts only), ${heldWhy}; ${sts('qbittorrent')}` }]],
     ['no kind (the default, a Deployment)', { kind: undefined }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment (route.kind unset: the default): its ReplicaSet ${replicaSetWhy}; \`Recreate\` covers rollouts only), ${heldWhy}; ${sts('qbittorrent')}` }]],
+    ['a Deployment with ordinals.start 5 (the message names qbittorrent-5)', { kind: 'Deployment', ordinalsStart: 5 }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment: its ReplicaSet ${replicaSetWhy}; \`Recreate\` covers rollouts only), ${heldWhy}; ${sts('qbittorrent', 'qbittorrent-5')}` }]],
     ['a ReplicaSet', { kind: 'ReplicaSet' }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a ReplicaSet: the ReplicaSet controller ${replicaSetWhy}), ${heldWhy}; ${sts('qbittorrent')}` }]],
     ['a DaemonSet', { kind: 'DaemonSet' }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a DaemonSet: it runs a pod on every node it fits, and each would take the one fixed VXLAN address; ${sts('qbittorrent')}` }]],
     ['another kind (from JavaScript)', { kind: 'Job' }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Job: only a StatefulSet never runs two pods of one replica at once, and two would both take the one fixed VXLAN address; ${sts('qbittorrent')}` }]],

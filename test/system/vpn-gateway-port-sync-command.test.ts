@@ -91,6 +91,8 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     forwardedIs(42345);
     figures.toP2 = { from: 41234, to: 42345, seconds: secondsUntil(42345) };
     expect(runs()).toEqual([41234, 42345]);
+    // The log says what port-sync knows: the command's last success, not the app's port.
+    expect(fs.readFileSync(path.join(dir, 'sync.log'), 'utf8')).toContain('port-sync: COMMAND last succeeded with 41234 (the app is not asked), the VPN forwards 42345: running COMMAND\n');
     for (const k of ['toP', 'toP2'] as const) expect((figures[k] as { seconds: number }).seconds).toBeLessThan(20);
   });
 
