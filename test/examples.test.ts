@@ -105,6 +105,8 @@ describe('examples/port-forwarding (qBittorrent behind ProtonVPN)', () => {
     expect(all.filter((o) => o.metadata.name === 'qbittorrent').map((o) => o.kind)).toEqual(['StatefulSet']);
     const sts = all.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'qbittorrent')!;
     expect(sts.spec.replicas).toBe(1);
+    // Parallel: a reverted bad template heals itself (OrderedReady waits for the broken pod to be Ready first).
+    expect(sts.spec.podManagementPolicy).toBe('Parallel');
     // The headless Service cdk8s-plus adds for it.
     expect(all.find((o) => o.kind === 'Service' && o.metadata.name === sts.spec.serviceName)!.spec.clusterIP).toBe('None');
     // No hostname: the StatefulSet controller names the pod qbittorrent-0, and nat.conf holds what client_init.sh cuts from it.

@@ -86,3 +86,17 @@ describeWithSchemas('the README\'s snippets', () => {
     expect(!/app\.synth\(\)/.test(s.code) || fs.readdirSync(outdir).some((f) => f.endsWith('.k8s.yaml') || f === 'hosts')).toBe(true);
   });
 });
+
+describe('the README\'s port-forwarding caveats (audit3-25 findings 3, 6, 7)', () => {
+  // Lines are wrapped: compare with whitespace collapsed.
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+  it.each([
+    ['the upgrade from a forwarded Deployment', 'Scale the Deployment to 0 and wait until its pods are gone'],
+    ['Parallel, and why', 'Set `podManagementPolicy: Parallel` (as above): with the default `OrderedReady` the controller waits'],
+    ['that the policy is immutable', 'The field is immutable: on an existing StatefulSet, delete it with `--cascade=orphan` and apply it again'],
+    ['PodGC\'s force deletes', 'PodGC force-deletes by itself too: the pods of a Node object that is deleted'],
+    ['the out-of-service taint', 'tainted `node.kubernetes.io/out-of-service`'],
+  ])('says %s', (_what, text) => {
+    expect(readme).toContain(text);
+  });
+});

@@ -43,10 +43,14 @@ const gateway = new VpnGateway(chart, 'protonvpn', gatewayProps);
 // A StatefulSet of one replica: its pods take the one fixed VXLAN address the port is DNATed to, and only a
 // StatefulSet never runs two of them at once (its controller starts qbittorrent-0 again only once the old pod is
 // gone). A Deployment is refused: on a pod delete, drain or eviction its ReplicaSet starts the replacement at once,
-// while the old pod still holds the address. cdk8s-plus adds the StatefulSet's headless Service.
+// while the old pod still holds the address. cdk8s-plus adds the StatefulSet's headless Service (it needs the
+// container port, or a `service`). Parallel, so that reverting a bad template replaces a crash-looping pod by itself
+// (OrderedReady waits for it to be Ready first); with one replica it never runs two pods either. The policy is
+// immutable: set it when the StatefulSet is created.
 const qbittorrent = new kplus.StatefulSet(chart, 'qbittorrent', {
   metadata: { name: 'qbittorrent' },
   replicas: 1,
+  podManagementPolicy: kplus.PodManagementPolicy.PARALLEL,
   containers: [{
     name: 'qbittorrent',
     image: 'lscr.io/linuxserver/qbittorrent:5.0.3',

@@ -27,6 +27,8 @@ export interface ITunnelwrightConstruct extends IConstruct {
   readonly _vxlan?: VxlanEndpoints;
   /** @internal The pods its kill switches fence (a KillSwitch's selection, each route's). */
   readonly _fences?: readonly Fence[];
+  /** @internal Problems only the finished app shows (read at synth, after every patch). */
+  readonly _synthProblems?: () => Problem[];
 }
 
 export function isTunnelwrightConstruct(x: unknown): x is ITunnelwrightConstruct {

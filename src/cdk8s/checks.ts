@@ -1,10 +1,11 @@
-import { ApiObject } from 'cdk8s';
+import { ApiObject, Chart } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { Problem } from '../errors';
 import { HostContribution, mergeContributions } from '../host/host-plan';
 import { IgnitionVersion } from '../host/ignition';
 import { checkClaims, checkDuplicateKillSwitches, checkVxlanPorts, VxlanEndpoint } from '../invariants';
 import { checkPodSecurity } from '../model/pod-security';
+import type { AutoscalerTarget } from '../render/vpn-gateway';
 import { HostPlan } from '../types';
 import { isTunnelwrightConstruct } from './base';
 
@@ -30,11 +31,24 @@ export function appChecks(root: IConstruct): AppChecks {
   const gateways = constructs.flatMap((c) => (c._vxlan?.gateway ? [c._vxlan.gateway] : []));
   const killSwitches = constructs.flatMap((c) => (c._vxlan?.killSwitch ? [c._vxlan.killSwitch] : []));
   problems.push(...checkVxlanPorts(gateways, killSwitches));
+  for (const c of constructs) problems.push(...(c._synthProblems?.() ?? []));
   const contributions: HostContribution[] = constructs.flatMap((c) => c._hosts.map((h) => ({ construct: c.node.path, ...h })));
   const merged = mergeContributions(contributions);
   problems.push(...merged.problems);
   const warnings = [...pods.warnings, ...checkDuplicateKillSwitches(constructs.flatMap((c) => c._fences ?? []))];
   return { problems, warnings, hosts: merged.plans };
+}
+
+/** Every HorizontalPodAutoscaler in the app (the library's and yours): what it scales, and where. */
+export function autoscalersOf(root: IConstruct): AutoscalerTarget[] {
+  const out: AutoscalerTarget[] = [];
+  for (const c of root.node.findAll()) {
+    if (!(c instanceof ApiObject) || c.kind !== 'HorizontalPodAutoscaler') continue;
+    const json = c.toJson() as { metadata?: { namespace?: string }; spec?: { scaleTargetRef?: { kind?: string; name?: string } } };
+    const ref = json.spec?.scaleTargetRef;
+    if (typeof ref?.kind === 'string' && typeof ref.name === 'string') out.push({ at: c.node.path, namespace: json.metadata?.namespace ?? Chart.of(c).namespace ?? 'default', kind: ref.kind, name: ref.name });
+  }
+  return out;
 }
 
 /** Every Namespace object in the app (the library's and yours), by name, with its labels. */

@@ -3,11 +3,12 @@ import { objectClaims } from '../invariants';
 import { Construct, IConstruct } from 'constructs';
 import type { VpnGatewayProps } from '../model/vpn-gateway';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
-import { ValidationError } from '../errors';
+import { Problem, ValidationError } from '../errors';
 import { requiredLevel } from '../model/pod-security';
-import { appContainerIndex, applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, routeFence, RoutePlan, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
+import { appContainerIndex, applyRoute, checkForwardedWorkloadAtSynth, checkForwardedWorkloadRouted, isForwardedTarget, planRoute, planVpnGateway, ROUTABLE_KINDS, routeFence, RoutePlan, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { Plan } from '../types';
 import { planAt, emitObject, TunnelwrightConstruct } from './base';
+import { autoscalersOf } from './checks';
 
 /**
  * A shared VPN egress gateway: one gluetun + pod-gateway pod that routed workloads send their traffic through over
@@ -19,6 +20,12 @@ export class VpnGateway extends TunnelwrightConstruct {
   /** The props it was built from (EgressConformance takes the construct for them). */
   public readonly props: VpnGatewayProps;
   private readonly routed = new Set<string>();
+  /** The port-forwarding workload's ApiObject, once routed, and where (read again at synth). */
+  private forwarded?: { obj: ApiObject; at: string };
+  /** Every workload routed, as planned. */
+  private readonly routedTargets: RouteTarget[] = [];
+  /** @internal */
+  public readonly _synthProblems = (): Problem[] => this.forwardedProblems();
 
   public constructor(scope: Construct, id: string, props: VpnGatewayProps) {
     const plan = planAt(scope, id, 'VpnGateway', () => planVpnGateway(props));
@@ -29,11 +36,21 @@ export class VpnGateway extends TunnelwrightConstruct {
   }
 
   /**
+   * The port-forwarding workload as written: its final `spec.replicas` (a patch added after route() counts) and an
+   * autoscaler of the app that targets it.
+   */
+  private forwardedProblems(): Problem[] {
+    return [...checkForwardedWorkloadRouted(this.props, this.routedTargets, this.node.path), ...(this.forwarded ? forwardedAtSynth(this.forwarded) : [])];
+  }
+
+  /**
    * Routes a workload (an ApiObject of kind Deployment, StatefulSet or DaemonSet, or a cdk8s-plus workload) through
    * the gateway: the client init container first, the sidecar, DNS through the gateway, the settings ConfigMap in
    * the workload's namespace and a kill switch for its pods. Returns the route plan. The port-forwarding workload
    * (`portForwarding.workload`) must be a StatefulSet of one replica (`kplus.StatefulSet`): a Deployment or DaemonSet
-   * is refused, since either can run two pods on its fixed VXLAN address.
+   * is refused, since either can run two pods on its fixed VXLAN address. Its init container runs only in the pod
+   * `<name>-<spec.ordinals.start>`, and at synth the workload as finally written (a `replicas` patch after route())
+   * and a HorizontalPodAutoscaler of the app that targets it are refused.
    *
    * The ConfigMap and the kill switch are children of the workload's ApiObject: they are written into the workload's
    * chart, and a dependency on the workload (`workload.node.addDependency(namespace)`) or on its chart
@@ -51,15 +68,17 @@ export class VpnGateway extends TunnelwrightConstruct {
     }
     if (!obj) return refuse(`expected an ApiObject of kind ${ROUTABLE_KINDS.join(', ')} (or a cdk8s-plus workload), received ${workload === null ? 'null' : typeof workload === 'object' ? 'a construct without an ApiObject' : typeof workload}`);
     if (!(ROUTABLE_KINDS as readonly string[]).includes(obj.kind)) refuse(`expected a ${ROUTABLE_KINDS.join(', ')}, received a ${obj.kind} (${obj.node.path})`);
-    const json = obj.toJson() as { metadata: { name: string; namespace?: string }; spec?: { replicas?: number; template?: { metadata?: { labels?: Record<string, string> }; spec?: { initContainers?: unknown[]; volumes?: unknown[]; containers?: unknown[] } } } };
+    const json = targetJson(obj);
     if (!Array.isArray(json.spec?.template?.spec?.containers)) refuse(`expected ${obj.node.path} to have spec.template.spec.containers: a workload without a pod template cannot be routed`);
-    const namespace = json.metadata.namespace ?? Chart.of(obj).namespace ?? 'default';
     const template = json.spec!.template!;
     const by = ROUTED_BY.get(obj);
     if (by !== undefined) refuse(`${obj.node.path} is already routed through ${by}: route a workload once, through one gateway (a second route would add a second client init container and a second kill switch)`);
-    const target: RouteTarget = { namespace, podLabels: template.metadata?.labels ?? {}, name: json.metadata.name, kind: obj.kind as RouteTarget['kind'], ...(json.spec?.replicas !== undefined ? { replicas: json.spec.replicas } : {}) };
+    const target = targetOf(obj, json);
+    const namespace = target.namespace;
     const route = planRoute(this.props, target);
     ROUTED_BY.set(obj, this.node.path);
+    this.routedTargets.push(target);
+    if (isForwardedTarget(this.props, target)) this.forwarded = { obj, at: `${this.node.path}:route(${obj.node.path})` };
     this._fences.push(routeFence(this.props, target, route, this.node.path));
     const routed = applyRoute(template.spec as unknown as IPodSpec, route);
     this._podSecurity.push({ namespace, what: `the routed ${obj.kind} ${namespace}/${json.metadata.name}`, need: requiredLevel(routed), at: `${this.node.path}:route(${obj.node.path})` });
@@ -97,6 +116,26 @@ export class VpnGateway extends TunnelwrightConstruct {
     }
     return route;
   }
+}
+
+/** The port-forwarding workload as written (after every patch) and the app's autoscalers (`checkForwardedWorkloadAtSynth`). */
+function forwardedAtSynth(forwarded: { obj: ApiObject; at: string }): Problem[] {
+  const { obj, at } = forwarded;
+  const json = targetJson(obj);
+  const target = targetOf(obj, json);
+  return checkForwardedWorkloadAtSynth(target, autoscalersOf(obj.node.root), at);
+}
+
+type WorkloadJson = { metadata: { name: string; namespace?: string }; spec?: { replicas?: number; ordinals?: { start?: number }; template?: { metadata?: { labels?: Record<string, string> }; spec?: { initContainers?: unknown[]; volumes?: unknown[]; containers?: unknown[] } } } };
+
+function targetJson(obj: ApiObject): WorkloadJson {
+  return obj.toJson() as WorkloadJson;
+}
+
+/** The core's view of a workload's ApiObject (as its JSON is now). */
+function targetOf(obj: ApiObject, json: WorkloadJson): RouteTarget {
+  const namespace = json.metadata.namespace ?? Chart.of(obj).namespace ?? 'default';
+  return { namespace, podLabels: json.spec?.template?.metadata?.labels ?? {}, name: json.metadata.name, kind: obj.kind as RouteTarget['kind'], ...(json.spec?.replicas !== undefined ? { replicas: json.spec.replicas } : {}), ...(json.spec?.ordinals?.start !== undefined ? { ordinalsStart: json.spec.ordinals.start } : {}) };
 }
 
 /** The gateway (its construct path) each routed workload's ApiObject went through. */

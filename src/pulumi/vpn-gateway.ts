@@ -89,7 +89,8 @@ export class VpnGateway extends pulumi.ComponentResource {
    * gateway (the same core `planRoute` as cdk8s `route()`), and registers each one's client ConfigMap and kill switch
    * beside the workload: with the workload's `parent`, `provider` and `dependsOn` (so they go to the workload's
    * cluster, after what it waits for, such as its Namespace), and an alias to their former parent, the gateway, so
-   * that a stack made before keeps them. Workload metadata and pod labels must be plain values, and so must the
+   * that a stack made before keeps them. Workload metadata and pod labels must be plain values, `metadata.namespace`
+   * must be set (the provider's or the kubeconfig context's namespace cannot be read here), and so must the
    * port-forwarding workload's `spec.replicas`; that workload must be a `k8s.apps.v1.StatefulSet` of one replica (a
    * Deployment or DaemonSet is refused: either can run two pods on its fixed VXLAN address). It is synchronous, so
    * it serves both as a `transforms` entry (run by the engine) and a `transformations` entry (run in the program, also
@@ -101,14 +102,19 @@ export class VpnGateway extends pulumi.ComponentResource {
   public routeTransform(): RouteTransform {
     return (args: { type: string; name: string; props: Record<string, unknown>; opts: pulumi.CustomResourceOptions }) => {
       if (!ROUTABLE_TYPES.has(args.type)) return undefined;
-      const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { replicas?: number; template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
+      const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { replicas?: number; ordinals?: { start?: number }; template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
       if (!Array.isArray(props?.spec?.template?.spec?.containers)) {
         throw new ValidationError([{ path: 'routeTransform(workload)', code: 'workload', message: `expected ${args.name} to have spec.template.spec.containers: a workload without a pod template cannot be routed` }], `VpnGateway route at ${this.componentName}`);
       }
       const name = props.metadata?.name ?? args.name;
-      const namespace = props.metadata?.namespace ?? 'default';
+      // Unset, the workload goes to the provider's `namespace` or the kubeconfig context's (@pulumi/kubernetes 4.34.2
+      // provider.d.ts:95-101), which a transform cannot read: its ConfigMap and kill switch would go elsewhere.
+      if (props.metadata?.namespace === undefined || props.metadata.namespace === '') {
+        throw new ValidationError([{ path: `routeTransform(${args.name}).metadata.namespace`, code: 'namespace', message: `${args.type.split(':').pop()} ${args.name} has no metadata.namespace: it would go to the provider's or the kubeconfig context's namespace, which a transform cannot read, while its client ConfigMap and kill switch need theirs; set metadata.namespace explicitly` }], `VpnGateway route at ${this.componentName}`);
+      }
+      const namespace = props.metadata.namespace;
       const kind = args.type.split(':').pop() as RouteTarget['kind'];
-      const target: RouteTarget = { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}) };
+      const target: RouteTarget = { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}), ...(props.spec.ordinals?.start !== undefined ? { ordinalsStart: props.spec.ordinals.start } : {}) };
       const route = planRoute(this.args, target);
       const duplicates = registerFence(routeFence(this.args, target, route, this.componentName));
       if (duplicates.length > 0) void pulumi.log.warn(formatProblems(duplicates), this);

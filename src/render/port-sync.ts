@@ -38,13 +38,16 @@ export const PORT_SYNC_SCRIPT = `#!/bin/sh
 # changes the port, a gluetun restart and an app restart that forgets the port are all repaired.
 # With APP=command it cannot read the app's port: it runs COMMAND (PORT=the port) once for each new forwarded port,
 # again next period while it fails, and again when this container restarts; an app restart that forgets the port is
-# NOT repaired, and the app_listen_port metric is the port COMMAND last succeeded with, not the app's.
+# NOT repaired, and the app_listen_port metric is the port COMMAND last succeeded with, not the app's. COMMAND is
+# stopped after COMMAND_TIMEOUT seconds (busybox timeout) and counts as failed: a hung command would stop the loop
+# and freeze the metrics (every curl here has --max-time for the same reason).
 # Environment: APP (qbittorrent | transmission | deluge | command), APP_URL, GLUETUN_URL, GLUETUN_API_KEY_FILE,
 # APP_USERNAME_FILE / APP_PASSWORD_FILE (optional), APP_API_KEY_FILE (qBittorrent >= 5.2, optional), COMMAND,
-# PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server).
+# COMMAND_TIMEOUT (seconds), PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server).
 set -u
 
 PERIOD=\${PERIOD:-15}
+COMMAND_TIMEOUT=\${COMMAND_TIMEOUT:-60}
 BAN_BACKOFF=\${BAN_BACKOFF:-3600}
 METRICS_FILE=\${METRICS_FILE:-/tmp/port-sync/metrics}
 METRICS_PORT=\${METRICS_PORT:-0}
@@ -269,8 +272,23 @@ app_set() {
     qbittorrent) qbt_set "$1" ;;
     transmission) trm_set "$1" ;;
     deluge) dlg_set "$1" ;;
-    command) PORT=$1 sh -c "$COMMAND" && last_command_port=$1 ;;
+    command) command_set "$1" ;;
   esac
+}
+
+command_set() {
+  crc=0
+  PORT=$1 timeout "$COMMAND_TIMEOUT" sh -c "$COMMAND" || crc=$?
+  if [ "$crc" -eq 0 ]; then
+    last_command_port=$1; return 0
+  fi
+  # busybox timeout stops it with SIGTERM (exit 143); coreutils' exits 124.
+  if [ "$crc" -eq 143 ] || [ "$crc" -eq 124 ]; then
+    log "COMMAND did not finish within $COMMAND_TIMEOUT s with PORT=$1: stopped, retried next period"
+  else
+    log "COMMAND failed (exit $crc) with PORT=$1: retried next period"
+  fi
+  return 1
 }
 
 reconcile() {
@@ -291,7 +309,11 @@ reconcile() {
   [ $rc -eq 0 ] || return $rc
   app_port=\${a:-0}
   if [ "$app_port" -ne "$forwarded" ]; then
-    log "app listens on $app_port, the VPN forwards $forwarded: setting it"
+    if [ "$APP" = command ]; then
+      log "COMMAND last succeeded with $app_port (the app is not asked), the VPN forwards $forwarded: running COMMAND"
+    else
+      log "app listens on $app_port, the VPN forwards $forwarded: setting it"
+    fi
     app_set "$forwarded" || return 1
     a=$(app_port_now) || return 1
     app_port=\${a:-0}

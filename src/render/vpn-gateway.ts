@@ -467,6 +467,11 @@ export interface RouteTarget {
   readonly kind?: typeof ROUTABLE_KINDS[number];
   /** The workload's `spec.replicas` (for the port-forwarding workload, a plain number: 0 or 1). @default 1 */
   readonly replicas?: number;
+  /**
+   * The StatefulSet's `spec.ordinals.start` (a plain whole number): the port-forwarding workload's one pod is
+   * `<name>-<start>`, and its init container refuses to start in any other pod. @default 0
+   */
+  readonly ordinalsStart?: number;
 }
 
 /** The changes routing makes to a workload's pod spec, and the objects it needs. */
@@ -515,9 +520,7 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   const checked = vpnGatewayModel().checkVpnGateway(gatewayProps);
   const problems = [...checked.problems, ...checkRouteTarget(target)];
   // Read from the props as given, so that a refusal is reported beside the gateway's own problems (all at once).
-  const pf = commonModel().isRecord(gatewayProps) && commonModel().isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
-  const isForwarded = commonModel().isRecord(target) && pf !== undefined && (pf.toPort !== undefined || pf.app !== undefined)
-    && pf.workload === target.name && pf.workloadNamespace === target.namespace;
+  const isForwarded = isForwardedTarget(gatewayProps, target);
   if (isForwarded) problems.push(...checkForwardedTarget(target as RouteTarget));
   throwIfProblems(problems, 'VpnGateway route');
   const props = checked.value!;
@@ -563,7 +566,7 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   const sync = app !== undefined && app !== 'slskd' ? portSync(props, f, target) : undefined;
   return {
     objects: [configMap as KubeObject, ...(sync ? [sync.configMap] : []), ...renderKillSwitch(killSwitch).objects],
-    initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: ['/bin/client_init.sh'], securityContext: caps, volumeMounts: [mount] },
+    initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: isForwarded ? forwardedInitCommand(target) : ['/bin/client_init.sh'], securityContext: caps, volumeMounts: [mount] },
     sidecar: { name: 'vpn-route-sidecar', image: f.images.podGateway, command: ['/bin/client_sidecar.sh'], securityContext: caps, volumeMounts: [mount] },
     volume: { name: 'vpn-gateway-client', configMap: { name: configName } },
     dnsPolicy: 'None',
@@ -576,6 +579,13 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     extraVolumes: sync ? sync.volumes : [],
     ...(app === 'slskd' ? { appEnv: slskdEnv(props, f) } : {}),
   };
+}
+
+/** Whether `target` is the gateway's port-forwarding workload (`portForwarding.workload` in `workloadNamespace`, with `toPort` or `app`). */
+export function isForwardedTarget(gatewayProps: VpnGatewayProps, target: RouteTarget): boolean {
+  const pf = commonModel().isRecord(gatewayProps) && commonModel().isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
+  return commonModel().isRecord(target) && pf !== undefined && (pf.toPort !== undefined || pf.app !== undefined)
+    && pf.workload === target.name && pf.workloadNamespace === target.namespace;
 }
 
 /**
@@ -658,8 +668,9 @@ function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget):
 /**
  * Alerts on port-sync's metrics (scrape the routed pod's `port-sync` port): the app listens on another port than the
  * one forwarded for longer than a reconnect takes, or no port has been forwarded for a long time. With `app: 'command'`
- * only the second (and `mismatchFor` is not used): port-sync cannot read that app's port (its `app_listen_port` is the
- * port the command last succeeded with), so a mismatch rule could never fire there.
+ * port-sync cannot read the app's port: its `app_listen_port` is the port the command last succeeded with, so the
+ * first is `VPNForwardedPortCommandFailing` instead (after `mismatchFor`), which fires while the command keeps
+ * failing or timing out with the forwarded port; an app that forgets a port the command set is not seen.
  */
 export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchFor?: string; lostFor?: string } = {}): { name: string; rules: Record<string, unknown>[] }[] {
   const f = gatewayFacts(props);
@@ -671,7 +682,15 @@ export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchF
   return [{
     name: `tunnelwright-${f.name}-port-forwarding`,
     rules: [
-      ...(app === 'command' ? [] : [{
+      ...(app === 'command' ? [{
+        // app_listen_port is the port the command last succeeded with (0: none yet), and the command is stopped after
+        // COMMAND_TIMEOUT (port-sync.ts): a command that keeps failing or hanging leaves it behind the forwarded port.
+        alert: 'VPNForwardedPortCommandFailing',
+        expr: 'tunnelwright_port_forward_forwarded_port > 0 and tunnelwright_port_forward_app_listen_port != tunnelwright_port_forward_forwarded_port',
+        for: opts.mismatchFor ?? '5m',
+        labels: { severity: 'warning' },
+        annotations: { summary: 'the command has not succeeded with the forwarded port', description: '{{ $labels.namespace }}/{{ $labels.pod }}: port-sync\'s command keeps failing (or timing out) with the port the VPN forwards; the app may not listen on it. See the vpn-port-sync container\'s log.' },
+      }] : [{
         alert: 'VPNForwardedPortNotListening',
         expr: 'tunnelwright_port_forward_forwarded_port > 0 and tunnelwright_port_forward_app_listen_port != tunnelwright_port_forward_forwarded_port',
         for: opts.mismatchFor ?? '5m',
@@ -709,7 +728,10 @@ function checkRouteTarget(target: unknown): Problem[] {
 function checkForwardedTarget(target: RouteTarget): Problem[] {
   const what = `${String(target.namespace)}/${String(target.name)}`;
   const kind: unknown = target.kind ?? 'Deployment';
-  const sts = `make it a StatefulSet with replicas 1 (portForwarding.workload names it): its controller starts ${String(target.name)}-0 again only once the old pod is gone`;
+  const first = `${String(target.name)}-${typeof target.ordinalsStart === 'number' ? target.ordinalsStart : 0}`;
+  // A cdk8s-plus StatefulSet makes its headless Service from a container port, or takes `service` (cdk8s-plus-28
+  // lib/stateful-set.js:73-79 `_createHeadlessService`): without either it throws.
+  const sts = `make it a StatefulSet with replicas 1 (portForwarding.workload names it; a cdk8s-plus StatefulSet needs a container port or \`service\`): its controller starts ${first} again only once the old pod is gone`;
   const problems: Problem[] = [];
   if (kind !== 'StatefulSet') {
     const shown = target.kind === undefined ? 'a Deployment (route.kind unset: the default)'
@@ -721,6 +743,10 @@ function checkForwardedTarget(target: RouteTarget): Problem[] {
         : 'only a StatefulSet never runs two pods of one replica at once, and two would both take the one fixed VXLAN address';
     problems.push({ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload ${what} is ${shown}: ${why}; ${sts}` });
   }
+  const start: unknown = target.ordinalsStart;
+  if (start !== undefined && (typeof start !== 'number' || !Number.isInteger(start) || start < 0)) {
+    problems.push({ path: 'route.ordinalsStart', code: 'type', message: `expected the port-forwarding workload ${what}'s spec.ordinals.start as a plain whole number, received ${commonModel().describeValue(start)}: its init container lets only the pod of that ordinal start` });
+  }
   const replicas: unknown = target.replicas;
   if (replicas !== undefined && (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0)) {
     problems.push({ path: 'route.replicas', code: 'type', message: `expected the port-forwarding workload ${what}'s spec.replicas as a plain whole number (0 or 1), received ${commonModel().describeValue(replicas)}: a value known only at deploy time (a Pulumi Output) cannot be checked for a second pod` });
@@ -728,6 +754,59 @@ function checkForwardedTarget(target: RouteTarget): Problem[] {
     problems.push({ path: 'route.replicas', code: 'two-pods', message: `the port-forwarding workload ${what} has ${replicas} replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1` });
   }
   return problems;
+}
+
+/**
+ * The forwarded workload's init command: pod-gateway's client_init.sh, only in the StatefulSet's first pod
+ * `<name>-<ordinals.start>`. client_init.sh looks its nat.conf entry up by `hostname | cut -d'-' -f1` (pod-gateway
+ * v1.13.0 bin/client_init.sh:42-44, :54) and takes its fixed address (:93-95), and the StatefulSet controller hostnames
+ * every ordinal by its pod name (kubernetes v1.28.0 pkg/controller/statefulset/stateful_set_utils.go:383-387
+ * `initIdentity`): `<name>-1`, made by `kubectl scale`, an HPA or a `replicas` patch, cuts to the same key and would
+ * take the same address. Any other pod exits 1 here and never starts. The sidecar's reconnect (client_sidecar.sh) runs
+ * client_init.sh in a pod that passed this check. A pod name is a DNS subdomain: no quoting needed.
+ */
+function forwardedInitCommand(target: RouteTarget): string[] {
+  const first = `${target.name}-${target.ordinalsStart ?? 0}`;
+  const refusal = `vpn-route-init: this pod is $(hostname), not ${first}: only ${first} may take the forwarded workload's fixed VXLAN address (a second replica of the StatefulSet ${target.name}, from kubectl scale, an autoscaler or a replicas patch, would take it too); scale ${target.name} to 1`;
+  return ['/bin/sh', '-c', `[ "$(hostname)" = "${first}" ] || { echo "${refusal}" >&2; exit 1; }; exec /bin/client_init.sh`];
+}
+
+/** An autoscaler in the app (a HorizontalPodAutoscaler's `spec.scaleTargetRef`), for `checkForwardedWorkloadAtSynth`. */
+export interface AutoscalerTarget {
+  /** Where it is (a construct path), named in the problem. */
+  readonly at: string;
+  readonly namespace: string;
+  /** `spec.scaleTargetRef.kind`. */
+  readonly kind: string;
+  /** `spec.scaleTargetRef.name`. */
+  readonly name: string;
+}
+
+/**
+ * The problems of the port-forwarding workload as it is finally written (an adapter reads it once the app is built,
+ * after every patch): `final` is the routed target read again (a `replicas` patch added after route() counts), and
+ * an autoscaler of the app that scales it is refused, since its second pod would start (and, without the init
+ * container's check, take the fixed address: see `forwardedInitCommand`). `path` prefixes each problem's path.
+ */
+export function checkForwardedWorkloadAtSynth(final: RouteTarget, autoscalers: readonly AutoscalerTarget[], path: string): Problem[] {
+  const problems = checkForwardedTarget(final).map((p) => ({ ...p, path: `${path}${p.path.replace(/^route/, '')}`, message: `as written, after every patch: ${p.message}` }));
+  for (const a of autoscalers) {
+    if (a.kind !== final.kind || a.name !== final.name || a.namespace !== final.namespace) continue;
+    problems.push({ path: `${path}.autoscaler`, code: 'two-pods', message: `the HorizontalPodAutoscaler ${a.at} scales the port-forwarding workload ${final.namespace}/${final.name}: a second pod could not take the one fixed VXLAN address (its init container refuses any pod but ${final.name}-${final.ordinalsStart ?? 0}) and would never start; remove the autoscaler (the forwarded workload runs one replica)` });
+  }
+  return problems;
+}
+
+/**
+ * The gateway's port-forwarding workload, if no route of the app matched it (its name and namespace): the gateway
+ * would forward to the fixed VXLAN address nobody holds, and no port-sync sidecar would run. `routed` are the
+ * workloads the gateway routed; `path` is where to report it (the gateway's construct path).
+ */
+export function checkForwardedWorkloadRouted(gatewayProps: VpnGatewayProps, routed: readonly RouteTarget[], path: string): Problem[] {
+  const pf = gatewayProps.portForwarding;
+  if (!pf || (pf.toPort === undefined && pf.app === undefined) || routed.some((t) => isForwardedTarget(gatewayProps, t))) return [];
+  const seen = routed.length === 0 ? 'it routed no workload' : `it routed ${routed.map((t) => `${t.namespace}/${t.name}`).join(', ')}`;
+  return [{ path: `${path}:portForwarding.workload`, code: 'not-routed', message: `the port-forwarding workload ${String(pf.workloadNamespace)}/${String(pf.workload)} is not routed through this gateway (${seen}): the forwarded port would reach no pod; route it with route(), giving it metadata.name ${String(pf.workload)} (cdk8s-plus names an object from its construct path otherwise) in namespace ${String(pf.workloadNamespace)}, or correct portForwarding.workload and workloadNamespace` }];
 }
 
 /** A pod spec routed through the gateway: the client init container first, the sidecar last, DNS by the gateway. Pure. */

@@ -2,12 +2,12 @@ import { Construct } from 'constructs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ApiObject, Chart, Testing } from 'cdk8s';
+import { ApiObject, App as CdkApp, Chart, JsonPatch, Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import * as kplus from 'cdk8s-plus-28';
 import { ValidationError } from '../../src';
 import { App, KillSwitch, VpnGateway } from '../../src/cdk8s';
-import { nordvpnGateway } from '../helpers/fixtures';
+import { gatewayFor, nordvpnGateway } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
 
 const app = () => new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'tw-gw-')) });
@@ -216,5 +216,80 @@ describe('a KillSwitch that duplicates the one route() writes', () => {
       stderr.mockRestore();
     }
     expect(fs.readdirSync(a.outdir)).toEqual(['media.k8s.yaml']);
+  });
+});
+
+describe('the port-forwarding workload as written, at synth', () => {
+  const forwarding = () => gatewayFor('protonvpn');
+  /** A chart with the gateway and the forwarded kplus StatefulSet qbittorrent, routed; `after` runs after route(). */
+  const build = <A extends CdkApp>(after: (chart: Chart, sts: kplus.StatefulSet) => void, root: A) => {
+    const chart = new Chart(root, 'media', { namespace: 'media' });
+    new ApiObject(chart, 'ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } });
+    const gateway = new VpnGateway(chart, 'gw', forwarding());
+    const sts = new kplus.StatefulSet(chart, 'qbittorrent', { metadata: { name: 'qbittorrent' }, containers: [{ image: 'lscr.io/linuxserver/qbittorrent:5.0.3', portNumber: 8080 }] });
+    gateway.route(sts);
+    after(chart, sts);
+    return root;
+  };
+  const sts3 = 'as written, after every patch: the port-forwarding workload media/qbittorrent has 3 replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1';
+  const hpa = (at: string) => `the HorizontalPodAutoscaler ${at} scales the port-forwarding workload media/qbittorrent: a second pod could not take the one fixed VXLAN address (its init container refuses any pod but qbittorrent-0) and would never start; remove the autoscaler (the forwarded workload runs one replica)`;
+  it.each<[string, (chart: Chart, sts: kplus.StatefulSet) => void, { path: string; code: string; message: string }[]]>([
+    ['a replicas patch added after route()', (_c, sts) => ApiObject.of(sts).addJsonPatch(JsonPatch.replace('/spec/replicas', 3)), [{ path: 'media/gw:route(media/qbittorrent/Resource).replicas', code: 'two-pods', message: sts3 }]],
+    ['a kplus HorizontalPodAutoscaler on it', (c, sts) => new kplus.HorizontalPodAutoscaler(c, 'hpa', { target: sts, maxReplicas: 3 }), [{ path: 'media/gw:route(media/qbittorrent/Resource).autoscaler', code: 'two-pods', message: hpa('media/hpa/Resource') }]],
+  ])('refuses at app.synth(), before writing anything: %s', (_name, after, problems) => {
+    const a = build(after, app());
+    const error = thrown(() => a.synth());
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).problems).toEqual(problems);
+    expect(fs.readdirSync(a.outdir)).toEqual([]);
+  });
+
+  it('refuses the HPA under cdk8s\'s own App too (the construct\'s validation)', () => {
+    const a = build((c, sts) => new kplus.HorizontalPodAutoscaler(c, 'hpa', { target: sts, maxReplicas: 3 }), Testing.app());
+    expect(() => a.synth()).toThrow(`media/gw:route(media/qbittorrent/Resource).autoscaler: ${hpa('media/hpa/Resource')}`);
+  });
+
+  it('control: a replicas patch to 1 and an autoscaler of another workload pass', () => {
+    const a = build((c, sts) => {
+      ApiObject.of(sts).addJsonPatch(JsonPatch.replace('/spec/replicas', 1));
+      const sonarr = new kplus.Deployment(c, 'sonarr', { metadata: { name: 'sonarr' }, containers: [{ image: 'lscr.io/linuxserver/sonarr:4', portNumber: 8989 }] });
+      new kplus.HorizontalPodAutoscaler(c, 'hpa', { target: sonarr, maxReplicas: 3 });
+    }, app());
+    expect(() => a.synth()).not.toThrow();
+  });
+});
+
+describe('a port-forwarding workload no route() matched', () => {
+  const notRouted = (seen: string) => [{ path: 'media/gw:portForwarding.workload', code: 'not-routed', message: `the port-forwarding workload media/qbittorrent is not routed through this gateway (${seen}): the forwarded port would reach no pod; route it with route(), giving it metadata.name qbittorrent (cdk8s-plus names an object from its construct path otherwise) in namespace media, or correct portForwarding.workload and workloadNamespace` }];
+  const chartOf = (root: CdkApp) => {
+    const chart = new Chart(root, 'media', { namespace: 'media' });
+    new ApiObject(chart, 'ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } });
+    return { chart, gateway: new VpnGateway(chart, 'gw', gatewayFor('protonvpn')) };
+  };
+  const image = 'lscr.io/linuxserver/qbittorrent:5.0.3';
+  it.each<[string, (chart: Chart, gateway: VpnGateway) => void, string]>([
+    ['a kplus StatefulSet without metadata.name', (c, g) => g.route(new kplus.StatefulSet(c, 'qbittorrent', { containers: [{ image, portNumber: 8080 }] })), 'it routed media/media-qbittorrent-c86ccd60'],
+    ['the workload in another namespace', (c, g) => g.route(new kplus.StatefulSet(c, 'qbittorrent', { metadata: { name: 'qbittorrent', namespace: 'downloads' }, containers: [{ image, portNumber: 8080 }] })), 'it routed downloads/qbittorrent'],
+    ['nothing routed', () => undefined, 'it routed no workload'],
+  ])('is refused at app.synth(): %s', (_name, build, seen) => {
+    const a = app();
+    const { chart, gateway } = chartOf(a);
+    build(chart, gateway);
+    const error = thrown(() => a.synth());
+    expect((error as ValidationError).problems).toEqual(notRouted(seen));
+    expect(fs.readdirSync(a.outdir)).toEqual([]);
+  });
+
+  it('under cdk8s\'s own App too', () => {
+    const a = Testing.app();
+    chartOf(a);
+    expect(() => a.synth()).toThrow(`media/gw:portForwarding.workload: ${notRouted('it routed no workload')[0].message}`);
+  });
+
+  it('control: with metadata.name qbittorrent it is routed and synth passes', () => {
+    const a = app();
+    const { chart, gateway } = chartOf(a);
+    gateway.route(new kplus.StatefulSet(chart, 'qbittorrent', { metadata: { name: 'qbittorrent' }, containers: [{ image, portNumber: 8080 }] }));
+    expect(() => a.synth()).not.toThrow();
   });
 });

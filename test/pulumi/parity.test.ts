@@ -90,7 +90,7 @@ describe('VpnGateway: cdk8s route() and Pulumi routeTransform() give the same ob
 
 describe('VpnGateway: both adapters refuse the same forwarded workload that can run two pods, with the same problems', () => {
   const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'qbittorrent' as const, workload: 'qbittorrent', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
-  const sts = 'make it a StatefulSet with replicas 1 (portForwarding.workload names it): its controller starts qbittorrent-0 again only once the old pod is gone';
+  const sts = 'make it a StatefulSet with replicas 1 (portForwarding.workload names it; a cdk8s-plus StatefulSet needs a container port or `service`): its controller starts qbittorrent-0 again only once the old pod is gone';
   const problemsOf = (f: () => unknown) => (thrown(f) as { problems?: unknown }).problems;
   it.each<[string, Kind, number | undefined, { path: string; code: string; message: string }[]]>([
     ['a Deployment', 'Deployment', 1, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment: its ReplicaSet starts the replacement pod as soon as the old one is terminating (a pod delete, a drain, an eviction; \`Recreate\` covers rollouts only), and both hold the one fixed VXLAN address until the old one is killed, since pod-gateway's sidecar ignores SIGTERM; ${sts}` }]],
@@ -116,6 +116,32 @@ describe('VpnGateway: both adapters refuse the same forwarded workload that can 
     });
     expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'StatefulSet' })))).toEqual(sortObjects(fromCdk8s));
     expect(fromCdk8s.map((o) => o.kind)).toContain('StatefulSet');
+  });
+});
+
+describe('VpnGateway: a routed workload without metadata.namespace', () => {
+  const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'qbittorrent' as const, workload: 'qbittorrent', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
+  const noNamespace = (kind: Kind, namespace?: string) => {
+    const { apiVersion: _a, kind: _k, metadata, ...rest } = workload(kind, 1);
+    return { ...rest, metadata: { name: metadata.name, ...(namespace !== undefined ? { namespace } : {}) } };
+  };
+  const refusal = (kind: Kind) => [{ path: 'routeTransform(qbittorrent).metadata.namespace', code: 'namespace', message: `${kind} qbittorrent has no metadata.namespace: it would go to the provider's or the kubeconfig context's namespace, which a transform cannot read, while its client ConfigMap and kill switch need theirs; set metadata.namespace explicitly` }];
+  it.each<[string, Kind, string | undefined]>([
+    ['the forwarded StatefulSet, namespace unset', 'StatefulSet', undefined],
+    ['the forwarded StatefulSet, namespace empty', 'StatefulSet', ''],
+    ['a Deployment that forwards nothing, namespace unset', 'Deployment', undefined],
+  ])('Pulumi refuses %s (before: its ConfigMap and kill switch went to default)', async (_n, kind, namespace) => {
+    const gateway = new tw.VpnGateway('gw', props);
+    const error = thrown(() => new k8s.apps.v1[kind]('qbittorrent', noNamespace(kind, namespace), { transformations: [gateway.routeTransform()] }));
+    expect((error as { problems?: unknown }).problems).toEqual(refusal(kind));
+    await settle();
+  });
+
+  it('cdk8s differs: it reads the chart\'s namespace (visible at synth), so the forwarded StatefulSet is routed into media', () => {
+    const objects = cdk8sObjects((chart) => new Cdk8sVpnGateway(chart, 'gw', props).route(new ApiObject(chart, 'qbittorrent', { apiVersion: 'apps/v1', kind: 'StatefulSet', ...noNamespace('StatefulSet') })), 'media');
+    const route = objects.find((o) => (o as { metadata: { name: string } }).metadata.name === 'qbittorrent-vpn-route') as { metadata: { namespace: string }; data: Record<string, string> };
+    expect(route.metadata.namespace).toBe('media');
+    expect(route.data['nat.conf']).toContain('\nqbittorrent 5\n');
   });
 });
 

@@ -5,7 +5,7 @@ import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
 import { applyRoute, planRoute, planVpnGateway, PORT_SYNC_SCRIPT, portForwardAlertGroups, validateVpnGateway, VpnGatewayProps } from '../../src';
 import { gatewayFor } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
-import { describeWithTools, run, tmpdir } from '../system/tools';
+import { describeWithTools, run, tmpdir, VENDOR_DIR } from '../system/tools';
 
 const qbit = (pf: Record<string, unknown> = {}): VpnGatewayProps => ({
   ...gatewayFor('protonvpn'),
@@ -43,13 +43,14 @@ describe('port forwarding to an app: refusals', () => {
   });
 
   // The whole messages: what runs two pods, and what to do (a StatefulSet of one replica).
-  const sts = (name: string) => `make it a StatefulSet with replicas 1 (portForwarding.workload names it): its controller starts ${name}-0 again only once the old pod is gone`;
+  const sts = (name: string, first = `${name}-0`) => `make it a StatefulSet with replicas 1 (portForwarding.workload names it; a cdk8s-plus StatefulSet needs a container port or \`service\`): its controller starts ${first} again only once the old pod is gone`;
   const replicaSetWhy = 'starts the replacement pod as soon as the old one is terminating (a pod delete, a drain, an eviction';
   const heldWhy = 'and both hold the one fixed VXLAN address until the old one is killed, since pod-gateway\'s sidecar ignores SIGTERM';
   it.each<[string, object, { path: string; code: string; message: string }[]]>([
     ['a Deployment', { kind: 'Deployment' }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment: its ReplicaSet ${replicaSetWhy}; \`Recreate\` covers rollouts only), ${heldWhy}; ${sts('qbittorrent')}` }]],
     ['a Deployment of one replica (the kind is what counts)', { kind: 'Deployment', replicas: 1 }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment: its ReplicaSet ${replicaSetWhy}; \`Recreate\` covers rollouts only), ${heldWhy}; ${sts('qbittorrent')}` }]],
     ['no kind (the default, a Deployment)', { kind: undefined }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment (route.kind unset: the default): its ReplicaSet ${replicaSetWhy}; \`Recreate\` covers rollouts only), ${heldWhy}; ${sts('qbittorrent')}` }]],
+    ['a Deployment with ordinals.start 5 (the message names qbittorrent-5)', { kind: 'Deployment', ordinalsStart: 5 }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Deployment: its ReplicaSet ${replicaSetWhy}; \`Recreate\` covers rollouts only), ${heldWhy}; ${sts('qbittorrent', 'qbittorrent-5')}` }]],
     ['a ReplicaSet', { kind: 'ReplicaSet' }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a ReplicaSet: the ReplicaSet controller ${replicaSetWhy}), ${heldWhy}; ${sts('qbittorrent')}` }]],
     ['a DaemonSet', { kind: 'DaemonSet' }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a DaemonSet: it runs a pod on every node it fits, and each would take the one fixed VXLAN address; ${sts('qbittorrent')}` }]],
     ['another kind (from JavaScript)', { kind: 'Job' }, [{ path: 'route.kind', code: 'two-pods', message: `the port-forwarding workload media/qbittorrent is a Job: only a StatefulSet never runs two pods of one replica at once, and two would both take the one fixed VXLAN address; ${sts('qbittorrent')}` }]],
@@ -60,6 +61,7 @@ describe('port forwarding to an app: refusals', () => {
       { path: 'route.replicas', code: 'two-pods', message: 'the port-forwarding workload media/qbittorrent has 3 replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1' },
     ]],
     ['replicas known only at deploy time (a Pulumi Output)', { replicas: { apply: () => 1 } }, [{ path: 'route.replicas', code: 'type', message: 'expected the port-forwarding workload media/qbittorrent\'s spec.replicas as a plain whole number (0 or 1), received an object: a value known only at deploy time (a Pulumi Output) cannot be checked for a second pod' }]],
+    ['ordinals.start that is no whole number', { ordinalsStart: -1 }, [{ path: 'route.ordinalsStart', code: 'type', message: 'expected the port-forwarding workload media/qbittorrent\'s spec.ordinals.start as a plain whole number, received -1: its init container lets only the pod of that ordinal start' }]],
     ['replicas that are no whole number', { replicas: 1.5 }, [{ path: 'route.replicas', code: 'type', message: 'expected the port-forwarding workload media/qbittorrent\'s spec.replicas as a plain whole number (0 or 1), received 1.5: a value known only at deploy time (a Pulumi Output) cannot be checked for a second pod' }]],
   ])('refuses a forwarded workload that can run two pods: %s', (_name, t, problems) => {
     expect(thrown(() => planRoute(qbit(), { ...target, ...t } as never))).toMatchObject({ problems });
@@ -286,48 +288,88 @@ describeWithTools('the port-forwarding alerts under promtool', ['promtool'], () 
 });
 
 describeWithTools('the port-forwarding alerts for app "command" under promtool', ['promtool'], () => {
-  // port-sync cannot read a command-driven app's port: app_listen_port is the port the command last succeeded with, so
-  // it equals the forwarded port once the command ran, whatever the app does. The mismatch rule is left out.
+  // port-sync cannot read a command-driven app's port: app_listen_port is the port the command last succeeded with (0:
+  // none yet). A command that keeps failing (or is stopped by its timeout) leaves it behind the forwarded port.
   const dir = tmpdir('tw-pf-prom-cmd-');
   const command = portForwardAlertGroups(qbit({ app: 'command', command: 'echo "$PORT" > /shared/port' }));
-  const control = portForwardAlertGroups(qbit());
   fs.writeFileSync(path.join(dir, 'command.yaml'), stringify({ groups: command }));
-  fs.writeFileSync(path.join(dir, 'control.yaml'), stringify({ groups: control }));
   const labels = 'app="command", namespace="media", pod="soulseek-0"';
   const series = (fwd: string, app: string) => [
     { series: `tunnelwright_port_forward_forwarded_port{${labels}}`, values: fwd },
     { series: `tunnelwright_port_forward_app_listen_port{${labels}}`, values: app },
   ];
-  const noPort = command[0].rules.find((r) => r.alert === 'VPNNoForwardedPort') as { labels: Record<string, string>; annotations: Record<string, string> };
-  // The same mismatch (the command failing at 42345 for 20 minutes) in both files: silent for command, fired by the control.
-  const mismatch = series('41234x10 42345x20', '41234x30');
-  const testsFor = (rules: string, mismatchAlerts: unknown[]) => stringify({
-    rule_files: [rules], evaluation_interval: '1m',
+  const firedFor = (name: string) => {
+    const rule = command[0].rules.find((r) => r.alert === name) as { labels: Record<string, string>; annotations: Record<string, string> };
+    return [{ exp_labels: { ...rule.labels, app: 'command', namespace: 'media', pod: 'soulseek-0' }, exp_annotations: { summary: rule.annotations.summary, description: rule.annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/soulseek-0') } }];
+  };
+  const testsFor = (failing: unknown[]) => stringify({
+    rule_files: ['command.yaml'], evaluation_interval: '1m',
     tests: [
-      { interval: '1m', name: 'a mismatch', input_series: mismatch, alert_rule_test: [{ eval_time: '25m', alertname: 'VPNForwardedPortNotListening', exp_alerts: mismatchAlerts }] },
+      // The metrics of port-sync's lab with COMMAND='exit 1': forwarded 51413, app_listen_port 0 (never succeeded).
+      { interval: '1m', name: 'a command that never succeeds', input_series: series('51413x30', '0x30'), alert_rule_test: [{ eval_time: '4m', alertname: 'VPNForwardedPortCommandFailing', exp_alerts: [] }, { eval_time: '10m', alertname: 'VPNForwardedPortCommandFailing', exp_alerts: failing }] },
+      // It succeeded at 41234, then fails at 42345 from 10m on: the metric keeps 41234.
+      { interval: '1m', name: 'a command that fails after a reconnect', input_series: series('41234x10 42345x20', '41234x30'), alert_rule_test: [{ eval_time: '25m', alertname: 'VPNForwardedPortCommandFailing', exp_alerts: failing }] },
+      // A reconnect the command follows within a minute, and no port at all: silent.
+      { interval: '1m', name: 'a reconnect the command follows', input_series: series('41234x10 42345x20', '41234x11 42345x19'), alert_rule_test: [{ eval_time: '25m', alertname: 'VPNForwardedPortCommandFailing', exp_alerts: [] }] },
       {
         interval: '1m', name: 'no forwarded port', input_series: series('0x30', '0x30'),
-        alert_rule_test: [{ eval_time: '14m', alertname: 'VPNNoForwardedPort', exp_alerts: [] }, { eval_time: '20m', alertname: 'VPNNoForwardedPort', exp_alerts: [{ exp_labels: { ...noPort.labels, app: 'command', namespace: 'media', pod: 'soulseek-0' }, exp_annotations: { summary: noPort.annotations.summary, description: noPort.annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/soulseek-0') } }] }],
+        alert_rule_test: [{ eval_time: '20m', alertname: 'VPNForwardedPortCommandFailing', exp_alerts: [] }, { eval_time: '14m', alertname: 'VPNNoForwardedPort', exp_alerts: [] }, { eval_time: '20m', alertname: 'VPNNoForwardedPort', exp_alerts: firedFor('VPNNoForwardedPort') }],
       },
     ],
   });
 
-  it('has VPNNoForwardedPort only: promtool check rules finds 1 rule', () => {
-    expect(command[0].rules.map((r) => r.alert)).toEqual(['VPNNoForwardedPort']);
-    expect(control[0].rules.map((r) => r.alert)).toEqual(['VPNForwardedPortNotListening', 'VPNNoForwardedPort']);
+  it('has VPNForwardedPortCommandFailing and VPNNoForwardedPort: promtool check rules finds 2 rules', () => {
+    expect(command[0].rules.map((r) => r.alert)).toEqual(['VPNForwardedPortCommandFailing', 'VPNNoForwardedPort']);
     const r = run('promtool', ['check', 'rules', path.join(dir, 'command.yaml')]);
-    expect(r.output).toBe(`Checking ${path.join(dir, 'command.yaml')}\n  SUCCESS: 1 rules found\n\n`);
+    expect(r.output).toBe(`Checking ${path.join(dir, 'command.yaml')}\n  SUCCESS: 2 rules found\n\n`);
   });
 
-  it('promtool test rules: no mismatch alert for command, VPNNoForwardedPort after 15m; control: the qbittorrent rules fire on the same mismatch', () => {
-    fs.writeFileSync(path.join(dir, 'command-tests.yaml'), testsFor('command.yaml', []));
+  it('promtool test rules: fires after 5m while the command keeps failing, silent through a reconnect it follows and with no port; control: expecting silence on the failure fails', () => {
+    fs.writeFileSync(path.join(dir, 'command-tests.yaml'), testsFor(firedFor('VPNForwardedPortCommandFailing')));
     expect(run('promtool', ['test', 'rules', 'command-tests.yaml'], { cwd: dir }).output).toBe('Unit Testing:  command-tests.yaml\n  SUCCESS\n\n');
-    const rule = control[0].rules.find((r) => r.alert === 'VPNForwardedPortNotListening') as { labels: Record<string, string>; annotations: Record<string, string> };
-    const fired = [{ exp_labels: { ...rule.labels, app: 'command', namespace: 'media', pod: 'soulseek-0' }, exp_annotations: { summary: rule.annotations.summary, description: rule.annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/soulseek-0') } }];
-    fs.writeFileSync(path.join(dir, 'control-tests.yaml'), testsFor('control.yaml', fired));
-    expect(run('promtool', ['test', 'rules', 'control-tests.yaml'], { cwd: dir }).output).toBe('Unit Testing:  control-tests.yaml\n  SUCCESS\n\n');
-    // And the control's expectation is not vacuous: expecting silence there fails.
-    fs.writeFileSync(path.join(dir, 'control-silent.yaml'), testsFor('control.yaml', []));
-    expect(run('promtool', ['test', 'rules', 'control-silent.yaml'], { cwd: dir }).status).not.toBe(0);
+    fs.writeFileSync(path.join(dir, 'command-silent.yaml'), testsFor([]));
+    expect(run('promtool', ['test', 'rules', 'command-silent.yaml'], { cwd: dir }).status).not.toBe(0);
+  });
+});
+
+describeWithTools('port forwarding: only the StatefulSet\'s first pod takes the fixed VXLAN address', ['busybox', path.join(VENDOR_DIR, 'pod-gateway-v1.13.0', 'bin', 'client_init.sh')], () => {
+  // What client_init.sh does with the pod's hostname and nat.conf (pod-gateway v1.13.0 bin/client_init.sh:42-44, :54),
+  // its own lines, run by a stand-in for /bin/client_init.sh that prints the entry it found.
+  const dir = tmpdir('tw-pf-init-');
+  const vendor = fs.readFileSync(path.join(VENDOR_DIR, 'pod-gateway-v1.13.0', 'bin', 'client_init.sh'), 'utf8').split('\n');
+  const lookup = [vendor.find((l) => l.includes('HOSTNAME_REAL=$(hostname | cut'))!.trim(), vendor.find((l) => l.startsWith('NAT_ENTRY='))!.replace('/config/nat.conf', path.join(dir, 'nat.conf'))];
+  const initFor = (t: object) => planRoute(qbit(), { ...target, ...t }).initContainer.command!;
+  /** Runs a command as the pod hostnamed `hostname` would (busybox sh, `hostname` answered by a stub on PATH). */
+  const runAs = (hostname: string, command: string[], natConf: string) => {
+    fs.mkdirSync(path.join(dir, hostname, 'bin'), { recursive: true });
+    fs.writeFileSync(path.join(dir, hostname, 'bin', 'hostname'), `#!/bin/sh\necho ${hostname}\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'client_init.sh'), `#!/bin/sh\n${lookup.join('\n')}\necho "took: $NAT_ENTRY"\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'nat.conf'), natConf);
+    const [shell, flag, script] = command.length === 1 ? ['/bin/sh', '-c', 'exec /bin/client_init.sh'] : command;
+    expect([shell, flag]).toEqual(['/bin/sh', '-c']);
+    return run('busybox', ['sh', '-c', script.replace('/bin/client_init.sh', path.join(dir, 'client_init.sh'))], { env: { PATH: `${path.join(dir, hostname, 'bin')}:${process.env.PATH}`, KUBERNETES_SERVICE_HOST: '10.96.0.1' } });
+  };
+  const natConf = (planRoute(qbit(), target).objects[0] as unknown as { data: Record<string, string> }).data['nat.conf'];
+
+  it('qbittorrent-0 runs client_init.sh and takes .5', () => {
+    expect(natConf).toContain('\nqbittorrent 5\n');
+    const r = runAs('qbittorrent-0', initFor({}), natConf);
+    expect(r).toMatchObject({ status: 0, stdout: 'took: qbittorrent 5\n' });
+  });
+
+  it('qbittorrent-1 (kubectl scale, an HPA) exits 1 with the reason and never runs client_init.sh; control: without the check it takes .5', () => {
+    const r = runAs('qbittorrent-1', initFor({}), natConf);
+    expect(r).toEqual({ status: 1, stdout: '', stderr: 'vpn-route-init: this pod is qbittorrent-1, not qbittorrent-0: only qbittorrent-0 may take the forwarded workload\'s fixed VXLAN address (a second replica of the StatefulSet qbittorrent, from kubectl scale, an autoscaler or a replicas patch, would take it too); scale qbittorrent to 1\n', output: expect.any(String) });
+    // Control: pod-gateway's own command, as routed before (and for workloads that forward nothing).
+    expect(runAs('qbittorrent-1', ['/bin/client_init.sh'], natConf)).toMatchObject({ status: 0, stdout: 'took: qbittorrent 5\n' });
+  });
+
+  it('with ordinals.start 3 only qbittorrent-3 starts; qbittorrent-0 is refused', () => {
+    expect(runAs('qbittorrent-3', initFor({ ordinalsStart: 3 }), natConf)).toMatchObject({ status: 0, stdout: 'took: qbittorrent 5\n' });
+    expect(runAs('qbittorrent-0', initFor({ ordinalsStart: 3 }), natConf)).toMatchObject({ status: 1, stdout: '' });
+  });
+
+  it('leaves a workload that forwards nothing with pod-gateway\'s own command', () => {
+    expect(planRoute(qbit(), { ...target, name: 'sonarr', podLabels: { app: 'sonarr' } }).initContainer.command).toEqual(['/bin/client_init.sh']);
   });
 });

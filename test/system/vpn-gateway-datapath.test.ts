@@ -47,6 +47,7 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
   // The forwarded workload is a StatefulSet: its one pod is named, and hostnamed, my-qbit-0 by the StatefulSet controller.
   const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'StatefulSet' });
   const POD_NAME = 'my-qbit-0';
+  const initCommand = route.initContainer.command!.map(quote).join(' ');
   const routeData = (route.objects[0] as unknown as { data: Record<string, string> }).data;
   const vendor = (p: string) => fs.readFileSync(path.join(PG, p), 'utf8');
   const scripts = Object.fromEntries(['gateway_init.sh', 'gateway_sidecar.sh', 'client_init.sh', 'client_sidecar.sh', 'copy_resolv.sh'].map((s) => [`/usr/bin/${s}`, { content: vendor(`bin/${s}`), mode: 0o755 }]));
@@ -168,7 +169,8 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
       '/etc/resolv.conf': { content: `search ${route.dnsConfig.searches!.join(' ')}\nnameserver ${route.dnsConfig.nameservers!.join('\nnameserver ')}\noptions ndots:5\n` },
     });
     const k8s = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
-    must(inPod(client, 'client_init.sh', { env: k8s, timeout: 60_000 }), 'client_init.sh');
+    // The route's own init command: pod-gateway's client_init.sh behind the check that this pod is my-qbit-0.
+    must(inPod(client, initCommand, { env: k8s, timeout: 60_000 }), 'vpn-route-init');
     startInPod(client, 'client_sidecar.sh', 'sidecar.log', k8s);
     // The workload: a listener on the forwarded port's target.
     startInPod(client, `python3 -c ${quote('import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("0.0.0.0", 6881)); s.listen()\nwhile True:\n    c,a=s.accept(); c.sendall(b"qbittorrent\\n"); c.close()')}`, 'listener.log');
@@ -314,4 +316,27 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
     }
   });
 
+  it('a second ordinal my-qbit-1 (kubectl scale) runs the route\'s init command: it exits 1 and takes no address; control: client_init.sh alone takes .5 there too', () => {
+    const n = `twg${id}-ctl3`;
+    must(sh(`ip netns add ${n} && ip link add eth0 netns ${n} type veth peer name ctl3 netns ${ns.node} && ip -n ${ns.node} link set ctl3 master br0 up && ip -n ${n} addr add 10.244.0.52/24 dev eth0 && ip -n ${n} link set eth0 up && ip -n ${n} route add default via 10.244.0.1`), 'control netns');
+    const pod = startPod(dir, 'second-ordinal', n, 'my-qbit-1', {
+      ...image,
+      '/config/settings.sh': { content: routeData['settings.sh'] },
+      '/config/nat.conf': { content: routeData['nat.conf'] },
+      '/etc/resolv.conf': { content: `nameserver ${route.dnsConfig.nameservers![0]}\n` },
+    });
+    const env = { env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, timeout: 60_000 };
+    try {
+      const r = inPod(pod, initCommand, env);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toBe('vpn-route-init: this pod is my-qbit-1, not my-qbit-0: only my-qbit-0 may take the forwarded workload\'s fixed VXLAN address (a second replica of the StatefulSet my-qbit, from kubectl scale, an autoscaler or a replicas patch, would take it too); scale my-qbit to 1\n');
+      expect(inPod(pod, 'ip -4 addr show vxlan0').status).not.toBe(0);
+      // Control: pod-gateway's command alone, in the same pod: my-qbit-1 cuts to `my` and takes the forwarded address.
+      expect(inPod(pod, 'client_init.sh', env).status).toBe(0);
+      expect(inPod(pod, 'ip -4 addr show vxlan0').stdout).toContain('inet 172.16.0.5/24');
+    } finally {
+      stopPod(pod);
+      sh(`ip netns del ${n}`);
+    }
+  });
 });

@@ -43,15 +43,15 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     }
     return NaN;
   };
-  const startSync = () => start('sync', `env -i PATH=${dir}/bin APP=${env.APP} COMMAND="$(cat ${dir}/command)" GLUETUN_URL=http://127.0.0.1:8000 GLUETUN_API_KEY_FILE=${dir}/key ` +
-    `PERIOD=${env.PERIOD} WORK=${dir}/work METRICS_FILE=${dir}/work/metrics METRICS_PORT=0 busybox sh ${dir}/port-sync.sh`);
+  const startSync = (extra = '', file = 'port-sync.sh', name = 'sync') => start(name, `env -i PATH=${dir}/bin APP=${env.APP} COMMAND="$(cat ${dir}/command)" GLUETUN_URL=http://127.0.0.1:8000 GLUETUN_API_KEY_FILE=${dir}/key ` +
+    `PERIOD=${env.PERIOD} WORK=${dir}/work METRICS_FILE=${dir}/work/metrics METRICS_PORT=0 ${extra} busybox sh ${dir}/${file}`);
   const figures: Record<string, unknown> = {};
 
   beforeAll(() => {
     must(sh(`ip netns add ${netns} && ip netns exec ${netns} ip link set lo up`), 'netns');
     fs.mkdirSync(path.join(dir, 'bin'));
     fs.mkdirSync(path.join(dir, 'app'));
-    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env', 'echo', '[']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
+    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env', 'echo', 'timeout', '[']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
     fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', 'busybox'));
     fs.symlinkSync(which('curl')!, path.join(dir, 'bin', 'curl'));
     fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);
@@ -91,6 +91,8 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     forwardedIs(42345);
     figures.toP2 = { from: 41234, to: 42345, seconds: secondsUntil(42345) };
     expect(runs()).toEqual([41234, 42345]);
+    // The log says what port-sync knows: the command's last success, not the app's port.
+    expect(fs.readFileSync(path.join(dir, 'sync.log'), 'utf8')).toContain('port-sync: COMMAND last succeeded with 41234 (the app is not asked), the VPN forwards 42345: running COMMAND\n');
     for (const k of ['toP', 'toP2'] as const) expect((figures[k] as { seconds: number }).seconds).toBeLessThan(20);
   });
 
@@ -142,4 +144,43 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     figures.afterSidecarRestart = { to: 44567, seconds: secondsUntil(44567) };
     expect(runs()).toEqual([...before, 44567]);
   });
+
+  it('a command that hangs is stopped after COMMAND_TIMEOUT and the loop goes on (metrics written, errors counted); control: without the timeout the loop freezes', () => {
+    const metrics = () => fs.readFileSync(path.join(dir, 'work', 'metrics'), 'utf8');
+    const errorsNow = () => Number(/tunnelwright_port_forward_errors_total\{app="command"\} (\d+)/.exec(metrics())![1]);
+    const log = () => fs.readFileSync(path.join(dir, 'sync.log'), 'utf8');
+    expect(script).toContain('PORT=$1 timeout "$COMMAND_TIMEOUT" sh -c "$COMMAND" || crc=$?');
+    stop('sync');
+    // Hangs for 45678 (an API that never answers), works for any other port.
+    fs.writeFileSync(path.join(dir, 'command'), `[ "$PORT" = 45678 ] && exec sleep 1000; ${env.COMMAND}`);
+    forwardedIs(45678);
+    startSync('COMMAND_TIMEOUT=2');
+    sh('sleep 9');
+    const e1 = errorsNow();
+    expect(e1).toBeGreaterThanOrEqual(2);
+    expect(log()).toContain('port-sync: COMMAND did not finish within 2 s with PORT=45678: stopped, retried next period\n');
+    expect(metrics()).toContain('tunnelwright_port_forward_forwarded_port{app="command"} 45678\n');
+    // What VPNForwardedPortCommandFailing reads: this sidecar's command has not succeeded yet.
+    expect(metrics()).toContain('tunnelwright_port_forward_app_listen_port{app="command"} 0\n');
+    // The VPN moves on: the next period runs the command with the new port.
+    forwardedIs(46789);
+    figures.afterHangToP6 = { to: 46789, seconds: secondsUntil(46789) };
+    expect(appPort()).toBe(46789);
+    stop('sync');
+
+    // Control: the same script without the timeout blocks inside the hung command; the metrics stay frozen.
+    fs.writeFileSync(path.join(dir, 'port-sync-no-timeout.sh'), script.replace('timeout "$COMMAND_TIMEOUT" ', ''));
+    forwardedIs(45678);
+    startSync('COMMAND_TIMEOUT=2', 'port-sync-no-timeout.sh', 'control');
+    sh('sleep 3');
+    const frozen = metrics();
+    forwardedIs(47890);
+    sh('sleep 5');
+    expect(metrics()).toBe(frozen);
+    expect(appPort()).toBe(46789);
+    figures.hangWithoutTimeout = 'metrics frozen for 5 s while 47890 was forwarded';
+    stop('control');
+    sh(`ip netns pids ${netns} | xargs -r ps -o pid=,args= -p | awk '/sleep 1000/ {print $1}' | xargs -r kill`);
+    fs.writeFileSync(path.join(dir, 'command'), env.COMMAND);
+  }, 60_000);
 });
