@@ -96,6 +96,22 @@ export function checkKubeRouterSnatPackages(input: Record<string, unknown>, dist
   warnings.push({ path: 'installPackages', code: 'packages', message: 'installPackages is false, and on a kube-router node wg-quick\'s PreUp runs `nft -f /etc/tunnelwright/<interface>-kube-router-snat.nft`: the image must ship nftables (the nft binary, a version that knows the `srcnat` priority name) beside wireguard-tools, or wg-quick up fails, the interface is taken down again and the distribution\'s unit (which requires it) does not start' });
 }
 
+/** The warning for a standalone k0s worker on kube-router whose k0sConfig has no `network.podCIDR` (see checkKubeRouterPodCidr). */
+export const K0S_WORKER_POD_CIDR = 'this k0s worker\'s pod CIDR is not known (a worker writes no k0s.yaml, and k0s\'s default 10.244.0.0/16 need not be the controller\'s), so its fail-closed unit gets unreachable routes for the overlay network only: pod traffic whose kube-router tunnel route is gone (a peer\'s BGP session dropped) leaves by the default route in clear. Pass the controller\'s k0sConfig, with its network.podCIDR (and network.dualStack), to fail closed for pod traffic';
+
+/**
+ * A standalone k0s worker (`role: 'worker'`) on kube-router: its fail-closed routes
+ * (src/render/wireguard-overlay-node.ts kubeRouterFailClosedRoutes) cover the pod CIDR only when k0sConfig names it,
+ * since k0s's default would be a guess (and a wrong /16 unreachable beats the default route for its addresses).
+ * `getsTable` as for checkKubeRouterSnatPackages.
+ */
+export function checkKubeRouterPodCidr(input: Record<string, unknown>, distribution: string, getsTable: boolean, warnings: Problem[]): void {
+  const cni = typeof input.cni === 'string' ? input.cni : defaultCni(distribution);
+  if (distribution !== 'k0s' || cni !== 'kube-router' || !getsTable || (input.role ?? 'worker') !== 'worker') return;
+  if (at(input.k0sConfig, 'network.podCIDR') !== undefined) return;
+  warnings.push({ path: 'k0sConfig.network.podCIDR', code: 'pod-cidr', message: K0S_WORKER_POD_CIDR });
+}
+
 /**
  * Checks of the CNI beside the distribution (and of a user's k0s.yaml spec), at `prefix` ('' for a node, the mesh's
  * own keys for a mesh). Problems for combinations that cannot work; warnings where the library hands the CNI's

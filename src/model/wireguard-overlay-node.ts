@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkKubeRouterSnatPackages, checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
+import { checkKubeRouterPodCidr, checkKubeRouterSnatPackages, checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
@@ -104,9 +104,11 @@ export interface WireguardOverlayNodeProps {
    * k0s only: your own k0s.yaml `spec` (a controller's `/etc/k0s/k0s.yaml`), merged under the library's: your keys are
    * kept (`api.externalAddress`, `network.podCIDR`, …), `api.sans` is the union of yours and the overlay's, and the
    * keys the library sets from the overlay (`K0S_OWNED_KEYS`: `api.address`, `storage.etcd.peerAddress`, the CNI's
-   * overlay settings) are refused here. A worker writes no k0s.yaml, but on kube-router its SNAT table follows
-   * kube-proxy's `network.kubeProxy.iptables.masqueradeBit` from it: give a worker the controller's k0sConfig when
-   * that sets one. @default - none
+   * overlay settings) are refused here. A worker writes no k0s.yaml, but on kube-router it reads two things from it:
+   * its SNAT table follows kube-proxy's `network.kubeProxy.iptables.masqueradeBit`, and its fail-closed unit covers
+   * `network.podCIDR` (and `network.dualStack.IPv6podCIDR`) with an unreachable route. Give a worker the
+   * controller's k0sConfig, with its podCIDR even when that is k0s's default 10.244.0.0/16: without it the worker
+   * fails closed for the overlay network only, and is warned. @default - none
    */
   readonly k0sConfig?: Record<string, unknown>;
   readonly wireguard: WireguardInterface[];
@@ -358,6 +360,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   }
   if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan', nodeAddressAt.length > 0, nodeAddressAt.length === 1 ? nodeMtuAt : undefined, ipv6NodeAt);
   if (typeof distribution === 'string') checkKubeRouterSnatPackages(input, distribution, nodeAddressAt.length > 0 && !(distribution === 'k0s' && input.role === 'controller'), warnings);
+  if (typeof distribution === 'string') checkKubeRouterPodCidr(input, distribution, nodeAddressAt.length > 0, warnings);
   if (typeof input.clusterEndpoint === 'string' && !clusterEndpointHost(input.clusterEndpoint)) {
     problems.push({ path: 'clusterEndpoint', code: 'endpoint', message: `expected host:port or https://host:port, ${received(input.clusterEndpoint)}` });
   }

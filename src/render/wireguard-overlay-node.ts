@@ -187,6 +187,12 @@ export interface OverlayNodeInput {
   readonly installPackages?: boolean;
   readonly cni?: OverlayCni;
   readonly k0sConfig?: Record<string, unknown>;
+  /**
+   * k0sConfig is the cluster's own k0s.yaml spec (a mesh's, which its controllers write), so an absent
+   * `network.podCIDR` means k0s's default. A standalone worker's k0sConfig is only what the user copied from the
+   * controller: without podCIDR the pod CIDR is not known there.
+   */
+  readonly clusterK0sConfig?: boolean;
 }
 
 /** Where the nft table of kubeRouterSnat is written, per interface. */
@@ -242,12 +248,15 @@ export function kubeRouterFailClosedUnit(iface: string): string {
  * and wg0's own are more specific (or of a lower metric) and win while they exist. From a unit of their own, not from
  * wg0's hooks, so they stay while wg0 is down.
  */
-export function kubeRouterFailClosedRoutes(addresses: readonly string[], distribution: Distribution, k0sConfig: Record<string, unknown> | undefined): string[] {
+export function kubeRouterFailClosedRoutes(addresses: readonly string[], distribution: Distribution, k0sConfig: Record<string, unknown> | undefined, podCidrDefaults = true): string[] {
   const pods: unknown[] = [];
   if (distribution === 'k0s') {
     const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
     const network = isRecord(k0sConfig?.network) ? k0sConfig.network : {};
-    pods.push(network.podCIDR ?? '10.244.0.0/16');
+    // k0s's default (10.244.0.0/16) holds only where k0sConfig is the cluster's: on a standalone worker an absent
+    // podCIDR says nothing of the controller's, and a wrong /16 would beat the default route for its addresses while
+    // leaving the real pod CIDR open (checkKubeRouterPodCidr warns).
+    if (network.podCIDR !== undefined || podCidrDefaults) pods.push(network.podCIDR ?? '10.244.0.0/16');
     const dual = isRecord(network.dualStack) ? network.dualStack : undefined;
     if (dual?.enabled === true) pods.push(dual.IPv6podCIDR);
   }
@@ -283,7 +292,7 @@ function kubeRouterFailClosedUnitContent(iface: string, routes: readonly string[
  * `nft -f` of the file replaces it whole, so a second PreUp does not stack it. A k0s controller without a worker runs
  * no kube-router and no kube-proxy, so it gets none. The user's own hooks come first.
  */
-function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined): { preUp?: string[]; units?: HostPlan['units'] } {
+function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined, clusterK0sConfig: boolean): { preUp?: string[]; units?: HostPlan['units'] } {
   if (!iface.nodeAddress || cni !== 'kube-router' || (distribution === 'k0s' && role === 'controller')) return {};
   // k0s's kube-proxy takes its masquerade bit from the controller's k0s.yaml (a mesh's workers get the mesh's k0sConfig).
   const bit = distribution === 'k0s' ? cniModel().kubeProxyMasqueradeBit(k0sConfig) : cniModel().DEFAULT_MASQUERADE_BIT;
@@ -292,7 +301,7 @@ function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: Overla
   const path = kubeRouterSnatPath(iface.name);
   host.files.push({ path, mode: 0o644, owner: 'root:root', content: snat.nft });
   if (installPackages && !host.packages.includes('nftables')) host.packages.push('nftables');
-  const routes = kubeRouterFailClosedRoutes(overlayNodeModel().interfaceAddresses(iface.address), distribution, k0sConfig);
+  const routes = kubeRouterFailClosedRoutes(overlayNodeModel().interfaceAddresses(iface.address), distribution, k0sConfig, clusterK0sConfig || role !== 'worker');
   return {
     preUp: [...(iface.preUp ?? []), `nft -f ${path}`],
     units: [
@@ -326,7 +335,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   let overlayIface = '';
   const cni = input.cni ?? cniModel().defaultCni(distribution);
   for (const given of input.wireguard) {
-    const { units: snatUnits, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig);
+    const { units: snatUnits, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig, input.clusterK0sConfig === true);
     const iface: RenderInterface = { ...given, ...snatHooks, hostnameEndpoints: 'after-up' };
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);

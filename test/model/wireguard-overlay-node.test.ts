@@ -173,8 +173,8 @@ describe('WireguardOverlayNode validation', () => {
     it.each<[string, (p: Props) => void, string[]]>([
       ['a cluster endpoint with a trailing slash and no port, in the overlay', (p) => { p.clusterEndpoint = 'https://10.10.0.1/'; }, ['wireguard no-node-address']],
       ['a cluster endpoint in the second interface\'s network', (p) => { p.clusterEndpoint = '10.20.0.1:6443'; p.wireguard.push({ ...p.wireguard[0], name: 'wg1', address: '10.20.0.5/24', listenPort: 51821, peers: [] }); delete p.wireguard[1].nodeAddress; }, ['wireguard no-node-address']],
-      ['an interface that registers the node address (the control of the two above)', (p) => { p.clusterEndpoint = 'https://10.10.0.1:6443/'; p.wireguard[0].nodeAddress = true; p.installK0s = {}; }, []],
-      ['a node of no given role (a worker) that registers its overlay address without installK0s', (p) => { delete p.role; p.wireguard[0].nodeAddress = true; }, ['wireguard[0].nodeAddress k0s-node-ip']],
+      ['an interface that registers the node address (the control of the two above)', (p) => { p.clusterEndpoint = 'https://10.10.0.1:6443/'; p.wireguard[0].nodeAddress = true; p.installK0s = {}; }, ['k0sConfig.network.podCIDR pod-cidr']],
+      ['a node of no given role (a worker) that registers its overlay address without installK0s', (p) => { delete p.role; p.wireguard[0].nodeAddress = true; }, ['wireguard[0].nodeAddress k0s-node-ip', 'k0sConfig.network.podCIDR pod-cidr']],
       ['a controller that registers its overlay address (it runs no kubelet)', (p) => { p.role = 'controller'; p.wireguard[0].nodeAddress = true; }, []],
       ['a hostname endpoint starting and ending in digits', (p) => { p.wireguard[0].peers[0].endpoint = '3rd.site-2:51820'; }, ['wireguard[0].peers[0].endpoint hostname-endpoint']],
     ])('warns about %s: %j', (_name, fn, warned) => {

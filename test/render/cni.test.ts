@@ -270,6 +270,24 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     expect([...failClosed(node(props))!.content!.matchAll(/^ExecStart=\/usr\/sbin\/ip (-6 )?route replace unreachable (\S+) metric 4096$/gm)].map((m) => `${m[1] ?? ''}${m[2]}`)).toEqual(routes);
   });
 
+  const POD_CIDR_WARNING = {
+    path: 'k0sConfig.network.podCIDR', code: 'pod-cidr',
+    message: 'this k0s worker\'s pod CIDR is not known (a worker writes no k0s.yaml, and k0s\'s default 10.244.0.0/16 need not be the controller\'s), so its fail-closed unit gets unreachable routes for the overlay network only: pod traffic whose kube-router tunnel route is gone (a peer\'s BGP session dropped) leaves by the default route in clear. Pass the controller\'s k0sConfig, with its network.podCIDR (and network.dualStack), to fail closed for pod traffic',
+  };
+  const routesOf = (content: string) => [...content.matchAll(/^ExecStart=\/usr\/sbin\/ip (-6 )?route replace unreachable (\S+) metric 4096$/gm)].map((m) => `${m[1] ?? ''}${m[2]}`);
+  it.each<[string, () => { warnings: { path: string; code: string; message: string }[]; units: { name: string; content?: string }[] }, string[], boolean]>([
+    ['a k0s worker without k0sConfig: the overlay network only (k0s\'s default need not be the controller\'s), warned', () => { const p = node({ role: 'worker' }); return { warnings: p.warnings, units: p.hosts[0].units }; }, ['10.10.0.0/24'], true],
+    ['a k0s worker whose k0sConfig has no podCIDR (only a masqueradeBit): the overlay network only, warned', () => { const p = node({ role: 'worker', k0sConfig: { network: { kubeProxy: { iptables: { masqueradeBit: 15 } } } } }); return { warnings: p.warnings, units: p.hosts[0].units }; }, ['10.10.0.0/24'], true],
+    ['control: a k0s worker given the controller\'s podCIDR: that CIDR, no warning', () => { const p = node({ role: 'worker', k0sConfig: { network: { podCIDR: '10.42.0.0/16' } } }); return { warnings: p.warnings, units: p.hosts[0].units }; }, ['10.42.0.0/16', '10.10.0.0/24'], false],
+    ['control: a k0s controller+worker without k0sConfig (its own k0s.yaml: k0s\'s default): 10.244.0.0/16, no warning', () => { const p = node({}); return { warnings: p.warnings, units: p.hosts[0].units }; }, ['10.244.0.0/16', '10.10.0.0/24'], false],
+    ['control: a k0s mesh without k0sConfig (its controller writes k0s\'s default): 10.244.0.0/16 on every node, no warning', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420 }); return { warnings: p.warnings, units: p.nodes['site-b'].host.units }; }, ['10.244.0.0/16', '10.10.0.0/24'], false],
+  ])('%s (the pod CIDR of the fail-closed unit)', (_n, plan, routes, warned) => {
+    const { warnings, units } = plan();
+    const unit = units.find((u) => /^tunnelwright-wg\d+-kube-router-fail-closed\.service$/.test(u.name))!;
+    expect(routesOf(unit.content!)).toEqual(routes);
+    expect(warnings.filter((w) => w.code === 'pod-cidr')).toEqual(warned ? [POD_CIDR_WARNING] : []);
+  });
+
   it.each<[string, Props, boolean]>([
     ['k0s controller+worker, kube-router: written', {}, true],
     ['k0s worker, kube-router: written', { role: 'worker' }, true],
