@@ -275,6 +275,10 @@ function kubeRouterFailClosedUnitContent(iface: string, routes: readonly string[
     'Type=oneshot',
     'RemainAfterExit=yes',
     ...routes.map((r) => `ExecStart=/usr/sbin/ip ${r.includes(':') ? '-6 ' : ''}route replace unreachable ${r} metric 4096`),
+    // Stopping a oneshot runs only ExecStop= (systemd.service(5)), and nothing else removes these `proto boot` routes
+    // (kube-router deletes only its own protocol, 0x11: pkg/controllers/routing/utils.go:239-252), so `systemctl
+    // disable --now` undoes them here; `-`: a route already gone does not fail the stop.
+    ...routes.map((r) => `ExecStop=-/usr/sbin/ip ${r.includes(':') ? '-6 ' : ''}route del unreachable ${r} metric 4096`),
     '',
     '[Install]',
     'WantedBy=multi-user.target',

@@ -255,6 +255,8 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
       'RemainAfterExit=yes',
       'ExecStart=/usr/sbin/ip route replace unreachable 10.244.0.0/16 metric 4096',
       'ExecStart=/usr/sbin/ip route replace unreachable 10.10.0.0/24 metric 4096',
+      'ExecStop=-/usr/sbin/ip route del unreachable 10.244.0.0/16 metric 4096',
+      'ExecStop=-/usr/sbin/ip route del unreachable 10.10.0.0/24 metric 4096',
       '',
       '[Install]',
       'WantedBy=multi-user.target',
@@ -286,6 +288,17 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     const unit = units.find((u) => /^tunnelwright-wg\d+-kube-router-fail-closed\.service$/.test(u.name))!;
     expect(routesOf(unit.content!)).toEqual(routes);
     expect(warnings.filter((w) => w.code === 'pod-cidr')).toEqual(warned ? [POD_CIDR_WARNING] : []);
+  });
+
+  it.each<[string, Props]>([
+    ['k0s', {}],
+    ['k0s dual-stack', { k0sConfig: { network: { dualStack: { enabled: true, IPv6podCIDR: 'fd00::/108' } } }, wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }],
+    ['kubeadm with kube-router', { distribution: 'kubeadm', cni: 'kube-router' }],
+  ])('the fail-closed unit removes each of its routes when stopped (ExecStop twins of ExecStart, so disable --now undoes it): %s', (_n, props) => {
+    const lines = failClosed(node(props))!.content!.split('\n');
+    const starts = lines.filter((l) => l.startsWith('ExecStart='));
+    expect(starts.length).toBeGreaterThan(0);
+    expect(lines.filter((l) => l.startsWith('ExecStop='))).toEqual(starts.map((l) => l.replace('ExecStart=/usr/sbin/ip ', 'ExecStop=-/usr/sbin/ip ').replace(' route replace ', ' route del ')));
   });
 
   it.each<[string, Props, boolean]>([

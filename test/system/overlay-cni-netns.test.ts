@@ -370,6 +370,12 @@ describeWithTools('pod traffic between overlay nodes beside the CNI: kube-router
       expect({ without, withRoutes }).toEqual({ without: 3, withRoutes: 0 });
       // The overlay itself still works (wg0's own route wins over the unreachable one).
       expect(sh(`ip netns exec ${nodeNs[0]} ping -c1 -W1 ${overlay[1]}`).status).toBe(0);
+      // The unit's stop (its ExecStop lines, `-` dropped) removes them again, and only them: wg0's connected route stays.
+      const stops = [...unit.content!.matchAll(/^ExecStop=-(.+)$/gm)].map((m) => m[1]);
+      expect(stops.length).toBe(routes.length);
+      nodeMust(0, stops);
+      expect(sh(`ip -n ${nodeNs[0]} route show type unreachable`).stdout).toBe('');
+      expect(sh(`ip -n ${nodeNs[0]} route show dev ${iface}`).stdout).toContain('10.10.0.0/24');
     });
   });
 
