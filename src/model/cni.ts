@@ -67,7 +67,8 @@ export const DEFAULT_MASQUERADE_BIT = 14;
  * pkg/component/controller/kubeproxy.go:153-157 and the template's `iptables: {{ .IPTables }}` at :288), and kube-proxy
  * hands `IPTables.MasqueradeBit` to both its iptables and its IPVS proxier (cmd/kube-proxy/app/server_linux.go
  * createProxier). Its nftables proxier takes `NFTables.MasqueradeBit` instead; k0s v1.30 does not offer that mode
- * (kubeproxy.go:105 Validate: iptables|ipvs|userspace), so `nftables` is read only with `mode: nftables`.
+ * (kubeproxy.go:105 Validate: iptables|ipvs|userspace, and checkOverlayCni refuses it), so `nftables` is read only
+ * with `mode: nftables`, which passes only with kube-proxy disabled.
  */
 export function masqueradeBitPath(k0sConfig: unknown): string {
   return at(k0sConfig, 'network.kubeProxy.mode') === 'nftables' ? 'network.kubeProxy.nftables.masqueradeBit' : 'network.kubeProxy.iptables.masqueradeBit';
@@ -163,6 +164,19 @@ export function checkOverlayCni(input: Record<string, unknown>, distribution: st
       // (pkg/tunnels/linux_tunnels.go v2.11.1:363-367 `encap gue encap-sport auto encap-dport`), 32 bytes over IPv4
       // where the MTU tunnelwright writes takes IPIP's 20.
       problems.push({ path: 'k0sConfig.network.kuberouter.extraArgs.overlay-encap', code: 'cni', message: `expected "ipip" (the encapsulation the kube-router MTU tunnelwright writes is computed for), ${received(encap)}: fou adds UDP and GUE headers (32 bytes over IPv4, not IPIP's 20), so pods would send packets larger than the tunnel; leave overlay-encap out of k0sConfig` });
+    }
+    const mode = at(user, 'network.kubeProxy.mode');
+    if (at(user, 'network.kubeProxy.disabled') !== true && mode !== undefined && mode !== 'iptables' && mode !== 'ipvs') {
+      // k0s v1.30 pkg/apis/k0s/v1beta1/kubeproxy.go:105-106 Validate (skipped when disabled): iptables, ipvs or
+      // userspace, else "unsupported mode %s for kubeProxy config", and the controller does not start. userspace
+      // passes k0s but not kube-proxy, whose userspace proxier was removed in Kubernetes 1.26
+      // (pkg/proxy/apis/config/validation validateProxyModeLinux: iptables, ipvs and, behind NFTablesProxyMode, nftables).
+      const why = mode === 'userspace'
+        ? 'kube-proxy has had no userspace proxier since Kubernetes 1.26 (its validation takes iptables, ipvs or, behind a feature gate, nftables), so it does not start'
+        : mode === 'nftables'
+          ? 'k0s v1.30 refuses it ("unsupported mode nftables for kubeProxy config": its kube-proxy modes are iptables, ipvs and userspace), so the controller does not start'
+          : 'k0s v1.30 takes iptables, ipvs or userspace ("unsupported mode … for kubeProxy config"), so the controller does not start';
+      problems.push({ path: 'k0sConfig.network.kubeProxy.mode', code: 'cni', message: `expected "iptables" (kube-proxy's default) or "ipvs", ${received(mode)}: ${why}; leave mode out or choose one of those` });
     }
     const bitAt = masqueradeBitPath(user);
     const bit = at(user, bitAt);

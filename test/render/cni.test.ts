@@ -364,6 +364,20 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     expect(e.problems.filter((p) => p.path.startsWith('k0sConfig'))).toEqual([{ path: 'k0sConfig.network.kubeProxy.iptables.masqueradeBit', code: 'cni', message }]);
   });
 
+  const MODE = 'expected "iptables" (kube-proxy\'s default) or "ipvs", received';
+  it.each<[string, Record<string, unknown>, { path: string; code: string; message: string }[]]>([
+    ['nftables (k0s v1.30 refuses it)', { mode: 'nftables', nftables: { masqueradeBit: 3 } }, [{ path: 'k0sConfig.network.kubeProxy.mode', code: 'cni', message: `${MODE} "nftables": k0s v1.30 refuses it ("unsupported mode nftables for kubeProxy config": its kube-proxy modes are iptables, ipvs and userspace), so the controller does not start; leave mode out or choose one of those` }]],
+    ['userspace (k0s passes it, kube-proxy has no such proxier)', { mode: 'userspace' }, [{ path: 'k0sConfig.network.kubeProxy.mode', code: 'cni', message: `${MODE} "userspace": kube-proxy has had no userspace proxier since Kubernetes 1.26 (its validation takes iptables, ipvs or, behind a feature gate, nftables), so it does not start; leave mode out or choose one of those` }]],
+    ['a typo', { mode: 'ipvs ' }, [{ path: 'k0sConfig.network.kubeProxy.mode', code: 'cni', message: `${MODE} "ipvs ": k0s v1.30 takes iptables, ipvs or userspace ("unsupported mode … for kubeProxy config"), so the controller does not start; leave mode out or choose one of those` }]],
+    ['control: iptables', { mode: 'iptables' }, []],
+    ['control: ipvs', { mode: 'ipvs' }, []],
+    ['control: nftables with kube-proxy disabled (k0s skips its Validate then)', { disabled: true, mode: 'nftables' }, []],
+  ])('kube-proxy mode %s', (_n, kubeProxy, problems) => {
+    let got: unknown[] = [];
+    try { node({ k0sConfig: { network: { kubeProxy } } }); } catch (e) { got = (e as ValidationError).problems.filter((p) => p.path.startsWith('k0sConfig')); }
+    expect(got).toEqual(problems);
+  });
+
   it('a dual-stack node SNATs to its IPv4 overlay address in an ip table and to its IPv6 one in an ip6 table', () => {
     expect(fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }), SNAT_PATH)).toBe([
       "# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with wg0's address",
