@@ -74,6 +74,11 @@ export function masqueradeBitPath(k0sConfig: unknown): string {
   return at(k0sConfig, 'network.kubeProxy.mode') === 'nftables' ? 'network.kubeProxy.nftables.masqueradeBit' : 'network.kubeProxy.iptables.masqueradeBit';
 }
 
+/** k0s with `network.kubeProxy.disabled: true`: no kube-proxy, so no mark for the kube-router SNAT table to match. */
+export function kubeProxyDisabled(distribution: string, k0sConfig: unknown): boolean {
+  return distribution === 'k0s' && at(k0sConfig, 'network.kubeProxy.disabled') === true;
+}
+
 /** kube-proxy's masquerade bit as a k0s.yaml spec sets it (see masqueradeBitPath), else its default 14. */
 export function kubeProxyMasqueradeBit(k0sConfig: unknown): number {
   const bit = at(k0sConfig, masqueradeBitPath(k0sConfig));
@@ -93,7 +98,7 @@ export const FLANNEL_IPV6_MTU = 'k3s\'s flannel sets its IPv6 VXLAN device to it
  */
 export function checkKubeRouterSnatPackages(input: Record<string, unknown>, distribution: string, getsTable: boolean, warnings: Problem[]): void {
   const cni = typeof input.cni === 'string' ? input.cni : defaultCni(distribution);
-  if (input.installPackages !== false || cni !== 'kube-router' || !getsTable) return;
+  if (input.installPackages !== false || cni !== 'kube-router' || !getsTable || kubeProxyDisabled(distribution, input.k0sConfig)) return;
   warnings.push({ path: 'installPackages', code: 'packages', message: 'installPackages is false, and on a kube-router node wg-quick\'s PreUp runs `nft -f /etc/tunnelwright/<interface>-kube-router-snat.nft`: the image must ship nftables (the nft binary, a version that knows the `srcnat` priority name) beside wireguard-tools, or wg-quick up fails, the interface is taken down again and the distribution\'s unit (which requires it) does not start' });
 }
 

@@ -302,15 +302,21 @@ function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: Overla
   const bit = distribution === 'k0s' ? cniModel().kubeProxyMasqueradeBit(k0sConfig) : cniModel().DEFAULT_MASQUERADE_BIT;
   const snat = kubeRouterSnat(iface.name, overlayNodeModel().interfaceAddresses(iface.address), bit);
   if (!snat) return {};
+  const routes = kubeRouterFailClosedRoutes(overlayNodeModel().interfaceAddresses(iface.address), distribution, k0sConfig, clusterK0sConfig || role !== 'worker');
+  const failClosed = { name: kubeRouterFailClosedUnit(iface.name), enabled: true, content: kubeRouterFailClosedUnitContent(iface.name, routes) };
+  // With kube-proxy disabled nothing sets its mark: k0s then runs kube-router without its service proxy
+  // (pkg/component/controller/kuberouter.go:116-118 `run-service-proxy: "false"`, the user's extraArgs merged over it
+  // at :135), and where a user turns that on, kube-router SNATs to the node's primary IP itself
+  // (pkg/controllers/proxy/network_services_controller.go:1147-1148): the overlay address only with k0s's --node-ip.
+  if (cniModel().kubeProxyDisabled(distribution, k0sConfig)) return { units: [failClosed] };
   const path = kubeRouterSnatPath(iface.name);
   host.files.push({ path, mode: 0o644, owner: 'root:root', content: snat.nft });
   if (installPackages && !host.packages.includes('nftables')) host.packages.push('nftables');
-  const routes = kubeRouterFailClosedRoutes(overlayNodeModel().interfaceAddresses(iface.address), distribution, k0sConfig, clusterK0sConfig || role !== 'worker');
   return {
     preUp: [...(iface.preUp ?? []), `nft -f ${path}`],
     units: [
       { name: kubeRouterSnatUnit(iface.name), enabled: true, content: kubeRouterSnatUnitContent(iface.name, path) },
-      { name: kubeRouterFailClosedUnit(iface.name), enabled: true, content: kubeRouterFailClosedUnitContent(iface.name, routes) },
+      failClosed,
     ],
   };
 }

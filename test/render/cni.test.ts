@@ -312,12 +312,15 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     ['kubeadm with Calico: none', { distribution: 'kubeadm', cni: 'calico' }, false],
     ['kubeadm with a CNI of your own: none', { distribution: 'kubeadm', cni: 'other' }, false],
     ['k0s, IPv6-only node address (IPv6 source selection can take a ULA underlay): written, ip6', { wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }] }, true],
+    ['k0s, kube-proxy disabled (nothing sets its mark; kube-router\'s own proxy SNATs to the node IP): no table, the fail-closed unit stays', { k0sConfig: { network: { kubeProxy: { disabled: true } } } }, false],
+    ['control: k0s, kube-proxy disabled: false', { k0sConfig: { network: { kubeProxy: { disabled: false } } } }, true],
   ])('%s (the SNAT table and its hooks)', (_n, props, expected) => {
     const plan = node(props);
     expect(fileOf(plan, SNAT_PATH) !== undefined).toBe(expected);
     expect(conf(plan).includes(`PreUp = nft -f ${SNAT_PATH}`)).toBe(expected);
     expect(plan.hosts[0].units.some((u) => u.name === 'tunnelwright-wg0-kube-router-snat.service')).toBe(expected);
-    expect(failClosed(plan) !== undefined).toBe(expected);
+    expect(plan.hosts[0].packages.includes('nftables')).toBe(expected);
+    expect(failClosed(plan) !== undefined).toBe(expected || _n.includes('fail-closed unit stays'));
   });
 
   const NFT_PACKAGES = {
@@ -330,6 +333,7 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     ['a k0s controller (no table), installPackages false: no warning', () => { const p = node({ role: 'controller', installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
     ['k3s with flannel (no table), installPackages false: no warning', () => { const p = node({ distribution: 'k3s', installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
     ['a k0s mesh, kube-router, installPackages false: warned', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420, installPackages: false }); return { warnings: p.warnings, packages: p.nodes['site-a'].host.packages }; }, true],
+    ['a k0s node, kube-router, kube-proxy disabled (no table), installPackages false: no warning', () => { const p = node({ installPackages: false, k0sConfig: { network: { kubeProxy: { disabled: true } } } }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
     ['control: the same mesh, installPackages default: no warning', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420 }); return { warnings: p.warnings, packages: p.nodes['site-a'].host.packages }; }, false],
   ])('%s (the nft the table needs)', (_n, plan, warned) => {
     const { warnings, packages } = plan();
