@@ -3,7 +3,7 @@ import { objectClaims } from '../invariants';
 import * as pulumi from '@pulumi/pulumi';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import type { VpnGatewayProps } from '../model/vpn-gateway';
-import { applyRoute, planRoute, planVpnGateway, ROUTABLE_KINDS, routeFence, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
+import { applyRoute, isForwardedTarget, planRoute, planVpnGateway, ROUTABLE_KINDS, routeFence, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
 import { childName, planAt, emitPlan, reserve } from './base';
 import { declaredNamespaces, registerFence } from './registry';
 import { lowerInputs } from './inputs';
@@ -91,7 +91,7 @@ export class VpnGateway extends pulumi.ComponentResource {
    * cluster, after what it waits for, such as its Namespace), and an alias to their former parent, the gateway, so
    * that a stack made before keeps them. Workload metadata and pod labels must be plain values, `metadata.namespace`
    * must be set (the provider's or the kubeconfig context's namespace cannot be read here), and so must the
-   * port-forwarding workload's `spec.replicas`; that workload must be a `k8s.apps.v1.StatefulSet` of one replica (a
+   * port-forwarding workload's `metadata.name` (Pulumi's auto-name would not match its hostname guard) and `spec.replicas`; that workload must be a `k8s.apps.v1.StatefulSet` of one replica (a
    * Deployment or DaemonSet is refused: either can run two pods on its fixed VXLAN address). It is synchronous, so
    * it serves both as a `transforms` entry (run by the engine) and a `transformations` entry (run in the program, also
    * under mocks). The Pod Security check of each routed workload reads the Namespaces declared so far through
@@ -114,6 +114,12 @@ export class VpnGateway extends pulumi.ComponentResource {
       }
       const namespace = props.metadata.namespace;
       const kind = args.type.split(':').pop() as RouteTarget['kind'];
+      // Unset, @pulumi/kubernetes auto-names the object `<logical name>-<random hex>` (apps/v1/statefulSet.d.ts:25,
+      // "Create a StatefulSet with auto-naming"; provider/pkg/metadata/naming.go), so its pod is `<name>-<hex>-0`
+      // (the hostname: stateful_set_utils.go:383-387) and the forwarded workload's hostname guard would refuse it.
+      if ((props.metadata?.name === undefined || props.metadata.name === '') && isForwardedTarget(this.args, { namespace, podLabels: {}, name: args.name, kind })) {
+        throw new ValidationError([{ path: `routeTransform(${args.name}).metadata.name`, code: 'name', message: `${kind} ${args.name} is the port-forwarding workload and has no metadata.name: Pulumi would auto-name it ${args.name}-<random suffix>, so its pod would not be ${args.name}-<ordinal> and vpn-route-init's hostname guard would refuse it forever; set metadata.name explicitly` }], `VpnGateway route at ${this.componentName}`);
+      }
       const target: RouteTarget = { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}), ...(props.spec.ordinals?.start !== undefined ? { ordinalsStart: props.spec.ordinals.start } : {}) };
       const route = planRoute(this.args, target);
       const duplicates = registerFence(routeFence(this.args, target, route, this.componentName));

@@ -41,6 +41,7 @@ expectWarnings({
   'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects custom (cni undefined)': ['gw:routeTransform(qbittorrent)'],
   'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects nordvpn (cni cilium)': ['gw:routeTransform(qbittorrent)'],
   'VpnGateway: both adapters refuse the same forwarded workload that can run two pods, with the same problems control: both accept the StatefulSet of one replica, and give it the same objects': ['gw:routeTransform(qbittorrent)'],
+  'VpnGateway: the forwarded StatefulSet without metadata.name Pulumi: control: name set, accepted': ['gw:routeTransform(qbittorrent)'],
   'VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container a container without env': ['gw:routeTransform(slskd)'],
   'VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container env of its own, slskd second': ['gw:routeTransform(slskd)'],
   'EgressSteering: the same objects from both adapters prod': ['parity/steer: clusterCidrs', 'parity/steer: vpnClass', 'parity/steer: tunnel', 'clusterCidrs', 'vpnClass', 'tunnel'],
@@ -116,6 +117,30 @@ describe('VpnGateway: both adapters refuse the same forwarded workload that can 
     });
     expect(sortObjects(fromPulumi.map((r) => ({ ...r.inputs, apiVersion: r.inputs.apiVersion ?? 'apps/v1', kind: r.inputs.kind ?? 'StatefulSet' })))).toEqual(sortObjects(fromCdk8s));
     expect(fromCdk8s.map((o) => o.kind)).toContain('StatefulSet');
+  });
+});
+
+describe('VpnGateway: the forwarded StatefulSet without metadata.name', () => {
+  const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'qbittorrent' as const, workload: 'qbittorrent', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
+  const named = (name?: string) => {
+    const { apiVersion: _a, kind: _k, ...rest } = workload('StatefulSet', 1);
+    return { ...rest, metadata: { namespace: 'media', ...(name !== undefined ? { name } : {}) } };
+  };
+  const refusal = [{ path: 'routeTransform(qbittorrent).metadata.name', code: 'name', message: 'StatefulSet qbittorrent is the port-forwarding workload and has no metadata.name: Pulumi would auto-name it qbittorrent-<random suffix>, so its pod would not be qbittorrent-<ordinal> and vpn-route-init\'s hostname guard would refuse it forever; set metadata.name explicitly' }];
+  it.each<[string, string | undefined, unknown]>([
+    ['name unset: refused (before: accepted, and the guard expected qbittorrent-0 of a pod Pulumi names qbittorrent-<hex>-0)', undefined, refusal],
+    ['name empty: refused', '', refusal],
+    ['control: name set, accepted', 'qbittorrent', undefined],
+  ])('Pulumi: %s', async (_n, name, expected) => {
+    const gateway = new tw.VpnGateway('gw', props);
+    let error: unknown;
+    try {
+      new k8s.apps.v1.StatefulSet('qbittorrent', named(name), { transformations: [gateway.routeTransform()] });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as { problems?: unknown } | undefined)?.problems).toEqual(expected);
+    await settle();
   });
 });
 
