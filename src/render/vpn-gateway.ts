@@ -763,12 +763,15 @@ function checkForwardedTarget(target: RouteTarget): Problem[] {
  * every ordinal by its pod name (kubernetes v1.28.0 pkg/controller/statefulset/stateful_set_utils.go:383-387
  * `initIdentity`): `<name>-1`, made by `kubectl scale`, an HPA or a `replicas` patch, cuts to the same key and would
  * take the same address. Any other pod exits 1 here and never starts. The sidecar's reconnect (client_sidecar.sh) runs
- * client_init.sh in a pod that passed this check. A pod name is a DNS subdomain: no quoting needed.
+ * client_init.sh in a pod that passed this check. A pod name is a DNS subdomain: no quoting needed. Only the first
+ * label is compared (`${h%%.*}`, POSIX sh and busybox ash): with `setHostnameAsFQDN: true` the kernel hostname is
+ * `<pod>.<subdomain>.<ns>.svc.<domain>` (kubernetes v1.28.0 pkg/kubelet/util/util.go:33-45, from kubelet_pods.go:482;
+ * the StatefulSet sets the subdomain to serviceName, stateful_set_utils.go:387).
  */
 function forwardedInitCommand(target: RouteTarget): string[] {
   const first = `${target.name}-${target.ordinalsStart ?? 0}`;
-  const refusal = `vpn-route-init: this pod is $(hostname), not ${first}: only ${first} may take the forwarded workload's fixed VXLAN address (a second replica of the StatefulSet ${target.name}, from kubectl scale, an autoscaler or a replicas patch, would take it too); scale ${target.name} to 1`;
-  return ['/bin/sh', '-c', `[ "$(hostname)" = "${first}" ] || { echo "${refusal}" >&2; exit 1; }; exec /bin/client_init.sh`];
+  const refusal = `vpn-route-init: this pod is $h, not ${first}: only ${first} may take the forwarded workload's fixed VXLAN address (a second replica of the StatefulSet ${target.name}, from kubectl scale, an autoscaler or a replicas patch, would take it too); scale ${target.name} to 1`;
+  return ['/bin/sh', '-c', `h=$(hostname); [ "\${h%%.*}" = "${first}" ] || { echo "${refusal}" >&2; exit 1; }; exec /bin/client_init.sh`];
 }
 
 /** An autoscaler in the app (a HorizontalPodAutoscaler's `spec.scaleTargetRef`), for `checkForwardedWorkloadAtSynth`. */

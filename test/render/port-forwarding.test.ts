@@ -369,6 +369,15 @@ describeWithTools('port forwarding: only the StatefulSet\'s first pod takes the 
     expect(runAs('qbittorrent-0', initFor({ ordinalsStart: 3 }), natConf)).toMatchObject({ status: 1, stdout: '' });
   });
 
+  it.each<[string, string, number, string]>([
+    ['the FQDN of qbittorrent-0 (setHostnameAsFQDN: true) runs client_init.sh (before: refused)', 'qbittorrent-0.qbittorrent.media.svc.cluster.local', 0, 'took: qbittorrent 5\n'],
+    ['the FQDN of qbittorrent-1 is refused', 'qbittorrent-1.qbittorrent.media.svc.cluster.local', 1, ''],
+    ['qbittorrent-0-1.fqdn is refused (only the first label counts, whole)', 'qbittorrent-0-1.qbittorrent.media.svc.cluster.local', 1, ''],
+    ['qbittorrent-1.fqdn is refused', 'qbittorrent-1.fqdn', 1, ''],
+  ])('hostname as FQDN: %s', (_n, hostname, status, stdout) => {
+    expect(runAs(hostname, initFor({}), natConf)).toMatchObject({ status, stdout });
+  });
+
   it('leaves a workload that forwards nothing with pod-gateway\'s own command', () => {
     expect(planRoute(qbit(), { ...target, name: 'sonarr', podLabels: { app: 'sonarr' } }).initContainer.command).toEqual(['/bin/client_init.sh']);
   });
