@@ -21,7 +21,7 @@ export class VpnGateway extends TunnelwrightConstruct {
   public readonly props: VpnGatewayProps;
   private readonly routed = new Set<string>();
   /** The port-forwarding workload's ApiObject, once routed, and where (read again at synth). */
-  private forwarded?: { obj: ApiObject; at: string };
+  private forwarded?: { obj: ApiObject; at: string; routed: RouteTarget };
   /** Every workload routed, as planned. */
   private readonly routedTargets: RouteTarget[] = [];
   /** @internal */
@@ -36,8 +36,8 @@ export class VpnGateway extends TunnelwrightConstruct {
   }
 
   /**
-   * The port-forwarding workload as written: its final `spec.replicas` (a patch added after route() counts) and an
-   * autoscaler of the app that targets it.
+   * The port-forwarding workload as written: its final `spec.replicas` (a patch added after route() counts), its final
+   * `metadata.name` and `spec.ordinals.start` against route()'s, and an autoscaler of the app that targets it.
    */
   private forwardedProblems(): Problem[] {
     return [...checkForwardedWorkloadRouted(this.props, this.routedTargets, this.node.path), ...(this.forwarded ? forwardedAtSynth(this.forwarded) : [])];
@@ -49,8 +49,9 @@ export class VpnGateway extends TunnelwrightConstruct {
    * the workload's namespace and a kill switch for its pods. Returns the route plan. The port-forwarding workload
    * (`portForwarding.workload`) must be a StatefulSet of one replica (`kplus.StatefulSet`): a Deployment or DaemonSet
    * is refused, since either can run two pods on its fixed VXLAN address. Its init container runs only in the pod
-   * `<name>-<spec.ordinals.start>`, and at synth the workload as finally written (a `replicas` patch after route())
-   * and a HorizontalPodAutoscaler of the app that targets it are refused.
+   * `<name>-<spec.ordinals.start>`, and at synth the workload as finally written (a `replicas` patch after route(), or
+   * a `metadata.name` or `spec.ordinals` patch after route(): name and set ordinals before calling it) and a
+   * HorizontalPodAutoscaler of the app that targets it are refused.
    *
    * The ConfigMap and the kill switch are children of the workload's ApiObject: they are written into the workload's
    * chart, and a dependency on the workload (`workload.node.addDependency(namespace)`) or on its chart
@@ -78,7 +79,7 @@ export class VpnGateway extends TunnelwrightConstruct {
     const route = planRoute(this.props, target);
     ROUTED_BY.set(obj, this.node.path);
     this.routedTargets.push(target);
-    if (isForwardedTarget(this.props, target)) this.forwarded = { obj, at: `${this.node.path}:route(${obj.node.path})` };
+    if (isForwardedTarget(this.props, target)) this.forwarded = { obj, at: `${this.node.path}:route(${obj.node.path})`, routed: target };
     this._fences.push(routeFence(this.props, target, route, this.node.path));
     const routed = applyRoute(template.spec as unknown as IPodSpec, route);
     this._podSecurity.push({ namespace, what: `the routed ${obj.kind} ${namespace}/${json.metadata.name}`, need: requiredLevel(routed), at: `${this.node.path}:route(${obj.node.path})` });
@@ -119,11 +120,11 @@ export class VpnGateway extends TunnelwrightConstruct {
 }
 
 /** The port-forwarding workload as written (after every patch) and the app's autoscalers (`checkForwardedWorkloadAtSynth`). */
-function forwardedAtSynth(forwarded: { obj: ApiObject; at: string }): Problem[] {
-  const { obj, at } = forwarded;
+function forwardedAtSynth(forwarded: { obj: ApiObject; at: string; routed: RouteTarget }): Problem[] {
+  const { obj, at, routed } = forwarded;
   const json = targetJson(obj);
   const target = targetOf(obj, json);
-  return checkForwardedWorkloadAtSynth(target, autoscalersOf(obj.node.root), at);
+  return checkForwardedWorkloadAtSynth(target, autoscalersOf(obj.node.root), at, routed);
 }
 
 type WorkloadJson = { metadata: { name: string; namespace?: string }; spec?: { replicas?: number; ordinals?: { start?: number }; template?: { metadata?: { labels?: Record<string, string> }; spec?: { initContainers?: unknown[]; volumes?: unknown[]; containers?: unknown[] } } } };

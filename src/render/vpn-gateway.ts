@@ -790,9 +790,18 @@ export interface AutoscalerTarget {
  * after every patch): `final` is the routed target read again (a `replicas` patch added after route() counts), and
  * an autoscaler of the app that scales it is refused, since its second pod would start (and, without the init
  * container's check, take the fixed address: see `forwardedInitCommand`). `path` prefixes each problem's path.
+ * `routed`, the target as route() saw it, is what its init command (`<name>-<ordinals.start>`) and nat.conf key were
+ * made from: a `metadata.name` or `spec.ordinals.start` patched after route() is refused, since the StatefulSet
+ * controller creates only `<final name>-<final start>` (kubernetes v1.28.0 pkg/controller/statefulset/
+ * stateful_set_control.go:614-631, `podInOrdinalRange`/`newVersionedStatefulSetPod`), which the guard would refuse.
  */
-export function checkForwardedWorkloadAtSynth(final: RouteTarget, autoscalers: readonly AutoscalerTarget[], path: string): Problem[] {
+export function checkForwardedWorkloadAtSynth(final: RouteTarget, autoscalers: readonly AutoscalerTarget[], path: string, routed?: RouteTarget): Problem[] {
   const problems = checkForwardedTarget(final).map((p) => ({ ...p, path: `${path}${p.path.replace(/^route/, '')}`, message: `as written, after every patch: ${p.message}` }));
+  if (routed && routed.name !== final.name) {
+    problems.push({ path: `${path}.metadata.name`, code: 'changed-after-route', message: `as written, after every patch: the port-forwarding workload is named ${final.namespace}/${final.name}, but route() made its vpn-route-init guard and nat.conf entry for ${routed.name}: its pod ${final.name}-${final.ordinalsStart ?? 0} would be refused and never start; call route() after naming the workload (or do not patch metadata.name after route())` });
+  } else if (routed && (routed.ordinalsStart ?? 0) !== (final.ordinalsStart ?? 0)) {
+    problems.push({ path: `${path}.ordinals`, code: 'changed-after-route', message: `as written, after every patch: the port-forwarding workload ${final.namespace}/${final.name} has spec.ordinals.start ${String(final.ordinalsStart ?? 0)}, but route() made its vpn-route-init guard for ${routed.name}-${String(routed.ordinalsStart ?? 0)}: the controller creates only ${final.name}-${String(final.ordinalsStart ?? 0)}, which the guard refuses, so it would never start; call route() after setting ordinals (or do not patch them after route())` });
+  }
   for (const a of autoscalers) {
     if (a.kind !== final.kind || a.name !== final.name || a.namespace !== final.namespace) continue;
     problems.push({ path: `${path}.autoscaler`, code: 'two-pods', message: `the HorizontalPodAutoscaler ${a.at} scales the port-forwarding workload ${final.namespace}/${final.name}: a second pod could not take the one fixed VXLAN address (its init container refuses any pod but ${final.name}-${final.ordinalsStart ?? 0}) and would never start; remove the autoscaler (the forwarded workload runs one replica)` });

@@ -236,6 +236,8 @@ describe('the port-forwarding workload as written, at synth', () => {
   it.each<[string, (chart: Chart, sts: kplus.StatefulSet) => void, { path: string; code: string; message: string }[]]>([
     ['a replicas patch added after route()', (_c, sts) => ApiObject.of(sts).addJsonPatch(JsonPatch.replace('/spec/replicas', 3)), [{ path: 'media/gw:route(media/qbittorrent/Resource).replicas', code: 'two-pods', message: sts3 }]],
     ['a kplus HorizontalPodAutoscaler on it', (c, sts) => new kplus.HorizontalPodAutoscaler(c, 'hpa', { target: sts, maxReplicas: 3 }), [{ path: 'media/gw:route(media/qbittorrent/Resource).autoscaler', code: 'two-pods', message: hpa('media/hpa/Resource') }]],
+    ['an ordinals patch added after route() (before: accepted, the guard expecting qbittorrent-0 of a set that starts qbittorrent-3)', (_c, sts) => ApiObject.of(sts).addJsonPatch(JsonPatch.add('/spec/ordinals', { start: 3 })), [{ path: 'media/gw:route(media/qbittorrent/Resource).ordinals', code: 'changed-after-route', message: 'as written, after every patch: the port-forwarding workload media/qbittorrent has spec.ordinals.start 3, but route() made its vpn-route-init guard for qbittorrent-0: the controller creates only qbittorrent-3, which the guard refuses, so it would never start; call route() after setting ordinals (or do not patch them after route())' }]],
+    ['a metadata.name patch added after route() (before: accepted, the guard and nat.conf made for qbittorrent)', (_c, sts) => ApiObject.of(sts).addJsonPatch(JsonPatch.replace('/metadata/name', 'qb')), [{ path: 'media/gw:route(media/qbittorrent/Resource).metadata.name', code: 'changed-after-route', message: 'as written, after every patch: the port-forwarding workload is named media/qb, but route() made its vpn-route-init guard and nat.conf entry for qbittorrent: its pod qb-0 would be refused and never start; call route() after naming the workload (or do not patch metadata.name after route())' }]],
   ])('refuses at app.synth(), before writing anything: %s', (_name, after, problems) => {
     const a = build(after, app());
     const error = thrown(() => a.synth());
@@ -247,6 +249,18 @@ describe('the port-forwarding workload as written, at synth', () => {
   it('refuses the HPA under cdk8s\'s own App too (the construct\'s validation)', () => {
     const a = build((c, sts) => new kplus.HorizontalPodAutoscaler(c, 'hpa', { target: sts, maxReplicas: 3 }), Testing.app());
     expect(() => a.synth()).toThrow(`media/gw:route(media/qbittorrent/Resource).autoscaler: ${hpa('media/hpa/Resource')}`);
+  });
+
+  it('control: an ordinals patch added before route() passes, and its guard is for qbittorrent-3', () => {
+    const a = app();
+    const chart = new Chart(a, 'media', { namespace: 'media' });
+    new ApiObject(chart, 'ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } });
+    const gateway = new VpnGateway(chart, 'gw', forwarding());
+    const sts = new kplus.StatefulSet(chart, 'qbittorrent', { metadata: { name: 'qbittorrent' }, containers: [{ image: 'lscr.io/linuxserver/qbittorrent:5.0.3', portNumber: 8080 }] });
+    ApiObject.of(sts).addJsonPatch(JsonPatch.add('/spec/ordinals', { start: 3 }));
+    const route = gateway.route(sts);
+    expect(route.initContainer.command!.join(' ')).toContain('= "qbittorrent-3" ]');
+    expect(() => a.synth()).not.toThrow();
   });
 
   it('control: a replicas patch to 1 and an autoscaler of another workload pass', () => {
