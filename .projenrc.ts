@@ -64,17 +64,26 @@ const project = new typescript.TypeScriptProject({
       strict: true,
       // The zod schemas are internal: the published types stay plain TypeScript (no zod types under a user's tsc).
       stripInternal: true,
-      // "Go to definition" opens the shipped src/*.ts, not the .d.ts (the .js files carry inline maps with sources).
+      // "Go to definition" opens the shipped src/*.ts, not the .d.ts.
       declarationMap: true,
+      // Each lib/**/*.js names its own .js.map, which holds the source text (inlineSources): a stack trace under
+      // --enable-source-maps or a debugger shows src/*.ts. Not inline in the .js: node reads and scans every byte of
+      // a module it loads, and inline maps were 57 % of lib/'s bytes, about 12 ms of each synth (issue 30).
+      inlineSourceMap: false,
+      sourceMap: true,
+      inlineSources: true,
     },
   },
-  deps: ['zod@4.6.7', 'yaml@2.9.1', 'ipaddr.js@2.5.0', 'kubernetes-types@1.30.0'],
+  // zod is bundled into lib/zod.js at compile time (scripts/bundle-zod.mjs, issue 30): a build dependency only.
+  deps: ['yaml@2.9.1', 'ipaddr.js@2.5.0', 'kubernetes-types@1.30.0'],
   peerDeps: [
     ...Object.entries(OLDEST_PEERS).map(([n, v]) => `${n}@${peerRange(v)}`),
     ...Object.entries(TESTING_PEERS).map(([n, v]) => `${n}@${peerRange(v)}`),
   ],
   devDeps: [
     '@types/jest@29.5.14',
+    'zod@4.6.7',
+    'esbuild@0.28.2',
     '@types/node@20.19.43',
     'ts-jest@29.4.15',
     'ts-node@10.9.2',
@@ -109,8 +118,8 @@ for (const dep of project.deps.all) {
 
 // The README snippets the docs test writes out (after projen's own `!/test/`, so that it wins).
 project.gitignore.addPatterns('/test/.readme-snippets/');
-// Packed with its sources: the inline source maps name src/ files, which a stack trace or "go to definition" opens.
-project.npmignore?.addPatterns('!/src/', '!/src/**/*.ts', '!/lib/**/*.d.ts.map');
+// Packed with its sources: the source maps name src/ files, which a stack trace or "go to definition" opens.
+project.npmignore?.addPatterns('!/src/', '!/src/**/*.ts', '!/lib/**/*.d.ts.map', '!/lib/**/*.js.map');
 // `npm pack` (and publish) builds first: a tarball without lib/ is no package. It also bundles the upstream schemas
 // that tunnelwright/testing loads into schemas/ (copied and sha256-checked from $TUNNELWRIGHT_SCHEMAS or
 // ../shared/schemas, with SOURCES.md and licences: scripts/schemas/); postpack removes them, they are never committed.
@@ -159,6 +168,9 @@ project.addTask('bench', {
   exec: 'node --expose-gc -r ts-node/register/transpile-only bench/run.ts',
 });
 project.postCompileTask.reset();
+// lib/zod.js: zod bundled in one file with English messages only (issue 30; scripts/bundle-zod.mjs). Part of
+// `compile` itself, which prepack, synth and the bench run: no lib/ without it.
+project.compileTask.exec('node scripts/bundle-zod.mjs');
 
 // Mutation testing (not in CI: it is long). Incremental: a rerun tests only mutants whose code or covering tests
 // changed. The incremental file is a local cache under reports/ (not committed: a full run takes hours here, so a

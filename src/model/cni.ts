@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod';
 import { Problem } from '../errors';
 import { isRecord, received } from './common';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod';
 import { joinPath, Problem } from '../errors';
 import { formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
 import { SecretLook, secretLook } from './secret-look';
@@ -209,13 +209,20 @@ export function zodProblems(error: z.ZodError): Problem[] {
   return out;
 }
 
+/** zod's English locale's messages, whatever the process's zod config says. */
+let english: ReturnType<typeof z.locales.en>['localeError'] | undefined;
+const englishMessages = () => (english ??= z.locales.en().localeError);
+
 /** Parses with a zod schema: the value, or the problems. */
 /** @internal */
 export function parseWith<T>(schema: z.ZodType, input: unknown): { ok: true; value: T } | { ok: false; problems: Problem[] } {
   const secrets = secretValueProblems(input);
   // jitless: zod 4 compiles each object schema's parser with `new Function` on its first parse, which costs more than
   // the one parse a construct makes (issue 30); the checks and the issues are the same either way.
-  const r = schema.safeParse(input, { reportInput: true, jitless: true });
+  // error: zod's English messages for this parse. zod keeps its config on globalThis, shared by every copy in the
+  // process (v4/core/core.js `__zod_globalConfig`), so a user's `z.config(z.locales.de())` or `customError` would
+  // otherwise rewrite these messages, which zodProblems reads as English.
+  const r = schema.safeParse(input, { reportInput: true, jitless: true, error: englishMessages() });
   if (r.success && secrets.length === 0) return { ok: true, value: r.data as T };
   // A secret-looking value is refused once, by what it looks like: the schema's problem at the same path goes.
   const at = new Set(secrets.map((p) => p.path));

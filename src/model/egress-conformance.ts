@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod';
 import { Problem } from '../errors';
 import { asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, received, sortProblems } from './common';
 import { checkEgressSteering, EgressSteeringProps } from './egress-steering';

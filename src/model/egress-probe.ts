@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod';
 import { Problem } from '../errors';
 import { asArray, Cidr, cidrSchema, networkCidrSchema, clusterSchema, durationSchema, isRecord, parseWith, received, sortProblems } from './common';
 import { isDnsLabel, isLabelKey, isLabelValue } from './labels';

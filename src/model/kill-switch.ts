@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod';
 import { Problem } from '../errors';
 import { asArray, Cidr, cidrSchema, networkCidrSchema, clusterSchema, isRecord, parseWith, portSchema, received, sortProblems } from './common';
 import { checkSelector, isDnsLabel } from './labels';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod';
 import { checkKubeRouterSnatPackages, checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';

@@ -9,24 +9,28 @@ const MANIFEST = JSON.parse(fs.readFileSync(path.join(ROOT, 'scripts/schemas/man
 const PEERS = ['cdk8s', 'constructs', 'ajv', 'ajv-formats', 'ajv-draft-04', 'kubernetes-models', '@kubernetes-models/prometheus-operator'];
 
 /**
- * Problems of the source maps in an unpacked package: every lib/**\/*.js carries an inline map whose sources are
- * shipped src/*.ts files with the same text (inlineSources), and every lib/**\/*.d.ts names a shipped .d.ts.map whose
- * sources are shipped src/*.ts files ("go to definition" opens the source, not the declaration).
+ * Problems of the source maps in an unpacked package: every lib/**\/*.js names its own shipped .js.map, whose sources
+ * are shipped src/*.ts files with the same text (inlineSources), and every lib/**\/*.d.ts names a shipped .d.ts.map
+ * whose sources are shipped src/*.ts files ("go to definition" opens the source, not the declaration). lib/zod.js is
+ * zod's own code bundled (scripts/bundle-zod.mjs): it has no map, and must say what it is.
  */
 function sourceMapProblems(pkg: string, listing: readonly string[]): string[] {
   const shipped = new Set(listing);
   const out: string[] = [];
   const sourcesOf = (file: string, map: { sources: string[]; sourceRoot?: string }): string[] => map.sources.map((s) => path.relative(pkg, path.resolve(path.dirname(path.join(pkg, file)), map.sourceRoot ?? '', s)));
   for (const file of listing.filter((f) => f.startsWith('lib/'))) {
-    if (file.endsWith('.js')) {
+    if (file === 'lib/zod.js') {
+      if (!fs.readFileSync(path.join(pkg, file), 'utf8').startsWith('/*! zod ')) out.push(`${file}: not the zod bundle`);
+      if (shipped.has('lib/zod.js.map') || shipped.has('lib/zod.d.ts')) out.push(`${file}: tsc's map or declaration of the re-export is shipped beside the bundle`);
+    } else if (file.endsWith('.js')) {
+      const mapFile = `${file}.map`;
       const text = fs.readFileSync(path.join(pkg, file), 'utf8');
-      const m = /\/\/# sourceMappingURL=data:application\/json;base64,([A-Za-z0-9+/=]+)\s*$/.exec(text);
-      if (!m) {
-        out.push(`${file}: no inline source map`);
+      if (!text.trimEnd().endsWith(`//# sourceMappingURL=${path.basename(mapFile)}`) || !shipped.has(mapFile)) {
+        out.push(`${file}: no source map shipped`);
         continue;
       }
-      const map = JSON.parse(Buffer.from(m[1], 'base64').toString('utf8')) as { sources: string[]; sourceRoot?: string; sourcesContent?: string[] };
-      sourcesOf(file, map).forEach((src, i) => {
+      const map = JSON.parse(fs.readFileSync(path.join(pkg, mapFile), 'utf8')) as { sources: string[]; sourceRoot?: string; sourcesContent?: string[] };
+      sourcesOf(mapFile, map).forEach((src, i) => {
         if (!src.startsWith('src/') || !shipped.has(src)) out.push(`${file}: its map names ${src}, which the package does not ship`);
         else if (map.sourcesContent?.[i] !== fs.readFileSync(path.join(pkg, src), 'utf8')) out.push(`${file}: its map's inline source differs from the shipped ${src}`);
       });
@@ -80,12 +84,14 @@ describeWithTools('tunnelwright/testing from the packed tarball on a fresh insta
     const pkg = path.join(unpacked, 'package');
     expect(listing.filter((f) => /^lib\/.*\.js$/.test(f)).length).toBeGreaterThan(20);
     expect(sourceMapProblems(pkg, listing)).toEqual([]);
-    // Control: the same check over the package without one declaration map, and with a source edited after packing.
+    // Control: the same check over the package without one source map and one declaration map, and with a source
+    // edited after packing.
     const dts = listing.find((f) => f === 'lib/testing/schemas.d.ts')!;
     fs.renameSync(path.join(pkg, `${dts}.map`), path.join(dir, 'aside.map'));
     fs.appendFileSync(path.join(pkg, 'src/testing/schemas.ts'), '// edited\n');
     try {
-      expect(sourceMapProblems(pkg, listing.filter((f) => f !== `${dts}.map`))).toEqual([
+      expect(sourceMapProblems(pkg, listing.filter((f) => f !== `${dts}.map` && f !== 'lib/index.js.map'))).toEqual([
+        'lib/index.js: no source map shipped',
         'lib/testing/schemas.d.ts: no declaration map shipped',
         'lib/testing/schemas.js: its map\'s inline source differs from the shipped src/testing/schemas.ts',
       ]);
