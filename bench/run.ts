@@ -336,7 +336,8 @@ function filesUnder(dir: string, base = dir): [string, string][] {
 }
 
 function userCases(emit: (o: Record<string, unknown>) => void): void {
-  const compiled = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
+  // lib/ as the package ships it: tsc, then zod bundled into lib/zod.js (`npm run compile` runs both).
+  const compiled = spawnSync('npx', ['projen', 'compile'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   if (compiled.status !== 0) throw new Error('bench: compiling lib/ failed');
   const imports: [string, string, string][] = [
     ['import-tunnelwright', "require('tunnelwright')", '0'],
@@ -351,6 +352,7 @@ function userCases(emit: (o: Record<string, unknown>) => void): void {
     const main = path.join(dir, '.bench-main.js');
     const floor = path.join(dir, '.bench-floor.js');
     const cdk8sFloor = path.join(dir, '.bench-floor-cdk8s.js');
+    const appFloor = path.join(dir, '.bench-floor-app.js');
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), `tw-bench-${example}-`));
     try {
       fs.writeFileSync(main, ts.transpileModule(fs.readFileSync(path.join(dir, 'main.ts'), 'utf8'), { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true } }).outputText);
@@ -389,10 +391,19 @@ function userCases(emit: (o: Record<string, unknown>) => void): void {
         fs.rmSync(outdir, { recursive: true, force: true });
         return wallMs([cdk8sFloor], dir, { CDK8S_OUTDIR: outdir });
       };
+      // A third floor: the second one, loading also what the example itself imports besides tunnelwright (its own
+      // workloads' cdk8s-plus-28): the same app without tunnelwright, so the ratio against it is tunnelwright's alone.
+      const own = [...fs.readFileSync(path.join(dir, 'main.ts'), 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]).filter((m) => !m.startsWith('tunnelwright') && m !== 'cdk8s');
+      fs.writeFileSync(appFloor, [...own.map((m) => `require(${JSON.stringify(m)});`), fs.readFileSync(cdk8sFloor, 'utf8')].join('\n'));
+      const appFloorRun = () => {
+        fs.rmSync(outdir, { recursive: true, force: true });
+        return wallMs([appFloor], dir, { CDK8S_OUTDIR: outdir });
+      };
       emit({ case: `synth-example-${example}`, files: files.length, bytes, ...interleaved(synth, floorRun), peakRssMb: null });
       emit({ case: `synth-example-${example}-vs-cdk8s`, files: files.length, bytes, ...interleaved(synth, cdk8sFloorRun), peakRssMb: null });
+      emit({ case: `synth-example-${example}-vs-app`, files: files.length, bytes, imports: own, ...interleaved(synth, appFloorRun), peakRssMb: null });
     } finally {
-      for (const f of [main, floor, cdk8sFloor, outdir]) fs.rmSync(f, { recursive: true, force: true });
+      for (const f of [main, floor, cdk8sFloor, appFloor, outdir]) fs.rmSync(f, { recursive: true, force: true });
     }
   }
 }

@@ -31,6 +31,16 @@ export const egressSteeringModel = once(() => require('./model/egress-steering')
 export const egressProbeModel = once(() => require('./model/egress-probe') as typeof import('./model/egress-probe'));
 export const conformanceModel = once(() => require('./model/egress-conformance') as typeof import('./model/egress-conformance'));
 
+// The renderers, loaded when a construct of theirs is first planned: an app loads the renderers of the constructs it
+// makes, not the others' (the adapters in src/cdk8s and src/pulumi reach them only through these).
+export const overlayNodeRender = once(() => require('./render/wireguard-overlay-node') as typeof import('./render/wireguard-overlay-node'));
+export const meshRender = once(() => require('./render/wireguard-mesh') as typeof import('./render/wireguard-mesh'));
+export const killSwitchRender = once(() => require('./render/kill-switch') as typeof import('./render/kill-switch'));
+export const vpnGatewayRender = once(() => require('./render/vpn-gateway') as typeof import('./render/vpn-gateway'));
+export const egressSteeringRender = once(() => require('./render/egress-steering') as typeof import('./render/egress-steering'));
+export const egressProbeRender = once(() => require('./render/egress-probe') as typeof import('./render/egress-probe'));
+export const conformanceRender = once(() => require('./render/egress-conformance') as typeof import('./render/egress-conformance'));
+
 /** The major version of the `yaml` package tunnelwright depends on. */
 export const YAML_MAJOR = 2;
 

@@ -10,7 +10,7 @@ import { siteA } from './helpers/fixtures';
 const ROOT = path.resolve(__dirname, '..');
 const SCHEMA_MODULES = ['common', 'cni', 'kill-switch', 'vpn-gateway', 'wireguard-overlay-node', 'wireguard-mesh', 'egress-steering', 'egress-probe', 'egress-conformance'];
 
-interface Loaded { zod: boolean; ownYaml: boolean; cdk8sYaml: boolean; schemas: string[] }
+interface Loaded { zod: boolean; ownYaml: boolean; cdk8sYaml: boolean; schemas: string[]; renderers: string[] }
 
 /** Runs `code` in a new node (TypeScript sources through ts-node) and says what `require.cache` then holds. */
 function loadedAfter(code: string): Loaded {
@@ -26,6 +26,7 @@ function loadedAfter(code: string): Loaded {
       cdk8sYaml: files.some((f) => f.startsWith(nm + '/cdk8s/node_modules/yaml/')),
       schemas: files.filter((f) => f.startsWith(src + '/model/')).map((f) => require('node:path').basename(f, '.ts'))
         .filter((m) => ${JSON.stringify(SCHEMA_MODULES)}.includes(m)).sort(),
+      renderers: files.filter((f) => f.startsWith(src + '/render/')).map((f) => require('node:path').basename(f, '.ts')).sort(),
     }));`;
   const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', probe], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: 'tsconfig.dev.json' } });
   if (r.status !== 0) throw new Error(`node failed: ${r.stderr}`);
@@ -33,11 +34,14 @@ function loadedAfter(code: string): Loaded {
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Loaded;
 }
 
-const NOTHING: Loaded = { zod: false, ownYaml: false, cdk8sYaml: false, schemas: [] };
+const NOTHING: Loaded = { zod: false, ownYaml: false, cdk8sYaml: false, schemas: [], renderers: [] };
+const ALL_RENDERERS = ['cni', 'egress-conformance', 'egress-probe', 'egress-steering', 'kill-switch', 'port-sync', 'vpn-gateway', 'wireguard-mesh', 'wireguard-overlay-node'];
 
-describe('requiring an entry point loads no validator and no serializer', () => {
+describe('requiring an entry point loads no validator, no serializer and (but for the core) no renderer', () => {
   it.each([
-    ['tunnelwright', "require('./src')", NOTHING],
+    // The core entry exports every renderer's functions; the adapters load a renderer when a construct of its kind
+    // is first planned.
+    ['tunnelwright', "require('./src')", { ...NOTHING, renderers: ALL_RENDERERS }],
     ['tunnelwright/pulumi', "require('./src/pulumi')", NOTHING],
     // cdk8s loads its own bundled yaml (its floor); ours is not loaded on top.
     ['tunnelwright/cdk8s', "require('./src/cdk8s')", { ...NOTHING, cdk8sYaml: true }],
@@ -66,11 +70,12 @@ describe('the first validation loads them (the control: the probe sees zod when 
       const userData = fs.readdirSync(outdir, { recursive: true }).filter((f) => String(f).endsWith('user-data'));
       fs.rmSync(outdir, { recursive: true, force: true });
       if (userData.length === 0) throw new Error('no user-data written');`);
-    expect(after).toEqual({ zod: true, ownYaml: false, cdk8sYaml: true, schemas: expect.arrayContaining(['common', 'wireguard-overlay-node']) });
+    // Only the overlay node's renderer (and the CNI part it uses): no gateway, steering, probe or conformance code.
+    expect(after).toEqual({ zod: true, ownYaml: false, cdk8sYaml: true, schemas: expect.arrayContaining(['common', 'wireguard-overlay-node']), renderers: ['cni', 'wireguard-overlay-node'] });
   });
 
   it('without cdk8s loaded (a Pulumi program), rendering cloud-config loads our own yaml', () => {
     const after = loadedAfter("const { renderCloudConfig } = require('./src'); renderCloudConfig({ node: 'n', packages: ['nftables'], files: [], units: [], dropins: [], commands: [] });");
-    expect(after).toEqual({ zod: false, ownYaml: true, cdk8sYaml: false, schemas: [] });
+    expect(after).toEqual({ zod: false, ownYaml: true, cdk8sYaml: false, schemas: [], renderers: ALL_RENDERERS });
   });
 });

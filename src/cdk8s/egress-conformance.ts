@@ -3,11 +3,11 @@ import { objectClaims } from '../invariants';
 import type { ConformanceGateway, ConformanceSteering, EgressConformanceProps } from '../model/egress-conformance';
 import type { EgressSteeringProps } from '../model/egress-steering';
 import type { VpnGatewayProps } from '../model/vpn-gateway';
-import { planEgressConformance } from '../render/egress-conformance';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';
 import { EgressSteering } from './egress-steering';
 import { VpnGateway } from './vpn-gateway';
+import { conformanceRender } from '../lazy';
 
 /** A gateway to prove: its props, or the VpnGateway construct itself. */
 export interface EgressConformanceGateway extends Omit<ConformanceGateway, 'gateway'> {
@@ -45,7 +45,7 @@ export class EgressConformance extends TunnelwrightConstruct {
       ...(vpnGateways ? { vpnGateways: vpnGateways.map((g) => ({ ...g, gateway: g.gateway instanceof VpnGateway ? g.gateway.props : g.gateway })) } : {}),
       ...(egressSteerings ? { egressSteerings: egressSteerings.map((s) => ({ ...s, steering: s.steering instanceof EgressSteering ? s.steering.props : s.steering })) } : {}),
     };
-    const plan = planAt(scope, id, 'EgressConformance', () => planEgressConformance(core));
+    const plan = planAt(scope, id, 'EgressConformance', () => conformanceRender().planEgressConformance(core));
     super(scope, id, plan, objectClaims(plan.objects, core.cluster));
     this.plan = plan;
     const values = plan.values.egressConformance as { script: string; command: string };

@@ -1,9 +1,9 @@
 import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import type { EgressProbeProps } from '../model/egress-probe';
-import { planEgressProbe } from '../render/egress-probe';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';
+import { egressProbeRender } from '../lazy';
 
 /**
  * A blackbox-exporter probe running as a vpn-class workload (routed through a VpnGateway, or labelled for an
@@ -15,7 +15,7 @@ export class EgressProbe extends TunnelwrightConstruct {
   public readonly plan: Plan;
 
   public constructor(scope: Construct, id: string, props: EgressProbeProps) {
-    const plan = planAt(scope, id, 'EgressProbe', () => planEgressProbe(props));
+    const plan = planAt(scope, id, 'EgressProbe', () => egressProbeRender().planEgressProbe(props));
     super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
   }

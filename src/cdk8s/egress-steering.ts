@@ -2,9 +2,9 @@ import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import { IgnitionConfig } from '../host/ignition';
 import type { EgressSteeringProps } from '../model/egress-steering';
-import { egressSteeringClaims, planEgressSteering } from '../render/egress-steering';
 import { Plan } from '../types';
 import { NodeArtefacts, planAt, TunnelwrightConstruct } from './base';
+import { egressSteeringRender } from '../lazy';
 
 /**
  * Cilium egress gateway out of a host VPN tunnel on one node: the CiliumEgressGatewayPolicy, label enforcement,
@@ -25,8 +25,8 @@ export class EgressSteering extends TunnelwrightConstruct {
   public readonly props: EgressSteeringProps;
 
   public constructor(scope: Construct, id: string, props: EgressSteeringProps) {
-    const plan = planAt(scope, id, 'EgressSteering', () => planEgressSteering(props));
-    super(scope, id, plan, [...egressSteeringClaims(props), ...objectClaims(plan.objects, props.cluster)]);
+    const plan = planAt(scope, id, 'EgressSteering', () => egressSteeringRender().planEgressSteering(props));
+    super(scope, id, plan, [...egressSteeringRender().egressSteeringClaims(props), ...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
     this.props = props;
     // Not rendered here: tunnelwright's App writes the node's merged artefacts itself, so this construct's own part

@@ -1,8 +1,8 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { EgressSteeringProps } from '../model/egress-steering';
-import { egressSteeringClaims, planEgressSteering } from '../render/egress-steering';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
+import { egressSteeringRender } from '../lazy';
 
 /** Arguments of the EgressSteering component (plain values). */
 export type EgressSteeringArgs = EgressSteeringProps;
@@ -19,8 +19,8 @@ export class EgressSteering extends pulumi.ComponentResource {
   public readonly values: Record<string, unknown>;
 
   public constructor(name: string, args: EgressSteeringArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'EgressSteering', () => planEgressSteering(args));
-    reserve(name, plan, [...egressSteeringClaims(args), ...objectClaims(plan.objects, args.cluster)]);
+    const plan = planAt(name, 'EgressSteering', () => egressSteeringRender().planEgressSteering(args));
+    reserve(name, plan, [...egressSteeringRender().egressSteeringClaims(args), ...objectClaims(plan.objects, args.cluster)]);
     super('tunnelwright:index:EgressSteering', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
     const out = nodeOutputs(plan.hosts[0], '3.4.0');

@@ -3,13 +3,14 @@ import { objectClaims } from '../invariants';
 import * as pulumi from '@pulumi/pulumi';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import type { VpnGatewayProps } from '../model/vpn-gateway';
-import { applyRoute, isForwardedTarget, planRoute, planVpnGateway, ROUTABLE_KINDS, routeFence, RouteTarget, vpnGatewayClaims, vpnGatewayVxlan } from '../render/vpn-gateway';
+import type { RouteTarget } from '../render/vpn-gateway';
 import { childName, planAt, emitPlan, reserve } from './base';
 import { declaredNamespaces, registerFence } from './registry';
 import { lowerInputs } from './inputs';
 import { formatProblems, ValidationError } from '../errors';
 import { checkPodSecurity, PodSecurityNeed, podSecurityNeeds, requiredLevel } from '../model/pod-security';
 import { KubeObject } from '../types';
+import { once, vpnGatewayRender } from '../lazy';
 
 /** A Secret reference whose name and key may come from other resources (`Input`s). */
 export interface InputSecretKeyRef {
@@ -50,7 +51,7 @@ const INPUT_PATHS = [
 /** A transform usable in both `transforms` and `transformations`. */
 export type RouteTransform = pulumi.ResourceTransform & pulumi.ResourceTransformation;
 
-const ROUTABLE_TYPES = new Set(ROUTABLE_KINDS.map((k) => `kubernetes:apps/v1:${k}`));
+const routableTypes = once(() => new Set(vpnGatewayRender().ROUTABLE_KINDS.map((k) => `kubernetes:apps/v1:${k}`)));
 
 /** A shared gluetun + pod-gateway egress gateway. `routeTransform()` routes workloads of the same program through it. */
 export class VpnGateway extends pulumi.ComponentResource {
@@ -64,8 +65,8 @@ export class VpnGateway extends pulumi.ComponentResource {
   public constructor(name: string, args: VpnGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     const inputs = lowerInputs(args as VpnGatewayProps, INPUT_PATHS);
     const props = inputs.plain;
-    const plan = planAt(name, 'VpnGateway', () => planVpnGateway(props));
-    reserve(name, plan, [...vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)], undefined, { gateway: vpnGatewayVxlan(props, name) });
+    const plan = planAt(name, 'VpnGateway', () => vpnGatewayRender().planVpnGateway(props));
+    reserve(name, plan, [...vpnGatewayRender().vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)], undefined, { gateway: vpnGatewayRender().vpnGatewayVxlan(props, name) });
     super('tunnelwright:index:VpnGateway', name, {}, opts);
     this.args = props;
     this.resolve = inputs.resolve;
@@ -101,7 +102,7 @@ export class VpnGateway extends pulumi.ComponentResource {
    */
   public routeTransform(): RouteTransform {
     return (args: { type: string; name: string; props: Record<string, unknown>; opts: pulumi.CustomResourceOptions }) => {
-      if (!ROUTABLE_TYPES.has(args.type)) return undefined;
+      if (!routableTypes().has(args.type)) return undefined;
       const props = args.props as unknown as { metadata?: { name?: string; namespace?: string }; spec: { replicas?: number; ordinals?: { start?: number }; template: { metadata?: { labels?: Record<string, string> }; spec: IPodSpec } } };
       if (!Array.isArray(props?.spec?.template?.spec?.containers)) {
         throw new ValidationError([{ path: 'routeTransform(workload)', code: 'workload', message: `expected ${args.name} to have spec.template.spec.containers: a workload without a pod template cannot be routed` }], `VpnGateway route at ${this.componentName}`);
@@ -117,12 +118,12 @@ export class VpnGateway extends pulumi.ComponentResource {
       // Unset, @pulumi/kubernetes auto-names the object `<logical name>-<random hex>` (apps/v1/statefulSet.d.ts:25,
       // "Create a StatefulSet with auto-naming"; provider/pkg/metadata/naming.go), so its pod is `<name>-<hex>-0`
       // (the hostname: stateful_set_utils.go:383-387) and the forwarded workload's hostname guard would refuse it.
-      if ((props.metadata?.name === undefined || props.metadata.name === '') && isForwardedTarget(this.args, { namespace, podLabels: {}, name: args.name, kind })) {
+      if ((props.metadata?.name === undefined || props.metadata.name === '') && vpnGatewayRender().isForwardedTarget(this.args, { namespace, podLabels: {}, name: args.name, kind })) {
         throw new ValidationError([{ path: `routeTransform(${args.name}).metadata.name`, code: 'name', message: `${kind} ${args.name} is the port-forwarding workload and has no metadata.name: Pulumi would auto-name it ${args.name}-<random suffix>, so its pod would not be ${args.name}-<ordinal> and vpn-route-init's hostname guard would refuse it forever; set metadata.name explicitly` }], `VpnGateway route at ${this.componentName}`);
       }
       const target: RouteTarget = { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}), ...(props.spec.ordinals?.start !== undefined ? { ordinalsStart: props.spec.ordinals.start } : {}) };
-      const route = planRoute(this.args, target);
-      const duplicates = registerFence(routeFence(this.args, target, route, this.componentName));
+      const route = vpnGatewayRender().planRoute(this.args, target);
+      const duplicates = registerFence(vpnGatewayRender().routeFence(this.args, target, route, this.componentName));
       if (duplicates.length > 0) void pulumi.log.warn(formatProblems(duplicates), this);
       const follow = routeObjectOptions(args.opts ?? {}, this);
       for (const o of route.objects) {
@@ -131,7 +132,7 @@ export class VpnGateway extends pulumi.ComponentResource {
         this.routed.add(key);
         this.kubernetesResources.push(new k8s.apiextensions.CustomResource(childName(this.componentName, o), this.resolve(o) as k8s.apiextensions.CustomResourceArgs, follow));
       }
-      const spec = applyRoute(props.spec.template.spec, route);
+      const spec = vpnGatewayRender().applyRoute(props.spec.template.spec, route);
       // A Secret named by an Input (the control API key's) is a placeholder in the plan: turned back into the Input.
       const resolved = this.resolve(spec) as IPodSpec;
       this.warnPodSecurity([{ namespace, what: `the routed ${args.type.split(':').pop()} ${namespace}/${name}`, need: requiredLevel(spec), at: `${this.componentName}:routeTransform(${args.name})` }], []);
