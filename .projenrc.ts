@@ -120,6 +120,8 @@ for (const dep of project.deps.all) {
 project.gitignore.addPatterns('/test/.readme-snippets/');
 // Packed with its sources: the source maps name src/ files, which a stack trace or "go to definition" opens.
 project.npmignore?.addPatterns('!/src/', '!/src/**/*.ts', '!/lib/**/*.d.ts.map', '!/lib/**/*.js.map');
+// tsc's outputs for src/zod.ts beside the bundle (kept for `tsc --build`'s incremental check): not packed.
+project.npmignore?.addPatterns('/lib/zod.d.ts', '/lib/zod.d.ts.map', '/lib/zod.js.map');
 // `npm pack` (and publish) builds first: a tarball without lib/ is no package. It also bundles the upstream schemas
 // that tunnelwright/testing loads into schemas/ (copied and sha256-checked from $TUNNELWRIGHT_SCHEMAS or
 // ../shared/schemas, with SOURCES.md and licences: scripts/schemas/); postpack removes them, they are never committed.

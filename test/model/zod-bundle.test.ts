@@ -64,7 +64,7 @@ describe('the bundle is what the package ships', () => {
     expect(Object.keys(z.locales).length).toBeGreaterThan(40);
   });
 
-  it('keeps English messages when the user sets another locale or a customError on their zod (zod shares its config on globalThis)', () => {
+  it('keeps English messages when the user sets another locale or a customError on their zod', () => {
     const props = { ...qbittorrentKillSwitch(), allowCidrs: 'not a list', namespace: 7 };
     const before = viaBundle.validateKillSwitch(props);
     expect(before).toEqual([
@@ -76,14 +76,39 @@ describe('the bundle is what the package ships', () => {
       try {
         expect(viaBundle.validateKillSwitch(props)).toEqual(before);
         expect(viaPackage.validateKillSwitch(props)).toEqual(before);
-        // The control: the setting reached zod (both copies read the same config), so a parse without tunnelwright's
-        // English map reads it.
+        // The control: the setting reached the zod package, so a parse there without tunnelwright's English map reads
+        // it. The bundle's zod keeps a config of its own, which the user's setting does not reach.
         const raw = (zz: typeof z) => zz.string().safeParse(7).error!.issues[0].message;
         expect(raw(packageZod)).toMatch(/Ungültige Eingabe|kaputt/);
-        expect(raw(jest.requireActual<{ z: typeof z }>(bundle).z)).toBe(raw(packageZod));
+        expect(raw(jest.requireActual<{ z: typeof z }>(bundle).z)).toBe('Invalid input: expected string, received number');
       } finally {
         packageZod.config({ ...packageZod.locales.en(), customError: undefined });
       }
+    }
+  });
+});
+
+describe('the bundle leaves the process\'s zod state alone (zod 4.5+ shares its config and registry on globalThis)', () => {
+  /** What a fresh node sees on globalThis after `code`. */
+  const globalsAfter = (code: string) => {
+    const r = spawnSync(process.execPath, ['-e', `${code}; process.stdout.write(JSON.stringify([typeof globalThis.__zod_globalConfig, typeof globalThis.__zod_globalRegistry]))`], { cwd: ROOT, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(r.stderr);
+    return JSON.parse(r.stdout) as string[];
+  };
+
+  it('validating through the bundle sets no locale or memoizer for a user\'s zod/mini; control: the zod package does', () => {
+    const parse = "z.object({ a: z.string() }).safeParse({ a: 7 }, { jitless: true })";
+    expect(globalsAfter(`const { z } = require(${JSON.stringify(bundle)}); ${parse}`)).toEqual(['undefined', 'undefined']);
+    expect(globalsAfter(`const { z } = require('zod'); ${parse}`)).toEqual(['object', 'object']);
+  });
+
+  it('a user\'s jitless: false or zod/compile setting does not reach the bundle\'s schemas', () => {
+    const bundled = jest.requireActual<{ z: typeof z }>(bundle).z;
+    packageZod.config({ jitless: false });
+    try {
+      expect(bundled.config().jitless).toBeUndefined();
+    } finally {
+      packageZod.config({ jitless: undefined });
     }
   });
 });
