@@ -38,9 +38,10 @@ export const PORT_SYNC_SCRIPT = `#!/bin/sh
 # changes the port, a gluetun restart and an app restart that forgets the port are all repaired.
 # With APP=command it cannot read the app's port: it runs COMMAND (PORT=the port) once for each new forwarded port,
 # again next period while it fails, and again when this container restarts; an app restart that forgets the port is
-# NOT repaired, and the app_listen_port metric is the port COMMAND last succeeded with, not the app's. COMMAND is
-# stopped after COMMAND_TIMEOUT seconds (busybox timeout) and counts as failed: a hung command would stop the loop
-# and freeze the metrics (every curl here has --max-time for the same reason).
+# NOT repaired, and the app_listen_port metric is the port COMMAND last succeeded with, not the app's. COMMAND runs
+# in a session of its own and is stopped after COMMAND_TIMEOUT seconds, with everything it started (TERM, then KILL
+# 5 s later), and counts as failed: a hung command would stop the loop and freeze the metrics (every curl here has
+# --max-time for the same reason).
 # Environment: APP (qbittorrent | transmission | deluge | command), APP_URL, GLUETUN_URL, GLUETUN_API_KEY_FILE,
 # APP_USERNAME_FILE / APP_PASSWORD_FILE (optional), APP_API_KEY_FILE (qBittorrent >= 5.2, optional), COMMAND,
 # COMMAND_TIMEOUT (seconds), PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server).
@@ -66,6 +67,14 @@ JAR="$WORK/cookies"
 : >"$WORK/app.curlrc"
 # To stderr: a message logged inside $(...) must not become part of the value read.
 log() { echo "port-sync: $*" >&2; }
+HAVE_SETSID=0
+if [ "$APP" = command ]; then
+  if command -v setsid >/dev/null 2>&1; then
+    HAVE_SETSID=1
+  else
+    log "no setsid in this image: an overrunning COMMAND is stopped, but what it started may go on running"
+  fi
+fi
 
 forwarded=0
 app_port=0
@@ -278,12 +287,29 @@ app_set() {
 
 command_set() {
   crc=0
-  PORT=$1 timeout "$COMMAND_TIMEOUT" sh -c "$COMMAND" || crc=$?
+  rm -f "$WORK/command-overran"
+  if [ "$HAVE_SETSID" = 1 ]; then
+    # COMMAND leads a process group of its own, and a watchdog stops that whole group when it overruns. Stopping only
+    # the sh -c would leave what it started (\`a; b\`, a pipe, \`$(...)\`) running, to apply a stale port when it
+    # ends. The watchdog marks the overrun, so a command that itself exits 124 or 143 is a failure, not a timeout.
+    PORT=$1 setsid sh -c "$COMMAND" &
+    cpid=$!
+    # shellcheck disable=SC2016 # the watchdog's own sh expands $1..$3
+    setsid sh -c 'sleep "$1" && : >"$2" && kill -s TERM -"$3" 2>/dev/null && sleep 5 && kill -s KILL -"$3" 2>/dev/null' \\
+      command-watchdog "$COMMAND_TIMEOUT" "$WORK/command-overran" "$cpid" &
+    wpid=$!
+    wait "$cpid" || crc=$?
+    # In time: the watchdog goes. Overrun: it goes on to KILL what ignored the TERM.
+    [ -e "$WORK/command-overran" ] || kill -s TERM -"$wpid" 2>/dev/null
+  else
+    PORT=$1 timeout "$COMMAND_TIMEOUT" sh -c "$COMMAND" || crc=$?
+    # busybox timeout stops it with SIGTERM (exit 143); coreutils' exits 124.
+    if [ "$crc" -eq 143 ] || [ "$crc" -eq 124 ]; then : >"$WORK/command-overran"; fi
+  fi
   if [ "$crc" -eq 0 ]; then
     last_command_port=$1; return 0
   fi
-  # busybox timeout stops it with SIGTERM (exit 143); coreutils' exits 124.
-  if [ "$crc" -eq 143 ] || [ "$crc" -eq 124 ]; then
+  if [ -e "$WORK/command-overran" ]; then
     log "COMMAND did not finish within $COMMAND_TIMEOUT s with PORT=$1: stopped, retried next period"
   else
     log "COMMAND failed (exit $crc) with PORT=$1: retried next period"

@@ -51,7 +51,7 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     must(sh(`ip netns add ${netns} && ip netns exec ${netns} ip link set lo up`), 'netns');
     fs.mkdirSync(path.join(dir, 'bin'));
     fs.mkdirSync(path.join(dir, 'app'));
-    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env', 'echo', 'timeout', '[']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
+    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env', 'echo', 'timeout', 'setsid', '[']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
     fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', 'busybox'));
     fs.symlinkSync(which('curl')!, path.join(dir, 'bin', 'curl'));
     fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);
@@ -149,7 +149,7 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     const metrics = () => fs.readFileSync(path.join(dir, 'work', 'metrics'), 'utf8');
     const errorsNow = () => Number(/tunnelwright_port_forward_errors_total\{app="command"\} (\d+)/.exec(metrics())![1]);
     const log = () => fs.readFileSync(path.join(dir, 'sync.log'), 'utf8');
-    expect(script).toContain('PORT=$1 timeout "$COMMAND_TIMEOUT" sh -c "$COMMAND" || crc=$?');
+    expect(script).toContain('PORT=$1 setsid sh -c "$COMMAND" &');
     stop('sync');
     // Hangs for 45678 (an API that never answers), works for any other port.
     fs.writeFileSync(path.join(dir, 'command'), `[ "$PORT" = 45678 ] && exec sleep 1000; ${env.COMMAND}`);
@@ -168,8 +168,10 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     expect(appPort()).toBe(46789);
     stop('sync');
 
-    // Control: the same script without the timeout blocks inside the hung command; the metrics stay frozen.
-    fs.writeFileSync(path.join(dir, 'port-sync-no-timeout.sh'), script.replace('timeout "$COMMAND_TIMEOUT" ', ''));
+    // Control: the same script without the watchdog blocks inside the hung command; the metrics stay frozen.
+    const noWatchdog = script.replace(/\n {4}# shellcheck disable=SC2016[^\n]*\n {4}setsid sh -c 'sleep[^\n]*\n[^\n]*command-watchdog[^\n]*\n/, '\n');
+    expect(noWatchdog).not.toContain('command-watchdog');
+    fs.writeFileSync(path.join(dir, 'port-sync-no-timeout.sh'), noWatchdog);
     forwardedIs(45678);
     startSync('COMMAND_TIMEOUT=2', 'port-sync-no-timeout.sh', 'control');
     sh('sleep 3');
@@ -182,5 +184,48 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     stop('control');
     sh(`ip netns pids ${netns} | xargs -r ps -o pid=,args= -p | awk '/sleep 1000/ {print $1}' | xargs -r kill`);
     fs.writeFileSync(path.join(dir, 'command'), env.COMMAND);
+  }, 60_000);
+
+  it('an overrunning compound command is stopped whole (no process left to apply a stale port late); a command exiting 143 itself is a failure, not a timeout; control: without setsid the sh -c alone is stopped', () => {
+    const log = () => fs.readFileSync(path.join(dir, 'sync.log'), 'utf8');
+    /** Processes in the lab's netns whose command line is exactly `sleep 1000`. */
+    const sleepers = () => Number(must(sh(`ip netns pids ${netns} | xargs -r ps -o args= -p | grep -cx 'sleep 1000' || true`), 'ps').stdout.trim());
+    const late = path.join(dir, 'app', 'late');
+    stop('sync');
+    // A compound command (sleep, then write): timeout(1) stops only the sh -c and leaves the sleep to write later.
+    fs.writeFileSync(path.join(dir, 'command'), `[ "$PORT" = 45678 ] && { sleep 1000; echo "$PORT" >> ${late}; exit 0; }; [ "$PORT" = 45679 ] && exit 143; ${env.COMMAND}`);
+    forwardedIs(45678);
+    fs.writeFileSync(path.join(dir, 'sync.log'), '');
+    startSync('COMMAND_TIMEOUT=2');
+    sh('sleep 6');
+    expect(log()).toContain('port-sync: COMMAND did not finish within 2 s with PORT=45678: stopped, retried next period\n');
+    // Between runs (the next one starts within PERIOD) at most the running one's sleep is there, never one per run.
+    expect(sleepers()).toBeLessThanOrEqual(1);
+    forwardedIs(45679);
+    sh('sleep 4');
+    expect(log()).toContain('port-sync: COMMAND failed (exit 143) with PORT=45679: retried next period\n');
+    expect(log()).not.toContain('within 2 s with PORT=45679');
+    stop('sync');
+    sh('sleep 3');
+    expect(sleepers()).toBe(0);
+    expect(fs.existsSync(late)).toBe(false);
+
+    // Control: the same script where the image has no setsid falls back to timeout(1), says so, and leaves the
+    // compound command's sleep behind, one per run.
+    fs.unlinkSync(path.join(dir, 'bin', 'setsid'));
+    try {
+      forwardedIs(45678);
+      fs.writeFileSync(path.join(dir, 'control.log'), '');
+      startSync('COMMAND_TIMEOUT=2', 'port-sync.sh', 'control');
+      sh('sleep 6');
+      stop('control');
+      expect(fs.readFileSync(path.join(dir, 'control.log'), 'utf8')).toContain('port-sync: no setsid in this image: an overrunning COMMAND is stopped, but what it started may go on running\n');
+      expect(sleepers()).toBeGreaterThanOrEqual(2);
+    } finally {
+      fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', 'setsid'));
+      sh(`ip netns pids ${netns} | xargs -r ps -o pid=,args= -p | awk '$2 == "sleep" && $3 == 1000 {print $1}' | xargs -r kill`);
+      fs.writeFileSync(path.join(dir, 'command'), env.COMMAND);
+    }
+    figures.compoundOverrun = 'no sleep left after the TERM; without setsid: one per run';
   }, 60_000);
 });
