@@ -63,10 +63,10 @@ export interface PortForwardingProps {
   /**
    * With `app: 'command'`: a POSIX sh command run in the sidecar with `$PORT` set, once for each new forwarded port
    * (again next period while it exits non-zero, and when the sidecar restarts). The sidecar cannot read the app's port,
-   * so an app restart that forgets it is not repaired. A run is stopped after 60 s with everything it started (it runs
-   * in a session of its own under busybox `setsid`: TERM to its process group, KILL 5 s later; a fixed bound: four
-   * default periods, ample for an API call, and a hung command would otherwise stop the loop and freeze the metrics)
-   * and counts as failed. `portForwardAlertGroups` raises `VPNForwardedPortCommandFailing` while it keeps
+   * so an app restart that forgets it is not repaired. A run is stopped after 60 s as a whole process group (it runs
+   * in a session of its own under busybox `setsid`: TERM to the group, KILL 5 s later; a fixed bound: four default
+   * periods, ample for an API call, and a hung command would otherwise stop the loop and freeze the metrics) and
+   * counts as failed. `portForwardAlertGroups` raises `VPNForwardedPortCommandFailing` while it keeps
    * failing with the forwarded port.
    */
   readonly command?: string;

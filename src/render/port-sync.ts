@@ -39,9 +39,9 @@ export const PORT_SYNC_SCRIPT = `#!/bin/sh
 # With APP=command it cannot read the app's port: it runs COMMAND (PORT=the port) once for each new forwarded port,
 # again next period while it fails, and again when this container restarts; an app restart that forgets the port is
 # NOT repaired, and the app_listen_port metric is the port COMMAND last succeeded with, not the app's. COMMAND runs
-# in a session of its own and is stopped after COMMAND_TIMEOUT seconds, with everything it started (TERM, then KILL
-# 5 s later), and counts as failed: a hung command would stop the loop and freeze the metrics (every curl here has
-# --max-time for the same reason).
+# in a process group of its own, stopped as a whole after COMMAND_TIMEOUT seconds (TERM, then KILL 5 s later), and
+# then counts as failed: a hung command would stop the loop and freeze the metrics (every curl here has --max-time
+# for the same reason).
 # Environment: APP (qbittorrent | transmission | deluge | command), APP_URL, GLUETUN_URL, GLUETUN_API_KEY_FILE,
 # APP_USERNAME_FILE / APP_PASSWORD_FILE (optional), APP_API_KEY_FILE (qBittorrent >= 5.2, optional), COMMAND,
 # COMMAND_TIMEOUT (seconds), PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server).
@@ -69,6 +69,9 @@ JAR="$WORK/cookies"
 log() { echo "port-sync: $*" >&2; }
 HAVE_SETSID=0
 if [ "$APP" = command ]; then
+  case "$COMMAND_TIMEOUT" in
+    '' | *[!0-9]* | 0) log "COMMAND_TIMEOUT=$COMMAND_TIMEOUT is not a whole number of seconds over 0: using 60"; COMMAND_TIMEOUT=60 ;;
+  esac
   if command -v setsid >/dev/null 2>&1; then
     HAVE_SETSID=1
   else
@@ -287,29 +290,37 @@ app_set() {
 
 command_set() {
   crc=0
-  rm -f "$WORK/command-overran"
   if [ "$HAVE_SETSID" = 1 ]; then
     # COMMAND leads a process group of its own, and a watchdog stops that whole group when it overruns. Stopping only
-    # the sh -c would leave what it started (\`a; b\`, a pipe, \`$(...)\`) running, to apply a stale port when it
-    # ends. The watchdog marks the overrun, so a command that itself exits 124 or 143 is a failure, not a timeout.
+    # the sh -c would leave the rest of a compound command (\`a; b\`, a pipe, \`$(...)\`) running, to apply a stale
+    # port when it ends. The watchdog marks the overrun (a file of this run's own), so a command that itself exits
+    # 124 or 143 is a failure, not a timeout. Something COMMAND puts in the background and leaves running after it
+    # exits is not stopped.
     PORT=$1 setsid sh -c "$COMMAND" &
     cpid=$!
+    overran="$WORK/command-overran.$cpid"
     # shellcheck disable=SC2016 # the watchdog's own sh expands $1..$3
-    setsid sh -c 'sleep "$1" && : >"$2" && kill -s TERM -"$3" 2>/dev/null && sleep 5 && kill -s KILL -"$3" 2>/dev/null' \\
-      command-watchdog "$COMMAND_TIMEOUT" "$WORK/command-overran" "$cpid" &
+    setsid sh -c 'sleep "$1"; : >"$2"; kill -s TERM -"$3" 2>/dev/null || exit 0
+      for _ in 1 2 3 4 5; do sleep 1; kill -0 -"$3" 2>/dev/null || exit 0; done; kill -s KILL -"$3" 2>/dev/null' \\
+      command-watchdog "$COMMAND_TIMEOUT" "$overran" "$cpid" &
     wpid=$!
-    wait "$cpid" || crc=$?
-    # In time: the watchdog goes. Overrun: it goes on to KILL what ignored the TERM.
-    [ -e "$WORK/command-overran" ] || kill -s TERM -"$wpid" 2>/dev/null
+    wait "$cpid" 2>/dev/null || crc=$?
+    # In time: the watchdog goes, by its pid too (it may not have called setsid yet). Overrun: it goes on until the
+    # group is gone, and KILLs what ignored the TERM after 5 s. Either way it is waited for, so ash frees both jobs.
+    [ -e "$overran" ] || kill -s TERM "$wpid" -"$wpid" 2>/dev/null
+    wait "$wpid" 2>/dev/null
   else
+    overran="$WORK/command-overran"
     PORT=$1 timeout "$COMMAND_TIMEOUT" sh -c "$COMMAND" || crc=$?
     # busybox timeout stops it with SIGTERM (exit 143); coreutils' exits 124.
-    if [ "$crc" -eq 143 ] || [ "$crc" -eq 124 ]; then : >"$WORK/command-overran"; fi
+    if [ "$crc" -eq 143 ] || [ "$crc" -eq 124 ]; then : >"$overran"; fi
   fi
+  timed_out=0
+  if [ -e "$overran" ]; then timed_out=1; rm -f "$overran"; fi
   if [ "$crc" -eq 0 ]; then
     last_command_port=$1; return 0
   fi
-  if [ -e "$WORK/command-overran" ]; then
+  if [ "$timed_out" = 1 ]; then
     log "COMMAND did not finish within $COMMAND_TIMEOUT s with PORT=$1: stopped, retried next period"
   else
     log "COMMAND failed (exit $crc) with PORT=$1: retried next period"
