@@ -2,6 +2,7 @@ import { parse } from 'yaml';
 import { planWireguardMesh, planWireguardOverlayNode, ValidationError, WireguardOverlayNodeProps } from '../../src';
 import { siteA, threeNodeMesh } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
+import { kubeRouterSnat, mergeK0sSpec } from '../../src/render/cni';
 
 type Props = Partial<WireguardOverlayNodeProps> & Record<string, unknown>;
 const node = (extra: Props) => planWireguardOverlayNode({ ...siteA(), ...extra } as WireguardOverlayNodeProps);
@@ -419,5 +420,18 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     for (const n of withTable) {
       expect(/snat ip to (\S+)\n/.exec(n.host.files.find((f) => f.path === SNAT_PATH)!.content)?.[1]).toBe(String(n.wireguard.address).split('/')[0]);
     }
+  });
+});
+
+describe('the k0s helpers on their own (what the constructs never reach through valid props)', () => {
+  it('kubeRouterSnat: an interface without an address gets no table (control: one IPv4 address gets an ip table)', () => {
+    expect(kubeRouterSnat('wg0', [])).toBeUndefined();
+    expect(kubeRouterSnat('wg0', ['10.10.0.1/24'])?.nft).toContain('table ip tunnelwright-wg0-kube-router {');
+  });
+
+  it('mergeK0sSpec: only api.sans lists are joined; any other list of ours replaces the user\'s', () => {
+    const user = { api: { sans: ['a.example'] }, network: { kubeRouter: { args: ['--user'] } } };
+    const ours = { api: { sans: ['10.10.0.1'] }, network: { kubeRouter: { args: ['--ours'] } } };
+    expect(mergeK0sSpec(user, ours)).toEqual({ api: { sans: ['a.example', '10.10.0.1'] }, network: { kubeRouter: { args: ['--ours'] } } });
   });
 });
