@@ -497,8 +497,11 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
     //   tun0 would stay up on a dead server. Only the 0: a server's real ping-restart is kept (its ping may be slower
     //   than our 60 s). systemd unquotes ExecStart's "…" into one argument, as OpenVPN's `pull-filter` needs (three words).
     // - ping-exit, any value: it shares ping-restart's timer (options.c:6944-6949), so `ping-exit 0` also turns it off,
-    //   and any other value makes a silent server end OpenVPN with status 0 (ping.c:56, openvpn.c:356), which
-    //   Restart=on-failure never restarts: the node would stay without a tunnel.
+    //   and any other value makes a silent server end OpenVPN (ping.c:56, openvpn.c:356) where ping-restart would
+    //   reconnect it, with status 0.
+    // Restart=always, not on-failure: OpenVPN also exits with status 0 on a pushed `inactive` or `session-timeout` and
+    // on a server's HALT, which on-failure never restarts (systemd.service(5), Restart=): the node would stay without a
+    // tunnel, the kill switch holding. `systemctl stop`, and a stop through Requires=, are not restarted.
     '--suppress-timestamps', `--config ${pinned}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec', '--pull-filter ignore redirect-gateway', '--pull-filter ignore persist-tun',
     '--pull-filter ignore "ping-restart 0"', '--pull-filter ignore ping-exit',
     `--ping ${OPENVPN_PING} --ping-restart ${OPENVPN_PING_RESTART}`,
@@ -512,7 +515,7 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
       '[Unit]', `Description=tunnelwright: OpenVPN split tunnel ${f.iface} (no default-route takeover)`,
       // Never without the kill switch: Requires= stops the tunnel when the table's unit fails or stops.
       'Wants=network-online.target', `After=network-online.target ${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}`, `Requires=${[...waits, KILL_SWITCH_UNIT].join(' ')}`,
-      '', '[Service]', 'Type=simple', `ExecStartPre=${OPENVPN_PIN_PATH} ${config.path} ${pinned}${t.remote ? ' pin' : ''}`, `ExecStart=/usr/sbin/openvpn ${args.join(' ')}`, 'Restart=on-failure', 'RestartSec=5s',
+      '', '[Service]', 'Type=simple', `ExecStartPre=${OPENVPN_PIN_PATH} ${config.path} ${pinned}${t.remote ? ' pin' : ''}`, `ExecStart=/usr/sbin/openvpn ${args.join(' ')}`, 'Restart=always', 'RestartSec=5s',
       '', '[Install]', 'WantedBy=multi-user.target', '',
     ].join('\n'),
   });
