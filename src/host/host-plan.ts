@@ -64,6 +64,33 @@ export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly str
   return { plans: [...byNode.values()].map((a) => a.plan), problems };
 }
 
+/**
+ * A oneshot unit that loads an nft file and loads it again whenever nftables.service starts, reloads or stops: the
+ * distribution's nftables.service runs `flush ruleset` (its /etc/nftables.conf) then, which would drop the table.
+ * `head` and `tail` are the [Unit] lines before and after that binding.
+ */
+export function nftLoaderUnit(o: { description: string; file: string; head?: readonly string[]; tail?: readonly string[]; wantedBy: string }): string {
+  return [
+    '[Unit]',
+    `Description=${o.description}`,
+    ...(o.head ?? []),
+    'After=nftables.service',
+    'PartOf=nftables.service',
+    'ReloadPropagatedFrom=nftables.service',
+    ...(o.tail ?? []),
+    '',
+    '[Service]',
+    'Type=oneshot',
+    'RemainAfterExit=yes',
+    `ExecStart=/usr/sbin/nft -f ${o.file}`,
+    `ExecReload=/usr/sbin/nft -f ${o.file}`,
+    '',
+    '[Install]',
+    `WantedBy=${o.wantedBy}`,
+    '',
+  ].join('\n');
+}
+
 /** Systemd's path for a unit or drop-in file. */
 export function unitPath(name: string): string {
   return `/etc/systemd/system/${name}`;

@@ -7,6 +7,7 @@ import { boundedName } from '../model/labels';
 import { Fence, VxlanEndpoint } from '../invariants';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 import { killSwitchModel } from '../lazy';
+import { nftLoaderUnit } from '../host/host-plan';
 
 /** Returns the problems of KillSwitch props without throwing. */
 export function validateKillSwitch(props: unknown): Problem[] {
@@ -172,29 +173,14 @@ export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
   plan.units.push({
     name: KILL_SWITCH_UNIT,
     enabled: true,
-    content: [
-      '[Unit]',
-      `Description=tunnelwright kill switch: tunnel-sourced traffic leaves by ${host.tunnelInterface} or not at all`,
-      'DefaultDependencies=no',
-      'Wants=network-pre.target',
-      // The distribution's nftables.service runs `flush ruleset` (its /etc/nftables.conf) at start and reload:
-      // load after it, and again whenever it restarts or reloads.
-      'After=nftables.service',
-      'PartOf=nftables.service',
-      'ReloadPropagatedFrom=nftables.service',
-      'Before=network-pre.target shutdown.target',
-      'Conflicts=shutdown.target',
-      '',
-      '[Service]',
-      'Type=oneshot',
-      'RemainAfterExit=yes',
-      `ExecStart=/usr/sbin/nft -f ${KILL_SWITCH_NFT_PATH}`,
-      `ExecReload=/usr/sbin/nft -f ${KILL_SWITCH_NFT_PATH}`,
-      '',
-      '[Install]',
-      'WantedBy=sysinit.target',
-      '',
-    ].join('\n'),
+    // Loaded before the network (and so any tunnel), and again after nftables.service's flush.
+    content: nftLoaderUnit({
+      description: `tunnelwright kill switch: tunnel-sourced traffic leaves by ${host.tunnelInterface} or not at all`,
+      file: KILL_SWITCH_NFT_PATH,
+      head: ['DefaultDependencies=no', 'Wants=network-pre.target'],
+      tail: ['Before=network-pre.target shutdown.target', 'Conflicts=shutdown.target'],
+      wantedBy: 'sysinit.target',
+    }),
   });
   return plan;
 }

@@ -1,6 +1,6 @@
 import { Problem, throwIfProblems } from '../errors';
 import { userDataSizeWarnings } from '../host/artefacts';
-import { rememberLength } from '../host/host-plan';
+import { nftLoaderUnit, rememberLength } from '../host/host-plan';
 import { rememberEncoding } from '../host/ignition';
 import { addResolvedSecret, planSecretSource } from '../host/secret-source';
 import type { Distribution, K0sInstall, NodeRole, WireguardInterface, WireguardOverlayNodeProps, WireguardPeer } from '../model/wireguard-overlay-node';
@@ -213,24 +213,12 @@ export function kubeRouterSnatUnit(iface: string): string {
  * (PartOf) and reloaded with it (ReloadPropagatedFrom), so both load the table again after the flush.
  */
 function kubeRouterSnatUnitContent(iface: string, path: string): string {
-  return [
-    '[Unit]',
-    `Description=tunnelwright: kube-proxy's masquerade into kube-router's tunnels takes ${iface}'s address (again after nftables.service)`,
-    'After=nftables.service',
-    'PartOf=nftables.service',
-    'ReloadPropagatedFrom=nftables.service',
-    `Before=wg-quick@${iface}.service`,
-    '',
-    '[Service]',
-    'Type=oneshot',
-    'RemainAfterExit=yes',
-    `ExecStart=/usr/sbin/nft -f ${path}`,
-    `ExecReload=/usr/sbin/nft -f ${path}`,
-    '',
-    '[Install]',
-    'WantedBy=multi-user.target',
-    '',
-  ].join('\n');
+  return nftLoaderUnit({
+    description: `tunnelwright: kube-proxy's masquerade into kube-router's tunnels takes ${iface}'s address (again after nftables.service)`,
+    file: path,
+    tail: [`Before=wg-quick@${iface}.service`],
+    wantedBy: 'multi-user.target',
+  });
 }
 
 /** The unit that installs kubeRouterFailClosedRoutes, per interface. */
