@@ -195,22 +195,32 @@ describe('WireguardMesh and the CNI', () => {
 describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay address (an nft SNAT loaded by wg0)', () => {
   const SNAT_PATH = '/etc/tunnelwright/wg0-kube-router-snat.nft';
   const conf = (plan: ReturnType<typeof node>) => fileOf(plan, '/etc/wireguard/wg0.conf')!;
+  /**
+   * The expected table for one family, written from nft's grammar, not from kubeRouterSnat (the oracle stays
+   * independent): declare it, delete it (an nft -f run replaces it whole), then the postrouting chain that SNATs what
+   * kube-proxy marked (bit 14) into the tunnels, clearing the mark.
+   */
+  const snatTable = (nf: 'ip' | 'ip6', address: string) => [
+    `table ${nf} tunnelwright-wg0-kube-router`,
+    `delete table ${nf} tunnelwright-wg0-kube-router`,
+    `table ${nf} tunnelwright-wg0-kube-router {`,
+    '\tchain postrouting {',
+    '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
+    `\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ${nf} to ${address}`,
+    '\t}',
+    '}',
+  ];
+  /** The whole SNAT file: its header, then each family's table. */
+  const snatFile = (...tables: string[][]) => [
+    "# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with wg0's address",
+    "# (the tunnels have none, so MASQUERADE would take the underlay's and the reply would come back in clear).",
+    ...tables.flat(),
+    '',
+  ].join('\n');
 
   it('a k0s worker node (kube-router, its default): the table, loaded in PreUp (before the addresses and routes) and never deleted by wg-quick, and nftables installed', () => {
     const plan = node({});
-    expect(fileOf(plan, SNAT_PATH)).toBe([
-      "# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with wg0's address",
-      "# (the tunnels have none, so MASQUERADE would take the underlay's and the reply would come back in clear).",
-      'table ip tunnelwright-wg0-kube-router',
-      'delete table ip tunnelwright-wg0-kube-router',
-      'table ip tunnelwright-wg0-kube-router {',
-      '\tchain postrouting {',
-      '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
-      '\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip to 10.10.0.1',
-      '\t}',
-      '}',
-      '',
-    ].join('\n'));
+    expect(fileOf(plan, SNAT_PATH)).toBe(snatFile(snatTable('ip', '10.10.0.1')));
     // PreUp runs before wg-quick's add_addr/add_route, so no flow is NATed to the underlay in that gap; no PostDown
     // deletes the table, so none is across a restart.
     expect(conf(plan)).toContain(`\nPreUp = nft -f ${SNAT_PATH}\nPostUp = wg set %i private-key`);
@@ -384,27 +394,7 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
   });
 
   it('a dual-stack node SNATs to its IPv4 overlay address in an ip table and to its IPv6 one in an ip6 table', () => {
-    expect(fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }), SNAT_PATH)).toBe([
-      "# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with wg0's address",
-      "# (the tunnels have none, so MASQUERADE would take the underlay's and the reply would come back in clear).",
-      'table ip tunnelwright-wg0-kube-router',
-      'delete table ip tunnelwright-wg0-kube-router',
-      'table ip tunnelwright-wg0-kube-router {',
-      '\tchain postrouting {',
-      '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
-      '\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip to 10.10.0.1',
-      '\t}',
-      '}',
-      'table ip6 tunnelwright-wg0-kube-router',
-      'delete table ip6 tunnelwright-wg0-kube-router',
-      'table ip6 tunnelwright-wg0-kube-router {',
-      '\tchain postrouting {',
-      '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
-      '\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip6 to fd10::1',
-      '\t}',
-      '}',
-      '',
-    ].join('\n'));
+    expect(fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }), SNAT_PATH)).toBe(snatFile(snatTable('ip', '10.10.0.1'), snatTable('ip6', 'fd10::1')));
   });
 
   it('an IPv6-only node SNATs to its IPv6 overlay address in an ip6 table only', () => {
