@@ -356,10 +356,12 @@ function userCases(emit: (o: Record<string, unknown>) => void): void {
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), `tw-bench-${example}-`));
     try {
       fs.writeFileSync(main, ts.transpileModule(fs.readFileSync(path.join(dir, 'main.ts'), 'utf8'), { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true } }).outputText);
-      const synth = () => {
+      /** One whole-process run of `script` into a fresh outdir, in ms. */
+      const runOf = (script: string) => () => {
         fs.rmSync(outdir, { recursive: true, force: true });
-        return wallMs([main], dir, { CDK8S_OUTDIR: outdir });
+        return wallMs([script], dir, { CDK8S_OUTDIR: outdir });
       };
+      const synth = runOf(main);
       synth();
       const files = filesUnder(outdir);
       const bytes = files.reduce((n, [, text]) => n + Buffer.byteLength(text), 0);
@@ -369,10 +371,7 @@ function userCases(emit: (o: Record<string, unknown>) => void): void {
         `const files = ${JSON.stringify(files)};`,
         'for (const [f, text] of files) { const p = path.join(process.env.CDK8S_OUTDIR, f); fs.mkdirSync(path.dirname(p), { recursive: true }); fs.writeFileSync(p, text); }',
       ].join('\n'));
-      const floorRun = () => {
-        fs.rmSync(outdir, { recursive: true, force: true });
-        return wallMs([floor], dir, { CDK8S_OUTDIR: outdir });
-      };
+      const floorRun = runOf(floor);
       // A second floor: cdk8s itself synthesizing the same final manifests (one ApiObject per document, one Chart
       // per manifest file) and the host files written as bytes: what any cdk8s app of these objects costs, its
       // serializer included, so the ratio against it is what tunnelwright adds.
@@ -387,18 +386,12 @@ function userCases(emit: (o: Record<string, unknown>) => void): void {
         'app.synth();',
         'for (const [f, text] of others) { const p = path.join(process.env.CDK8S_OUTDIR, f); fs.mkdirSync(path.dirname(p), { recursive: true }); fs.writeFileSync(p, text); }',
       ].join('\n'));
-      const cdk8sFloorRun = () => {
-        fs.rmSync(outdir, { recursive: true, force: true });
-        return wallMs([cdk8sFloor], dir, { CDK8S_OUTDIR: outdir });
-      };
+      const cdk8sFloorRun = runOf(cdk8sFloor);
       // A third floor: the second one, loading also what the example itself imports besides tunnelwright (its own
       // workloads' cdk8s-plus-28): the same app without tunnelwright, so the ratio against it is tunnelwright's alone.
       const own = [...fs.readFileSync(path.join(dir, 'main.ts'), 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]).filter((m) => !m.startsWith('tunnelwright') && m !== 'cdk8s');
       fs.writeFileSync(appFloor, [...own.map((m) => `require(${JSON.stringify(m)});`), fs.readFileSync(cdk8sFloor, 'utf8')].join('\n'));
-      const appFloorRun = () => {
-        fs.rmSync(outdir, { recursive: true, force: true });
-        return wallMs([appFloor], dir, { CDK8S_OUTDIR: outdir });
-      };
+      const appFloorRun = runOf(appFloor);
       emit({ case: `synth-example-${example}`, files: files.length, bytes, ...interleaved(synth, floorRun), peakRssMb: null });
       emit({ case: `synth-example-${example}-vs-cdk8s`, files: files.length, bytes, ...interleaved(synth, cdk8sFloorRun), peakRssMb: null });
       emit({ case: `synth-example-${example}-vs-app`, files: files.length, bytes, imports: own, ...interleaved(synth, appFloorRun), peakRssMb: null });
