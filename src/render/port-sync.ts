@@ -309,14 +309,14 @@ command_set() {
     # group is gone, and KILLs what ignored the TERM after 5 s. Either way it is waited for, so ash frees both jobs.
     [ -e "$overran" ] || kill -s TERM "$wpid" -"$wpid" 2>/dev/null
     wait "$wpid" 2>/dev/null
+    timed_out=0
+    if [ -e "$overran" ]; then timed_out=1; rm -f "$overran"; fi
   else
-    overran="$WORK/command-overran"
     PORT=$1 timeout "$COMMAND_TIMEOUT" sh -c "$COMMAND" || crc=$?
     # busybox timeout stops it with SIGTERM (exit 143); coreutils' exits 124.
-    if [ "$crc" -eq 143 ] || [ "$crc" -eq 124 ]; then : >"$overran"; fi
+    timed_out=0
+    if [ "$crc" -eq 143 ] || [ "$crc" -eq 124 ]; then timed_out=1; fi
   fi
-  timed_out=0
-  if [ -e "$overran" ]; then timed_out=1; rm -f "$overran"; fi
   if [ "$crc" -eq 0 ]; then
     last_command_port=$1; return 0
   fi
