@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { EgressConformanceProps, generateKeyPair, planEgressConformance, planVpnGateway, VpnGatewayProps } from '../../src';
 import { ConformanceLab, runConformance } from './conformance-lab';
 import { inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
-import { describeWithTools, must, sh, tmpdir, VENDOR_DIR } from './tools';
+import { describeWithTools, must, secondsUntilTrue, sh, tmpdir, VENDOR_DIR } from './tools';
 
 const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
 
@@ -308,9 +308,10 @@ describeWithTools('EgressConformance against the VpnGateway data path (pod-gatew
       designAsSynthesized();
       const r = runConformance(lab, { check, env: { DEADMAN_SECONDS: '6' }, interrupt: 'KILL', record: what });
       const downAfterKill = !tunnelUp();
-      sh('sleep 9');
-      const upLater = tunnelUp();
-      r.lines.push(`tunnel down right after the kill: ${downAfterKill}; up 9 s later: ${upLater}`);
+      // DEADMAN_SECONDS is 6: polled for up to 20 s, so a loaded machine's slow start is not a missing restore.
+      const upAfter = secondsUntilTrue(tunnelUp, 20);
+      const upLater = !Number.isNaN(upAfter);
+      r.lines.push(`tunnel down right after the kill: ${downAfterKill}; up within 20 s: ${upLater}${upLater ? ` (after ${upAfter.toFixed(1)} s)` : ''}`);
       return { lines: r.lines, downAfterKill, upLater };
     };
     const armed = killed(script, 'killed (SIGKILL) while stopped');

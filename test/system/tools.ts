@@ -34,6 +34,26 @@ export function sh(script: string, opts: { env?: Record<string, string>; timeout
   return run('/bin/bash', ['-c', script], opts);
 }
 
+/**
+ * Polls `pred` every 0.1 s for up to `limitSeconds`: the seconds it took to hold, or NaN if it never did. For a
+ * positive claim ("the log says X"), in place of a fixed sleep, whose length a loaded machine outlasts. A `pred` that
+ * throws (a file not written yet) has not held yet.
+ */
+export function secondsUntilTrue(pred: () => boolean, limitSeconds = 30): number {
+  const t0 = Date.now();
+  for (;;) {
+    let holds = false;
+    try {
+      holds = pred();
+    } catch {
+      // not yet (a file not written yet)
+    }
+    if (holds) return (Date.now() - t0) / 1000;
+    if (Date.now() - t0 >= limitSeconds * 1000) return NaN;
+    sh('sleep 0.1');
+  }
+}
+
 export function tmpdir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { planRoute, VpnGatewayProps } from '../../src';
 import { ControlServerStandIn, startControlServerStandIn } from './pods';
-import { describeWithTools, must, sh, tmpdir, which } from './tools';
+import { describeWithTools, must, secondsUntilTrue, sh, tmpdir, which } from './tools';
 
 /**
  * The `command` escape hatch, run: the library's port-sync script with the environment it renders for
@@ -121,8 +121,9 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     const log = () => fs.readFileSync(path.join(dir, 'sync.log'), 'utf8');
     expect(log()).not.toContain('refused the API key');
     fs.writeFileSync(path.join(dir, 'key'), 'rotated-' + KEY);
-    sh('sleep 3');
+    const refused = secondsUntilTrue(() => log().includes('refused the API key'));
     fs.writeFileSync(path.join(dir, 'key'), KEY);
+    expect(refused).toBeLessThan(30);
     expect(log()).toContain('port-sync: gluetun refused the API key (401): after changing controlApiKeySecret\'s value, restart the gateway, then this pod');
     expect(log()).not.toContain('did not answer');
     expect(log()).not.toContain(KEY);
@@ -155,9 +156,8 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     fs.writeFileSync(path.join(dir, 'command'), `[ "$PORT" = 45678 ] && exec sleep 1000; ${env.COMMAND}`);
     forwardedIs(45678);
     startSync('COMMAND_TIMEOUT=2');
-    sh('sleep 9');
-    const e1 = errorsNow();
-    expect(e1).toBeGreaterThanOrEqual(2);
+    // Two overruns in a row: the loop went on after the first.
+    expect(secondsUntilTrue(() => fs.existsSync(path.join(dir, 'work', 'metrics')) && errorsNow() >= 2)).toBeLessThan(30);
     expect(log()).toContain('port-sync: COMMAND did not finish within 2 s with PORT=45678: stopped, retried next period\n');
     expect(metrics()).toContain('tunnelwright_port_forward_forwarded_port{app="command"} 45678\n');
     // What VPNForwardedPortCommandFailing reads: this sidecar's command has not succeeded yet.
@@ -197,13 +197,12 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     forwardedIs(45678);
     fs.writeFileSync(path.join(dir, 'sync.log'), '');
     startSync('COMMAND_TIMEOUT=2');
-    sh('sleep 6');
-    expect(log()).toContain('port-sync: COMMAND did not finish within 2 s with PORT=45678: stopped, retried next period\n');
+    const overrun = 'port-sync: COMMAND did not finish within 2 s with PORT=45678: stopped, retried next period\n';
+    expect(secondsUntilTrue(() => log().split(overrun).length > 2)).toBeLessThan(30); // two overruns
     // Between runs (the next one starts within PERIOD) at most the running one's sleep is there, never one per run.
     expect(sleepers()).toBeLessThanOrEqual(1);
     forwardedIs(45679);
-    sh('sleep 4');
-    expect(log()).toContain('port-sync: COMMAND failed (exit 143) with PORT=45679: retried next period\n');
+    expect(secondsUntilTrue(() => log().includes('port-sync: COMMAND failed (exit 143) with PORT=45679: retried next period\n'))).toBeLessThan(30);
     expect(log()).not.toContain('within 2 s with PORT=45679');
     stop('sync');
     sh('sleep 3');
@@ -217,9 +216,11 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
       forwardedIs(45678);
       fs.writeFileSync(path.join(dir, 'control.log'), '');
       startSync('COMMAND_TIMEOUT=2', 'port-sync.sh', 'control');
-      sh('sleep 6');
+      // Two timeouts, each leaving its sleep: the first run's sleep is still there while the second runs.
+      const leftBehind = secondsUntilTrue(() => sleepers() >= 2);
       stop('control');
       expect(fs.readFileSync(path.join(dir, 'control.log'), 'utf8')).toContain('port-sync: no setsid in this image: an overrunning COMMAND is stopped, but what it started may go on running\n');
+      expect(leftBehind).toBeLessThan(30);
       expect(sleepers()).toBeGreaterThanOrEqual(2);
     } finally {
       fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', 'setsid'));

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { planRoute, VpnGatewayProps } from '../../src';
 import { ControlServerStandIn, startControlServerStandIn, waitUntilListening } from './pods';
-import { describeWithTools, must, sh, tmpdir, which } from './tools';
+import { describeWithTools, must, secondsUntilTrue, sh, tmpdir, which } from './tools';
 
 /**
  * port-sync against Debian's real Transmission 3.00 (`transmission-daemon`, RPC at /transmission/rpc: HTTP Basic auth,
@@ -156,19 +156,25 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
     stop('sync');
     expect(failedLogins()).toBe(1); // ours; a successful login (peerPort) resets the count
     peerPort();
+    fs.writeFileSync(path.join(dir, 'sync.log'), '');
     startSync('wrong-pw');
-    sh('sleep 4');
+    const refusedLine = 'Transmission refused the RPC credentials; waiting 3600 s before the next try';
+    expect(secondsUntilTrue(() => fs.readFileSync(path.join(dir, 'sync.log'), 'utf8').includes(refusedLine))).toBeLessThan(30);
+    sh('sleep 4'); // four periods after the refusal: none of them tries again
     const withBackoff = failedLogins() - 1;
     expect(withBackoff).toBe(1);
-    expect(fs.readFileSync(path.join(dir, 'sync.log'), 'utf8')).toContain('Transmission refused the RPC credentials; waiting 3600 s before the next try');
     stop('sync');
     peerPort();
     startSync('wrong-pw', 'BAN_BACKOFF=1');
-    sh('sleep 4');
-    const withoutBackoff = failedLogins() - 1;
+    // Control: one period of backoff tries again and again (three failures, toward the lock-out at 100). The log is
+    // polled, not Transmission: each look at its count is itself a failed login.
+    const refusals = () => fs.readFileSync(path.join(dir, 'sync.log'), 'utf8').split('Transmission refused the RPC credentials; waiting 1 s').length - 1;
+    const toThree = secondsUntilTrue(() => refusals() >= 3);
     stop('sync');
+    const withoutBackoff = failedLogins() - 1;
+    expect(toThree).toBeLessThan(30);
     expect(withoutBackoff).toBeGreaterThanOrEqual(3);
-    figures.failedLoginsIn4s = { withBackoff, withoutBackoff };
+    figures.failedLogins = { withBackoffIn4sAfterRefusal: withBackoff, withoutBackoff, withoutBackoffSecondsToThree: toThree };
   });
 
   it('Transmission\'s lock-out after 100 failures (403 to everyone until a restart) counts as a ban and waits BAN_BACKOFF', () => {
@@ -176,7 +182,7 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
     must(inNs(`for i in $(seq 100); do curl -s -o /dev/null -u ${USER}:wrong http://127.0.0.1:9091/transmission/rpc; done`), 'hundred failures');
     expect(rpc({ method: 'session-get' })).toContain('Too many unsuccessful login attempts');
     startSync();
-    sh('sleep 3');
+    expect(secondsUntilTrue(() => metric('bans_total') >= 1)).toBeLessThan(30);
     expect(metric('bans_total')).toBe(1);
     expect(fs.readFileSync(path.join(dir, 'sync.log'), 'utf8')).toContain('the app banned this address: next try in 3600 s');
     stop('sync');
