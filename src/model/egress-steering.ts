@@ -164,6 +164,36 @@ export function ksmAllowlistEntry(uplinkLabel: string): string {
   return `nodes=[${uplinkLabel}]`;
 }
 
+/** One `resource=[label,…]` group of kube-state-metrics' allowlist, and the list entry it is written in. */
+export interface KsmAllowlistGroup {
+  readonly entry: number;
+  readonly resource: string;
+  readonly labels: string[];
+}
+
+const KSM_GROUP = /\s*([^=,[\]\s](?:[^=,[\]]*[^=,[\]\s])?)\s*=\[([^[\]]*)\](?:\s*,|\s*$)/y;
+
+/**
+ * kube-state-metrics' allowlist as it reads it: the chart joins the list with "," into one flag
+ * (`--metric-labels-allowlist`), so one entry may hold several groups (`pods=[app],nodes=[zone]`), and a resource
+ * named again replaces its earlier labels (pkg/options/types.go, LabelsAllowList.Set: `m[name] = []string{}` at each
+ * "="). An entry that is not text, or not in that grammar, gives no group: kube-state-metrics refuses it at start-up.
+ */
+export function ksmAllowlistGroups(list: readonly unknown[]): KsmAllowlistGroup[] {
+  const groups: KsmAllowlistGroup[] = [];
+  list.forEach((e, entry) => {
+    if (typeof e !== 'string') return;
+    const mine: KsmAllowlistGroup[] = [];
+    KSM_GROUP.lastIndex = 0;
+    for (let m = KSM_GROUP.exec(e); m; m = KSM_GROUP.exec(e)) {
+      mine.push({ entry, resource: m[1], labels: m[2].split(',').map((l) => l.trim()).filter(Boolean) });
+      if (KSM_GROUP.lastIndex >= e.length) break;
+    }
+    if (KSM_GROUP.lastIndex >= e.length && mine.length > 0) groups.push(...mine);
+  });
+  return groups;
+}
+
 function get(obj: unknown, path: string[]): unknown {
   return path.reduce<unknown>((o, k) => (isRecord(o) ? o[k] : undefined), obj);
 }
@@ -255,12 +285,13 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       const uplink = typeof input.uplinkLabel === 'string' ? input.uplinkLabel : DEFAULT_UPLINK_LABEL;
       const ksm = mon.kubeStateMetricsValues;
       const allow = isRecord(ksm) ? ksm.metricLabelsAllowlist : undefined;
-      // kube-state-metrics keeps the last entry of a resource (pkg/options/types.go, LabelsAllowList.Set:
-      // `m[name] = []string{}` at each "="): a second nodes= entry silently drops the first one's labels.
-      const nodeEntries = asArray(allow).map((a, i) => ({ a, i })).filter(({ a }) => typeof a === 'string' && a.trim().startsWith('nodes='));
-      const found = quotedList(nodeEntries.map(({ a }) => a));
-      for (const { i } of nodeEntries.slice(1)) push(`monitoring.kubeStateMetricsValues.metricLabelsAllowlist[${i}]`, 'ksm-nodes-repeated', `expected one nodes= entry, found ${found}: kube-state-metrics keeps only the last, so the labels of the others are never exported; list every node label in one nodes=[…] entry`);
-      if (!Array.isArray(allow) || !allow.some((a) => typeof a === 'string' && a.startsWith('nodes=[') && a.slice(7, -1).split(',').map((s) => s.trim()).some((l) => l === uplink || l === '*'))) {
+      // kube-state-metrics keeps the last group of a resource (ksmAllowlistGroups): a second nodes= group, in another
+      // entry or in the same one, silently drops the first one's labels.
+      const nodeGroups = ksmAllowlistGroups(asArray(allow)).filter((g) => g.resource === 'nodes');
+      const found = quotedList([...new Set(nodeGroups.map((g) => (allow as string[])[g.entry]))]);
+      for (const { entry } of nodeGroups.slice(1)) push(`monitoring.kubeStateMetricsValues.metricLabelsAllowlist[${entry}]`, 'ksm-nodes-repeated', `expected one nodes= entry, found ${found}: kube-state-metrics keeps only the last, so the labels of the others are never exported; list every node label in one nodes=[…] entry`);
+      const kept = nodeGroups[nodeGroups.length - 1];
+      if (!kept || !kept.labels.some((l) => l === uplink || l === '*')) {
         warnings.push({ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: `kube-state-metrics must export the ${uplink} node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: add metricLabelsAllowlist: ["${ksmAllowlistEntry(uplink)}"] (plan.values.kubeStateMetrics)` });
       }
     }

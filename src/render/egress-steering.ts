@@ -525,15 +525,20 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
 
 /**
  * kube-state-metrics' `metricLabelsAllowlist` whole (Helm replaces a list): your list with the uplink label added to
- * its `nodes=[…]` entry (or a `nodes=` entry appended), or ours alone when you gave none.
+ * the `nodes=[…]` group kube-state-metrics keeps (the last one, also inside an entry such as `pods=[app],nodes=[zone]`),
+ * or a `nodes=` entry appended when there is none, or ours alone when you gave no list.
  */
 export function mergedKsmAllowlist(yours: unknown, uplinkLabel: string): string[] {
   const list = Array.isArray(yours) ? yours.map(String) : [];
-  const i = list.findIndex((e) => e.startsWith('nodes=['));
-  if (i < 0) return [...list, egressSteeringModel().ksmAllowlistEntry(uplinkLabel)];
-  const labels = list[i].slice(7, -1).split(',').map((l) => l.trim()).filter(Boolean);
-  if (labels.includes(uplinkLabel) || labels.includes('*')) return list;
-  return list.map((e, k) => (k === i ? `nodes=[${[...labels, uplinkLabel].join(',')}]` : e));
+  const model = egressSteeringModel();
+  const groups = model.ksmAllowlistGroups(list);
+  // The group kube-state-metrics keeps: the last nodes= one, wherever it is written (`pods=[app],nodes=[zone]`).
+  const kept = groups.filter((g) => g.resource === 'nodes').pop();
+  if (!kept) return [...list, model.ksmAllowlistEntry(uplinkLabel)];
+  if (kept.labels.includes(uplinkLabel) || kept.labels.includes('*')) return list;
+  const inEntry = groups.filter((g) => g.entry === kept.entry);
+  const entry = inEntry.map((g) => `${g.resource}=[${(g === kept ? [...g.labels, uplinkLabel] : g.labels).join(',')}]`).join(',');
+  return list.map((e, k) => (k === kept.entry ? entry : e));
 }
 
 /**

@@ -148,6 +148,12 @@ describe('EgressSteering validation', () => {
     ['fails a second nodes= entry in the kube-state-metrics allowlist', prod((p) => { p.monitoring!.kubeStateMetricsValues = { metricLabelsAllowlist: ['nodes=[tunnelwright.dev/egress-uplink]', 'pods=[app]', 'nodes=[kubernetes.io/arch]'] }; }), [
       { path: 'monitoring.kubeStateMetricsValues.metricLabelsAllowlist[2]', code: 'ksm-nodes-repeated', message: 'expected one nodes= entry, found "nodes=[tunnelwright.dev/egress-uplink]", "nodes=[kubernetes.io/arch]": kube-state-metrics keeps only the last, so the labels of the others are never exported; list every node label in one nodes=[…] entry' },
     ]],
+    ['fails a second nodes= group inside an entry of two', prod((p) => { p.monitoring!.kubeStateMetricsValues = { metricLabelsAllowlist: ['pods=[app],nodes=[kubernetes.io/arch]', 'nodes=[tunnelwright.dev/egress-uplink]'] }; }), [
+      { path: 'monitoring.kubeStateMetricsValues.metricLabelsAllowlist[1]', code: 'ksm-nodes-repeated', message: 'expected one nodes= entry, found "pods=[app],nodes=[kubernetes.io/arch]", "nodes=[tunnelwright.dev/egress-uplink]": kube-state-metrics keeps only the last, so the labels of the others are never exported; list every node label in one nodes=[…] entry' },
+    ]],
+    ['fails two nodes= groups in one entry', prod((p) => { p.monitoring!.kubeStateMetricsValues = { metricLabelsAllowlist: ['nodes=[tunnelwright.dev/egress-uplink],nodes=[kubernetes.io/arch]'] }; }), [
+      { path: 'monitoring.kubeStateMetricsValues.metricLabelsAllowlist[0]', code: 'ksm-nodes-repeated', message: 'expected one nodes= entry, found "nodes=[tunnelwright.dev/egress-uplink],nodes=[kubernetes.io/arch]": kube-state-metrics keeps only the last, so the labels of the others are never exported; list every node label in one nodes=[…] entry' },
+    ]],
     ['fails a monitoring namespace that is not a DNS label', prod((p) => { p.monitoring!.namespace = 'Monitoring'; }), [
       { path: 'monitoring.namespace', code: 'namespace', message: 'expected a namespace name, received "Monitoring"' },
     ]],
@@ -169,6 +175,8 @@ describe('EgressSteering validation', () => {
     ['other node labels only', ['nodes=[kubernetes.io/arch,topology.kubernetes.io/zone]'], true],
     ['the uplink label on another resource', ['roles=[tunnelwright.dev/egress-uplink]'], true],
     ['an entry that is no text', [42], true],
+    ['the uplink label in the second group of an entry', ['pods=[app],nodes=[tunnelwright.dev/egress-uplink]'], false],
+    ['the uplink label on pods, in an entry that starts with nodes=', ['nodes=[kubernetes.io/arch],pods=[tunnelwright.dev/egress-uplink]'], true],
   ])('kube-state-metrics allowlist %s: warned = %s', (_name, allowlist, warned) => {
     const props = prod((p) => { p.monitoring!.kubeStateMetricsValues = allowlist === undefined ? {} : { metricLabelsAllowlist: allowlist }; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; });
     expect(planEgressSteering(props).warnings.map((w) => w.code)).toEqual(warned ? ['kube-state-metrics'] : []);

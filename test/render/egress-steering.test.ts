@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { egressSteeringClaims, planEgressSteering, renderHostArtefacts } from '../../src';
+import { mergedKsmAllowlist } from '../../src/render/egress-steering';
 import { checkKubeObjects } from '../../src/testing';
 import { prodSteering, wireguardSteering } from '../helpers/fixtures';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
@@ -95,9 +97,66 @@ describe('planEgressSteering', () => {
     ['other node labels: ours added to their entry', ['pods=[app]', 'nodes=[kubernetes.io/arch]'], ['pods=[app]', 'nodes=[kubernetes.io/arch,tunnelwright.dev/egress-uplink]']],
     ['ours already there: unchanged', ['nodes=[kubernetes.io/arch, tunnelwright.dev/egress-uplink]'], ['nodes=[kubernetes.io/arch, tunnelwright.dev/egress-uplink]']],
     ['every node label: unchanged', ['nodes=[*]', 'pods=[app]'], ['nodes=[*]', 'pods=[app]']],
+    // The chart joins the list with "," into one flag, so an entry may hold several groups.
+    ['nodes= second in an entry of two groups: ours added to that group, not appended (a second nodes= drops the first)', ['pods=[app],nodes=[kubernetes.io/arch]'], ['pods=[app],nodes=[kubernetes.io/arch,tunnelwright.dev/egress-uplink]']],
+    ['nodes= first in an entry of two groups: ours added to nodes, not to pods', ['nodes=[kubernetes.io/arch],pods=[app]'], ['nodes=[kubernetes.io/arch,tunnelwright.dev/egress-uplink],pods=[app]']],
+    ['every node label, in an entry of two groups: unchanged', ['pods=[app],nodes=[*]'], ['pods=[app],nodes=[*]']],
   ])('merges kube-state-metrics\' allowlist with yours: %s', (_name, yours, expected) => {
     const props = { ...prodSteering(), monitoring: { ...prodSteering().monitoring, kubeStateMetricsValues: yours ? { metricLabelsAllowlist: yours } : {} }, acknowledge: ['kube-state-metrics' as const] };
     expect(planEgressSteering(props).values.kubeStateMetrics).toEqual({ metricLabelsAllowlist: expected });
+  });
+
+  /**
+   * kube-state-metrics' own reading of the flag, written from LabelsAllowList.Set (pkg/options/types.go): groups
+   * `resource=[a,b]` joined by ",", each "=" starting the resource's labels afresh. Undefined where Set returns an error.
+   */
+  const ksmSet = (value: string): Record<string, string[]> | undefined => {
+    const m: Record<string, string[]> = {};
+    let [name, from] = ['', 0];
+    const at = (i: number) => (i >= 0 && i < value.length ? value[i] : i < 0 ? value[0] : undefined);
+    for (let i = 0; i < value.length; i++) {
+      const [v, previous, next] = [value[i], at(i - 1), at(i + 1)];
+      if (v === '=') {
+        if (previous === ',' || next !== '[') return undefined;
+        name = value.slice(from, i).trim();
+        m[name] = [];
+        from = i + 1;
+      } else if (v === '[') {
+        if (previous !== '=') return undefined;
+        from = i + 1;
+      } else if (v === ']') {
+        if (next !== undefined && next !== ',') return undefined;
+        if (previous !== '[') m[name].push(value.slice(from, i).trim());
+        from = i + 1;
+      } else if (v === ',') {
+        if (previous === v || next === undefined || next === ']') return undefined;
+        if (previous !== ']') m[name].push(value.slice(from, i).trim());
+        from = i + 1;
+      }
+    }
+    return m;
+  };
+
+  it('the merged allowlist, read as kube-state-metrics reads its flag: the uplink label on nodes, every label you listed kept (fast-check)', () => {
+    const uplink = 'tunnelwright.dev/egress-uplink';
+    const group = fc.tuple(fc.constantFrom('pods', 'nodes', 'namespaces'), fc.uniqueArray(fc.constantFrom('app', 'kubernetes.io/arch', 'topology.kubernetes.io/zone', '*', uplink), { maxLength: 3 }))
+      .map(([r, labels]) => `${r}=[${labels.join(',')}]`);
+    // Each entry one or two groups; at most one nodes= group in all (more is the ksm-nodes-repeated error).
+    const list = fc.array(fc.array(group, { minLength: 1, maxLength: 2 }).map((g) => g.join(',')), { maxLength: 4 })
+      .filter((l) => (l.join(',').match(/(^|,)nodes=/g) ?? []).length <= 1);
+    fc.assert(fc.property(list, (yours) => {
+      const before = ksmSet(yours.join(','))!;
+      const after = ksmSet(mergedKsmAllowlist(yours, uplink).join(','))!;
+      expect(after).toBeDefined();
+      expect(after.nodes.includes(uplink) || after.nodes.includes('*')).toBe(true);
+      for (const [resource, labels] of Object.entries(before)) expect(after[resource]).toEqual(expect.arrayContaining(labels));
+      expect(Object.keys(after).sort()).toEqual([...new Set([...Object.keys(before), 'nodes'])].sort());
+    }), { seed: 35, numRuns: 300 });
+  });
+
+  it('control: kube-state-metrics\' reading of an appended nodes= entry drops the nodes= group before it', () => {
+    expect(ksmSet('pods=[app],nodes=[kubernetes.io/arch],nodes=[tunnelwright.dev/egress-uplink]')).toEqual({ pods: ['app'], nodes: ['tunnelwright.dev/egress-uplink'] });
+    expect(ksmSet('nodes=[a],')).toBeUndefined();
   });
 
   it('renders a WireGuard split tunnel: no routes of wg-quick\'s, policy routing for its own address, the hook on connect', () => {
