@@ -489,10 +489,15 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   const remote = t.remote ? overlayNodeModel().parseEndpoint(t.remote)! : undefined;
   const pinned = `${config.path}.pinned`;
   const args = [
-    // After --config, so they win over the config's: a silent server ends the session within ping-restart (the
-    // server's pushed value when it pushes one: pushed options are applied after the command line), and a pushed
-    // persist-tun is ignored like the config's. A pull-filter is a prefix match on the pushed line, first match wins
-    // (openvpn v2.6.14 src/openvpn/options.c:5487-5498; a removed one logs "Pushed option removed by filter").
+    // The pull-filters come before --config, the other options after it. OpenVPN reads --config where it stands on the
+    // command line, so the config's options are parsed between the two groups. A scalar option takes the last value
+    // parsed: the options after --config win over the config's. A pull-filter is a prefix match on the pushed line,
+    // kept in parse order, and the first match wins (openvpn v2.6.14 src/openvpn/options.c:5487-5498, and
+    // alloc_pull_filter appends at the tail; a removed one logs "Pushed option removed by filter"). So ours come
+    // first: a provider's `pull-filter accept ping-exit` (or `accept redirect-gateway`) cannot let the line through
+    // before ours. The provider's own filters for other lines (`pull-filter ignore "route-ipv6"`) still apply.
+    // With these, a silent server ends the session within ping-restart (the server's pushed value when it pushes one:
+    // pushed options are applied after the command line), and a pushed persist-tun is ignored like the config's.
     // - "ping-restart 0": a pushed 0 turns silent-server detection off (ping_rec_timeout 0, options.c:6950-6955), so
     //   tun0 would stay up on a dead server. Only the 0: a server's real ping-restart is kept (its ping may be slower
     //   than our 60 s). systemd unquotes ExecStart's "…" into one argument, as OpenVPN's `pull-filter` needs (three words).
@@ -502,8 +507,8 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
     // Restart=always, not on-failure: OpenVPN also exits with status 0 on a pushed `inactive` or `session-timeout` and
     // on a server's HALT, which on-failure never restarts (systemd.service(5), Restart=): the node would stay without a
     // tunnel, the kill switch holding. `systemctl stop`, and a stop through Requires=, are not restarted.
-    '--suppress-timestamps', `--config ${pinned}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec', '--pull-filter ignore redirect-gateway', '--pull-filter ignore persist-tun',
-    '--pull-filter ignore "ping-restart 0"', '--pull-filter ignore ping-exit',
+    '--suppress-timestamps', '--pull-filter ignore redirect-gateway', '--pull-filter ignore persist-tun', '--pull-filter ignore "ping-restart 0"', '--pull-filter ignore ping-exit',
+    `--config ${pinned}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec',
     `--ping ${OPENVPN_PING} --ping-restart ${OPENVPN_PING_RESTART}`,
     '--script-security 2', `--up ${OPENVPN_UP_PATH}`, `--down ${OPENVPN_DOWN_PATH}`, '--down-pre',
     ...(creds ? [`--auth-user-pass ${creds.path}`] : []), ...(remote ? [`--remote ${remote.host} ${remote.port}`] : []),

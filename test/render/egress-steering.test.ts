@@ -225,9 +225,11 @@ describe('EgressSteering over its lifetime (unit level)', () => {
     // Without a pinned remote the config is still rewritten (never persist-tun), its remotes kept.
     expect(plain).toContain('\nExecStartPre=/opt/tunnelwright/bin/egress-openvpn-pin /run/tunnelwright/secrets/vpn-egress-openvpn-config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned\n');
     expect(plain).toContain(' --config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned ');
-    // Given after --config, so that they win over the config's; a pushed persist-tun is ignored, and so are a pushed
+    // The pull-filters before --config, so that they are matched before the config's (first match wins); the timers
+    // after it, so that they win over the config's. A pushed persist-tun is ignored, and so are a pushed
     // `ping-restart 0` and any pushed ping-exit (either would leave tun0 up on a silent server, or the unit stopped).
-    expect(plain).toContain(' --pull-filter ignore persist-tun --pull-filter ignore "ping-restart 0" --pull-filter ignore ping-exit --ping 10 --ping-restart 60 ');
+    expect(plain).toContain('/usr/sbin/openvpn --suppress-timestamps --pull-filter ignore redirect-gateway --pull-filter ignore persist-tun --pull-filter ignore "ping-restart 0" --pull-filter ignore ping-exit --config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned ');
+    expect(plain).toContain(' --route-noexec --ping 10 --ping-restart 60 ');
   });
 
   it('requires the kill switch and starts after it: neither tunnel runs without the table, nor before it is loaded', () => {

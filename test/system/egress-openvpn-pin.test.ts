@@ -16,15 +16,16 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
     tunnel: { type: 'openvpn', configFrom: { file: '/etc/openvpn/provider.ovpn' } },
   }).hosts[0];
   const unit = host.units.find((u) => u.name === OPENVPN_UNIT)!.content!;
-  // The unit's options after --config (its --ping and --ping-restart among them), without the hooks and files of the node.
-  const unitArgs = /--config \S+ (.*?) --script-security/.exec(unit)![1];
-  const parse = (config: string) => sh(`timeout 3 unshare -n openvpn --config ${config} ${unitArgs} --verb 4 2>&1; true`).stdout;
+  // The unit's command line up to its hooks (its pull-filters, --config, --ping and --ping-restart among them), with the
+  // config given in place of the node's.
+  const unitArgs = /ExecStart=\/usr\/sbin\/openvpn (.*?) --script-security/.exec(unit)![1];
+  const parse = (config: string) => sh(`timeout 3 unshare -n openvpn ${unitArgs.replace(/--config \S+/, `--config ${config}`)} --verb 4 2>&1; true`).stdout;
 
   beforeAll(() => {
     fs.mkdirSync(dir, { recursive: true });
     must(sh(`openssl req -x509 -newkey rsa:2048 -nodes -keyout ${dir}/k.pem -out ${dir}/c.pem -subj /CN=tw -days 1`), 'cert');
     fs.writeFileSync(path.join(dir, 'pin'), host.files.find((f) => f.path === OPENVPN_PIN_PATH)!.content, { mode: 0o755 });
-    fs.writeFileSync(path.join(dir, 'provider.ovpn'), ['client', 'dev tun', 'remote 198.18.0.2 1194', 'keepalive 10 120', 'nobind', `ca ${dir}/c.pem`, `cert ${dir}/c.pem`, `key ${dir}/k.pem`, ''].join('\n'));
+    fs.writeFileSync(path.join(dir, 'provider.ovpn'), ['client', 'dev tun', 'remote 198.18.0.2 1194', 'keepalive 10 120', 'nobind', 'pull-filter accept ping-exit', 'pull-filter ignore "route-ipv6"', `ca ${dir}/c.pem`, `cert ${dir}/c.pem`, `key ${dir}/k.pem`, ''].join('\n'));
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -35,9 +36,10 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
     expect(/ping_send_timeout = (\d+)/.exec(pinned)?.[1]).toBe('10');
     expect(/ping_rec_timeout = (\d+)/.exec(pinned)?.[1]).toBe('60');
     // The quoted pattern arrives as one argument (OpenVPN's pull-filter takes exactly three words, options.c:7135 at
-    // v2.6.14): the filter list as OpenVPN shows it (options.c:1794).
+    // v2.6.14): the filter list as OpenVPN shows it (options.c:1794), in the order it is matched, first match winning.
+    // The unit's come first; the provider's follow, kept, and its `accept ping-exit` never reached for ping-exit.
     expect(pinned.match(/\b(?:accept|ignore|reject) "[^"\n]*"$/gm)).toEqual([
-      'ignore "redirect-gateway"', 'ignore "persist-tun"', 'ignore "ping-restart 0"', 'ignore "ping-exit"',
+      'ignore "redirect-gateway"', 'ignore "persist-tun"', 'ignore "ping-restart 0"', 'ignore "ping-exit"', 'accept "ping-exit"', 'ignore "route-ipv6"',
     ]);
     expect(parse(`${dir}/provider.ovpn`)).toContain('Options error: --keepalive conflicts with --ping, --ping-exit, or --ping-restart.');
   });

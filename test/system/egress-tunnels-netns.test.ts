@@ -124,7 +124,10 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     ].join('\n'));
     must(sh(`ip netns exec ${ns.vpn} setsid openvpn --config ${dir}/server.conf </dev/null >${serverLog} 2>&1 & sleep 1; grep -q 'Initialization Sequence Completed' ${serverLog} || sleep 2; echo ok`), 'OpenVPN server');
     // The provider's .ovpn: a wrong remote first, the right one second (what a pinned remote must override).
+    // Its own pull-filters accept what the unit ignores: the unit's come first on the command line, and the first
+    // match wins.
     const ovpn = ['client', 'dev tun', 'proto udp', 'remote 198.18.0.99 1194', 'remote 198.18.0.2 1194', 'persist-tun', 'nobind', 'server-poll-timeout 2', 'connect-retry 1 1',
+      'pull-filter accept ping-exit', 'pull-filter accept "ping-restart"', 'pull-filter ignore "route-ipv6"',
       'remote-cert-tls server', 'verb 3', `<ca>\n${fs.readFileSync(path.join(dir, 'ca.crt'), 'utf8')}</ca>`, ''].join('\n');
     node = startPod(dir, 'node', ns.node, 'prod-gw', nodeFiles(host, {
       '/etc/openvpn/client/vpn.ovpn': { content: ovpn, mode: 0o600 },
@@ -263,6 +266,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     expect(log).toContain("Pushed option removed by filter: 'ping-restart 0'");
     expect(log).toContain("Pushed option removed by filter: 'ping-exit 0'");
     expect(log).not.toContain("Pushed option removed by filter: 'ping-restart 4'");
+    expect(openvpnArgs().indexOf('--pull-filter')).toBeLessThan(openvpnArgs().indexOf('--config'));
     silence();
     const t0 = Date.now();
     waitFor('tun0 to go after the server fell silent', () => tunAddr() === undefined, 20);
@@ -298,7 +302,13 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     expect(noZeroFilters).not.toBe(openvpnArgs());
     silent.withoutZeroFiltersTun0After12s = kept(noZeroFilters, 'without the two filters');
     silent.withoutPingExitFilterTun0After12s = kept(openvpnArgs().replace(' --pull-filter ignore ping-exit', ''), 'without the ping-exit filter');
-    expect(silent).toMatchObject({ withoutZeroFiltersTun0After12s: true, withoutPingExitFilterTun0After12s: true });
+    // The unit's filters after --config, where the provider's `pull-filter accept` lines come first and win.
+    const filters = / --pull-filter ignore redirect-gateway --pull-filter ignore persist-tun --pull-filter ignore "ping-restart 0" --pull-filter ignore ping-exit/;
+    const filtersLast = openvpnArgs().replace(filters, '').replace(/( --route-noexec)/, `$1${filters.source}`);
+    expect(filtersLast).not.toBe(openvpnArgs());
+    expect(filtersLast.indexOf('--pull-filter')).toBeGreaterThan(filtersLast.indexOf('--config'));
+    silent.filtersAfterConfigTun0After12s = kept(filtersLast, 'with its filters after the config\'s');
+    expect(silent).toMatchObject({ withoutZeroFiltersTun0After12s: true, withoutPingExitFilterTun0After12s: true, filtersAfterConfigTun0After12s: true });
     inPod(node, 'rm -f /tmp/kubectl.log');
     startClient(openvpnArgs());
     waitFor('the reconnect', () => tunAddr() !== undefined && labelled());
