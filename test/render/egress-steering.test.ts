@@ -4,6 +4,7 @@ import { mergedKsmAllowlist } from '../../src/render/egress-steering';
 import { checkKubeObjects } from '../../src/testing';
 import { prodSteering, wireguardSteering } from '../helpers/fixtures';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+import { runs } from '../helpers/runs';
 
 describe('planEgressSteering', () => {
   it('selects vpn-class pods and one gateway node by hostname, by interface, never egressGateways', () => {
@@ -151,7 +152,7 @@ describe('planEgressSteering', () => {
       expect(after.nodes.includes(uplink) || after.nodes.includes('*')).toBe(true);
       for (const [resource, labels] of Object.entries(before)) expect(after[resource]).toEqual(expect.arrayContaining(labels));
       expect(Object.keys(after).sort()).toEqual([...new Set([...Object.keys(before), 'nodes'])].sort());
-    }), { seed: 35, numRuns: 300 });
+    }), { seed: 35, numRuns: runs(300) });
   });
 
   it('control: kube-state-metrics\' reading of an appended nodes= entry drops the nodes= group before it', () => {
