@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { ClusterRole as IClusterRole } from 'kubernetes-types/rbac/v1';
 import type { ClusterRoleBinding as IClusterRoleBinding } from 'kubernetes-types/rbac/v1';
 import type { Secret as ISecret } from 'kubernetes-types/core/v1';
@@ -370,14 +371,22 @@ TUNNELWRIGHT_TUNNEL_DOWN=1 ${RESTEER_PATH} || true
 # - Never keepalive: the unit gives --ping and --ping-restart, which OpenVPN refuses beside a keepalive.
 # - With a third argument \`pin\`, none of its own remotes: the pinned --remote is then the only server OpenVPN tries (a --remote
 #   given beside --config is appended to the config's list, and OpenVPN moves on to the next on failure).
+# - Never a program of the provider's: route-up, route-pre-down, ipchange, tls-verify and plugin run beside the unit's
+#   hooks (--route-noexec stops OpenVPN's own routes, not a route-up script that adds a default route).
+# - Never daemon (the unit runs OpenVPN in the foreground), user, group, chroot or setcon (without persist-tun a
+#   reconnect reopens tun0, and the down hook labels the node: both need root), log or log-append (the journal has it).
+# A dropped line is said on stderr, in the unit's journal.
 # Each line's first token is read as OpenVPN reads it (options.c: parse_line() unquotes it, then
-# bypass_doubledash() drops a leading "--"), so "--persist-tun" or "\\"remote\\"" is recognised too.
+# bypass_doubledash() drops a leading "--"), so "--persist-tun" or "\\"remote\\"" is recognised too. A line's
+# trailing carriage return goes (a config saved with Windows line ends: OpenVPN reads "\\r" as a space, so
+# "persist-tun\\r" is persist-tun to it).
 # Refused: config (another file, which this cannot rewrite), and <connection> blocks when pinning.
 # usage: egress-openvpn-pin CONFIG OUT [pin]
 set -eu
 umask 077
 awk -v pin="\${3:-}" '
 {
+  sub(/\\r$/, "")
   tok = $0
   sub(/^[ \\t]+/, "", tok)
   sub(/[ \\t].*$/, "", tok)
@@ -389,6 +398,10 @@ awk -v pin="\${3:-}" '
   # The unit gives --ping and --ping-restart: beside them a keepalive is a usage error (helper.c,
   # helper_keepalive(): "--keepalive conflicts with --ping, --ping-exit, or --ping-restart") and OpenVPN never starts.
   if (tok == "keepalive") next
+  if (tok ~ /^(route-up|route-pre-down|ipchange|tls-verify|plugin|daemon|user|group|chroot|setcon|log|log-append)$/) {
+    print "egress-openvpn-pin: " FILENAME " line " NR ": " tok " dropped (the unit runs OpenVPN in the foreground, as root, with its own hooks only)" > "/dev/stderr"
+    next
+  }
   if (pin == "pin" && (tok == "remote" || tok == "remote-random" || tok == "remote-random-hostname")) next
   print
 }' "$1" > "$2.partial"
@@ -520,7 +533,15 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
       '[Unit]', `Description=tunnelwright: OpenVPN split tunnel ${f.iface} (no default-route takeover)`,
       // Never without the kill switch: Requires= stops the tunnel when the table's unit fails or stops.
       'Wants=network-online.target', `After=network-online.target ${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}`, `Requires=${[...waits, KILL_SWITCH_UNIT].join(' ')}`,
-      '', '[Service]', 'Type=simple', `ExecStartPre=${OPENVPN_PIN_PATH} ${config.path} ${pinned}${t.remote ? ' pin' : ''}`, `ExecStart=/usr/sbin/openvpn ${args.join(' ')}`, 'Restart=always', 'RestartSec=5s',
+      '', '[Service]', 'Type=simple',
+      // A relative path in the config (`ca ca.crt` beside a provider's .ovpn) is read from the working directory, as
+      // with OpenVPN's own openvpn-client@.service (WorkingDirectory=/etc/openvpn/client): the config file's folder.
+      ...('file' in t.configFrom ? [`WorkingDirectory=${path.posix.dirname(t.configFrom.file).replace(/%/g, '%%')}`] : []),
+      // The boot units resolve the secrets once (RemainAfterExit=yes); each start resolves them again from their
+      // sources, so a restart (Restart=always, after AUTH_FAILED for a rotated password) reads the rotated value. The
+      // "-": a source not reachable keeps the file the boot resolved.
+      `ExecStartPre=-${config.refresh}`, ...(creds ? [`ExecStartPre=-${creds.refresh}`] : []),
+      `ExecStartPre=${OPENVPN_PIN_PATH} ${config.path} ${pinned}${t.remote ? ' pin' : ''}`, `ExecStart=/usr/sbin/openvpn ${args.join(' ')}`, 'Restart=always', 'RestartSec=5s',
       '', '[Install]', 'WantedBy=multi-user.target', '',
     ].join('\n'),
   });

@@ -216,6 +216,21 @@ describe('EgressSteering over its lifetime (unit level)', () => {
     expect(values(' eth0, tun0 ').devices).toEqual(['eth0', 'tun0']);
   });
 
+  it('resolves the config and credentials again at each start, before the pin; reads relative paths from the config file\'s folder (none for a URL)', () => {
+    const u = unit(prodSteering(), 'tunnelwright-openvpn.service');
+    const pre = u.split('\n').filter((l) => l.startsWith('ExecStartPre=') || l.startsWith('WorkingDirectory='));
+    expect(pre).toEqual([
+      'WorkingDirectory=/etc/openvpn/pia',
+      'ExecStartPre=-/opt/tunnelwright/bin/resolve-secret file /etc/openvpn/pia/nl_amsterdam.ovpn /run/tunnelwright/secrets/vpn-egress-openvpn-config 0',
+      'ExecStartPre=-/opt/tunnelwright/bin/resolve-secret file /etc/openvpn/pia/credentials /run/tunnelwright/secrets/vpn-egress-openvpn-credentials 0',
+      'ExecStartPre=/opt/tunnelwright/bin/egress-openvpn-pin /run/tunnelwright/secrets/vpn-egress-openvpn-config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned pin',
+    ]);
+    const { credentialsFrom: _c, ...noCreds } = prodSteering().tunnel as { type: 'openvpn'; credentialsFrom: unknown };
+    const fromUrl = unit({ ...prodSteering(), tunnel: { ...noCreds, configFrom: { url: 'https://vault.example/v1/ovpn' } } as never }, 'tunnelwright-openvpn.service');
+    expect(fromUrl).not.toContain('WorkingDirectory=');
+    expect(fromUrl).toContain('\nExecStartPre=-/opt/tunnelwright/bin/resolve-secret url /etc/tunnelwright/secret-urls/vpn-egress-openvpn-config.curl /run/tunnelwright/secrets/vpn-egress-openvpn-config 0\n');
+  });
+
   it('pins the remote: the config is filtered of its own remotes (and persist-tun) before OpenVPN starts, and only the pinned one is given', () => {
     const u = unit(prodSteering(), 'tunnelwright-openvpn.service');
     expect(u).toContain('\nExecStartPre=/opt/tunnelwright/bin/egress-openvpn-pin /run/tunnelwright/secrets/vpn-egress-openvpn-config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned pin\n');

@@ -43,4 +43,42 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
     ]);
     expect(parse(`${dir}/provider.ovpn`)).toContain('Options error: --keepalive conflicts with --ping, --ping-exit, or --ping-restart.');
   });
+
+  it('a config saved with Windows line ends loses persist-tun too (OpenVPN reads "\\r" as a space); control: the pin without its carriage-return strip keeps it', () => {
+    const crlf = fs.readFileSync(path.join(dir, 'provider.ovpn'), 'utf8').replace('keepalive 10 120\n', '').replace(/\n/g, '\r\n') + 'persist-tun\r\n';
+    fs.writeFileSync(path.join(dir, 'crlf.ovpn'), crlf);
+    const persistTun = (pin: string) => {
+      must(sh(`${pin} ${dir}/crlf.ovpn ${dir}/crlf.pinned`), 'pin');
+      const out = parse(`${dir}/crlf.pinned`);
+      expect(out).not.toContain('Options error');
+      return /persist_tun = (\w+)/.exec(out)?.[1];
+    };
+    expect(persistTun(`${dir}/pin`)).toBe('DISABLED');
+    const pin = fs.readFileSync(path.join(dir, 'pin'), 'utf8');
+    const noStrip = pin.replace('  sub(/\\r$/, "")\n', '');
+    expect(noStrip).not.toBe(pin);
+    fs.writeFileSync(path.join(dir, 'pin-no-strip'), noStrip, { mode: 0o755 });
+    expect(persistTun(`${dir}/pin-no-strip`)).toBe('ENABLED');
+  });
+
+  it('the provider\'s own programs and process control are dropped, each said on stderr; control: OpenVPN reads them in the config as given', () => {
+    const hooks = ['route-up /bin/true', 'route-pre-down /bin/true', 'ipchange /bin/true', 'tls-verify /bin/true', 'user nobody', 'group nogroup'];
+    const rest = ['daemon', 'chroot /var/empty', 'setcon unconfined_t', 'log /tmp/x.log', 'log-append /tmp/x.log', 'plugin /usr/lib/openvpn/openvpn-plugin-down-root.so /bin/true'];
+    const base = fs.readFileSync(path.join(dir, 'provider.ovpn'), 'utf8').replace('keepalive 10 120\n', '');
+    fs.writeFileSync(path.join(dir, 'hooks.ovpn'), base + [...hooks, ...rest, ''].join('\n'));
+    const r = must(sh(`${dir}/pin ${dir}/hooks.ovpn ${dir}/hooks.pinned`), 'pin');
+    const kept = fs.readFileSync(path.join(dir, 'hooks.pinned'), 'utf8');
+    for (const line of [...hooks, ...rest]) {
+      expect(kept).not.toContain(`${line}\n`);
+      expect(r.stderr).toContain(`: ${line.split(' ')[0]} dropped (the unit runs OpenVPN in the foreground, as root, with its own hooks only)\n`);
+    }
+    const set = (out: string) => ['route_script', 'ipchange', 'tls_verify', 'username', 'groupname'].filter((k) => new RegExp(`\\b${k} = '(?!\\[UNDEF\\])`).test(out));
+    const pinned = parse(`${dir}/hooks.pinned`);
+    expect(pinned).not.toContain('Options error');
+    expect(set(pinned)).toEqual([]);
+    expect(pinned).toContain('daemon = DISABLED');
+    // Control: the config as given (its daemon, log and the rest left out: they detach, or send the output elsewhere).
+    fs.writeFileSync(path.join(dir, 'hooks-given.ovpn'), base + [...hooks, ''].join('\n'));
+    expect(set(parse(`${dir}/hooks-given.ovpn`))).toEqual(['route_script', 'ipchange', 'tls_verify', 'username', 'groupname']);
+  });
 });

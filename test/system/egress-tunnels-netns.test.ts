@@ -83,6 +83,13 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
   const serverLog = path.join(dir, 'server.log');
 
   const openvpnArgs = () => execLines(host, 'tunnelwright-openvpn.service')[0];
+  /** The unit's ExecStartPre lines in order, as systemd runs them at each start: a "-" line may fail. */
+  const startPre = () => {
+    for (const line of execLines(host, 'tunnelwright-openvpn.service', 'ExecStartPre')) {
+      const r = inPod(node, line.replace(/^-/, ''));
+      if (!line.startsWith('-')) must(r, line);
+    }
+  };
   const tunAddr = () => /inet (10\.8\.0\.\d+)\//.exec(inPod(node, 'ip -4 addr show dev tun0 2>/dev/null').stdout)?.[1];
   const waitFor = (what: string, cond: () => boolean, seconds = 30) => {
     for (let i = 0; i < seconds * 5; i++) {
@@ -136,7 +143,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     // Boot order: the kill switch, the secret units, then the tunnel unit's ExecStartPre and ExecStart.
     must(inPod(node, execLines(host, 'tunnelwright-killswitch.service')[0]), 'kill switch');
     for (const u of host.units.filter((x) => x.name.startsWith('tunnelwright-secret-'))) must(inPod(node, execLines(host, u.name)[0]), u.name);
-    must(inPod(node, execLines(host, 'tunnelwright-openvpn.service', 'ExecStartPre')[0]), 'pin');
+    startPre();
     mainBefore = routes('main');
     w.reset('wrong_remote');
     startClient(openvpnArgs());
@@ -341,6 +348,31 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     inPod(node, 'rm -f /tmp/kubectl.log');
     startClient(openvpnArgs());
     waitFor('the reconnect', () => tunAddr() !== undefined && labelled());
+  });
+
+  it('a password rotated at its source reaches OpenVPN at the next start (ExecStartPre resolves the secrets again); control: the start without it fails AUTH_FAILED with the boot\'s copy', () => {
+    const verify = path.join(dir, 'verify.sh');
+    const before = fs.readFileSync(verify, 'utf8');
+    const creds = '/etc/openvpn/client/credentials';
+    try {
+      stopClient();
+      // The provider rotates the password: the server takes only the new one, the source file holds it.
+      fs.writeFileSync(verify, before.replace('gw-pass', 'gw-pass-2'));
+      must(inPod(node, `printf 'gw-user\\ngw-pass-2\\n' > ${creds}`), 'rotate');
+      // Control: OpenVPN started again without the unit's ExecStartPre (what a restart read before): the boot's copy.
+      startClient(openvpnArgs());
+      waitFor('AUTH_FAILED with the old password', () => /AUTH_FAILED/.test(podLog(node, 'openvpn.log')));
+      expect(tunAddr()).toBeUndefined();
+      stopClient();
+      // The unit's start, as systemd's Restart=always runs it: every ExecStartPre, then ExecStart.
+      inPod(node, 'rm -f /tmp/kubectl.log');
+      startPre();
+      startClient(openvpnArgs());
+      waitFor('the connect with the rotated password', () => tunAddr() !== undefined && labelled());
+    } finally {
+      fs.writeFileSync(verify, before);
+      inPod(node, `printf 'gw-user\\ngw-pass\\n' > ${creds}`);
+    }
   });
 
   afterAll(() => {
