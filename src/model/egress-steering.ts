@@ -164,34 +164,67 @@ export function ksmAllowlistEntry(uplinkLabel: string): string {
   return `nodes=[${uplinkLabel}]`;
 }
 
-/** One `resource=[label,…]` group of kube-state-metrics' allowlist, and the list entry it is written in. */
+/** One `resource=[label,…]` group of kube-state-metrics' allowlist, and where the list holds it. */
 export interface KsmAllowlistGroup {
+  /** The list entry the group starts in. */
   readonly entry: number;
   readonly resource: string;
   readonly labels: string[];
+  /** Where its closing `]` is: the entry, and the offset in that entry. */
+  readonly close: { readonly entry: number; readonly offset: number };
 }
 
-const KSM_GROUP = /\s*([^=,[\]\s](?:[^=,[\]]*[^=,[\]\s])?)\s*=\[([^[\]]*)\](?:\s*,|\s*$)/y;
+const KSM_GROUP = /(?:^|,)\s*([^=,[\]\s](?:[^=,[\]]*[^=,[\]\s])?)\s*=\[([^[\]]*)\]/g;
 
 /**
- * kube-state-metrics' allowlist as it reads it: the chart joins the list with "," into one flag
- * (`--metric-labels-allowlist`), so one entry may hold several groups (`pods=[app],nodes=[zone]`), and a resource
- * named again replaces its earlier labels (pkg/options/types.go, LabelsAllowList.Set: `m[name] = []string{}` at each
- * "="). An entry that is not text, or not in that grammar, gives no group: kube-state-metrics refuses it at start-up.
+ * kube-state-metrics' allowlist as it reads it. The chart joins the list with "," into one flag
+ * (`--metric-labels-allowlist`, templates/deployment.yaml), so one entry may hold several groups
+ * (`pods=[app],nodes=[zone]`) and one group may span entries (`helm --set` splits `{nodes=[zone,rack]}` at the comma).
+ * A resource named again replaces its earlier labels (pkg/options/types.go, LabelsAllowList.Set: `m[name] = []string{}`
+ * at each "="). Text that is not in that grammar gives no group: kube-state-metrics refuses it at start-up.
  */
 export function ksmAllowlistGroups(list: readonly unknown[]): KsmAllowlistGroup[] {
-  const groups: KsmAllowlistGroup[] = [];
-  list.forEach((e, entry) => {
-    if (typeof e !== 'string') return;
-    const mine: KsmAllowlistGroup[] = [];
-    KSM_GROUP.lastIndex = 0;
-    for (let m = KSM_GROUP.exec(e); m; m = KSM_GROUP.exec(e)) {
-      mine.push({ entry, resource: m[1], labels: m[2].split(',').map((l) => l.trim()).filter(Boolean) });
-      if (KSM_GROUP.lastIndex >= e.length) break;
-    }
-    if (KSM_GROUP.lastIndex >= e.length && mine.length > 0) groups.push(...mine);
+  const texts = list.map((e) => (typeof e === 'string' ? e : ''));
+  const starts: number[] = [];
+  let at = 0;
+  for (const t of texts) {
+    starts.push(at);
+    at += t.length + 1;
+  }
+  const entryAt = (index: number) => {
+    let e = 0;
+    while (e + 1 < starts.length && starts[e + 1] <= index) e++;
+    return e;
+  };
+  const joined = texts.join(',');
+  return [...joined.matchAll(KSM_GROUP)].map((m) => {
+    const closeAt = m.index! + m[0].length - 1;
+    const close = entryAt(closeAt);
+    return {
+      entry: entryAt(m.index! + m[0].indexOf(m[1])),
+      resource: m[1],
+      labels: m[2].split(',').map((l) => l.trim()).filter(Boolean),
+      close: { entry: close, offset: closeAt - starts[close] },
+    };
   });
-  return groups;
+}
+
+/**
+ * The group whose labels kube-state-metrics puts on node metrics: the last `*=` group, which takes precedence over
+ * every other (internal/store/builder.go, allowList: "\"*\" takes precedence over other specifications"), else the
+ * last `nodes=` group.
+ */
+export function ksmNodeGroup(groups: readonly KsmAllowlistGroup[]): KsmAllowlistGroup | undefined {
+  const last = (resource: string) => groups.filter((g) => g.resource === resource).pop();
+  return last('*') ?? last('nodes');
+}
+
+/**
+ * Whether a group exports the label: named, or every label, which `*` means only as the group's first label
+ * (internal/store/utils.go, createPrometheusLabelKeysValues: "only the first label can be the wildcard label").
+ */
+export function ksmGroupExports(group: KsmAllowlistGroup | undefined, label: string): boolean {
+  return group !== undefined && (group.labels[0] === '*' || group.labels.includes(label));
 }
 
 function get(obj: unknown, path: string[]): unknown {
@@ -287,12 +320,12 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       const allow = isRecord(ksm) ? ksm.metricLabelsAllowlist : undefined;
       // kube-state-metrics keeps the last group of a resource (ksmAllowlistGroups): a second nodes= group, in another
       // entry or in the same one, silently drops the first one's labels.
-      const nodeGroups = ksmAllowlistGroups(asArray(allow)).filter((g) => g.resource === 'nodes');
+      const groups = ksmAllowlistGroups(asArray(allow));
+      const nodeGroups = groups.filter((g) => g.resource === 'nodes');
       const found = quotedList([...new Set(nodeGroups.map((g) => (allow as string[])[g.entry]))]);
       for (const { entry } of nodeGroups.slice(1)) push(`monitoring.kubeStateMetricsValues.metricLabelsAllowlist[${entry}]`, 'ksm-nodes-repeated', `expected one nodes= entry, found ${found}: kube-state-metrics keeps only the last, so the labels of the others are never exported; list every node label in one nodes=[…] entry`);
-      const kept = nodeGroups[nodeGroups.length - 1];
-      if (!kept || !kept.labels.some((l) => l === uplink || l === '*')) {
-        warnings.push({ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: `kube-state-metrics must export the ${uplink} node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: add metricLabelsAllowlist: ["${ksmAllowlistEntry(uplink)}"] (plan.values.kubeStateMetrics)` });
+      if (!ksmGroupExports(ksmNodeGroup(groups), uplink)) {
+        warnings.push({ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: `kube-state-metrics must export the ${uplink} node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: plan.values.kubeStateMetrics holds the metricLabelsAllowlist to give it (under kube-state-metrics: in kube-prometheus-stack's values); Helm replaces a list, so give yours as monitoring.kubeStateMetricsValues to have it merged` });
       }
     }
     if (isRecord(input.ciliumValues)) checkCiliumValues(input.ciliumValues, input.egressIp === undefined ? ((input.interface as string | undefined) ?? 'tun0') : undefined, problems);

@@ -215,7 +215,7 @@ const RUNBOOKS: Record<string, (f: Facts, node: string) => string> = {
   ].join('\n'),
   VPNEgressUplinkLabelMissing: (f, node) => [
     `1. ${RESTEER_PATH} on ${node}: it labels the node, or prints why not (credential, RBAC).`,
-    `2. kube-state-metrics must export the label: metricLabelsAllowlist ["${egressSteeringModel().ksmAllowlistEntry(f.uplinkLabel)}"] (plan.values.kubeStateMetrics).`,
+    `2. kube-state-metrics must export the label: metricLabelsAllowlist ["${egressSteeringModel().ksmAllowlistEntry(f.uplinkLabel)}"] (plan.values.kubeStateMetrics, under kube-state-metrics: in kube-prometheus-stack's values).`,
   ].join('\n'),
 };
 
@@ -551,20 +551,21 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
 
 /**
  * kube-state-metrics' `metricLabelsAllowlist` whole (Helm replaces a list): your list with the uplink label added to
- * the `nodes=[…]` group kube-state-metrics keeps (the last one, also inside an entry such as `pods=[app],nodes=[zone]`),
- * or a `nodes=` entry appended when there is none, or ours alone when you gave no list.
+ * the group kube-state-metrics reads for nodes (the last `*=` group, else the last `nodes=` one, also inside an entry
+ * such as `pods=[app],nodes=[zone]`), or a `nodes=` entry appended when there is none, or ours alone when you gave no
+ * list. In kube-prometheus-stack it goes under `kube-state-metrics:`; in the kube-state-metrics chart, at the top.
  */
 export function mergedKsmAllowlist(yours: unknown, uplinkLabel: string): string[] {
   const list = Array.isArray(yours) ? yours.map(String) : [];
   const model = egressSteeringModel();
-  const groups = model.ksmAllowlistGroups(list);
-  // The group kube-state-metrics keeps: the last nodes= one, wherever it is written (`pods=[app],nodes=[zone]`).
-  const kept = groups.filter((g) => g.resource === 'nodes').pop();
+  // The group kube-state-metrics reads for nodes (the last *= one, else the last nodes= one), wherever it is written:
+  // the label goes in before its closing "]", and the rest of your text is left as it is.
+  const kept = model.ksmNodeGroup(model.ksmAllowlistGroups(list));
   if (!kept) return [...list, model.ksmAllowlistEntry(uplinkLabel)];
-  if (kept.labels.includes(uplinkLabel) || kept.labels.includes('*')) return list;
-  const inEntry = groups.filter((g) => g.entry === kept.entry);
-  const entry = inEntry.map((g) => `${g.resource}=[${(g === kept ? [...g.labels, uplinkLabel] : g.labels).join(',')}]`).join(',');
-  return list.map((e, k) => (k === kept.entry ? entry : e));
+  if (model.ksmGroupExports(kept, uplinkLabel)) return list;
+  const { entry, offset } = kept.close;
+  const text = list[entry];
+  return list.map((e, k) => (k === entry ? `${text.slice(0, offset)}${kept.labels.length > 0 ? ',' : ''}${uplinkLabel}${text.slice(offset)}` : e));
 }
 
 /**

@@ -165,7 +165,7 @@ describe('EgressSteering validation', () => {
 
   it('warns when kube-state-metrics does not export the uplink label', () => {
     const plan = planEgressSteering(prod((p) => { delete p.monitoring!.kubeStateMetricsValues; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; }));
-    expect(plan.warnings).toEqual([{ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: 'kube-state-metrics must export the tunnelwright.dev/egress-uplink node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: add metricLabelsAllowlist: ["nodes=[tunnelwright.dev/egress-uplink]"] (plan.values.kubeStateMetrics)' }]);
+    expect(plan.warnings).toEqual([{ path: 'monitoring.kubeStateMetricsValues', code: 'kube-state-metrics', message: 'kube-state-metrics must export the tunnelwright.dev/egress-uplink node label for VPNEgressSteeringStale and VPNEgressUplinkLabelMissing: plan.values.kubeStateMetrics holds the metricLabelsAllowlist to give it (under kube-state-metrics: in kube-prometheus-stack\'s values); Helm replaces a list, so give yours as monitoring.kubeStateMetricsValues to have it merged' }]);
   });
 
   it.each<[string, unknown[] | undefined, boolean]>([
@@ -177,6 +177,10 @@ describe('EgressSteering validation', () => {
     ['an entry that is no text', [42], true],
     ['the uplink label in the second group of an entry', ['pods=[app],nodes=[tunnelwright.dev/egress-uplink]'], false],
     ['the uplink label on pods, in an entry that starts with nodes=', ['nodes=[kubernetes.io/arch],pods=[tunnelwright.dev/egress-uplink]'], true],
+    ['a "*" that is not first in its group (kube-state-metrics skips it)', ['nodes=[kubernetes.io/arch,*]'], true],
+    ['the uplink label in a nodes= group that a *= group overrides', ['*=[app]', 'nodes=[tunnelwright.dev/egress-uplink]'], true],
+    ['every label for every resource', ['*=[*]'], false],
+    ['the uplink label in a group helm --set split at its comma', ['nodes=[kubernetes.io/arch', 'tunnelwright.dev/egress-uplink]'], false],
   ])('kube-state-metrics allowlist %s: warned = %s', (_name, allowlist, warned) => {
     const props = prod((p) => { p.monitoring!.kubeStateMetricsValues = allowlist === undefined ? {} : { metricLabelsAllowlist: allowlist }; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; });
     expect(planEgressSteering(props).warnings.map((w) => w.code)).toEqual(warned ? ['kube-state-metrics'] : []);

@@ -102,6 +102,11 @@ describe('planEgressSteering', () => {
     ['nodes= second in an entry of two groups: ours added to that group, not appended (a second nodes= drops the first)', ['pods=[app],nodes=[kubernetes.io/arch]'], ['pods=[app],nodes=[kubernetes.io/arch,tunnelwright.dev/egress-uplink]']],
     ['nodes= first in an entry of two groups: ours added to nodes, not to pods', ['nodes=[kubernetes.io/arch],pods=[app]'], ['nodes=[kubernetes.io/arch,tunnelwright.dev/egress-uplink],pods=[app]']],
     ['every node label, in an entry of two groups: unchanged', ['pods=[app],nodes=[*]'], ['pods=[app],nodes=[*]']],
+    // kube-state-metrics reads "*" as every label only first in its group, and a *= group takes precedence over nodes=.
+    ['a "*" that is not first in its group: ours added', ['nodes=[kubernetes.io/arch,*]'], ['nodes=[kubernetes.io/arch,*,tunnelwright.dev/egress-uplink]']],
+    ['a *= group: ours added to it, not in a nodes= group it would override', ['*=[app]', 'nodes=[kubernetes.io/arch]'], ['*=[app,tunnelwright.dev/egress-uplink]', 'nodes=[kubernetes.io/arch]']],
+    ['a group helm --set split at its comma: ours added before its "]", not appended', ['nodes=[topology.kubernetes.io/zone', 'kubernetes.io/arch]'], ['nodes=[topology.kubernetes.io/zone', 'kubernetes.io/arch,tunnelwright.dev/egress-uplink]']],
+    ['an empty nodes= group: ours its only label', ['nodes=[]'], ['nodes=[tunnelwright.dev/egress-uplink]']],
   ])('merges kube-state-metrics\' allowlist with yours: %s', (_name, yours, expected) => {
     const props = { ...prodSteering(), monitoring: { ...prodSteering().monitoring, kubeStateMetricsValues: yours ? { metricLabelsAllowlist: yours } : {} }, acknowledge: ['kube-state-metrics' as const] };
     expect(planEgressSteering(props).values.kubeStateMetrics).toEqual({ metricLabelsAllowlist: expected });
@@ -138,26 +143,46 @@ describe('planEgressSteering', () => {
     return m;
   };
 
-  it('the merged allowlist, read as kube-state-metrics reads its flag: the uplink label on nodes, every label you listed kept (fast-check)', () => {
+  /**
+   * The labels kube-state-metrics puts on node metrics, from the map Set gives: a `*` resource takes precedence
+   * (internal/store/builder.go, allowList), and `*` means every label only as the first (internal/store/utils.go,
+   * createPrometheusLabelKeysValues).
+   */
+  const nodeLabelExported = (m: Record<string, string[]>, label: string) => {
+    const labels = m['*'] ?? m.nodes ?? [];
+    return labels[0] === '*' || labels.includes(label);
+  };
+
+  it('the merged allowlist, read as kube-state-metrics reads its flag: the uplink label on node metrics, every label you listed kept, your text kept (fast-check)', () => {
     const uplink = 'tunnelwright.dev/egress-uplink';
-    const group = fc.tuple(fc.constantFrom('pods', 'nodes', 'namespaces'), fc.uniqueArray(fc.constantFrom('app', 'kubernetes.io/arch', 'topology.kubernetes.io/zone', '*', uplink), { maxLength: 3 }))
+    const group = fc.tuple(fc.constantFrom('pods', 'nodes', 'namespaces', '*'), fc.uniqueArray(fc.constantFrom('app', 'kubernetes.io/arch', 'topology.kubernetes.io/zone', '*', uplink), { maxLength: 3 }))
       .map(([r, labels]) => `${r}=[${labels.join(',')}]`);
-    // Each entry one or two groups; at most one nodes= group in all (more is the ksm-nodes-repeated error).
-    const list = fc.array(fc.array(group, { minLength: 1, maxLength: 2 }).map((g) => g.join(',')), { maxLength: 4 })
-      .filter((l) => (l.join(',').match(/(^|,)nodes=/g) ?? []).length <= 1);
+    // Entries of one or two groups, each of which `helm --set` may have split at its commas (the chart joins them back).
+    const entry = fc.tuple(fc.array(group, { minLength: 1, maxLength: 2 }).map((g) => g.join(',')), fc.boolean())
+      .map(([text, split]) => (split ? text.split(',') : [text]));
+    const list = fc.array(entry, { maxLength: 4 }).map((es) => es.flat());
     fc.assert(fc.property(list, (yours) => {
       const before = ksmSet(yours.join(','))!;
-      const after = ksmSet(mergedKsmAllowlist(yours, uplink).join(','))!;
+      const merged = mergedKsmAllowlist(yours, uplink);
+      const after = ksmSet(merged.join(','))!;
       expect(after).toBeDefined();
-      expect(after.nodes.includes(uplink) || after.nodes.includes('*')).toBe(true);
+      expect(nodeLabelExported(after, uplink)).toBe(true);
       for (const [resource, labels] of Object.entries(before)) expect(after[resource]).toEqual(expect.arrayContaining(labels));
-      expect(Object.keys(after).sort()).toEqual([...new Set([...Object.keys(before), 'nodes'])].sort());
+      const added = before['*'] === undefined && before.nodes === undefined ? ['nodes'] : [];
+      expect(Object.keys(after).sort()).toEqual([...Object.keys(before), ...added].sort());
+      // Your entries as you wrote them, but for the label put into one of them (or one entry appended).
+      const changed = merged.filter((e, k) => e !== yours[k]);
+      expect(changed.length).toBeLessThanOrEqual(1);
+      expect(changed.length === 0 && merged.length === yours.length).toBe(nodeLabelExported(before, uplink));
     }), { seed: 35, numRuns: runs(300) });
   });
 
   it('control: kube-state-metrics\' reading of an appended nodes= entry drops the nodes= group before it', () => {
     expect(ksmSet('pods=[app],nodes=[kubernetes.io/arch],nodes=[tunnelwright.dev/egress-uplink]')).toEqual({ pods: ['app'], nodes: ['tunnelwright.dev/egress-uplink'] });
     expect(ksmSet('nodes=[a],')).toBeUndefined();
+    // And its reading of the two wildcards the merge must see as they are.
+    expect(nodeLabelExported(ksmSet('nodes=[kubernetes.io/arch,*]')!, 'tunnelwright.dev/egress-uplink')).toBe(false);
+    expect(nodeLabelExported(ksmSet('*=[app],nodes=[tunnelwright.dev/egress-uplink]')!, 'tunnelwright.dev/egress-uplink')).toBe(false);
   });
 
   it('renders a WireGuard split tunnel: no routes of wg-quick\'s, policy routing for its own address, the hook on connect', () => {
