@@ -177,6 +177,14 @@ describe('planEgressSteering', () => {
     }), { seed: 35, numRuns: runs(300) });
   });
 
+  it('two steerings with different uplink labels: the second, given the first\'s values, exports both labels in one nodes= group (as the README says)', () => {
+    const first = planEgressSteering({ ...prodSteering(), uplinkLabel: 'example.com/uplink-a', acknowledge: ['kube-state-metrics'] } as never);
+    const second = planEgressSteering({ ...prodSteering(), gatewayNode: 'gw-2', uplinkLabel: 'example.com/uplink-b', monitoring: { ...prodSteering().monitoring, kubeStateMetricsValues: first.values.kubeStateMetrics } } as never);
+    const list = (second.values.kubeStateMetrics as { metricLabelsAllowlist: string[] }).metricLabelsAllowlist;
+    // The fixture's own list holds the default label: the first adds its label to it, the second to that.
+    expect(ksmSet(list.join(','))).toEqual({ nodes: ['tunnelwright.dev/egress-uplink', 'example.com/uplink-a', 'example.com/uplink-b'] });
+  });
+
   it('control: kube-state-metrics\' reading of an appended nodes= entry drops the nodes= group before it', () => {
     expect(ksmSet('pods=[app],nodes=[kubernetes.io/arch],nodes=[tunnelwright.dev/egress-uplink]')).toEqual({ pods: ['app'], nodes: ['tunnelwright.dev/egress-uplink'] });
     expect(ksmSet('nodes=[a],')).toBeUndefined();
