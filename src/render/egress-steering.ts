@@ -410,6 +410,9 @@ mv -f "$2.partial" "$2"
   };
 }
 
+/** The first digits of a pushed ping-restart the unit keeps: a positive number of seconds (see hostPlan). */
+const OPENVPN_PING_RESTART_KEPT = ['1', '2', '3', '4', '5', '6', '7', '8', '9'];
+
 function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   const host = emptyHostPlan(p.gatewayNode);
   // The unit that resolves the kubeconfig: the hook and the tunnel start after it.
@@ -511,16 +514,20 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
     // before ours. The provider's own filters for other lines (`pull-filter ignore "route-ipv6"`) still apply.
     // With these, a silent server ends the session within ping-restart (the server's pushed value when it pushes one:
     // pushed options are applied after the command line), and a pushed persist-tun is ignored like the config's.
-    // - "ping-restart 0": a pushed 0 turns silent-server detection off (ping_rec_timeout 0, options.c:6950-6955), so
-    //   tun0 would stay up on a dead server. Only the 0: a server's real ping-restart is kept (its ping may be slower
-    //   than our 60 s). systemd unquotes ExecStart's "…" into one argument, as OpenVPN's `pull-filter` needs (three words).
+    // - ping-restart: a pushed 0 turns silent-server detection off (ping_rec_timeout 0, options.c:6950-6955), so tun0
+    //   would stay up on a dead server. A server's real ping-restart is kept (its ping may be slower than our 60 s):
+    //   "ping-restart " then a digit 1-9 is accepted, and every other pushed ping-restart is ignored. A filter is a
+    //   prefix match on the raw line, split into words only after it (options.c:5481-5497), so ignoring "ping-restart 0"
+    //   alone let "ping-restart  0" (two spaces), a tab or "-1" (positive_atoi gives 0, options.c:4952-4956) through.
+    //   systemd unquotes ExecStart's "…" into one argument, as OpenVPN's `pull-filter` needs (three words).
     // - ping-exit, any value: it shares ping-restart's timer (options.c:6944-6949), so `ping-exit 0` also turns it off,
     //   and any other value makes a silent server end OpenVPN (ping.c:56, openvpn.c:356) where ping-restart would
     //   reconnect it, with status 0.
     // Restart=always, not on-failure: OpenVPN also exits with status 0 on a pushed `inactive` or `session-timeout` and
     // on a server's HALT, which on-failure never restarts (systemd.service(5), Restart=): the node would stay without a
     // tunnel, the kill switch holding. `systemctl stop`, and a stop through Requires=, are not restarted.
-    '--suppress-timestamps', '--pull-filter ignore redirect-gateway', '--pull-filter ignore persist-tun', '--pull-filter ignore "ping-restart 0"', '--pull-filter ignore ping-exit',
+    '--suppress-timestamps', '--pull-filter ignore redirect-gateway', '--pull-filter ignore persist-tun',
+    ...OPENVPN_PING_RESTART_KEPT.map((d) => `--pull-filter accept "ping-restart ${d}"`), '--pull-filter ignore ping-restart', '--pull-filter ignore ping-exit',
     `--config ${pinned}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec',
     `--ping ${OPENVPN_PING} --ping-restart ${OPENVPN_PING_RESTART}`,
     '--script-security 2', `--up ${OPENVPN_UP_PATH}`, `--down ${OPENVPN_DOWN_PATH}`, '--down-pre',

@@ -275,9 +275,10 @@ describe('EgressSteering over its lifetime (unit level)', () => {
     expect(plain).toContain('\nExecStartPre=/opt/tunnelwright/bin/egress-openvpn-pin /run/tunnelwright/secrets/vpn-egress-openvpn-config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned\n');
     expect(plain).toContain(' --config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned ');
     // The pull-filters before --config, so that they are matched before the config's (first match wins); the timers
-    // after it, so that they win over the config's. A pushed persist-tun is ignored, and so are a pushed
-    // `ping-restart 0` and any pushed ping-exit (either would leave tun0 up on a silent server, or the unit stopped).
-    expect(plain).toContain('/usr/sbin/openvpn --suppress-timestamps --pull-filter ignore redirect-gateway --pull-filter ignore persist-tun --pull-filter ignore "ping-restart 0" --pull-filter ignore ping-exit --config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned ');
+    // after it, so that they win over the config's. A pushed persist-tun is ignored, and so are a pushed ping-restart
+    // that is not a positive number (0 in any spelling) and any pushed ping-exit (either would leave tun0 up on a
+    // silent server, or the unit stopped).
+    expect(plain).toContain('/usr/sbin/openvpn --suppress-timestamps --pull-filter ignore redirect-gateway --pull-filter ignore persist-tun --pull-filter accept "ping-restart 1" --pull-filter accept "ping-restart 2" --pull-filter accept "ping-restart 3" --pull-filter accept "ping-restart 4" --pull-filter accept "ping-restart 5" --pull-filter accept "ping-restart 6" --pull-filter accept "ping-restart 7" --pull-filter accept "ping-restart 8" --pull-filter accept "ping-restart 9" --pull-filter ignore ping-restart --pull-filter ignore ping-exit --config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned ');
     expect(plain).toContain(' --route-noexec --ping 10 --ping-restart 60 ');
   });
 

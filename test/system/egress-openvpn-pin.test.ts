@@ -39,7 +39,8 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
     // v2.6.14): the filter list as OpenVPN shows it (options.c:1794), in the order it is matched, first match winning.
     // The unit's come first; the provider's follow, kept, and its `accept ping-exit` never reached for ping-exit.
     expect(pinned.match(/\b(?:accept|ignore|reject) "[^"\n]*"$/gm)).toEqual([
-      'ignore "redirect-gateway"', 'ignore "persist-tun"', 'ignore "ping-restart 0"', 'ignore "ping-exit"', 'accept "ping-exit"', 'ignore "route-ipv6"',
+      'ignore "redirect-gateway"', 'ignore "persist-tun"', ...'123456789'.split('').map((d) => `accept "ping-restart ${d}"`), 'ignore "ping-restart"', 'ignore "ping-exit"',
+      'accept "ping-exit"', 'ignore "route-ipv6"',
     ]);
     expect(parse(`${dir}/provider.ovpn`)).toContain('Options error: --keepalive conflicts with --ping, --ping-exit, or --ping-restart.');
   });

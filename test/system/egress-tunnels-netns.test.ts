@@ -126,7 +126,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
       'port 1194', 'proto udp', 'dev tun', `ca ${dir}/ca.crt`, `cert ${dir}/server.crt`, `key ${dir}/server.key`, 'dh none', 'topology subnet',
       // keepalive 1 4 spelt out (helper.c:500-551 at v2.6.14): keepalive's own pushes come after the config's push
       // lines (options.c:3696), and these two must come after its ping-restart to override it, as a server's would.
-      'server 10.8.0.0 255.255.255.0', 'ping 1', 'ping-restart 8', 'push "ping 1"', 'push "ping-restart 4"', 'push "ping-restart 0"', 'push "ping-exit 0"', 'verify-client-cert none', 'username-as-common-name', 'duplicate-cn',
+      'server 10.8.0.0 255.255.255.0', 'ping 1', 'ping-restart 8', 'push "ping 1"', 'push "ping-restart 4"', 'push "ping-restart 0"', 'push "ping-restart  0"', 'push "ping-restart -1"', 'push "ping-exit 0"', 'verify-client-cert none', 'username-as-common-name', 'duplicate-cn',
       `auth-user-pass-verify ${dir}/verify.sh via-file`, 'script-security 2', 'verb 3', '',
     ].join('\n'));
     must(sh(`ip netns exec ${ns.vpn} setsid openvpn --config ${dir}/server.conf </dev/null >${serverLog} 2>&1 & sleep 1; grep -q 'Initialization Sequence Completed' ${serverLog} || sleep 2; echo ok`), 'OpenVPN server');
@@ -271,6 +271,9 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     // the bound here is 4 s (60 s on the node's own flags).
     const log = podLog(node, 'openvpn.log');
     expect(log).toContain("Pushed option removed by filter: 'ping-restart 0'");
+    // Spellings OpenVPN also reads as 0: two spaces, and a negative (positive_atoi).
+    expect(log).toContain("Pushed option removed by filter: 'ping-restart  0'");
+    expect(log).toContain("Pushed option removed by filter: 'ping-restart -1'");
     expect(log).toContain("Pushed option removed by filter: 'ping-exit 0'");
     expect(log).not.toContain("Pushed option removed by filter: 'ping-restart 4'");
     expect(openvpnArgs().indexOf('--pull-filter')).toBeLessThan(openvpnArgs().indexOf('--config'));
@@ -305,17 +308,22 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
       inPod(node, 'ip link del tun0 2>/dev/null');
       return up;
     };
-    const noZeroFilters = openvpnArgs().replace(' --pull-filter ignore "ping-restart 0" --pull-filter ignore ping-exit', '');
+    const pingRestartFilters = / --pull-filter accept "ping-restart 1".* --pull-filter accept "ping-restart 9" --pull-filter ignore ping-restart/;
+    expect(openvpnArgs()).toMatch(pingRestartFilters);
+    const noZeroFilters = openvpnArgs().replace(pingRestartFilters, '').replace(' --pull-filter ignore ping-exit', '');
     expect(noZeroFilters).not.toBe(openvpnArgs());
     silent.withoutZeroFiltersTun0After12s = kept(noZeroFilters, 'without the two filters');
+    // The filter as it was: "ping-restart 0" ignored, the other spellings of 0 let through.
+    silent.onlyExactZeroIgnoredTun0After12s = kept(openvpnArgs().replace(pingRestartFilters, ' --pull-filter ignore "ping-restart 0"'), 'ignoring "ping-restart 0" only');
     silent.withoutPingExitFilterTun0After12s = kept(openvpnArgs().replace(' --pull-filter ignore ping-exit', ''), 'without the ping-exit filter');
     // The unit's filters after --config, where the provider's `pull-filter accept` lines come first and win.
-    const filters = / --pull-filter ignore redirect-gateway --pull-filter ignore persist-tun --pull-filter ignore "ping-restart 0" --pull-filter ignore ping-exit/;
-    const filtersLast = openvpnArgs().replace(filters, '').replace(/( --route-noexec)/, `$1${filters.source}`);
+    const filters = / --pull-filter ignore redirect-gateway --pull-filter ignore persist-tun( --pull-filter accept "ping-restart \d")+ --pull-filter ignore ping-restart --pull-filter ignore ping-exit/;
+    const ours = filters.exec(openvpnArgs())![0];
+    const filtersLast = openvpnArgs().replace(ours, '').replace(' --route-noexec', ` --route-noexec${ours}`);
     expect(filtersLast).not.toBe(openvpnArgs());
     expect(filtersLast.indexOf('--pull-filter')).toBeGreaterThan(filtersLast.indexOf('--config'));
     silent.filtersAfterConfigTun0After12s = kept(filtersLast, 'with its filters after the config\'s');
-    expect(silent).toMatchObject({ withoutZeroFiltersTun0After12s: true, withoutPingExitFilterTun0After12s: true, filtersAfterConfigTun0After12s: true });
+    expect(silent).toMatchObject({ withoutZeroFiltersTun0After12s: true, withoutPingExitFilterTun0After12s: true, onlyExactZeroIgnoredTun0After12s: true, filtersAfterConfigTun0After12s: true });
     inPod(node, 'rm -f /tmp/kubectl.log');
     startClient(openvpnArgs());
     waitFor('the reconnect', () => tunAddr() !== undefined && labelled());
