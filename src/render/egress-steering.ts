@@ -392,6 +392,9 @@ awk -v pin="\${3:-}" '
   sub(/[ \\t].*$/, "", tok)
   gsub(/["\\047\\\\]/, "", tok)
   sub(/^--/, "", tok)
+  # An inline file (<ca>, <tls-auth>, …) is data, copied as it is: a line of it is never read as an option.
+  if (block != "") { if (tok == "</" block ">") block = ""; print; next }
+  if (tok ~ /^<[a-z0-9-]+>$/ && tok != "<connection>") { block = substr(tok, 2, length(tok) - 2); print; next }
   if (pin == "pin" && tok ~ /^<connection>/) { print "egress-openvpn-pin: " FILENAME " has <connection> blocks (each with its own remote): remove them to pin a remote" > "/dev/stderr"; exit 1 }
   if (tok == "config") { print "egress-openvpn-pin: " FILENAME " reads another config (line " NR "), unseen here: inline it" > "/dev/stderr"; exit 1 }
   if (tok == "persist-tun") next

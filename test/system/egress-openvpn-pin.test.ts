@@ -62,6 +62,22 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
     expect(persistTun(`${dir}/pin-no-strip`)).toBe('ENABLED');
   });
 
+  it('an inline file is data: its lines are copied as they are, even one that reads as an option; control: the pin without the block rule drops it', () => {
+    // A PEM's last base64 line may be "user" or "ipchange" (valid base64 of length 4 and 8).
+    const config = ['client', '<tls-auth>', 'user', 'ipchange', 'persist-tun', '</tls-auth>', 'user nobody', '<ca>\r', 'log\r', '</ca>\r', ''].join('\n');
+    fs.writeFileSync(path.join(dir, 'inline.ovpn'), config);
+    const pinned = (pin: string) => {
+      must(sh(`${pin} ${dir}/inline.ovpn ${dir}/inline.pinned`), 'pin');
+      return fs.readFileSync(path.join(dir, 'inline.pinned'), 'utf8');
+    };
+    expect(pinned(`${dir}/pin`)).toBe(['client', '<tls-auth>', 'user', 'ipchange', 'persist-tun', '</tls-auth>', '<ca>', 'log', '</ca>', ''].join('\n'));
+    const pin = fs.readFileSync(path.join(dir, 'pin'), 'utf8');
+    const noBlocks = pin.replace(/\n {2}if \(block != ""\)[^\n]*\n {2}if \(tok ~ [^\n]*\n/, '\n');
+    expect(noBlocks).not.toBe(pin);
+    fs.writeFileSync(path.join(dir, 'pin-no-blocks'), noBlocks, { mode: 0o755 });
+    expect(pinned(`${dir}/pin-no-blocks`)).toBe(['client', '<tls-auth>', '</tls-auth>', '<ca>', '</ca>', ''].join('\n'));
+  });
+
   it('the provider\'s own programs and process control are dropped, each said on stderr; control: OpenVPN reads them in the config as given', () => {
     const hooks = ['route-up /bin/true', 'route-pre-down /bin/true', 'ipchange /bin/true', 'tls-verify /bin/true', 'user nobody', 'group nogroup'];
     const rest = ['daemon', 'chroot /var/empty', 'setcon unconfined_t', 'log /tmp/x.log', 'log-append /tmp/x.log', 'plugin /usr/lib/openvpn/openvpn-plugin-down-root.so /bin/true'];
