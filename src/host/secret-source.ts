@@ -26,7 +26,8 @@ deadline=$(( $(date +%s) + wait ))
 while :; do
   case "$kind" in
     file) if [ -s "$source" ] && cp "$source" "$tmp"; then break; fi ;;
-    url) if curl --fail --silent --location --proto =https --max-time 30 --output "$tmp" --config "$source" 2>/dev/null; then break; fi ;;
+    # An empty body is not a secret (a proxy's 200, a store not filled yet): the file already there is kept.
+    url) if curl --fail --silent --location --proto =https --max-time 30 --output "$tmp" --config "$source" 2>/dev/null && [ -s "$tmp" ]; then break; fi ;;
     *) echo "resolve-secret: unknown source kind: $kind" >&2; exit 2 ;;
   esac
   if [ "$(date +%s)" -ge "$deadline" ]; then

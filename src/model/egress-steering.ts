@@ -203,7 +203,8 @@ export function ksmAllowlistGroups(list: readonly unknown[]): KsmAllowlistGroup[
     return {
       entry: entryAt(m.index! + m[0].indexOf(m[1])),
       resource: m[1],
-      labels: m[2].split(',').map((l) => l.trim()).filter(Boolean),
+      // As Set reads them: `[]` holds none, and an empty one between commas is a label "" (so `[,*]` has "*" second).
+      labels: m[2] === '' ? [] : m[2].split(',').map((l) => l.trim()),
       close: { entry: close, offset: closeAt - starts[close] },
     };
   });

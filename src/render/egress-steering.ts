@@ -371,27 +371,34 @@ TUNNELWRIGHT_TUNNEL_DOWN=1 ${RESTEER_PATH} || true
 # - Never keepalive: the unit gives --ping and --ping-restart, which OpenVPN refuses beside a keepalive.
 # - With a third argument \`pin\`, none of its own remotes: the pinned --remote is then the only server OpenVPN tries (a --remote
 #   given beside --config is appended to the config's list, and OpenVPN moves on to the next on failure).
-# - Never a program of the provider's: route-up, route-pre-down, ipchange, tls-verify and plugin run beside the unit's
-#   hooks (--route-noexec stops OpenVPN's own routes, not a route-up script that adds a default route).
+# - Never a program of the provider's: route-up, route-pre-down and ipchange run beside the unit's hooks
+#   (--route-noexec stops OpenVPN's own routes, not a route-up script that adds a default route); they are dropped.
+#   tls-verify and plugin are refused: they may check the server, and dropping that check would fail open.
+# - Never a management interface (management*): a control port on the node.
 # - Never daemon (the unit runs OpenVPN in the foreground), user, group, chroot or setcon (without persist-tun a
 #   reconnect reopens tun0, and the down hook labels the node: both need root), log or log-append (the journal has it).
 # A dropped line is said on stderr, in the unit's journal.
 # Each line's first token is read as OpenVPN reads it (options.c: parse_line() unquotes it, then
-# bypass_doubledash() drops a leading "--"), so "--persist-tun" or "\\"remote\\"" is recognised too. A line's
+# bypass_doubledash() drops a leading "--"), so "--persist-tun" or "\\"remote\\"" is recognised too, and so is an option
+# given as "setenv opt OPTION" (OpenVPN applies it). A line's
 # trailing carriage return goes (a config saved with Windows line ends: OpenVPN reads "\\r" as a space, so
 # "persist-tun\\r" is persist-tun to it).
-# Refused: config (another file, which this cannot rewrite), and <connection> blocks when pinning.
+# Refused: config (another file, which this cannot rewrite), tls-verify and plugin, and <connection> blocks when pinning.
 # usage: egress-openvpn-pin CONFIG OUT [pin]
 set -eu
 umask 077
 awk -v pin="\${3:-}" '
+function bare(t) { gsub(/["\\047\\\\]/, "", t); sub(/^--/, "", t); return t }
 {
   sub(/\\r$/, "")
-  tok = $0
-  sub(/^[ \\t]+/, "", tok)
-  sub(/[ \\t].*$/, "", tok)
-  gsub(/["\\047\\\\]/, "", tok)
-  sub(/^--/, "", tok)
+  # A UTF-8 byte-order mark: OpenVPN skips it (options.c, read_config_file), so line 1 is read without it here too.
+  if (NR == 1) sub(/^\\357\\273\\277/, "")
+  line = $0
+  sub(/^[ \\t]+/, "", line)
+  split(line, w, /[ \\t]+/)
+  tok = bare(w[1])
+  # "setenv opt X ...": OpenVPN reads X as an option of the config (options.c, "setenv opt"), so X is what counts here.
+  if (tok == "setenv" && bare(w[2]) == "opt") tok = bare(w[3])
   # An inline file (<ca>, <tls-auth>, …) is data, copied as it is: a line of it is never read as an option.
   if (block != "") { if (tok == "</" block ">") block = ""; print; next }
   if (tok ~ /^<[a-z0-9-]+>$/ && tok != "<connection>") { block = substr(tok, 2, length(tok) - 2); print; next }
@@ -401,10 +408,14 @@ awk -v pin="\${3:-}" '
   # The unit gives --ping and --ping-restart: beside them a keepalive is a usage error (helper.c,
   # helper_keepalive(): "--keepalive conflicts with --ping, --ping-exit, or --ping-restart") and OpenVPN never starts.
   if (tok == "keepalive") next
-  if (tok ~ /^(route-up|route-pre-down|ipchange|tls-verify|plugin|daemon|user|group|chroot|setcon|log|log-append)$/) {
+  # A check the provider runs on the server (tls-verify, or a plugin) is not dropped: without it the check fails open.
+  if (tok == "tls-verify" || tok == "plugin") { print "egress-openvpn-pin: " FILENAME " line " NR ": " tok " runs a program of the provider beside the unit: remove it (verify-x509-name checks the server name without one)" > "/dev/stderr"; exit 1 }
+  if (tok ~ /^(route-up|route-pre-down|ipchange|daemon|user|group|chroot|setcon|log|log-append)$/) {
     print "egress-openvpn-pin: " FILENAME " line " NR ": " tok " dropped (the unit runs OpenVPN in the foreground, as root, with its own hooks only)" > "/dev/stderr"
     next
   }
+  # The management interface is a control port on the node (anyone who reaches it can stop or hold the tunnel).
+  if (tok ~ /^management/) { print "egress-openvpn-pin: " FILENAME " line " NR ": " tok " dropped (no management port on the node)" > "/dev/stderr"; next }
   if (pin == "pin" && (tok == "remote" || tok == "remote-random" || tok == "remote-random-hostname")) next
   print
 }' "$1" > "$2.partial"
@@ -523,15 +534,20 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
     //   prefix match on the raw line, split into words only after it (options.c:5481-5497), so ignoring "ping-restart 0"
     //   alone let "ping-restart  0" (two spaces), a tab or "-1" (positive_atoi gives 0, options.c:4952-4956) through.
     //   systemd unquotes ExecStart's "…" into one argument, as OpenVPN's `pull-filter` needs (three words).
+    // - A pushed line that starts with a quote: OpenVPN unquotes it after the filters (options.c:5532), so
+    //   `"persist-tun"` or `"ping-restart" 0` would pass every filter above. No server quotes what it pushes.
+    // - --auth-retry none, after --config: OpenVPN exits on AUTH_FAILED (push.c:91-104), and the unit's next start
+    //   resolves the secrets again. A config's `auth-retry nointeract` would retry in the same process, with the same
+    //   rotated-away password, forever.
     // - ping-exit, any value: it shares ping-restart's timer (options.c:6944-6949), so `ping-exit 0` also turns it off,
     //   and any other value makes a silent server end OpenVPN (ping.c:56, openvpn.c:356) where ping-restart would
     //   reconnect it, with status 0.
     // Restart=always, not on-failure: OpenVPN also exits with status 0 on a pushed `inactive` or `session-timeout` and
     // on a server's HALT, which on-failure never restarts (systemd.service(5), Restart=): the node would stay without a
     // tunnel, the kill switch holding. `systemctl stop`, and a stop through Requires=, are not restarted.
-    '--suppress-timestamps', '--pull-filter ignore redirect-gateway', '--pull-filter ignore persist-tun',
+    '--suppress-timestamps', `--pull-filter ignore '"'`, `--pull-filter ignore "'"`, '--pull-filter ignore redirect-gateway', '--pull-filter ignore persist-tun',
     ...OPENVPN_PING_RESTART_KEPT.map((d) => `--pull-filter accept "ping-restart ${d}"`), '--pull-filter ignore ping-restart', '--pull-filter ignore ping-exit',
-    `--config ${pinned}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec',
+    `--config ${pinned}`, `--dev ${f.iface}`, '--dev-type tun', '--route-noexec', '--auth-retry none',
     `--ping ${OPENVPN_PING} --ping-restart ${OPENVPN_PING_RESTART}`,
     '--script-security 2', `--up ${OPENVPN_UP_PATH}`, `--down ${OPENVPN_DOWN_PATH}`, '--down-pre',
     ...(creds ? [`--auth-user-pass ${creds.path}`] : []), ...(remote ? [`--remote ${remote.host} ${remote.port}`] : []),
@@ -541,8 +557,11 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
     enabled: true,
     content: [
       '[Unit]', `Description=tunnelwright: OpenVPN split tunnel ${f.iface} (no default-route takeover)`,
-      // Never without the kill switch: Requires= stops the tunnel when the table's unit fails or stops.
-      'Wants=network-online.target', `After=network-online.target ${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}`, `Requires=${[...waits, KILL_SWITCH_UNIT].join(' ')}`,
+      // Never without the kill switch: Requires= stops the tunnel when the table's unit fails or stops. The secret
+      // units only Wants=: one whose source was out of reach at boot fails, and Requires= would then never start the
+      // tunnel, nor retry. This way the unit starts, its ExecStartPre resolves the secrets again, and a start that
+      // still finds no config fails and is retried every RestartSec (2 starts in the 10 s start-limit window, of 5).
+      `Wants=network-online.target ${waits.join(' ')}`, `After=network-online.target ${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}`, `Requires=${KILL_SWITCH_UNIT}`,
       '', '[Service]', 'Type=simple',
       // A relative path in the config (`ca ca.crt` beside a provider's .ovpn) is read from the working directory, as
       // with OpenVPN's own openvpn-client@.service (WorkingDirectory=/etc/openvpn/client): the config file's folder.
@@ -566,7 +585,8 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
  * list. In kube-prometheus-stack it goes under `kube-state-metrics:`; in the kube-state-metrics chart, at the top.
  */
 export function mergedKsmAllowlist(yours: unknown, uplinkLabel: string): string[] {
-  const list = Array.isArray(yours) ? yours.map(String) : [];
+  // An empty entry joins into a leading or doubled "," that kube-state-metrics refuses at start-up: dropped.
+  const list = Array.isArray(yours) ? yours.map(String).filter((e) => e.trim() !== '') : [];
   const model = egressSteeringModel();
   // The group kube-state-metrics reads for nodes (the last *= one, else the last nodes= one), wherever it is written:
   // the label goes in before its closing "]", and the rest of your text is left as it is.

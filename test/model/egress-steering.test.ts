@@ -180,6 +180,7 @@ describe('EgressSteering validation', () => {
     ['a "*" that is not first in its group (kube-state-metrics skips it)', ['nodes=[kubernetes.io/arch,*]'], true],
     ['the uplink label in a nodes= group that a *= group overrides', ['*=[app]', 'nodes=[tunnelwright.dev/egress-uplink]'], true],
     ['every label for every resource', ['*=[*]'], false],
+    ['a "*" after an empty label (kube-state-metrics reads it second)', ['nodes=[,*]'], true],
     ['the uplink label in a group helm --set split at its comma', ['nodes=[kubernetes.io/arch', 'tunnelwright.dev/egress-uplink]'], false],
   ])('kube-state-metrics allowlist %s: warned = %s', (_name, allowlist, warned) => {
     const props = prod((p) => { p.monitoring!.kubeStateMetricsValues = allowlist === undefined ? {} : { metricLabelsAllowlist: allowlist }; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; });

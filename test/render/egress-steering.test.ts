@@ -107,6 +107,8 @@ describe('planEgressSteering', () => {
     ['a *= group: ours added to it, not in a nodes= group it would override', ['*=[app]', 'nodes=[kubernetes.io/arch]'], ['*=[app,tunnelwright.dev/egress-uplink]', 'nodes=[kubernetes.io/arch]']],
     ['a group helm --set split at its comma: ours added before its "]", not appended', ['nodes=[topology.kubernetes.io/zone', 'kubernetes.io/arch]'], ['nodes=[topology.kubernetes.io/zone', 'kubernetes.io/arch,tunnelwright.dev/egress-uplink]']],
     ['an empty nodes= group: ours its only label', ['nodes=[]'], ['nodes=[tunnelwright.dev/egress-uplink]']],
+    ['an empty entry (what "".split(",") gives): dropped, not joined into a leading ","', [''], ['nodes=[tunnelwright.dev/egress-uplink]']],
+    ['"*" after an empty label, which kube-state-metrics reads second: ours added', ['nodes=[,*]'], ['nodes=[,*,tunnelwright.dev/egress-uplink]']],
   ])('merges kube-state-metrics\' allowlist with yours: %s', (_name, yours, expected) => {
     const props = { ...prodSteering(), monitoring: { ...prodSteering().monitoring, kubeStateMetricsValues: yours ? { metricLabelsAllowlist: yours } : {} }, acknowledge: ['kube-state-metrics' as const] };
     expect(planEgressSteering(props).values.kubeStateMetrics).toEqual({ metricLabelsAllowlist: expected });
@@ -278,8 +280,8 @@ describe('EgressSteering over its lifetime (unit level)', () => {
     // after it, so that they win over the config's. A pushed persist-tun is ignored, and so are a pushed ping-restart
     // that is not a positive number (0 in any spelling) and any pushed ping-exit (either would leave tun0 up on a
     // silent server, or the unit stopped).
-    expect(plain).toContain('/usr/sbin/openvpn --suppress-timestamps --pull-filter ignore redirect-gateway --pull-filter ignore persist-tun --pull-filter accept "ping-restart 1" --pull-filter accept "ping-restart 2" --pull-filter accept "ping-restart 3" --pull-filter accept "ping-restart 4" --pull-filter accept "ping-restart 5" --pull-filter accept "ping-restart 6" --pull-filter accept "ping-restart 7" --pull-filter accept "ping-restart 8" --pull-filter accept "ping-restart 9" --pull-filter ignore ping-restart --pull-filter ignore ping-exit --config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned ');
-    expect(plain).toContain(' --route-noexec --ping 10 --ping-restart 60 ');
+    expect(plain).toContain('/usr/sbin/openvpn --suppress-timestamps --pull-filter ignore \'"\' --pull-filter ignore "\'" --pull-filter ignore redirect-gateway --pull-filter ignore persist-tun --pull-filter accept "ping-restart 1" --pull-filter accept "ping-restart 2" --pull-filter accept "ping-restart 3" --pull-filter accept "ping-restart 4" --pull-filter accept "ping-restart 5" --pull-filter accept "ping-restart 6" --pull-filter accept "ping-restart 7" --pull-filter accept "ping-restart 8" --pull-filter accept "ping-restart 9" --pull-filter ignore ping-restart --pull-filter ignore ping-exit --config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned ');
+    expect(plain).toContain(' --route-noexec --auth-retry none --ping 10 --ping-restart 60 ');
   });
 
   it('requires the kill switch and starts after it: neither tunnel runs without the table, nor before it is loaded', () => {
@@ -292,6 +294,12 @@ describe('EgressSteering over its lifetime (unit level)', () => {
       expect(text.startsWith('[Unit]\n')).toBe(true);
       expect({ after: lines(text, 'After'), requires: lines(text, 'Requires') }).toEqual({ after: expect.arrayContaining(['tunnelwright-killswitch.service']), requires: expect.arrayContaining(['tunnelwright-killswitch.service']) });
     }
+    // OpenVPN's secret units are wanted, not required: a source out of reach at boot must not leave the tunnel never
+    // started (its ExecStartPre resolves them again at each start, and Restart=always retries).
+    const secrets = ['tunnelwright-secret-vpn-egress-openvpn-config.service', 'tunnelwright-secret-vpn-egress-openvpn-credentials.service'];
+    expect({ wants: lines(openvpn, 'Wants'), after: lines(openvpn, 'After'), requires: lines(openvpn, 'Requires') }).toEqual({
+      wants: ['network-online.target', ...secrets], after: expect.arrayContaining(secrets), requires: ['tunnelwright-killswitch.service'],
+    });
   });
 
   it('keeps the egress table closed when the tunnel goes: a blackhole default, and the rule from the tunnel address stays', () => {

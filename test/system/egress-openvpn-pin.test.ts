@@ -38,8 +38,8 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
     // The quoted pattern arrives as one argument (OpenVPN's pull-filter takes exactly three words, options.c:7135 at
     // v2.6.14): the filter list as OpenVPN shows it (options.c:1794), in the order it is matched, first match winning.
     // The unit's come first; the provider's follow, kept, and its `accept ping-exit` never reached for ping-exit.
-    expect(pinned.match(/\b(?:accept|ignore|reject) "[^"\n]*"$/gm)).toEqual([
-      'ignore "redirect-gateway"', 'ignore "persist-tun"', ...'123456789'.split('').map((d) => `accept "ping-restart ${d}"`), 'ignore "ping-restart"', 'ignore "ping-exit"',
+    expect(pinned.match(/\b(?:accept|ignore|reject) "(?:"|[^"\n]*)"$/gm)).toEqual([
+      'ignore """', 'ignore "\'"', 'ignore "redirect-gateway"', 'ignore "persist-tun"', ...'123456789'.split('').map((d) => `accept "ping-restart ${d}"`), 'ignore "ping-restart"', 'ignore "ping-exit"',
       'accept "ping-exit"', 'ignore "route-ipv6"',
     ]);
     expect(parse(`${dir}/provider.ovpn`)).toContain('Options error: --keepalive conflicts with --ping, --ping-exit, or --ping-restart.');
@@ -78,24 +78,45 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
     expect(pinned(`${dir}/pin-no-blocks`)).toBe(['client', '<tls-auth>', '</tls-auth>', '<ca>', '</ca>', ''].join('\n'));
   });
 
-  it('the provider\'s own programs and process control are dropped, each said on stderr; control: OpenVPN reads them in the config as given', () => {
-    const hooks = ['route-up /bin/true', 'route-pre-down /bin/true', 'ipchange /bin/true', 'tls-verify /bin/true', 'user nobody', 'group nogroup'];
-    const rest = ['daemon', 'chroot /var/empty', 'setcon unconfined_t', 'log /tmp/x.log', 'log-append /tmp/x.log', 'plugin /usr/lib/openvpn/openvpn-plugin-down-root.so /bin/true'];
+  it('the provider\'s own programs, process control and management port are dropped, each said on stderr, also as `setenv opt`; control: OpenVPN reads them in the config as given', () => {
+    const hooks = ['route-up /bin/true', 'route-pre-down /bin/true', 'ipchange /bin/true', 'user nobody', 'group nogroup'];
+    const rest = ['daemon', 'chroot /var/empty', 'setcon unconfined_t', 'log /tmp/x.log', 'log-append /tmp/x.log', 'management 0.0.0.0 7505', 'management-hold'];
     const base = fs.readFileSync(path.join(dir, 'provider.ovpn'), 'utf8').replace('keepalive 10 120\n', '');
-    fs.writeFileSync(path.join(dir, 'hooks.ovpn'), base + [...hooks, ...rest, ''].join('\n'));
+    // `setenv opt X` is X to OpenVPN (options.c): the same options spelt so must go too.
+    const asSetenv = ['setenv opt persist-tun', 'setenv opt route-up /bin/false'];
+    fs.writeFileSync(path.join(dir, 'hooks.ovpn'), base + [...hooks, ...rest, ...asSetenv, 'setenv opt block-outside-dns', ''].join('\n'));
     const r = must(sh(`${dir}/pin ${dir}/hooks.ovpn ${dir}/hooks.pinned`), 'pin');
     const kept = fs.readFileSync(path.join(dir, 'hooks.pinned'), 'utf8');
-    for (const line of [...hooks, ...rest]) {
-      expect(kept).not.toContain(`${line}\n`);
-      expect(r.stderr).toContain(`: ${line.split(' ')[0]} dropped (the unit runs OpenVPN in the foreground, as root, with its own hooks only)\n`);
-    }
-    const set = (out: string) => ['route_script', 'ipchange', 'tls_verify', 'username', 'groupname'].filter((k) => new RegExp(`\\b${k} = '(?!\\[UNDEF\\])`).test(out));
+    for (const line of [...hooks, ...rest, ...asSetenv]) expect(kept).not.toContain(`${line}\n`);
+    for (const line of [...hooks, ...rest.slice(0, 5)]) expect(r.stderr).toContain(`: ${line.split(' ')[0]} dropped (the unit runs OpenVPN in the foreground, as root, with its own hooks only)\n`);
+    expect(r.stderr).toContain(': management dropped (no management port on the node)\n');
+    expect(r.stderr).toContain(': management-hold dropped (no management port on the node)\n');
+    expect(kept).toContain('setenv opt block-outside-dns\n'); // an option OpenVPN 2.6 ignores elsewhere than Windows: kept
+    const set = (out: string) => ['route_script', 'ipchange', 'username', 'groupname', 'management_addr'].filter((k) => new RegExp(`\\b${k} = '(?!\\[UNDEF\\])`).test(out));
     const pinned = parse(`${dir}/hooks.pinned`);
     expect(pinned).not.toContain('Options error');
     expect(set(pinned)).toEqual([]);
     expect(pinned).toContain('daemon = DISABLED');
+    expect(pinned).toContain('persist_tun = DISABLED');
     // Control: the config as given (its daemon, log and the rest left out: they detach, or send the output elsewhere).
-    fs.writeFileSync(path.join(dir, 'hooks-given.ovpn'), base + [...hooks, ''].join('\n'));
-    expect(set(parse(`${dir}/hooks-given.ovpn`))).toEqual(['route_script', 'ipchange', 'tls_verify', 'username', 'groupname']);
+    fs.writeFileSync(path.join(dir, 'hooks-given.ovpn'), base + [...hooks, 'management 127.0.0.1 7505', 'setenv opt persist-tun', ''].join('\n'));
+    const given = parse(`${dir}/hooks-given.ovpn`);
+    expect(set(given)).toEqual(['route_script', 'ipchange', 'username', 'groupname', 'management_addr']);
+    expect(given).toContain('persist_tun = ENABLED');
+  });
+
+  it.each(['tls-verify /bin/true', 'plugin /usr/lib/openvpn/openvpn-plugin-auth-pam.so login', 'setenv opt tls-verify /bin/true'])('refuses a config with a check of the provider\'s program (%s): dropped, the check would fail open', (line) => {
+    fs.writeFileSync(path.join(dir, 'check.ovpn'), fs.readFileSync(path.join(dir, 'provider.ovpn'), 'utf8') + `${line}\n`);
+    const r = sh(`${dir}/pin ${dir}/check.ovpn ${dir}/check.pinned`);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('runs a program of the provider beside the unit: remove it (verify-x509-name checks the server name without one)');
+    expect(fs.existsSync(path.join(dir, 'check.pinned'))).toBe(false);
+  });
+
+  it('a byte-order mark before line 1 hides nothing: OpenVPN skips it, and so does the pin; control: the config as given has persist-tun', () => {
+    fs.writeFileSync(path.join(dir, 'bom.ovpn'), `\uFEFFpersist-tun\n${fs.readFileSync(path.join(dir, 'provider.ovpn'), 'utf8').replace('keepalive 10 120\n', '')}`);
+    must(sh(`${dir}/pin ${dir}/bom.ovpn ${dir}/bom.pinned`), 'pin');
+    expect(parse(`${dir}/bom.pinned`)).toContain('persist_tun = DISABLED');
+    expect(parse(`${dir}/bom.ovpn`)).toContain('persist_tun = ENABLED');
   });
 });

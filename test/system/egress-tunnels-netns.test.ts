@@ -126,7 +126,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
       'port 1194', 'proto udp', 'dev tun', `ca ${dir}/ca.crt`, `cert ${dir}/server.crt`, `key ${dir}/server.key`, 'dh none', 'topology subnet',
       // keepalive 1 4 spelt out (helper.c:500-551 at v2.6.14): keepalive's own pushes come after the config's push
       // lines (options.c:3696), and these two must come after its ping-restart to override it, as a server's would.
-      'server 10.8.0.0 255.255.255.0', 'ping 1', 'ping-restart 8', 'push "ping 1"', 'push "ping-restart 4"', 'push "ping-restart 0"', 'push "ping-restart  0"', 'push "ping-restart -1"', 'push "ping-exit 0"', 'verify-client-cert none', 'username-as-common-name', 'duplicate-cn',
+      'server 10.8.0.0 255.255.255.0', 'ping 1', 'ping-restart 8', 'push "ping 1"', 'push "ping-restart 4"', 'push "ping-restart 0"', 'push "ping-restart  0"', 'push "ping-restart -1"', 'push "\\"ping-restart\\" 0"', 'push "ping-exit 0"', 'verify-client-cert none', 'username-as-common-name', 'duplicate-cn',
       `auth-user-pass-verify ${dir}/verify.sh via-file`, 'script-security 2', 'verb 3', '',
     ].join('\n'));
     must(sh(`ip netns exec ${ns.vpn} setsid openvpn --config ${dir}/server.conf </dev/null >${serverLog} 2>&1 & sleep 1; grep -q 'Initialization Sequence Completed' ${serverLog} || sleep 2; echo ok`), 'OpenVPN server');
@@ -134,7 +134,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     // Its own pull-filters accept what the unit ignores: the unit's come first on the command line, and the first
     // match wins.
     const ovpn = ['client', 'dev tun', 'proto udp', 'remote 198.18.0.99 1194', 'remote 198.18.0.2 1194', 'persist-tun', 'nobind', 'server-poll-timeout 2', 'connect-retry 1 1',
-      'pull-filter accept ping-exit', 'pull-filter accept "ping-restart"', 'pull-filter ignore "route-ipv6"',
+      'pull-filter accept ping-exit', 'pull-filter accept "ping-restart"', 'pull-filter ignore "route-ipv6"', 'auth-retry nointeract',
       'remote-cert-tls server', 'verb 3', `<ca>\n${fs.readFileSync(path.join(dir, 'ca.crt'), 'utf8')}</ca>`, ''].join('\n');
     node = startPod(dir, 'node', ns.node, 'prod-gw', nodeFiles(host, {
       '/etc/openvpn/client/vpn.ovpn': { content: ovpn, mode: 0o600 },
@@ -274,6 +274,8 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     // Spellings OpenVPN also reads as 0: two spaces, and a negative (positive_atoi).
     expect(log).toContain("Pushed option removed by filter: 'ping-restart  0'");
     expect(log).toContain("Pushed option removed by filter: 'ping-restart -1'");
+    // A quoted first word, which OpenVPN unquotes only after the filters.
+    expect(log).toContain("Pushed option removed by filter: '\"ping-restart\" 0'");
     expect(log).toContain("Pushed option removed by filter: 'ping-exit 0'");
     expect(log).not.toContain("Pushed option removed by filter: 'ping-restart 4'");
     expect(openvpnArgs().indexOf('--pull-filter')).toBeLessThan(openvpnArgs().indexOf('--config'));
@@ -317,7 +319,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     silent.onlyExactZeroIgnoredTun0After12s = kept(openvpnArgs().replace(pingRestartFilters, ' --pull-filter ignore "ping-restart 0"'), 'ignoring "ping-restart 0" only');
     silent.withoutPingExitFilterTun0After12s = kept(openvpnArgs().replace(' --pull-filter ignore ping-exit', ''), 'without the ping-exit filter');
     // The unit's filters after --config, where the provider's `pull-filter accept` lines come first and win.
-    const filters = / --pull-filter ignore redirect-gateway --pull-filter ignore persist-tun( --pull-filter accept "ping-restart \d")+ --pull-filter ignore ping-restart --pull-filter ignore ping-exit/;
+    const filters = / --pull-filter ignore '"' --pull-filter ignore "'" --pull-filter ignore redirect-gateway --pull-filter ignore persist-tun( --pull-filter accept "ping-restart \d")+ --pull-filter ignore ping-restart --pull-filter ignore ping-exit/;
     const ours = filters.exec(openvpnArgs())![0];
     const filtersLast = openvpnArgs().replace(ours, '').replace(' --route-noexec', ` --route-noexec${ours}`);
     expect(filtersLast).not.toBe(openvpnArgs());
@@ -368,9 +370,17 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
       fs.writeFileSync(verify, before.replace('gw-pass', 'gw-pass-2'));
       must(inPod(node, `printf 'gw-user\\ngw-pass-2\\n' > ${creds}`), 'rotate');
       // Control: OpenVPN started again without the unit's ExecStartPre (what a restart read before): the boot's copy.
+      // It exits on AUTH_FAILED (--auth-retry none over the config's nointeract), so systemd starts the unit again.
       startClient(openvpnArgs());
       waitFor('AUTH_FAILED with the old password', () => /AUTH_FAILED/.test(podLog(node, 'openvpn.log')));
       expect(tunAddr()).toBeUndefined();
+      waitFor('OpenVPN to exit on AUTH_FAILED', () => inPod(node, 'pgrep -x openvpn').status !== 0, 10);
+      // Control: without --auth-retry none, the config's nointeract retries in the same process, never restarted.
+      startClient(openvpnArgs().replace(' --auth-retry none', ''));
+      waitFor('AUTH_FAILED again', () => /AUTH_FAILED/.test(podLog(node, 'openvpn.log')));
+      sh('sleep 5');
+      expect(inPod(node, 'pgrep -x openvpn').status).toBe(0);
+      expect(podLog(node, 'openvpn.log')).toContain('SIGUSR1[soft,auth-failure]');
       stopClient();
       // The unit's start, as systemd's Restart=always runs it: every ExecStartPre, then ExecStart.
       inPod(node, 'rm -f /tmp/kubectl.log');
