@@ -560,12 +560,14 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
       // Never without the kill switch: Requires= stops the tunnel when the table's unit fails or stops. The secret
       // units only Wants=: one whose source was out of reach at boot fails, and Requires= would then never start the
       // tunnel, nor retry. This way the unit starts, its ExecStartPre resolves the secrets again, and a start that
-      // still finds no config fails and is retried every RestartSec (2 starts in the 10 s start-limit window, of 5).
+      // still finds no config fails and is retried every RestartSec (at most 3 starts in systemd's default 10 s
+      // start-limit window, whose burst is 5).
       `Wants=network-online.target ${waits.join(' ')}`, `After=network-online.target ${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}`, `Requires=${KILL_SWITCH_UNIT}`,
       '', '[Service]', 'Type=simple',
       // A relative path in the config (`ca ca.crt` beside a provider's .ovpn) is read from the working directory, as
       // with OpenVPN's own openvpn-client@.service (WorkingDirectory=/etc/openvpn/client): the config file's folder.
-      ...('file' in t.configFrom ? [`WorkingDirectory=${path.posix.dirname(t.configFrom.file).replace(/%/g, '%%')}`] : []),
+      // "-": a folder not there yet is not fatal (systemd.exec(5)); the pin then fails on the missing config, retried.
+      ...('file' in t.configFrom ? [`WorkingDirectory=-${path.posix.dirname(t.configFrom.file).replace(/%/g, '%%')}`] : []),
       // The boot units resolve the secrets once (RemainAfterExit=yes); each start resolves them again from their
       // sources, so a restart (Restart=always, after AUTH_FAILED for a rotated password) reads the rotated value. The
       // "-": a source not reachable keeps the file the boot resolved.

@@ -255,7 +255,7 @@ describe('EgressSteering over its lifetime (unit level)', () => {
     const u = unit(prodSteering(), 'tunnelwright-openvpn.service');
     const pre = u.split('\n').filter((l) => l.startsWith('ExecStartPre=') || l.startsWith('WorkingDirectory='));
     expect(pre).toEqual([
-      'WorkingDirectory=/etc/openvpn/pia',
+      'WorkingDirectory=-/etc/openvpn/pia',
       'ExecStartPre=-/opt/tunnelwright/bin/resolve-secret file /etc/openvpn/pia/nl_amsterdam.ovpn /run/tunnelwright/secrets/vpn-egress-openvpn-config 0',
       'ExecStartPre=-/opt/tunnelwright/bin/resolve-secret file /etc/openvpn/pia/credentials /run/tunnelwright/secrets/vpn-egress-openvpn-credentials 0',
       'ExecStartPre=/opt/tunnelwright/bin/egress-openvpn-pin /run/tunnelwright/secrets/vpn-egress-openvpn-config /run/tunnelwright/secrets/vpn-egress-openvpn-config.pinned pin',
