@@ -290,6 +290,7 @@ app_set() {
 
 command_set() {
   crc=0
+  timed_out=0
   if [ "$HAVE_SETSID" = 1 ]; then
     # COMMAND leads a process group of its own, and a watchdog stops that whole group when it overruns. Stopping only
     # the sh -c would leave the rest of a compound command (\`a; b\`, a pipe, \`$(...)\`) running, to apply a stale
@@ -309,12 +310,10 @@ command_set() {
     # group is gone, and KILLs what ignored the TERM after 5 s. Either way it is waited for, so ash frees both jobs.
     [ -e "$overran" ] || kill -s TERM "$wpid" -"$wpid" 2>/dev/null
     wait "$wpid" 2>/dev/null
-    timed_out=0
     if [ -e "$overran" ]; then timed_out=1; rm -f "$overran"; fi
   else
     PORT=$1 timeout "$COMMAND_TIMEOUT" sh -c "$COMMAND" || crc=$?
     # busybox timeout stops it with SIGTERM (exit 143); coreutils' exits 124.
-    timed_out=0
     if [ "$crc" -eq 143 ] || [ "$crc" -eq 124 ]; then timed_out=1; fi
   fi
   if [ "$crc" -eq 0 ]; then
