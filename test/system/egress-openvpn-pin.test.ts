@@ -28,6 +28,8 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
     fs.writeFileSync(path.join(dir, 'provider.ovpn'), ['client', 'dev tun', 'remote 198.18.0.2 1194', 'keepalive 10 120', 'nobind', 'pull-filter accept ping-exit', 'pull-filter ignore "route-ipv6"', `ca ${dir}/c.pem`, `cert ${dir}/c.pem`, `key ${dir}/k.pem`, ''].join('\n'));
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  /** The provider's config without its keepalive: what the pin leaves of it, so OpenVPN's parser reads the rest. */
+  const withoutKeepalive = () => fs.readFileSync(path.join(dir, 'provider.ovpn'), 'utf8').replace('keepalive 10 120\n', '');
 
   it('OpenVPN starts with the rewritten config and the unit\'s timers (ping 10, ping-restart 60); control: the config as given is a usage error', () => {
     must(sh(`${dir}/pin ${dir}/provider.ovpn ${dir}/provider.pinned`), 'pin');
@@ -46,7 +48,7 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
   });
 
   it('a config saved with Windows line ends loses persist-tun too (OpenVPN reads "\\r" as a space); control: the pin without its carriage-return strip keeps it', () => {
-    const crlf = fs.readFileSync(path.join(dir, 'provider.ovpn'), 'utf8').replace('keepalive 10 120\n', '').replace(/\n/g, '\r\n') + 'persist-tun\r\n';
+    const crlf = withoutKeepalive().replace(/\n/g, '\r\n') + 'persist-tun\r\n';
     fs.writeFileSync(path.join(dir, 'crlf.ovpn'), crlf);
     const persistTun = (pin: string) => {
       must(sh(`${pin} ${dir}/crlf.ovpn ${dir}/crlf.pinned`), 'pin');
@@ -81,7 +83,7 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
   it('the provider\'s own programs, process control and management port are dropped, each said on stderr, also as `setenv opt`; control: OpenVPN reads them in the config as given', () => {
     const hooks = ['route-up /bin/true', 'route-pre-down /bin/true', 'ipchange /bin/true', 'user nobody', 'group nogroup'];
     const rest = ['daemon', 'chroot /var/empty', 'setcon unconfined_t', 'log /tmp/x.log', 'log-append /tmp/x.log', 'management 0.0.0.0 7505', 'management-hold'];
-    const base = fs.readFileSync(path.join(dir, 'provider.ovpn'), 'utf8').replace('keepalive 10 120\n', '');
+    const base = withoutKeepalive();
     // `setenv opt X` is X to OpenVPN (options.c): the same options spelt so must go too.
     const asSetenv = ['setenv opt persist-tun', 'setenv opt route-up /bin/false'];
     fs.writeFileSync(path.join(dir, 'hooks.ovpn'), base + [...hooks, ...rest, ...asSetenv, 'setenv opt block-outside-dns', ''].join('\n'));
@@ -114,7 +116,7 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
   });
 
   it('a byte-order mark before line 1 hides nothing: OpenVPN skips it, and so does the pin; control: the config as given has persist-tun', () => {
-    fs.writeFileSync(path.join(dir, 'bom.ovpn'), `\uFEFFpersist-tun\n${fs.readFileSync(path.join(dir, 'provider.ovpn'), 'utf8').replace('keepalive 10 120\n', '')}`);
+    fs.writeFileSync(path.join(dir, 'bom.ovpn'), `\uFEFFpersist-tun\n${withoutKeepalive()}`);
     must(sh(`${dir}/pin ${dir}/bom.ovpn ${dir}/bom.pinned`), 'pin');
     expect(parse(`${dir}/bom.pinned`)).toContain('persist_tun = DISABLED');
     expect(parse(`${dir}/bom.ovpn`)).toContain('persist_tun = ENABLED');

@@ -35,14 +35,7 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
   const forwardedIs = (port: number) => ctl.forwardedIs(port);
   const appPort = () => (fs.existsSync(portFile) ? Number(fs.readFileSync(portFile, 'utf8').trim()) : undefined);
   const runs = () => (fs.existsSync(path.join(dir, 'app', 'runs')) ? fs.readFileSync(path.join(dir, 'app', 'runs'), 'utf8').trim().split('\n').map(Number) : []);
-  const secondsUntil = (port: number, limit = 20) => {
-    const t0 = Date.now();
-    while (Date.now() - t0 < limit * 1000) {
-      if (appPort() === port) return (Date.now() - t0) / 1000;
-      sh('sleep 0.1');
-    }
-    return NaN;
-  };
+  const secondsUntil = (port: number, limit = 20) => secondsUntilTrue(() => appPort() === port, limit);
   const startSync = (extra = '', file = 'port-sync.sh', name = 'sync') => start(name, `env -i PATH=${dir}/bin APP=${env.APP} COMMAND="$(cat ${dir}/command)" GLUETUN_URL=http://127.0.0.1:8000 GLUETUN_API_KEY_FILE=${dir}/key ` +
     `PERIOD=${env.PERIOD} WORK=${dir}/work METRICS_FILE=${dir}/work/metrics METRICS_PORT=0 ${extra} busybox sh ${dir}/${file}`);
   const figures: Record<string, unknown> = {};

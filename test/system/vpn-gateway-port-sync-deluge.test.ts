@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { planRoute, VpnGatewayProps } from '../../src';
 import { ControlServerStandIn, startControlServerStandIn, waitUntilListening } from './pods';
-import { describeWithTools, must, sh, tmpdir } from './tools';
+import { describeWithTools, must, secondsUntilTrue, sh, tmpdir } from './tools';
 
 /**
  * port-sync against Debian's real Deluge 2.0.3 (`deluged` + `deluge-web`, JSON-RPC at /json), in a network
@@ -44,14 +44,7 @@ describeWithTools('port-sync keeps Deluge\'s listen port equal to the forwarded 
     const m = /"result":\s*\[(\d+),\s*(\d+)\]/.exec(rpc('core.get_config_value', ['listen_ports']));
     return m ? [Number(m[1]), Number(m[2])] : [];
   };
-  const secondsUntil = (port: number, limit = 20) => {
-    const t0 = Date.now();
-    while (Date.now() - t0 < limit * 1000) {
-      if (delugePorts()[0] === port) return (Date.now() - t0) / 1000;
-      sh('sleep 0.2');
-    }
-    return NaN;
-  };
+  const secondsUntil = (port: number, limit = 20) => secondsUntilTrue(() => delugePorts()[0] === port, limit);
   const listening = (port: number) => inNs(`ss -Hltn "sport = :${port}"`).stdout.includes(`:${port}`);
   let sync = '';
   const startSync = () => {

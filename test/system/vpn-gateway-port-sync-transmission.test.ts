@@ -50,14 +50,7 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
   };
   /** Transmission's own API: its peer port. */
   const peerPort = () => Number(/"peer-port":(\d+)/.exec(rpc({ method: 'session-get', arguments: { fields: ['peer-port'] } }))?.[1] ?? NaN);
-  const secondsUntil = (port: number, limit = 20) => {
-    const t0 = Date.now();
-    while (Date.now() - t0 < limit * 1000) {
-      if (peerPort() === port) return (Date.now() - t0) / 1000;
-      sh('sleep 0.1');
-    }
-    return NaN;
-  };
+  const secondsUntil = (port: number, limit = 20) => secondsUntilTrue(() => peerPort() === port, limit);
   const listening = (port: number) => inNs(`ss -Hltn "sport = :${port}"`).stdout.includes(`:${port}`);
   /** Transmission's count of failed logins in a row, as its 401 page reports it (our own wrong password adds one). */
   const failedLogins = () => Number(/(\d+) unsuccessful login attempts/.exec(rpc({ method: 'session-get' }, 'wrong'))?.[1] ?? NaN);

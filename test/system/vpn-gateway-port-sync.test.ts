@@ -88,14 +88,7 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
     return Number(/"listen_port":(\d+)/.exec(r.stdout)?.[1] ?? NaN);
   };
   /** Seconds until qBittorrent reports `port` (polls every 0.2 s, up to `limit` s); NaN if it never does. */
-  const secondsUntilPort = (port: number, limit = 30) => {
-    const start = Date.now();
-    while (Date.now() - start < limit * 1000) {
-      if (qbtPort() === port) return (Date.now() - start) / 1000;
-      sh('sleep 0.2');
-    }
-    return NaN;
-  };
+  const secondsUntilPort = (port: number, limit = 30) => secondsUntilTrue(() => qbtPort() === port, limit);
   /**
    * A connection from the internet (198.18.0.3) to the tunnel address's `port`: the source address of the SYNs that
    * arrived on the client's vxlan0 for that port (an nft set in the client namespace, where the app listens), or
@@ -175,14 +168,7 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
       `curl -s ${auth} -H "X-Transmission-Session-Id: $sid" --data '{"method":"session-get","arguments":{"fields":["peer-port"]}}' http://127.0.0.1:9091/transmission/rpc`);
     return Number(/"peer-port":(\d+)/.exec(r.stdout)?.[1] ?? NaN);
   };
-  const secondsUntilTrm = (port: number, limit = 30) => {
-    const start = Date.now();
-    while (Date.now() - start < limit * 1000) {
-      if (trmPort() === port) return (Date.now() - start) / 1000;
-      sh('sleep 0.2');
-    }
-    return NaN;
-  };
+  const secondsUntilTrm = (port: number, limit = 30) => secondsUntilTrue(() => trmPort() === port, limit);
 
   beforeAll(() => {
     const setup = [
