@@ -113,6 +113,13 @@ describeWithTools('EgressSteering OpenVPN config rewrite: a provider config with
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('runs a program of the provider beside the unit: remove it (verify-x509-name checks the server name without one)');
     expect(fs.existsSync(path.join(dir, 'check.pinned'))).toBe(false);
+    // Control: the pin without its refusal writes a copy, without the check (the line dropped or kept, never refused).
+    const pin = fs.readFileSync(path.join(dir, 'pin'), 'utf8');
+    const noRefusal = pin.replace(/\n {2}if \(tok == "tls-verify" \|\| tok == "plugin"\)[^\n]*/, '');
+    expect(noRefusal).not.toBe(pin);
+    fs.writeFileSync(path.join(dir, 'pin-no-refusal'), noRefusal, { mode: 0o755 });
+    expect(sh(`${dir}/pin-no-refusal ${dir}/check.ovpn ${dir}/check.pinned`).status).toBe(0);
+    fs.rmSync(path.join(dir, 'check.pinned'));
   });
 
   it('a byte-order mark before line 1 hides nothing: OpenVPN skips it, and so does the pin; control: the config as given has persist-tun', () => {
