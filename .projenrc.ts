@@ -170,7 +170,8 @@ project.addTask('bench', {
   exec: 'node --expose-gc -r ts-node/register/transpile-only bench/run.ts',
 });
 project.postCompileTask.reset();
-// lib/zod.js: zod bundled in one file with English messages only (issue 30; scripts/bundle-zod.mjs). Part of
+// lib/zod.js: the zod/mini functions src/zod.ts names, bundled in one file with English messages only (issue 30;
+// scripts/bundle-zod.mjs). Part of
 // `compile` itself, which prepack, synth and the bench run: no lib/ without it.
 project.compileTask.exec('node scripts/bundle-zod.mjs');
 

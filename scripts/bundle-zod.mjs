@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
- * Issue 30: `lib/zod.js` as one file. tsc compiles `src/zod.ts` to a re-export of the `zod` package; this script
- * replaces that file with a bundle of the same zod (the exact version in package-lock.json) in which zod's locale
- * index holds English only. Requiring `zod` reads 95 files, 50 of them locales that tunnelwright never uses (its
- * messages are zod's English ones); the bundle is one file and loads in about a third of the time (bench/run.ts).
+ * Issue 30: `lib/zod.js` as one file. tsc compiles `src/zod.ts` to a re-export of names from `zod/mini`; this script
+ * replaces that file with a bundle of the same zod (the exact version in package-lock.json) built from `src/zod.ts`
+ * itself, so that it holds those names and what they reach, and nothing else (zod marks its modules free of side
+ * effects, and zod/mini is written function by function for this), with a locale index that holds English only.
+ * Requiring `zod` reads 95 files, 50 of them locales that tunnelwright never uses (its messages are zod's English
+ * ones), and the classic build's whole API comes to about 390 KB bundled, most of it compiled at every start; the
+ * bundle of what tunnelwright uses is about 70 KB (bench/run.ts measures the difference).
  *
  * The copy is private. zod 4.5+ keeps its config (locale, memoizer, jitless) and its registry on `globalThis`
  * (`__zod_globalConfig` in v4/core/core.js, `__zod_globalRegistry` in v4/core/registries.js), shared by every zod
@@ -66,8 +69,9 @@ const privateGlobals = {
 
 const licence = fs.readFileSync(path.join(zodDir, 'LICENSE'), 'utf8').trim();
 const result = await esbuild.build({
-  stdin: { contents: "export { z } from 'zod';", resolveDir: ROOT, sourcefile: 'tunnelwright-zod.js' },
+  entryPoints: [path.join(ROOT, 'src', 'zod.ts')],
   bundle: true,
+  treeShaking: true,
   platform: 'node',
   format: 'cjs',
   target: 'node20',
@@ -76,7 +80,7 @@ const result = await esbuild.build({
   absWorkingDir: ROOT,
   metafile: true,
   logLevel: 'warning',
-  banner: { js: `/*! zod ${version} (https://github.com/colinhacks/zod), bundled by tunnelwright (scripts/bundle-zod.mjs) with English messages only.\n${licence}\n*/` },
+  banner: { js: `/*! zod ${version} (https://github.com/colinhacks/zod), zod/mini's functions that tunnelwright uses, bundled by tunnelwright (scripts/bundle-zod.mjs) with English messages only.\n${licence}\n*/` },
 });
 const inputs = Object.keys(result.metafile.inputs);
 if (inputs.some((f) => /\/locales\/(?!en\.js$|index\.js$)[^/]+\.js$/.test(f))) throw new Error(`bundle-zod: a locale besides English was bundled: ${inputs.join(', ')}`);

@@ -1,4 +1,4 @@
-import { z } from '../zod';
+import * as z from '../zod';
 import { Problem } from '../errors';
 import { isRecord, received } from './common';
 

@@ -1,4 +1,4 @@
-import { z } from '../zod';
+import * as z from '../zod';
 import { joinPath, Problem } from '../errors';
 import { formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
 import { SecretLook, secretLook } from './secret-look';
@@ -80,9 +80,9 @@ function custom(ctx: z.RefinementCtx, code: string, message: string): void {
 }
 
 /** @internal */
-export const cidrSchema = z.string().superRefine((v, ctx) => {
+export const cidrSchema = z.string().check(z.superRefine((v, ctx) => {
   if (!parseCidr(v)) custom(ctx, 'cidr', cidrMessage(v));
-});
+}));
 
 /** Why a string is no CIDR: a prefix out of range, a missing prefix, or not one at all. */
 function cidrMessage(v: string): string {
@@ -101,31 +101,31 @@ function cidrMessage(v: string): string {
  * refused with the network it names: iptables and ipBlock would take it, and silently mean 10.42.0.0/16.
  * @internal
  */
-export const networkCidrSchema = z.string().superRefine((v, ctx) => {
+export const networkCidrSchema = z.string().check(z.superRefine((v, ctx) => {
   const c = parseCidr(v);
   if (!c) custom(ctx, 'cidr', cidrMessage(v));
   else if (c.address !== c.start) custom(ctx, 'host-bits', `expected a network address, ${received(v)}, which has host bits set: did you mean ${formatCidr(c.start, c.prefix, c.family)}?`);
-});
+}));
 
 function formatCidr(start: bigint, prefix: number, family: ParsedCidr['family']): string {
   return `${formatIp(family, start)}/${prefix}`;
 }
 
 /** @internal */
-export const ipSchema = z.string().superRefine((v, ctx) => {
+export const ipSchema = z.string().check(z.superRefine((v, ctx) => {
   if (!parseIp(v)) custom(ctx, 'ip', `expected an IP address such as 203.0.113.7, ${received(v)}`);
-});
+}));
 
 /** @internal */
-export const durationSchema = z.string().superRefine((v, ctx) => {
+export const durationSchema = z.string().check(z.superRefine((v, ctx) => {
   if (durationSeconds(v) === undefined) custom(ctx, 'duration', `expected a duration such as 30s, 10m or 1h, ${received(v)}`);
-});
+}));
 
 /** @internal */
 export function intInRange(min: number, max: number, what: string) {
-  return z.number().superRefine((v, ctx) => {
+  return z.number().check(z.superRefine((v, ctx) => {
     if (!Number.isInteger(v) || v < min || v > max) custom(ctx, 'range', `expected ${what}: an integer from ${min} to ${max}, ${received(v)}`);
-  });
+  }));
 }
 
 /** @internal */
@@ -133,22 +133,22 @@ export const portSchema = intInRange(1, 65535, 'a port');
 
 /** The cluster a construct belongs to; invariants such as unique VXLAN ids hold per cluster. */
 /** @internal */
-export const clusterSchema = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: 'expected a DNS label such as "prod"' });
+export const clusterSchema = z.string().check(z.regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: 'expected a DNS label such as "prod"' }));
 
 /** @internal */
 export const secretKeyRefSchema = z.strictObject({
-  name: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { message: 'expected the name of a Secret (a DNS subdomain)' }),
-  key: z.string().regex(/^[-._a-zA-Z0-9]+$/, { message: 'expected a Secret key ([-._a-zA-Z0-9]+)' }).optional(),
+  name: z.string().check(z.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { message: 'expected the name of a Secret (a DNS subdomain)' })),
+  key: z.optional(z.string().check(z.regex(/^[-._a-zA-Z0-9]+$/, { message: 'expected a Secret key ([-._a-zA-Z0-9]+)' }))),
 });
 
 /** @internal */
 export const secretSourceSchema = z
   .strictObject({
-    file: z.string().optional(),
-    url: z.string().optional(),
-    waitFor: durationSchema.optional(),
+    file: z.optional(z.string()),
+    url: z.optional(z.string()),
+    waitFor: z.optional(durationSchema),
   })
-  .superRefine((v, ctx) => {
+  .check(z.superRefine((v, ctx) => {
     const hasFile = v.file !== undefined;
     const hasUrl = v.url !== undefined;
     if (hasFile === hasUrl) {
@@ -168,7 +168,7 @@ export const secretSourceSchema = z
         ctx.addIssue({ code: 'custom', path: ['waitFor'], message: `expected a duration from 1s to 1h, ${received(v.waitFor)}`, params: { code: 'range' } });
       }
     }
-  });
+  }));
 
 /** Prop names whose values are secret: never echoed in a message. */
 const SECRET_PROPS = /(privateKey|presharedKey|publicKey|PublicKey|password|apiKey|apikey)$/;

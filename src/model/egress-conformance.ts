@@ -1,4 +1,4 @@
-import { z } from '../zod';
+import * as z from '../zod';
 import { Problem } from '../errors';
 import { asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, received, sortProblems } from './common';
 import { checkEgressSteering, EgressSteeringProps } from './egress-steering';
@@ -85,24 +85,24 @@ const UNIT = /^[a-zA-Z0-9:_.\\@-]+\.service$/;
 
 /** @internal */
 export const egressConformanceSchema = z.strictObject({
-  cluster: clusterSchema.optional(),
-  name: z.string().optional(),
+  cluster: z.optional(clusterSchema),
+  name: z.optional(z.string()),
   namespaces: z.array(z.string()),
   destructive: z.boolean(),
   targets: z.array(z.string()),
   wanIps: z.array(z.string()),
   vpnCidrs: z.array(cidrSchema),
-  recoverySeconds: intInRange(5, 3600, 'a number of seconds').optional(),
-  requestTimeoutSeconds: intInRange(1, 60, 'a number of seconds').optional(),
-  vpnGateways: z.array(z.strictObject({ gateway: z.record(z.string(), z.unknown()), probeNamespace: z.string() })).optional(),
-  egressSteerings: z.array(z.strictObject({
+  recoverySeconds: z.optional(intInRange(5, 3600, 'a number of seconds')),
+  requestTimeoutSeconds: z.optional(intInRange(1, 60, 'a number of seconds')),
+  vpnGateways: z.optional(z.array(z.strictObject({ gateway: z.record(z.string(), z.unknown()), probeNamespace: z.string() }))),
+  egressSteerings: z.optional(z.array(z.strictObject({
     steering: z.record(z.string(), z.unknown()),
     probeNamespace: z.string(),
-    tunnelUnit: z.string().regex(UNIT, { message: 'expected a systemd service name such as wg-quick@tun0.service' }).optional(),
-    agentNamespace: z.string().optional(),
-  })).optional(),
-  image: z.string().optional(),
-  agentImage: z.string().optional(),
+    tunnelUnit: z.optional(z.string().check(z.regex(UNIT, { message: 'expected a systemd service name such as wg-quick@tun0.service' }))),
+    agentNamespace: z.optional(z.string()),
+  }))),
+  image: z.optional(z.string()),
+  agentImage: z.optional(z.string()),
 });
 
 /** Validates EgressConformance props: all problems at once, with the gateways' and steerings' own. */

@@ -1,4 +1,4 @@
-import { z } from '../zod';
+import * as z from '../zod';
 import { Problem } from '../errors';
 import { asArray, Cidr, cidrSchema, networkCidrSchema, clusterSchema, durationSchema, isRecord, parseWith, received, sortProblems } from './common';
 import { isDnsLabel, isLabelKey, isLabelValue } from './labels';
@@ -70,30 +70,30 @@ export const DEFAULT_BLACKBOX_IMAGE = 'prom/blackbox-exporter:v0.25.0';
 
 /** @internal */
 export const egressProbeSchema = z.strictObject({
-  cluster: clusterSchema.optional(),
-  name: z.string().optional(),
+  cluster: z.optional(clusterSchema),
+  name: z.optional(z.string()),
   namespace: z.string(),
   via: z.union([
     z.strictObject({ vpnGateway: z.record(z.string(), z.unknown()) }),
-    z.strictObject({ egressSteering: z.strictObject({ egressClassLabel: z.string().optional(), vpnClass: z.string().optional() }) }),
+    z.strictObject({ egressSteering: z.strictObject({ egressClassLabel: z.optional(z.string()), vpnClass: z.optional(z.string()) }) }),
   ], { error: 'expected { vpnGateway: <its props> } or { egressSteering: { egressClassLabel?, vpnClass? } }' }),
   targets: z.array(z.string()),
   wanIps: z.array(z.string()),
-  vpnCidrs: z.array(networkCidrSchema).optional(),
-  interval: durationSchema.optional(),
-  monitoring: z.strictObject({
-    namespace: z.string().optional(), ruleLabels: z.record(z.string(), z.string()).optional(),
-    runbookUrl: z.string().regex(/^https?:\/\/[^\s#"']+$/, { message: 'expected an http(s) URL without a fragment' }).optional(),
-  }).optional(),
-  directTwin: z.boolean().optional(),
-  ipv6: z.boolean().optional(),
-  image: z.string().optional(),
-  dnsLeak: z.strictObject({
-    queryName: z.string().regex(/^([a-zA-Z0-9_]([-a-zA-Z0-9_]*[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}\.?$/, { message: 'expected a DNS name such as whoami.akamai.net' }).max(253).optional(),
-    resolver: z.string().optional(),
-    leakedCidrs: z.array(networkCidrSchema).optional(),
-    tunnelCidrs: z.array(cidrSchema).optional(),
-  }).optional(),
+  vpnCidrs: z.optional(z.array(networkCidrSchema)),
+  interval: z.optional(durationSchema),
+  monitoring: z.optional(z.strictObject({
+    namespace: z.optional(z.string()), ruleLabels: z.optional(z.record(z.string(), z.string())),
+    runbookUrl: z.optional(z.string().check(z.regex(/^https?:\/\/[^\s#"']+$/, { message: 'expected an http(s) URL without a fragment' }))),
+  })),
+  directTwin: z.optional(z.boolean()),
+  ipv6: z.optional(z.boolean()),
+  image: z.optional(z.string()),
+  dnsLeak: z.optional(z.strictObject({
+    queryName: z.optional(z.string().check(z.regex(/^([a-zA-Z0-9_]([-a-zA-Z0-9_]*[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}\.?$/, { message: 'expected a DNS name such as whoami.akamai.net' })).check(z.maxLength(253))),
+    resolver: z.optional(z.string()),
+    leakedCidrs: z.optional(z.array(networkCidrSchema)),
+    tunnelCidrs: z.optional(z.array(cidrSchema)),
+  })),
 });
 
 /** Validates EgressProbe props: all problems at once. */

@@ -1,4 +1,4 @@
-import { z } from '../zod';
+import * as z from '../zod';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
@@ -113,41 +113,41 @@ const labelsSchema = z.record(z.string(), z.string());
 
 /** @internal */
 export const egressSteeringSchema = z.strictObject({
-  cluster: clusterSchema.optional(),
-  name: z.string().optional(),
+  cluster: z.optional(clusterSchema),
+  name: z.optional(z.string()),
   // The policy selects the node by its kubernetes.io/hostname label, whose value is at most 63 characters.
   gatewayNode: z.string()
-    .regex(DNS_SUBDOMAIN, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' })
-    .max(63, { message: 'expected at most 63 characters: the policy selects the node by its kubernetes.io/hostname label, and a label value is at most 63' }),
-  interface: z.string().optional(),
-  egressIp: z.string().optional(),
-  egressClassLabel: z.string().optional(),
-  vpnClass: z.string().optional(),
-  namespaces: z.array(z.string()).optional(),
+    .check(z.regex(DNS_SUBDOMAIN, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }))
+    .check(z.maxLength(63, { message: 'expected at most 63 characters: the policy selects the node by its kubernetes.io/hostname label, and a label value is at most 63' })),
+  interface: z.optional(z.string()),
+  egressIp: z.optional(z.string()),
+  egressClassLabel: z.optional(z.string()),
+  vpnClass: z.optional(z.string()),
+  namespaces: z.optional(z.array(z.string())),
   clusterCidrs: z.array(networkCidrSchema),
-  lanCidrs: z.array(networkCidrSchema).optional(),
-  destinationCidrs: z.array(networkCidrSchema).optional(),
-  excludedCidrs: z.array(networkCidrSchema).optional(),
-  enforceLabels: z.strictObject({ namespaces: z.array(z.string()), classes: z.array(z.string()).optional() }).optional(),
-  monitoring: z.strictObject({
-    namespace: z.string().optional(), ruleLabels: labelsSchema.optional(), kubeStateMetricsValues: z.record(z.string(), z.unknown()).optional(),
-    textfileDirectory: z.string().regex(/^\/[A-Za-z0-9._/-]*$/, { message: 'expected an absolute path of letters, digits, ".", "_", "-" and "/"' }).optional(),
-    runbookUrl: z.string().regex(/^https?:\/\/[^\s#"']+$/, { message: 'expected an http(s) URL without a fragment' }).optional(),
-  }).optional(),
-  uplinkLabel: z.string().optional(),
-  kubeconfigFrom: secretSourceSchema.optional(),
-  ciliumValues: z.record(z.string(), z.unknown()).optional(),
-  denyIpv6: z.boolean().optional(),
-  acknowledge: z.array(z.enum(['dns-wan', 'policy-delay', 'ipv6-egress', 'ipv6-destination', 'hostname-endpoint', 'cilium-devices', 'kube-state-metrics', 'ignition-packages'])).optional(),
-  tunnel: z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('openvpn'), configFrom: secretSourceSchema, credentialsFrom: secretSourceSchema.optional(), remote: z.string().optional() }),
+  lanCidrs: z.optional(z.array(networkCidrSchema)),
+  destinationCidrs: z.optional(z.array(networkCidrSchema)),
+  excludedCidrs: z.optional(z.array(networkCidrSchema)),
+  enforceLabels: z.optional(z.strictObject({ namespaces: z.array(z.string()), classes: z.optional(z.array(z.string())) })),
+  monitoring: z.optional(z.strictObject({
+    namespace: z.optional(z.string()), ruleLabels: z.optional(labelsSchema), kubeStateMetricsValues: z.optional(z.record(z.string(), z.unknown())),
+    textfileDirectory: z.optional(z.string().check(z.regex(/^\/[A-Za-z0-9._/-]*$/, { message: 'expected an absolute path of letters, digits, ".", "_", "-" and "/"' }))),
+    runbookUrl: z.optional(z.string().check(z.regex(/^https?:\/\/[^\s#"']+$/, { message: 'expected an http(s) URL without a fragment' }))),
+  })),
+  uplinkLabel: z.optional(z.string()),
+  kubeconfigFrom: z.optional(secretSourceSchema),
+  ciliumValues: z.optional(z.record(z.string(), z.unknown())),
+  denyIpv6: z.optional(z.boolean()),
+  acknowledge: z.optional(z.array(z.enum(['dns-wan', 'policy-delay', 'ipv6-egress', 'ipv6-destination', 'hostname-endpoint', 'cilium-devices', 'kube-state-metrics', 'ignition-packages']))),
+  tunnel: z.optional(z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('openvpn'), configFrom: secretSourceSchema, credentialsFrom: z.optional(secretSourceSchema), remote: z.optional(z.string()) }),
     z.strictObject({
       type: z.literal('wireguard'),
       address: z.string(),
       privateKeyFrom: secretSourceSchema,
-      peer: z.strictObject({ publicKey: z.string(), endpoint: z.string(), presharedKeyFrom: secretSourceSchema.optional() }),
+      peer: z.strictObject({ publicKey: z.string(), endpoint: z.string(), presharedKeyFrom: z.optional(secretSourceSchema) }),
     }),
-  ]).optional(),
+  ])),
 });
 
 /**

@@ -1,4 +1,4 @@
-import { z } from '../zod';
+import * as z from '../zod';
 import { Problem } from '../errors';
 import { asArray, Cidr, cidrSchema, networkCidrSchema, clusterSchema, isRecord, parseWith, portSchema, received, sortProblems } from './common';
 import { checkSelector, isDnsLabel } from './labels';
@@ -67,24 +67,24 @@ export const hostKillSwitchSchema = z.strictObject({
   wanInterface: z.string(),
   tunnelInterface: z.string(),
   tunnelCidrs: z.array(cidrSchema),
-  podCidrs: z.array(networkCidrSchema).optional(),
+  podCidrs: z.optional(z.array(networkCidrSchema)),
 });
 
 /** @internal */
 export const killSwitchSchema = z.strictObject({
-  cluster: clusterSchema.optional(),
-  name: z.string().optional(),
+  cluster: z.optional(clusterSchema),
+  name: z.optional(z.string()),
   selector: labels,
   namespace: z.string(),
   allowCidrs: z.array(networkCidrSchema),
-  allowDns: z.boolean().optional(),
-  gatewayPodLabels: labels.optional(),
-  gatewayNamespace: z.string().optional(),
-  vxlanPort: portSchema.optional(),
-  flavor: z.enum(['kubernetes', 'cilium']).optional(),
-  ipv6: z.boolean().optional(),
-  host: hostKillSwitchSchema.optional(),
-  acknowledge: z.array(z.enum(['duplicate-kill-switch'])).optional(),
+  allowDns: z.optional(z.boolean()),
+  gatewayPodLabels: z.optional(labels),
+  gatewayNamespace: z.optional(z.string()),
+  vxlanPort: z.optional(portSchema),
+  flavor: z.optional(z.enum(['kubernetes', 'cilium'])),
+  ipv6: z.optional(z.boolean()),
+  host: z.optional(hostKillSwitchSchema),
+  acknowledge: z.optional(z.array(z.enum(['duplicate-kill-switch']))),
 });
 
 /** True when the CIDRs together cover the whole IPv4 or IPv6 space (a default route, perhaps split as 0/1 + 128/1). O(n log n). */
@@ -165,7 +165,7 @@ export function checkKillSwitch(input: unknown): { problems: Problem[]; warnings
  * schema with the WAN interface optional, and the host checks (tunnelCidrs may be empty). All problems at once.
  */
 export function checkHostKillSwitchInput(input: unknown): Problem[] {
-  const parsed = parseWith(hostKillSwitchSchema.partial({ wanInterface: true }), input);
+  const parsed = parseWith(z.partial(hostKillSwitchSchema, { wanInterface: true }), input);
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   if (isRecord(input)) checkHostKillSwitch(input, '', problems, true);
   return sortProblems(problems);

@@ -1,4 +1,4 @@
-import { z } from '../zod';
+import * as z from '../zod';
 import { checkKubeRouterSnatPackages, checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
@@ -76,28 +76,28 @@ const nodeSchema = z.strictObject({
   address: z.string(),
   publicKey: z.string(),
   privateKeyFrom: secretSourceSchema,
-  endpoint: z.string().optional(),
-  listenPort: portSchema.optional(),
-  role: z.enum(['controller', 'worker', 'controller+worker']).optional(),
-  installK0s: k0sInstallSchema.optional(),
+  endpoint: z.optional(z.string()),
+  listenPort: z.optional(portSchema),
+  role: z.optional(z.enum(['controller', 'worker', 'controller+worker'])),
+  installK0s: z.optional(k0sInstallSchema),
 });
 
 /** @internal */
 export const wireguardMeshSchema = z.strictObject({
-  cluster: clusterSchema.optional(),
+  cluster: z.optional(clusterSchema),
   network: cidrSchema,
-  topology: z.union([z.literal('full'), z.strictObject({ hub: z.string() })], { error: 'expected \'full\' or { hub: <a node\'s name> }' }).optional(),
-  interfaceName: z.string().optional(),
-  listenPort: portSchema.optional(),
-  mtu: intInRange(576, 65535, 'an MTU').optional(),
-  underlayMtu: intInRange(1280, 65535, 'an underlay MTU').optional(),
-  kubernetesVersion: z.string().optional(),
-  installPackages: z.boolean().optional(),
-  persistentKeepalive: intInRange(1, 65535, 'a keepalive interval in seconds').optional(),
-  distribution: z.enum(['k0s', 'k3s', 'kubeadm']).optional(),
-  ignitionVersion: z.enum(['3.3.0', '3.4.0', '3.5.0']).optional(),
-  cni: overlayCniSchema.optional(),
-  k0sConfig: k0sConfigSchema.optional(),
+  topology: z.optional(z.union([z.literal('full'), z.strictObject({ hub: z.string() })], { error: 'expected \'full\' or { hub: <a node\'s name> }' })),
+  interfaceName: z.optional(z.string()),
+  listenPort: z.optional(portSchema),
+  mtu: z.optional(intInRange(576, 65535, 'an MTU')),
+  underlayMtu: z.optional(intInRange(1280, 65535, 'an underlay MTU')),
+  kubernetesVersion: z.optional(z.string()),
+  installPackages: z.optional(z.boolean()),
+  persistentKeepalive: z.optional(intInRange(1, 65535, 'a keepalive interval in seconds')),
+  distribution: z.optional(z.enum(['k0s', 'k3s', 'kubeadm'])),
+  ignitionVersion: z.optional(z.enum(['3.3.0', '3.4.0', '3.5.0'])),
+  cni: z.optional(overlayCniSchema),
+  k0sConfig: z.optional(k0sConfigSchema),
   nodes: z.array(nodeSchema),
 });
 

@@ -1,4 +1,4 @@
-import { z } from '../zod';
+import * as z from '../zod';
 import { checkKubeRouterPodCidr, checkKubeRouterSnatPackages, checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
@@ -146,51 +146,51 @@ export const INTERFACE_NAME = /^[a-z0-9][-a-z0-9]*$/;
  * @internal
  */
 export const nodeNameSchema = z.string()
-  .regex(DNS_SUBDOMAIN, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' })
-  .max(253, { message: 'expected a node name of at most 253 characters (a DNS subdomain, as Kubernetes takes it)' });
+  .check(z.regex(DNS_SUBDOMAIN, { message: 'expected a hostname (lowercase letters, digits, "-" and ".")' }))
+  .check(z.maxLength(253, { message: 'expected a node name of at most 253 characters (a DNS subdomain, as Kubernetes takes it)' }));
 
 const keyString = z.string();
 
 /** @internal */
 export const k0sInstallSchema = z.strictObject({
-  tokenFrom: secretSourceSchema.optional(),
-  binary: z.string().regex(/^\/[-_./a-zA-Z0-9]+$/, { message: 'expected an absolute path' }).optional(),
+  tokenFrom: z.optional(secretSourceSchema),
+  binary: z.optional(z.string().check(z.regex(/^\/[-_./a-zA-Z0-9]+$/, { message: 'expected an absolute path' }))),
 });
 
 const peerSchema = z.strictObject({
   publicKey: keyString,
-  endpoint: z.string().optional(),
+  endpoint: z.optional(z.string()),
   allowedIPs: z.array(cidrSchema),
-  persistentKeepalive: intInRange(1, 65535, 'a keepalive interval in seconds').optional(),
-  presharedKey: keyString.optional(),
-  presharedKeyFrom: secretSourceSchema.optional(),
+  persistentKeepalive: z.optional(intInRange(1, 65535, 'a keepalive interval in seconds')),
+  presharedKey: z.optional(keyString),
+  presharedKeyFrom: z.optional(secretSourceSchema),
 });
 
 const interfaceSchema = z.strictObject({
   name: z.string(),
   address: z.union([z.string(), z.array(z.string())], { error: 'expected an address with its prefix such as 10.10.0.1/24, or a list of them' }),
-  listenPort: portSchema.optional(),
-  nodeAddress: z.boolean().optional(),
-  mtu: z.number().optional(),
-  underlayMtu: intInRange(1280, 65535, 'an underlay MTU').optional(),
-  privateKey: keyString.optional(),
-  privateKeyFrom: secretSourceSchema.optional(),
+  listenPort: z.optional(portSchema),
+  nodeAddress: z.optional(z.boolean()),
+  mtu: z.optional(z.number()),
+  underlayMtu: z.optional(intInRange(1280, 65535, 'an underlay MTU')),
+  privateKey: z.optional(keyString),
+  privateKeyFrom: z.optional(secretSourceSchema),
   peers: z.array(peerSchema),
 });
 
 /** @internal */
 export const wireguardOverlayNodeSchema = z.strictObject({
-  cluster: clusterSchema.optional(),
+  cluster: z.optional(clusterSchema),
   node: nodeNameSchema,
-  role: z.enum(['controller', 'worker', 'controller+worker']).optional(),
-  distribution: z.enum(['k0s', 'k3s', 'kubeadm']).optional(),
-  clusterEndpoint: z.string().optional(),
-  ignitionVersion: z.enum(['3.3.0', '3.4.0', '3.5.0']).optional(),
-  kubernetesVersion: z.string().optional(),
-  installK0s: k0sInstallSchema.optional(),
-  installPackages: z.boolean().optional(),
-  cni: overlayCniSchema.optional(),
-  k0sConfig: k0sConfigSchema.optional(),
+  role: z.optional(z.enum(['controller', 'worker', 'controller+worker'])),
+  distribution: z.optional(z.enum(['k0s', 'k3s', 'kubeadm'])),
+  clusterEndpoint: z.optional(z.string()),
+  ignitionVersion: z.optional(z.enum(['3.3.0', '3.4.0', '3.5.0'])),
+  kubernetesVersion: z.optional(z.string()),
+  installK0s: z.optional(k0sInstallSchema),
+  installPackages: z.optional(z.boolean()),
+  cni: z.optional(overlayCniSchema),
+  k0sConfig: z.optional(k0sConfigSchema),
   wireguard: z.array(interfaceSchema),
 });
 

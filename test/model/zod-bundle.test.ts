@@ -1,6 +1,6 @@
 /**
- * Issue 30: the package's `lib/zod.js` is a one-file bundle of zod with English messages only
- * (scripts/bundle-zod.mjs), not the zod package the sources are tested with. Every construct's validation runs here
+ * Issue 30: the package's `lib/zod.js` is a one-file bundle of the zod/mini functions `src/zod.ts` names, with English
+ * messages only (scripts/bundle-zod.mjs), not the zod package the sources are tested with. Every construct's validation runs here
  * through both, on the fixtures and on random corruptions of them, and must give the same problems: the same paths,
  * codes and messages, in the same order. The bundle is built fresh into a temporary folder from the zod in
  * node_modules, as `npm run compile` builds it.
@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import * as fc from 'fast-check';
 import { z } from 'zod';
 import type * as Tw from '../../src';
+import type * as Names from '../../src/zod';
 import { gatewayFor, gatewayProbe, homelabConformance, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -20,13 +21,16 @@ const bundle = path.join(dir, 'zod.js');
 let built = '';
 let viaBundle: typeof Tw;
 let viaPackage: typeof Tw;
-/** The zod package as viaPackage's modules see it (jest gives each isolated registry its own copy). */
+/** The zod package as viaPackage's modules see it (jest gives each isolated registry its own copy): a user's zod. */
 let packageZod: typeof z;
+/** The bundle as lib/ requires it. */
+let bundled: typeof Names;
 
 beforeAll(() => {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/bundle-zod.mjs'), '--outfile', bundle], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`bundle-zod failed: ${r.stderr}`);
   built = r.stdout;
+  bundled = jest.requireActual<typeof Names>(bundle);
   jest.isolateModules(() => {
     jest.doMock('../../src/zod', () => jest.requireActual(bundle));
     viaBundle = jest.requireActual('../../src');
@@ -57,11 +61,18 @@ describe('the bundle is what the package ships', () => {
   it('is built from the zod in node_modules, English only, and is not that module', () => {
     const version = (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/zod/package.json'), 'utf8')) as { version: string }).version;
     expect(built).toMatch(new RegExp(`^bundle-zod: zod ${version.replace(/\./g, '\\.')}, \\d+ files -> `));
-    const bundled = jest.requireActual<{ z: typeof z }>(bundle).z;
-    expect(bundled).not.toBe(z);
+    expect(bundled.string).not.toBe(jest.requireActual<typeof Names>('zod/mini').string);
     expect(Object.keys(bundled.locales)).toEqual(['en']);
     // The control: the package's zod has every locale.
     expect(Object.keys(z.locales).length).toBeGreaterThan(40);
+  });
+
+  it('holds the names src/zod.ts exports and no others (zod/mini\'s own index has hundreds)', () => {
+    const names = Object.keys(jest.requireActual<typeof Names>('../../src/zod')).sort();
+    expect(Object.keys(bundled).sort()).toEqual(names);
+    expect(names).toContain('strictObject');
+    // The control: what tree-shaking left out is there in the package.
+    expect(Object.keys(jest.requireActual<Record<string, unknown>>('zod/mini')).length).toBeGreaterThan(names.length * 5);
   });
 
   it('keeps English messages when the user sets another locale or a customError on their zod', () => {
@@ -77,10 +88,11 @@ describe('the bundle is what the package ships', () => {
         expect(viaBundle.validateKillSwitch(props)).toEqual(before);
         expect(viaPackage.validateKillSwitch(props)).toEqual(before);
         // The control: the setting reached the zod package, so a parse there without tunnelwright's English map reads
-        // it. The bundle's zod keeps a config of its own, which the user's setting does not reach.
-        const raw = (zz: typeof z) => zz.string().safeParse(7).error!.issues[0].message;
+        // it. The bundle's zod keeps a config of its own, which the user's setting does not reach: zod/mini sets no
+        // locale there, so its bare message is zod's fallback (tunnelwright passes the English map with each parse).
+        const raw = (zz: Pick<typeof Names, 'string'>) => zz.string().safeParse(7).error!.issues[0].message;
         expect(raw(packageZod)).toMatch(/Ungültige Eingabe|kaputt/);
-        expect(raw(jest.requireActual<{ z: typeof z }>(bundle).z)).toBe('Invalid input: expected string, received number');
+        expect(raw(bundled)).toBe('Invalid input');
       } finally {
         packageZod.config({ ...packageZod.locales.en(), customError: undefined });
       }
@@ -97,19 +109,16 @@ describe('the bundle leaves the process\'s zod state alone (zod 4.5+ shares its 
   };
 
   it('validating through the bundle sets no locale or memoizer for a user\'s zod/mini; control: the zod package does', () => {
-    const parse = "z.object({ a: z.string() }).safeParse({ a: 7 }, { jitless: true })";
-    expect(globalsAfter(`const { z } = require(${JSON.stringify(bundle)}); ${parse}`)).toEqual(['undefined', 'undefined']);
-    expect(globalsAfter(`const { z } = require('zod'); ${parse}`)).toEqual(['object', 'object']);
+    const parse = "z.strictObject({ a: z.string() }).safeParse({ a: 7 }, { jitless: true })";
+    expect(globalsAfter(`const z = require(${JSON.stringify(bundle)}); ${parse}`)).toEqual(['undefined', 'undefined']);
+    expect(globalsAfter(`const z = require('zod/mini'); ${parse}`)).toEqual(['object', 'object']);
   });
 
-  it('a user\'s jitless: false or zod/compile setting does not reach the bundle\'s schemas', () => {
-    const bundled = jest.requireActual<{ z: typeof z }>(bundle).z;
-    packageZod.config({ jitless: false });
-    try {
-      expect(bundled.config().jitless).toBeUndefined();
-    } finally {
-      packageZod.config({ jitless: undefined });
-    }
+  it('a user\'s jitless: false or zod/compile setting has no way in: the bundle names no globalThis and exports no config', () => {
+    expect(fs.readFileSync(bundle, 'utf8')).not.toContain('globalThis');
+    expect(Object.keys(bundled)).not.toContain('config');
+    // The control: the package's zod keeps that config on globalThis, where any copy's `z.config()` writes it.
+    expect(fs.readFileSync(path.join(ROOT, 'node_modules/zod/v4/core/core.js'), 'utf8')).toContain('globalThis.__zod_globalConfig');
   });
 });
 
