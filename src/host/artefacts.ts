@@ -87,7 +87,8 @@ export function wireguardConfigs(plan: HostPlan): WireguardConfigFile[] {
 
 /**
  * The `user-data-size` warning when the cloud-config is over 16 KiB. The files' contents alone over it decide without
- * rendering anything (a large mesh's configs are computed only when written); a smaller plan is rendered to measure.
+ * rendering anything (a large mesh's configs are computed only when written); a smaller plan is rendered to measure,
+ * once: `renderHostArtefacts` of the same plan object reads that rendering.
  */
 export function userDataSizeWarnings(plan: HostPlan, path: string): Problem[] {
   let size = 0;
@@ -95,7 +96,8 @@ export function userDataSizeWarnings(plan: HostPlan, path: string): Problem[] {
   for (const u of plan.units) size += u.content?.length ?? 0;
   for (const d of plan.dropins) size += d.content.length;
   // Characters are a lower bound of UTF-8 bytes: over the limit by the files alone, the figure is "or more".
-  if (size <= USER_DATA_WARN_BYTES) size = Buffer.byteLength(renderCloudConfig(plan), 'utf8');
+  // Rendered through the per-plan cache: the App writes this same text, not a second rendering (issue 30).
+  if (size <= USER_DATA_WARN_BYTES) size = Buffer.byteLength(cloudConfigOf(plan), 'utf8');
   if (size <= USER_DATA_WARN_BYTES) return [];
   return [{ path, code: 'user-data-size', message: `the cloud-config of node "${plan.node}" is over 16 KiB (${size} bytes or more): many clouds cap user-data at 16 KiB (use Ignition, or fewer peers per node with topology { hub })` }];
 }

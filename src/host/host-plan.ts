@@ -13,16 +13,17 @@ export function hostPlanHasSecret(plan: HostPlan): boolean {
  * for the problem paths.
  */
 export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly string[] = []): { plans: HostPlan[]; problems: Problem[] } {
-  const byNode = new Map<string, { plan: HostPlan; fileAt: Map<string, { file: HostFile; src: string }>; unitAt: Map<string, { content?: string; src: string }>; dropinAt: Map<string, { content: string; src: string }> }>();
+  const byNode = new Map<string, { plan: HostPlan; given: HostPlan[]; fileAt: Map<string, { file: HostFile; src: string }>; unitAt: Map<string, { content?: string; src: string }>; dropinAt: Map<string, { content: string; src: string }> }>();
   const problems: Problem[] = [];
   plans.forEach((p, i) => {
     const src = sources[i] ?? `hosts[${i}]`;
     let acc = byNode.get(p.node);
     if (!acc) {
-      acc = { plan: { node: p.node, files: [], units: [], dropins: [], commands: [], packages: [] }, fileAt: new Map(), unitAt: new Map(), dropinAt: new Map() };
+      acc = { plan: { node: p.node, files: [], units: [], dropins: [], commands: [], packages: [] }, given: [], fileAt: new Map(), unitAt: new Map(), dropinAt: new Map() };
       byNode.set(p.node, acc);
     }
     const { plan, fileAt, unitAt, dropinAt } = acc;
+    acc.given.push(p);
     for (const f of p.files) {
       const seen = fileAt.get(f.path);
       if (!seen) {
@@ -61,7 +62,15 @@ export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly str
     for (const c of p.commands) if (!plan.commands.includes(c)) plan.commands.push(c);
     for (const pkg of p.packages) if (!plan.packages.includes(pkg)) plan.packages.push(pkg);
   });
-  return { plans: [...byNode.values()].map((a) => a.plan), problems };
+  // A node one plan makes alone is that plan, when the merge changed nothing in it: its rendering, done once for the
+  // user-data size warning, is then the one the App writes (renderHostArtefacts keeps it per plan object).
+  return { plans: [...byNode.values()].map((a) => (a.given.length === 1 && samePlan(a.given[0], a.plan) ? a.given[0] : a.plan)), problems };
+}
+
+/** The same entries, in the same order (each compared as an object: a merge copies them, never rewrites one in place). */
+function samePlan(a: HostPlan, b: HostPlan): boolean {
+  const same = <T>(x: readonly T[], y: readonly T[]) => x.length === y.length && x.every((e, i) => e === y[i]);
+  return same(a.files, b.files) && same(a.units, b.units) && same(a.dropins, b.dropins) && same(a.commands, b.commands) && same(a.packages, b.packages);
 }
 
 /**

@@ -62,6 +62,35 @@ describe('merging host plans', () => {
   });
 });
 
+describe('a node one plan makes alone', () => {
+  // Issue 30: the plan itself comes back, so its cloud-config, rendered once for the size warning, is the one written.
+  it('is that plan, the same object, when the merge changes nothing in it', () => {
+    const alone = plan({ files: [file()], units: [{ name: 'x.service', content: '[Unit]\n', enabled: true }], commands: ['true'], packages: ['nftables'] });
+    const other = plan({ node: 'n2', files: [file()] });
+    const merged = mergeHostPlans([alone, other]);
+    expect(merged.plans[0]).toBe(alone);
+    expect(merged.plans[1]).toBe(other);
+  });
+
+  it.each<[string, HostPlan]>([
+    ['a unit given twice', plan({ units: [{ name: 'x.service', content: '[Unit]\n' }, { name: 'x.service', enabled: true }] })],
+    ['a command given twice', plan({ commands: ['true', 'true'] })],
+    ['a package given twice', plan({ packages: ['nftables', 'nftables'] })],
+    ['a file given twice alike', plan({ files: [file(), file()] })],
+  ])('is a merged copy when the merge changes it: %s', (_name, p) => {
+    const [merged] = mergeHostPlans([p]).plans;
+    expect(merged).not.toBe(p);
+    expect(merged).not.toEqual(p);
+  });
+
+  it('is a merged copy when two plans make the node, even alike (the control)', () => {
+    const a = plan({ files: [file()] });
+    const [merged] = mergeHostPlans([a, plan({ files: [file()] })]).plans;
+    expect(merged).not.toBe(a);
+    expect(merged).toEqual(a);
+  });
+});
+
 describe('the wg-quick configs of a host plan (the day-2 copy to /etc/wireguard/)', () => {
   it('takes the files directly in /etc/wireguard/ named *.conf, with their secrecy, and nothing else', () => {
     const file = (path: string, secret?: boolean): HostFile => ({ path, mode: 0o600, owner: 'root:root', content: `# ${path}\n`, ...(secret === undefined ? {} : { secret }) });

@@ -1,5 +1,6 @@
 import { planWireguardOverlayNode, renderHostArtefacts, WireguardOverlayNodeProps } from '../../src';
 import { userDataSizeWarnings } from '../../src/host/artefacts';
+import * as cloudInit from '../../src/host/cloud-init';
 import { hostPlan, siteA } from '../helpers/fixtures';
 
 /**
@@ -56,5 +57,25 @@ describe('the user-data size warning at exactly 16 KiB', () => {
 
   it('measures the cloud-config when the files alone are exactly 16 KiB (the YAML around them tips it over)', () => {
     expect(userDataSizeWarnings(planOf(16384), 'p').map((w) => w.message.split(': many')[0])).toEqual([`the cloud-config of node "n1" is over 16 KiB (${bytes(16384)} bytes or more)`]);
+  });
+});
+
+describe('the cloud-config measured for the warning is the one written (issue 30: rendered once per plan)', () => {
+  const planOf = () => hostPlan({ files: [{ path: '/etc/x', mode: 0o644, owner: 'root:root', content: 'x\n' }] });
+
+  it('renders once for the warning and the artefacts of the same plan, and the text is the same', () => {
+    const render = jest.spyOn(cloudInit, 'renderCloudConfig');
+    const plan = planOf();
+    expect(userDataSizeWarnings(plan, 'p')).toEqual([]);
+    const text = renderHostArtefacts(plan).cloudConfig;
+    expect(render).toHaveBeenCalledTimes(1);
+    expect(text).toBe(cloudInit.renderCloudConfig(planOf()));
+  });
+
+  it('renders again for another plan object with the same content (the control: the cache is per plan)', () => {
+    const render = jest.spyOn(cloudInit, 'renderCloudConfig');
+    userDataSizeWarnings(planOf(), 'p');
+    void renderHostArtefacts(planOf()).cloudConfig;
+    expect(render).toHaveBeenCalledTimes(2);
   });
 });
