@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App as Cdk8sApp, AppProps } from 'cdk8s';
 import { formatProblems, Problem, throwIfProblems } from '../errors';
-import { HostArtefacts, renderHostArtefacts, wireguardConfigs, WireguardConfigFile } from '../host/artefacts';
+import { HostArtefacts, renderedCloudConfig, renderHostArtefacts, wireguardConfigs, WireguardConfigFile } from '../host/artefacts';
 import { renderCloudConfig } from '../host/cloud-init';
 import { hostPlanHasSecret } from '../host/host-plan';
 import { IgnitionVersion, renderIgnition } from '../host/ignition';
@@ -90,7 +90,8 @@ export function writeHost(outdir: string, plan: HostPlan, ignitionVersion: Ignit
   // A lazy content (a mesh node's interface config) is rendered once here, for the user-data and the .conf file
   // alike; Ignition takes the plan itself, whose files remember their encodings.
   const rendered: HostPlan = { ...plan, files: plan.files.map((f) => ({ ...f })) };
-  write('user-data', renderCloudConfig(rendered), mode);
+  // A small plan's cloud-config was rendered for the user-data size warning: that text is written (issue 30).
+  write('user-data', renderedCloudConfig(plan) ?? renderCloudConfig(rendered), mode);
   write('ignition.json', `${JSON.stringify(renderIgnition(plan, ignitionVersion), undefined, 2)}\n`, mode);
   // Each interface's config on its own, for the day-2 path: copy it to /etc/wireguard/, then reload the unit.
   for (const c of wireguardConfigs(rendered)) write(c.name, c.content, 0o600);

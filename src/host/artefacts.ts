@@ -20,6 +20,14 @@ export interface HostArtefacts {
 const cloudConfigs = new WeakMap<HostPlan, string>();
 const ignitions = new WeakMap<HostPlan, Map<IgnitionVersion, { config: IgnitionConfig; json?: string }>>();
 
+/**
+ * The cloud-config of a plan when it was rendered already (the user-data size warning renders a small plan to measure
+ * it): the App writes that text rather than a second rendering. A large plan is never kept here (issue 30).
+ */
+export function renderedCloudConfig(plan: HostPlan): string | undefined {
+  return cloudConfigs.get(plan);
+}
+
 function cloudConfigOf(plan: HostPlan): string {
   let text = cloudConfigs.get(plan);
   if (text === undefined) {

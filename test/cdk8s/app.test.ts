@@ -7,6 +7,7 @@ import { App, WireguardMesh, WireguardOverlayNode } from '../../src/cdk8s';
 import { emitObject } from '../../src/cdk8s/base';
 import { KEYS, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
+import * as cloudInit from '../../src/host/cloud-init';
 import { expectWarnings } from '../helpers/stderr-guard';
 
 function tmp(): string {
@@ -40,12 +41,25 @@ expectWarnings({
   'cdk8s App writes artefacts that embed a secret 0600': ['lab/node: wireguard[0].privateKey', 'lab/node: wireguard[0].nodeAddress'],
   'cdk8s App a second synth over existing host files rewrites each with the new content and mode (0644 to 0600 when it now embeds a key, and back)': ['lab/node: wireguard[0].nodeAddress', 'lab/node: wireguard[0].privateKey', 'lab/node: wireguard[0].nodeAddress', 'lab/node: wireguard[0].nodeAddress'],
   'cdk8s App merges two constructs on one node and refuses, writing nothing, when they write one path differently': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s', 'overlay/extra: wireguard[0].nodeAddress'],
+  'cdk8s App renders each node\'s cloud-config once: the text measured for the user-data size warning is the one written': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s'],
   'cdk8s App refuses one node given two Ignition versions': ['overlay/wg0: wireguard[0].nodeAddress'],
   'cdk8s App merges the distinct parts of two constructs on one node into one user-data': ['overlay/wg0: wireguard[0].nodeAddress'],
   'cdk8s App exposes, as cloudConfig, ignition and wireguardConfigs, exactly what the App writes for the node': ['c/n: wireguard[0].nodeAddress'],
 });
 
 describe('cdk8s App', () => {
+  it('renders each node\'s cloud-config once: the text measured for the user-data size warning is the one written', () => {
+    const outdir = tmp();
+    const app = new App({ outdir });
+    const render = jest.spyOn(cloudInit, 'renderCloudConfig');
+    new WireguardMesh(new Chart(app, 'overlay'), 'mesh', threeNodeMesh());
+    captureStdout(() => app.synth());
+    // Issue 30: three nodes, three renderings (each under 16 KiB, so each was measured); before, six.
+    expect(render).toHaveBeenCalledTimes(3);
+    const written = ['site-a', 'site-b', 'site-c'].map((n) => fs.readFileSync(path.join(outdir, 'hosts', n, 'user-data'), 'utf8'));
+    expect(written).toEqual(planWireguardMesh(threeNodeMesh()).hosts.map((h) => renderHostArtefacts(h).cloudConfig));
+  });
+
   it('control: a chart with manifests beside host artefacts still writes its <chart>.k8s.yaml', () => {
     const outdir = tmp();
     const app = new App({ outdir });
