@@ -39,8 +39,9 @@ const project = new typescript.TypeScriptProject({
       testEnvironment: 'node',
       collectCoverage: false,
       // Each test file writes its temporary files (cdk8s synth output) under a directory of its own, removed after it;
-      // quiet.ts fails a test that lets text reach stderr uncaptured (issue 31: tests capture the warnings they expect).
-      setupFilesAfterEnv: ['<rootDir>/test/helpers/private-tmpdir.ts', '<rootDir>/test/helpers/quiet.ts'],
+      // quiet.ts fails a test that lets text reach stderr uncaptured (issue 31: tests capture the warnings they expect);
+      // seed.ts gives every fast-check property one fixed seed (issue 30: the same inputs each run).
+      setupFilesAfterEnv: ['<rootDir>/test/helpers/private-tmpdir.ts', '<rootDir>/test/helpers/quiet.ts', '<rootDir>/test/helpers/seed.ts'],
       // No timed test (issue 30): jest's default of 5 s per test is a time bound that a loaded machine can break (the
       // property tests and the tests that run scripts or synthesize examples take seconds). A test that hangs still
       // fails, after 10 minutes; how long things take is the bench's to measure.
@@ -207,7 +208,7 @@ new JsonFile(project, 'stryker.config.json', {
       config: {
         testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/system/', '<rootDir>/test/pulumi/', '<rootDir>/test/readme.test.ts', '<rootDir>/test/examples.test.ts'],
         // A mutant's run loads only the test files that cover it (recorded in the dry run): see test/mutation/.
-        setupFilesAfterEnv: ['<rootDir>/test/mutation/record-covering-files.js'],
+        setupFilesAfterEnv: ['<rootDir>/test/mutation/record-covering-files.js', '<rootDir>/test/helpers/seed.ts'],
         filter: '<rootDir>/test/mutation/covering-files.js',
       },
     },
