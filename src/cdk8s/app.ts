@@ -43,7 +43,9 @@ export class App extends Cdk8sApp {
 
   /**
    * Checks, then writes the manifests, then each node's artefacts in turn: rendered, written and let go before the
-   * next node (peak memory: the model plus one node's artefacts, whatever the number of nodes).
+   * next node (peak memory: the model plus one node's artefacts, whatever the number of nodes, plus the cloud-configs
+   * of the nodes whose files are under 16 KiB, which the user-data size warning rendered and which are written as
+   * they are: 6.8 MB for the 999 spokes of a 1000-node hub mesh, none for a full mesh, whose nodes are all larger).
    */
   public synth(): void {
     const checks = appChecks(this);

@@ -1,7 +1,7 @@
 import { Problem } from '../errors';
 import { HostPlan } from '../types';
 import { renderCloudConfig, USER_DATA_WARN_BYTES } from './cloud-init';
-import { contentLength, hostPlanHasSecret } from './host-plan';
+import { contentLength, hostPlanHasSecret, mergedFrom, samePlan } from './host-plan';
 import { DEFAULT_IGNITION_VERSION, IgnitionConfig, IgnitionVersion, renderIgnition } from './ignition';
 
 /** A host plan rendered for the machine: cloud-config text and Ignition config. */
@@ -17,32 +17,47 @@ export interface HostArtefacts {
   readonly secret: boolean;
 }
 
-const cloudConfigs = new WeakMap<HostPlan, string>();
-const ignitions = new WeakMap<HostPlan, Map<IgnitionVersion, { config: IgnitionConfig; json?: string }>>();
+/** What a rendering was made from: the plan's lists as they were then (their entries, not copies of them). */
+interface Rendered<T> {
+  readonly from: HostPlan;
+  readonly value: T;
+}
+
+const cloudConfigs = new WeakMap<HostPlan, Rendered<string>>();
+const ignitions = new WeakMap<HostPlan, Rendered<Map<IgnitionVersion, { config: IgnitionConfig; json?: string }>>>();
 
 /**
- * The cloud-config of a plan when it was rendered already (the user-data size warning renders a small plan to measure
- * it): the App writes that text rather than a second rendering. A large plan is never kept here (issue 30).
+ * A rendering kept for `plan`, or for the plan a merge copied it from unchanged, while the plan's lists still hold
+ * what it was rendered from: a file, unit, drop-in, command or package added or removed since renders it again.
+ */
+function kept<T>(cache: WeakMap<HostPlan, Rendered<T>>, plan: HostPlan): T | undefined {
+  for (const key of [plan, mergedFrom(plan)]) {
+    const r = key && cache.get(key);
+    if (r && samePlan(r.from, plan)) return r.value;
+  }
+  return undefined;
+}
+
+function keep<T>(cache: WeakMap<HostPlan, Rendered<T>>, plan: HostPlan, value: T): T {
+  cache.set(plan, { from: { ...plan, files: [...plan.files], units: [...plan.units], dropins: [...plan.dropins], commands: [...plan.commands], packages: [...plan.packages] }, value });
+  return value;
+}
+
+/**
+ * The cloud-config of a plan when it was rendered already and the plan has not changed since: the App writes that
+ * text rather than a second rendering (issue 30). The user-data size warning renders only a plan whose files are
+ * under 16 KiB; a construct's `cloudConfig`, read by the user, keeps its text at any size.
  */
 export function renderedCloudConfig(plan: HostPlan): string | undefined {
-  return cloudConfigs.get(plan);
+  return kept(cloudConfigs, plan);
 }
 
 function cloudConfigOf(plan: HostPlan): string {
-  let text = cloudConfigs.get(plan);
-  if (text === undefined) {
-    text = renderCloudConfig(plan);
-    cloudConfigs.set(plan, text);
-  }
-  return text;
+  return kept(cloudConfigs, plan) ?? keep(cloudConfigs, plan, renderCloudConfig(plan));
 }
 
 function ignitionOf(plan: HostPlan, version: IgnitionVersion): { config: IgnitionConfig; json?: string } {
-  let byVersion = ignitions.get(plan);
-  if (!byVersion) {
-    byVersion = new Map();
-    ignitions.set(plan, byVersion);
-  }
+  const byVersion = kept(ignitions, plan) ?? keep(ignitions, plan, new Map());
   let entry = byVersion.get(version);
   if (!entry) {
     entry = { config: renderIgnition(plan, version) };

@@ -62,15 +62,27 @@ export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly str
     for (const c of p.commands) if (!plan.commands.includes(c)) plan.commands.push(c);
     for (const pkg of p.packages) if (!plan.packages.includes(pkg)) plan.packages.push(pkg);
   });
-  // A node one plan makes alone is that plan, when the merge changed nothing in it: its rendering, done once for the
-  // user-data size warning, is then the one the App writes (renderHostArtefacts keeps it per plan object).
-  return { plans: [...byNode.values()].map((a) => (a.given.length === 1 && samePlan(a.given[0], a.plan) ? a.given[0] : a.plan)), problems };
+  return {
+    plans: [...byNode.values()].map((a) => {
+      // A node one plan makes alone, unchanged by the merge: its renderings so far are the merged copy's (issue 30).
+      if (a.given.length === 1 && samePlan(a.given[0], a.plan)) copies.set(a.plan, a.given[0]);
+      return a.plan;
+    }),
+    problems,
+  };
 }
 
-/** The same entries, in the same order (each compared as an object: a merge copies them, never rewrites one in place). */
-function samePlan(a: HostPlan, b: HostPlan): boolean {
+const copies = new WeakMap<HostPlan, HostPlan>();
+
+/** The plan `mergeHostPlans` copied `plan` from unchanged, when it did. */
+export function mergedFrom(plan: HostPlan): HostPlan | undefined {
+  return copies.get(plan);
+}
+
+/** The same entries in the same order, each the same object (a merge copies the lists, never an entry in place). */
+export function samePlan(a: HostPlan, b: HostPlan): boolean {
   const same = <T>(x: readonly T[], y: readonly T[]) => x.length === y.length && x.every((e, i) => e === y[i]);
-  return same(a.files, b.files) && same(a.units, b.units) && same(a.dropins, b.dropins) && same(a.commands, b.commands) && same(a.packages, b.packages);
+  return a.node === b.node && same(a.files, b.files) && same(a.units, b.units) && same(a.dropins, b.dropins) && same(a.commands, b.commands) && same(a.packages, b.packages);
 }
 
 /**

@@ -42,6 +42,7 @@ expectWarnings({
   'cdk8s App a second synth over existing host files rewrites each with the new content and mode (0644 to 0600 when it now embeds a key, and back)': ['lab/node: wireguard[0].nodeAddress', 'lab/node: wireguard[0].privateKey', 'lab/node: wireguard[0].nodeAddress', 'lab/node: wireguard[0].nodeAddress'],
   'cdk8s App merges two constructs on one node and refuses, writing nothing, when they write one path differently': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s', 'overlay/extra: wireguard[0].nodeAddress'],
   'cdk8s App renders each node\'s cloud-config once: the text measured for the user-data size warning is the one written': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s'],
+  'cdk8s App writes a plan changed after construction as it now is, in user-data and ignition.json alike': ['lab/node: wireguard[0].nodeAddress'],
   'cdk8s App refuses one node given two Ignition versions': ['overlay/wg0: wireguard[0].nodeAddress'],
   'cdk8s App merges the distinct parts of two constructs on one node into one user-data': ['overlay/wg0: wireguard[0].nodeAddress'],
   'cdk8s App exposes, as cloudConfig, ignition and wireguardConfigs, exactly what the App writes for the node': ['c/n: wireguard[0].nodeAddress'],
@@ -58,6 +59,17 @@ describe('cdk8s App', () => {
     expect(render).toHaveBeenCalledTimes(3);
     const written = ['site-a', 'site-b', 'site-c'].map((n) => fs.readFileSync(path.join(outdir, 'hosts', n, 'user-data'), 'utf8'));
     expect(written).toEqual(planWireguardMesh(threeNodeMesh()).hosts.map((h) => renderHostArtefacts(h).cloudConfig));
+  });
+
+  it('writes a plan changed after construction as it now is, in user-data and ignition.json alike', () => {
+    const outdir = tmp();
+    const app = new App({ outdir });
+    const node = new WireguardOverlayNode(new Chart(app, 'lab'), 'node', siteA());
+    node.plan.hosts[0].commands.push('echo added-after-construction');
+    app.synth();
+    const dir = path.join(outdir, 'hosts', node.plan.hosts[0].node);
+    expect(fs.readFileSync(path.join(dir, 'user-data'), 'utf8')).toContain('echo added-after-construction');
+    expect(fs.readFileSync(path.join(dir, 'ignition.json'), 'utf8')).toContain('echo added-after-construction');
   });
 
   it('control: a chart with manifests beside host artefacts still writes its <chart>.k8s.yaml', () => {

@@ -1,4 +1,5 @@
 import { HostFile, HostPlan, mergeHostPlans, Problem, wireguardConfigs } from '../../src';
+import { mergedFrom } from '../../src/host/host-plan';
 import { hostPlan as plan } from '../helpers/fixtures';
 
 /**
@@ -63,13 +64,17 @@ describe('merging host plans', () => {
 });
 
 describe('a node one plan makes alone', () => {
-  // Issue 30: the plan itself comes back, so its cloud-config, rendered once for the size warning, is the one written.
-  it('is that plan, the same object, when the merge changes nothing in it', () => {
+  // Issue 30: the merged copy remembers the plan it copied unchanged, so a rendering kept for that plan (the user-data
+  // size warning's) is the one written; the copy's lists are its own, so changing them never reaches the construct.
+  it('is a copy with lists of its own, that names the plan it copied unchanged', () => {
     const alone = plan({ files: [file()], units: [{ name: 'x.service', content: '[Unit]\n', enabled: true }], commands: ['true'], packages: ['nftables'] });
     const other = plan({ node: 'n2', files: [file()] });
     const merged = mergeHostPlans([alone, other]);
-    expect(merged.plans[0]).toBe(alone);
-    expect(merged.plans[1]).toBe(other);
+    expect(merged.plans).toEqual([alone, other]);
+    expect(merged.plans[0]).not.toBe(alone);
+    expect(merged.plans[0].files).not.toBe(alone.files);
+    expect(mergedFrom(merged.plans[0])).toBe(alone);
+    expect(mergedFrom(merged.plans[1])).toBe(other);
   });
 
   it.each<[string, HostPlan]>([
@@ -77,17 +82,17 @@ describe('a node one plan makes alone', () => {
     ['a command given twice', plan({ commands: ['true', 'true'] })],
     ['a package given twice', plan({ packages: ['nftables', 'nftables'] })],
     ['a file given twice alike', plan({ files: [file(), file()] })],
-  ])('is a merged copy when the merge changes it: %s', (_name, p) => {
+  ])('names none when the merge changed it: %s', (_name, p) => {
     const [merged] = mergeHostPlans([p]).plans;
-    expect(merged).not.toBe(p);
     expect(merged).not.toEqual(p);
+    expect(mergedFrom(merged)).toBeUndefined();
   });
 
-  it('is a merged copy when two plans make the node, even alike (the control)', () => {
+  it('names none when two plans make the node, even alike (the control)', () => {
     const a = plan({ files: [file()] });
     const [merged] = mergeHostPlans([a, plan({ files: [file()] })]).plans;
-    expect(merged).not.toBe(a);
     expect(merged).toEqual(a);
+    expect(mergedFrom(merged)).toBeUndefined();
   });
 });
 

@@ -1,5 +1,5 @@
-import { planWireguardOverlayNode, renderHostArtefacts, WireguardOverlayNodeProps } from '../../src';
-import { userDataSizeWarnings } from '../../src/host/artefacts';
+import { mergeHostPlans, planWireguardOverlayNode, renderHostArtefacts, WireguardOverlayNodeProps } from '../../src';
+import { renderedCloudConfig, userDataSizeWarnings } from '../../src/host/artefacts';
 import * as cloudInit from '../../src/host/cloud-init';
 import { hostPlan, siteA } from '../helpers/fixtures';
 
@@ -70,6 +70,27 @@ describe('the cloud-config measured for the warning is the one written (issue 30
     const text = renderHostArtefacts(plan).cloudConfig;
     expect(render).toHaveBeenCalledTimes(1);
     expect(text).toBe(cloudInit.renderCloudConfig(planOf()));
+  });
+
+  it('renders again once the plan\'s lists changed, and the text shows the change', () => {
+    const render = jest.spyOn(cloudInit, 'renderCloudConfig');
+    const plan = planOf();
+    userDataSizeWarnings(plan, 'p');
+    plan.commands.push('echo added');
+    expect(renderHostArtefacts(plan).cloudConfig).toContain('echo added');
+    expect(render).toHaveBeenCalledTimes(2);
+  });
+
+  it('a merged copy of the plan, unchanged, reads the same rendering; with another plan on the node it renders its own', () => {
+    const render = jest.spyOn(cloudInit, 'renderCloudConfig');
+    const plan = planOf();
+    userDataSizeWarnings(plan, 'p');
+    const [alone] = mergeHostPlans([plan]).plans;
+    expect(renderedCloudConfig(alone)).toBe(renderHostArtefacts(plan).cloudConfig);
+    const [both] = mergeHostPlans([plan, hostPlan({ commands: ['true'] })]).plans;
+    expect(renderedCloudConfig(both)).toBeUndefined();
+    expect(renderHostArtefacts(both).cloudConfig).toContain('true');
+    expect(render).toHaveBeenCalledTimes(2);
   });
 
   it('renders again for another plan object with the same content (the control: the cache is per plan)', () => {
