@@ -43,9 +43,10 @@ export class App extends Cdk8sApp {
 
   /**
    * Checks, then writes the manifests, then each node's artefacts in turn: rendered, written and let go before the
-   * next node (peak memory: the model plus one node's artefacts, whatever the number of nodes, plus the cloud-configs
-   * of the nodes whose files are under 16 KiB, which the user-data size warning rendered and which are written as
-   * they are: 6.8 MB for the 999 spokes of a 1000-node hub mesh, none for a full mesh, whose nodes are all larger).
+   * next node (peak memory: the model plus one node's artefacts, whatever the number of nodes; the model includes the
+   * cloud-configs the user-data size warning rendered, with their plans as JSON, for nodes under 16 KiB: for the 999
+   * spokes of a 1000-node hub mesh, 6.8 MB of text and about as much JSON; none for a full mesh, whose nodes are all
+   * larger).
    */
   public synth(): void {
     const checks = appChecks(this);
@@ -89,8 +90,9 @@ export function writeHost(outdir: string, plan: HostPlan, ignitionVersion: Ignit
     fs.writeFileSync(target, text, { mode: m, encoding: 'utf8' });
     fs.chmodSync(target, m);
   };
-  // A lazy content (a mesh node's interface config) is rendered once here, for the user-data and the .conf file
-  // alike; Ignition takes the plan itself, whose files remember their encodings.
+  // A lazy content (a mesh node's interface config) is computed once here, for the .conf file and (unless the size
+  // warning's rendering of the unchanged plan is written) the user-data; Ignition takes the plan itself, whose files
+  // remember their encodings.
   const rendered: HostPlan = { ...plan, files: plan.files.map((f) => ({ ...f })) };
   // A small plan's cloud-config was rendered for the user-data size warning: that text is written (issue 30).
   write('user-data', renderedCloudConfig(plan) ?? renderCloudConfig(rendered), mode);

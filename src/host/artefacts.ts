@@ -1,7 +1,7 @@
 import { Problem } from '../errors';
 import { HostPlan } from '../types';
 import { renderCloudConfig, USER_DATA_WARN_BYTES } from './cloud-init';
-import { contentLength, hostPlanHasSecret, mergedFrom, samePlan } from './host-plan';
+import { contentLength, hostPlanHasSecret, mergedFrom } from './host-plan';
 import { DEFAULT_IGNITION_VERSION, IgnitionConfig, IgnitionVersion, renderIgnition } from './ignition';
 
 /** A host plan rendered for the machine: cloud-config text and Ignition config. */
@@ -17,47 +17,41 @@ export interface HostArtefacts {
   readonly secret: boolean;
 }
 
-/** What a rendering was made from: the plan's lists as they were then (their entries, not copies of them). */
-interface Rendered<T> {
-  readonly from: HostPlan;
-  readonly value: T;
-}
-
-const cloudConfigs = new WeakMap<HostPlan, Rendered<string>>();
-const ignitions = new WeakMap<HostPlan, Rendered<Map<IgnitionVersion, { config: IgnitionConfig; json?: string }>>>();
+const cloudConfigs = new WeakMap<HostPlan, string>();
+const ignitions = new WeakMap<HostPlan, Map<IgnitionVersion, { config: IgnitionConfig; json?: string }>>();
 
 /**
- * A rendering kept for `plan`, or for the plan a merge copied it from unchanged, while the plan's lists still hold
- * what it was rendered from: a file, unit, drop-in, command or package added or removed since renders it again.
+ * The cloud-configs the user-data size warning rendered (plans under 16 KiB only), each with the plan it was rendered
+ * from as JSON: everything the rendering reads, a mesh interface's config computed on read included (issue 30).
  */
-function kept<T>(cache: WeakMap<HostPlan, Rendered<T>>, plan: HostPlan): T | undefined {
-  for (const key of [plan, mergedFrom(plan)]) {
-    const r = key && cache.get(key);
-    if (r && samePlan(r.from, plan)) return r.value;
-  }
-  return undefined;
-}
-
-function keep<T>(cache: WeakMap<HostPlan, Rendered<T>>, plan: HostPlan, value: T): T {
-  cache.set(plan, { from: { ...plan, files: [...plan.files], units: [...plan.units], dropins: [...plan.dropins], commands: [...plan.commands], packages: [...plan.packages] }, value });
-  return value;
-}
+const measured = new WeakMap<HostPlan, { readonly json: string; readonly text: string }>();
 
 /**
- * The cloud-config of a plan when it was rendered already and the plan has not changed since: the App writes that
- * text rather than a second rendering (issue 30). The user-data size warning renders only a plan whose files are
- * under 16 KiB; a construct's `cloudConfig`, read by the user, keeps its text at any size.
+ * The cloud-config the user-data size warning rendered for `plan`, or for the plan a merge copied it from, when the
+ * plan still holds what it was rendered from (the same JSON): the App writes that text rather than a second rendering.
+ * A plan changed since (a command added, a peer added to a mesh node's interface) is rendered again.
  */
 export function renderedCloudConfig(plan: HostPlan): string | undefined {
-  return kept(cloudConfigs, plan);
+  const from = mergedFrom(plan);
+  const m = measured.get(plan) ?? (from && measured.get(from));
+  return m !== undefined && JSON.stringify(plan) === m.json ? m.text : undefined;
 }
 
 function cloudConfigOf(plan: HostPlan): string {
-  return kept(cloudConfigs, plan) ?? keep(cloudConfigs, plan, renderCloudConfig(plan));
+  let text = cloudConfigs.get(plan);
+  if (text === undefined) {
+    text = renderedCloudConfig(plan) ?? renderCloudConfig(plan);
+    cloudConfigs.set(plan, text);
+  }
+  return text;
 }
 
 function ignitionOf(plan: HostPlan, version: IgnitionVersion): { config: IgnitionConfig; json?: string } {
-  const byVersion = kept(ignitions, plan) ?? keep(ignitions, plan, new Map());
+  let byVersion = ignitions.get(plan);
+  if (!byVersion) {
+    byVersion = new Map();
+    ignitions.set(plan, byVersion);
+  }
   let entry = byVersion.get(version);
   if (!entry) {
     entry = { config: renderIgnition(plan, version) };
@@ -111,7 +105,7 @@ export function wireguardConfigs(plan: HostPlan): WireguardConfigFile[] {
 /**
  * The `user-data-size` warning when the cloud-config is over 16 KiB. The files' contents alone over it decide without
  * rendering anything (a large mesh's configs are computed only when written); a smaller plan is rendered to measure,
- * once: `renderHostArtefacts` of the same plan object reads that rendering.
+ * and that rendering is the one `renderHostArtefacts` and the App's synth give while the plan is unchanged.
  */
 export function userDataSizeWarnings(plan: HostPlan, path: string): Problem[] {
   let size = 0;
@@ -119,8 +113,12 @@ export function userDataSizeWarnings(plan: HostPlan, path: string): Problem[] {
   for (const u of plan.units) size += u.content?.length ?? 0;
   for (const d of plan.dropins) size += d.content.length;
   // Characters are a lower bound of UTF-8 bytes: over the limit by the files alone, the figure is "or more".
-  // Rendered through the per-plan cache: the App writes this same text, not a second rendering (issue 30).
-  if (size <= USER_DATA_WARN_BYTES) size = Buffer.byteLength(cloudConfigOf(plan), 'utf8');
+  if (size <= USER_DATA_WARN_BYTES) {
+    // Kept with what it was rendered from: the App writes this text while the plan is unchanged (issue 30).
+    const text = renderCloudConfig(plan);
+    measured.set(plan, { json: JSON.stringify(plan), text });
+    size = Buffer.byteLength(text, 'utf8');
+  }
   if (size <= USER_DATA_WARN_BYTES) return [];
   return [{ path, code: 'user-data-size', message: `the cloud-config of node "${plan.node}" is over 16 KiB (${size} bytes or more): many clouds cap user-data at 16 KiB (use Ignition, or fewer peers per node with topology { hub })` }];
 }

@@ -64,8 +64,8 @@ export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly str
   });
   return {
     plans: [...byNode.values()].map((a) => {
-      // A node one plan makes alone, unchanged by the merge: its renderings so far are the merged copy's (issue 30).
-      if (a.given.length === 1 && samePlan(a.given[0], a.plan)) copies.set(a.plan, a.given[0]);
+      // A node one plan makes alone: a rendering of that plan is the copy's while their contents agree (issue 30).
+      if (a.given.length === 1) copies.set(a.plan, a.given[0]);
       return a.plan;
     }),
     problems,
@@ -74,15 +74,9 @@ export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly str
 
 const copies = new WeakMap<HostPlan, HostPlan>();
 
-/** The plan `mergeHostPlans` copied `plan` from unchanged, when it did. */
+/** The one plan `mergeHostPlans` made `plan` from, when one plan made its node. */
 export function mergedFrom(plan: HostPlan): HostPlan | undefined {
   return copies.get(plan);
-}
-
-/** The same entries in the same order, each the same object (a merge copies the lists, never an entry in place). */
-export function samePlan(a: HostPlan, b: HostPlan): boolean {
-  const same = <T>(x: readonly T[], y: readonly T[]) => x.length === y.length && x.every((e, i) => e === y[i]);
-  return a.node === b.node && same(a.files, b.files) && same(a.units, b.units) && same(a.dropins, b.dropins) && same(a.commands, b.commands) && same(a.packages, b.packages);
 }
 
 /**

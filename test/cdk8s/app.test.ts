@@ -43,6 +43,8 @@ expectWarnings({
   'cdk8s App merges two constructs on one node and refuses, writing nothing, when they write one path differently': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s', 'overlay/extra: wireguard[0].nodeAddress'],
   'cdk8s App renders each node\'s cloud-config once: the text measured for the user-data size warning is the one written': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s'],
   'cdk8s App writes a plan changed after construction as it now is, in user-data and ignition.json alike': ['lab/node: wireguard[0].nodeAddress'],
+  'cdk8s App writes a mesh node whose interface gained a peer after planning with that peer, in user-data and wg0.conf alike': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s'],
+  'cdk8s App checkHosts gives Ignition configs of its own, not the construct\'s object': ['overlay/mesh: mtu', 'overlay/mesh: nodes[0].installK0s', 'overlay/mesh: nodes[1].installK0s', 'overlay/mesh: nodes[2].installK0s'],
   'cdk8s App refuses one node given two Ignition versions': ['overlay/wg0: wireguard[0].nodeAddress'],
   'cdk8s App merges the distinct parts of two constructs on one node into one user-data': ['overlay/wg0: wireguard[0].nodeAddress'],
   'cdk8s App exposes, as cloudConfig, ignition and wireguardConfigs, exactly what the App writes for the node': ['c/n: wireguard[0].nodeAddress'],
@@ -70,6 +72,27 @@ describe('cdk8s App', () => {
     const dir = path.join(outdir, 'hosts', node.plan.hosts[0].node);
     expect(fs.readFileSync(path.join(dir, 'user-data'), 'utf8')).toContain('echo added-after-construction');
     expect(fs.readFileSync(path.join(dir, 'ignition.json'), 'utf8')).toContain('echo added-after-construction');
+  });
+
+  it('writes a mesh node whose interface gained a peer after planning with that peer, in user-data and wg0.conf alike', () => {
+    const outdir = tmp();
+    const app = new App({ outdir });
+    const mesh = new WireguardMesh(new Chart(app, 'overlay'), 'mesh', threeNodeMesh());
+    mesh.plan.nodes['site-a'].wireguard.peers.push({ comment: 'site-d', publicKey: KEYS.c.publicKey, allowedIPs: ['10.10.0.4/32'] });
+    captureStdout(() => app.synth());
+    const dir = path.join(outdir, 'hosts', 'site-a');
+    expect(fs.readFileSync(path.join(dir, 'wg0.conf'), 'utf8')).toContain('10.10.0.4/32');
+    expect(fs.readFileSync(path.join(dir, 'user-data'), 'utf8')).toContain('10.10.0.4/32');
+    expect(fs.readFileSync(path.join(dir, 'user-data'), 'utf8')).toBe(renderHostArtefacts(mesh.plan.hosts.find((h) => h.node === 'site-a')!).cloudConfig);
+  });
+
+  it('checkHosts gives Ignition configs of its own, not the construct\'s object', () => {
+    const app = new App({ outdir: tmp() });
+    const mesh = new WireguardMesh(new Chart(app, 'overlay'), 'mesh', threeNodeMesh());
+    const own = mesh.nodes['site-b'].ignition;
+    const checked = app.checkHosts().hosts.find((h) => h.node === 'site-b')!;
+    expect(checked.ignition).toEqual(own);
+    expect(checked.ignition).not.toBe(own);
   });
 
   it('control: a chart with manifests beside host artefacts still writes its <chart>.k8s.yaml', () => {

@@ -1,4 +1,4 @@
-import { mergeHostPlans, planWireguardOverlayNode, renderHostArtefacts, WireguardOverlayNodeProps } from '../../src';
+import { HostPlan, mergeHostPlans, planWireguardOverlayNode, renderHostArtefacts, WireguardOverlayNodeProps } from '../../src';
 import { renderedCloudConfig, userDataSizeWarnings } from '../../src/host/artefacts';
 import * as cloudInit from '../../src/host/cloud-init';
 import { hostPlan, siteA } from '../helpers/fixtures';
@@ -91,6 +91,29 @@ describe('the cloud-config measured for the warning is the one written (issue 30
     expect(renderedCloudConfig(both)).toBeUndefined();
     expect(renderHostArtefacts(both).cloudConfig).toContain('true');
     expect(render).toHaveBeenCalledTimes(2);
+  });
+
+  it.each<[string, (p: HostPlan) => void, string]>([
+    ['a file\'s content replaced in place', (p) => Object.assign(p.files[0], { content: 'edited in place\n' }), 'edited in place'],
+    ['a unit enabled in place', (p) => Object.assign(p.units[0], { enabled: true }), 'enable'],
+    ['a package added', (p) => p.packages.push('wireguard-tools'), 'wireguard-tools'],
+  ])('the App\'s lookup gives nothing once the plan changed: %s', (_name, change, shows) => {
+    const plan = hostPlan({ files: [{ path: '/etc/x', mode: 0o644, owner: 'root:root', content: 'x\n' }], units: [{ name: 'x.service', content: '[Unit]\n' }] });
+    userDataSizeWarnings(plan, 'p');
+    expect(renderedCloudConfig(plan)).toBeDefined();
+    change(plan);
+    expect(renderedCloudConfig(plan)).toBeUndefined();
+    const [copy] = mergeHostPlans([plan]).plans;
+    expect(renderedCloudConfig(copy)).toBeUndefined();
+    expect(renderHostArtefacts(plan).cloudConfig).toContain(shows);
+  });
+
+  it('a merged copy the merge changed (a command given twice) is rendered again', () => {
+    const plan = hostPlan({ commands: ['true', 'true'] });
+    userDataSizeWarnings(plan, 'p');
+    const [copy] = mergeHostPlans([plan]).plans;
+    expect(copy.commands).toEqual(['true']);
+    expect(renderedCloudConfig(copy)).toBeUndefined();
   });
 
   it('renders again for another plan object with the same content (the control: the cache is per plan)', () => {
