@@ -110,7 +110,19 @@ describeWithTools('tunnelwright/testing from the packed tarball on a fresh insta
 
     beforeAll(() => {
       fs.mkdirSync(project);
-      fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'user-project', version: '1.0.0', private: true, dependencies: { tunnelwright: `file:${tarball}` } }, undefined, 2));
+      // tunnelwright's own dependencies (exact versions), as tarballs packed from node_modules: `npm ci` caches the
+      // tarballs it fetches but not the registry documents an install reads to resolve a version, so on a machine
+      // that never ran `npm install` an offline install of `ipaddr.js@2.5.0` finds nothing (ENOTCACHED). Given as
+      // tarballs, the same versions satisfy the package's pins without the registry.
+      const pins = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies;
+      const deps = Object.fromEntries(Object.entries(pins).map(([name, version]) => {
+        const installed = path.join(ROOT, 'node_modules', name);
+        const found = (JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { version: string }).version;
+        if (found !== version) throw new Error(`node_modules/${name} is ${found}, and package.json pins ${version}: run npm ci`);
+        const packed = must(run('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', dir, installed], { cwd: dir, timeout: 120_000 }), `npm pack ${name}`);
+        return [name, `file:${path.join(dir, packed.stdout.trim().split('\n').pop()!)}`];
+      }));
+      fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'user-project', version: '1.0.0', private: true, dependencies: { tunnelwright: `file:${tarball}`, ...deps } }, undefined, 2));
       fs.copyFileSync(path.join(ROOT, 'test/consumer/user-unit-test.js'), path.join(project, 'user-unit-test.js'));
     });
 
