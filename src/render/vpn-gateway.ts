@@ -248,6 +248,9 @@ export function gluetunAuthScript(app: PortForwardingProps['app']): string {
 /** The auth-file script for port-sync (the one route `GET /v1/portforward`). */
 export const GLUETUN_AUTH_SCRIPT = gluetunAuthScript('qbittorrent');
 
+/** Where the gateway sidecar's dnsmasq reads `dnsmasqReserved` (Alpine's dnsmasq.conf: `conf-dir=/etc/dnsmasq.d/,*.conf`). */
+export const DNSMASQ_RESERVED_PATH = '/etc/dnsmasq.d/tunnelwright-reserved.conf';
+
 /** The gateway's pod-gateway settings (gateway side). */
 function gatewaySettings(f: GatewayFacts): string {
   return settingsSh([
@@ -266,6 +269,21 @@ function gatewaySettings(f: GatewayFacts): string {
     ['DNS_LOCAL_SERVER', f.clusterDnsIp],
     ['GATEWAY_ENABLE_DNSSEC', f.dnssec ? 'true' : 'false'],
   ]);
+}
+
+/**
+ * A dnsmasq file for the gateway's conf-dir (`/etc/dnsmasq.d`, which pod-gateway's own file sits in): pod-gateway's
+ * `dhcp-range` ends at the VXLAN's broadcast address `.255` (gateway_sidecar.sh:28), and dnsmasq skips `.0` and
+ * `.255` only in class C networks (src/dhcp.c, `address_allocate`), so in 172.16.0.0/24 a routed pod whose random
+ * vxlan0 MAC hashes there leases `.255` and reaches nothing. An address a `dhcp-host` line holds is never handed out
+ * dynamically (`config_find_by_address`): the line holds `.255` for a client id no pod sends.
+ */
+function dnsmasqReserved(f: GatewayFacts): string {
+  return [
+    '# Written by tunnelwright: no routed pod leases the VXLAN broadcast address (pod-gateway\'s dhcp-range ends at .255).',
+    `dhcp-host=id:tunnelwright-vxlan-broadcast,${f.vxlanPrefix}.255`,
+    '',
+  ].join('\n');
 }
 
 /** gluetun's /iptables/post-rules.txt: VXLAN and ICMP from the cluster, through gluetun's INPUT DROP. */
@@ -337,7 +355,7 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: settingsName, namespace: f.namespace, labels: f.podLabels },
-    data: { 'settings.sh': gatewaySettings(f), 'nat.conf': natConf(props), 'post-rules.txt': postRules(f, props.portForwarding) },
+    data: { 'settings.sh': gatewaySettings(f), 'nat.conf': natConf(props), 'post-rules.txt': postRules(f, props.portForwarding), 'dnsmasq-reserved.conf': dnsmasqReserved(f) },
   };
   const pf = props.portForwarding;
   const state = pf ? pf.stateClaim ?? {} : undefined;
@@ -393,7 +411,7 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
         command: ['/bin/gateway_sidecar.sh'],
         ports: [{ name: 'dns', containerPort: 53, protocol: 'UDP' }, { name: 'dhcp', containerPort: 67, protocol: 'UDP' }],
         securityContext: { capabilities: { add: ['NET_ADMIN', 'NET_RAW'] } },
-        volumeMounts: [configVolume],
+        volumeMounts: [configVolume, { name: 'pod-gateway-config', mountPath: DNSMASQ_RESERVED_PATH, subPath: 'dnsmasq-reserved.conf', readOnly: true }],
       },
     ],
     volumes: [

@@ -144,6 +144,19 @@ describe('planVpnGateway', () => {
     expect((route.objects[0] as unknown as { data: Record<string, string> }).data['settings.sh']).toContain('GATEWAY_NAME="vpn-gateway.vpn-gateway.svc.corp.internal"');
   });
 
+  it.each([
+    [undefined, '172.16.0.255'],
+    ['10.250.3.0/24', '10.250.3.255'],
+  ])('vxlanNetwork %s: the gateway sidecar\'s dnsmasq reads a dhcp-host line that holds %s, the broadcast address pod-gateway\'s dhcp-range ends at', (vxlanNetwork, broadcast) => {
+    const plan = planVpnGateway({ ...nordvpnGateway(), ...(vxlanNetwork ? { vxlanNetwork } : {}) });
+    const data = (plan.objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data;
+    expect(data['dnsmasq-reserved.conf'].split('\n').filter((l) => l && !l.startsWith('#'))).toEqual([`dhcp-host=id:tunnelwright-vxlan-broadcast,${broadcast}`]);
+    const sidecar = (plan.objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment).spec!.template.spec!.containers.find((c) => c.name === 'gateway-sidecar')!;
+    // pod-gateway writes its own file into /etc/dnsmasq.d (gateway_sidecar.sh:22): the directory stays the image's.
+    expect(sidecar.volumeMounts).toContainEqual({ name: 'pod-gateway-config', mountPath: '/etc/dnsmasq.d/tunnelwright-reserved.conf', subPath: 'dnsmasq-reserved.conf', readOnly: true });
+    expect(sidecar.volumeMounts!.map((m) => m.mountPath)).not.toContain('/etc/dnsmasq.d');
+  });
+
   it('runs gluetun over WireGuard after deleting a stale table-51820 rule left by an unclean exit', () => {
     expect(gluetunOf(nordvpnGateway()).command).toEqual(['/bin/sh', '-c', 'while ip rule del table 51820 2>/dev/null; do :; done; while ip -6 rule del table 51820 2>/dev/null; do :; done; exec /gluetun-entrypoint']);
     expect(gluetunOf({ clusterCidrs: ['10.1.0.0/16', '10.152.183.0/24'], nodeCidrs: ['192.168.1.0/24'], vpnProvider: 'nordvpn', vpnType: 'openvpn', openvpnCredentialsSecret: { name: 'c' } }).command).toBeUndefined();

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EgressConformanceProps, generateKeyPair, planEgressConformance, planVpnGateway, VpnGatewayProps } from '../../src';
 import { ConformanceLab, runConformance } from './conformance-lab';
-import { inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
+import { gatewaySidecarFiles, inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
 import { describeWithTools, must, secondsUntilTrue, sh, tmpdir, VENDOR_DIR } from './tools';
 
 const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
@@ -157,6 +157,8 @@ describeWithTools('EgressConformance against the VpnGateway data path (pod-gatew
       '/etc/resolv.conf': { content: 'search vpn-gateway.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n' },
       '/etc/dnsmasq.conf': { content: 'conf-dir=/etc/dnsmasq.d/,*.conf\n' },
       '/etc/dnsmasq.d/.keep': { content: '' },
+      // tunnelwright's dnsmasq file, where the gateway sidecar mounts it.
+      ...gatewaySidecarFiles(gateway.objects),
       '/usr/share/dnsmasq/trust-anchors.conf': { content: fs.readFileSync('/usr/share/dnsmasq-base/trust-anchors.conf', 'utf8') },
       '/usr/local/bin/inotifyd': { content: '#!/bin/sh\nprog=$1; file=${2%%:*}\nwhile inotifywait -qq -e modify,attrib,close_write "$file"; do "$prog"; done\n', mode: 0o755 },
       '/etc/gluetun-lab/wg.key': { content: `${gatewayKey.privateKey}\n`, mode: 0o600 },

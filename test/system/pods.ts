@@ -126,3 +126,22 @@ export function startControlServerStandIn(netns: string, dir: string, key: strin
     stop: () => { sh(`kill ${pid} 2>/dev/null; for i in $(seq 50); do kill -0 ${pid} 2>/dev/null || exit 0; sleep 0.1; done`); },
   };
 }
+
+/**
+ * The files kubelet places into the gateway sidecar from the synthesized settings ConfigMap by `subPath` (the whole
+ * ConfigMap at /config is given by each lab itself): what the Deployment mounts, read from the plan.
+ */
+export function gatewaySidecarFiles(objects: readonly { kind: string }[]): Record<string, PodFile> {
+  type Mount = { name: string; mountPath: string; subPath?: string };
+  type Spec = { containers: { name: string; volumeMounts?: Mount[] }[]; volumes: { name: string; configMap?: { name: string } }[] };
+  const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: Spec } } };
+  const spec = deployment.spec.template.spec;
+  const maps = objects.filter((o) => o.kind === 'ConfigMap') as unknown as { metadata: { name: string }; data: Record<string, string> }[];
+  const files: Record<string, PodFile> = {};
+  for (const m of spec.containers.find((c) => c.name === 'gateway-sidecar')!.volumeMounts ?? []) {
+    const map = spec.volumes.find((v) => v.name === m.name)?.configMap;
+    if (m.subPath === undefined || !map) continue;
+    files[m.mountPath] = { content: maps.find((c) => c.metadata.name === map.name)!.data[m.subPath] };
+  }
+  return files;
+}

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateKeyPair, planRoute, planVpnGateway, VpnGatewayProps } from '../../src';
-import { inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
+import { gatewaySidecarFiles, inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
 import { describeWithTools, must, sh, tmpdir, VENDOR_DIR } from './tools';
 
 const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
@@ -152,6 +152,8 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
       // Debian's dnsmasq-base has no conf-dir line and keeps its trust anchors elsewhere; busybox has no inotifyd.
       '/etc/dnsmasq.conf': { content: 'conf-dir=/etc/dnsmasq.d/,*.conf\n' },
       '/etc/dnsmasq.d/.keep': { content: '' },
+      // tunnelwright's dnsmasq file, where the gateway sidecar mounts it.
+      ...gatewaySidecarFiles(gateway.objects),
       '/usr/share/dnsmasq/trust-anchors.conf': { content: fs.readFileSync('/usr/share/dnsmasq-base/trust-anchors.conf', 'utf8') },
       '/usr/local/bin/inotifyd': { content: '#!/bin/sh\nprog=$1; file=${2%%:*}\nwhile inotifywait -qq -e modify,attrib,close_write "$file"; do "$prog"; done\n', mode: 0o755 },
     });
@@ -337,6 +339,67 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
     } finally {
       stopPod(pod);
       sh(`ip netns del ${n}`);
+    }
+  });
+
+  /**
+   * A vxlan0 MAC whose hash seeds dnsmasq's search at `172.16.0.<host>` of pod-gateway's range .20–.255: dnsmasq's
+   * src/dhcp.c, `address_allocate`, hashes the MAC with SDBM into `start + hash % (end - start + 1)`.
+   */
+  const macSeeding = (host: number): string => {
+    for (let x = 0; x < 65536; x++) {
+      const mac = [0x02, 0x42, 0xac, 0x10, x >> 8, x & 255];
+      let j = 0;
+      for (const b of mac) j = (b + ((j << 6) >>> 0) + ((j << 16) >>> 0) - j) >>> 0;
+      if (20 + ((j || 1) % 236) === host) return mac.map((b) => b.toString(16).padStart(2, '0')).join(':');
+    }
+    throw new Error(`no MAC seeds .${host}`);
+  };
+
+  // Last, too: it restarts the gateway sidecar and adds clients to the VXLAN.
+  it('a routed pod whose vxlan0 MAC dnsmasq hashes to 172.16.0.255 takes another address and reaches the gateway; control: without tunnelwright\'s dhcp-host line it leases the broadcast address and client_init.sh fails', () => {
+    const mac = macSeeding(255);
+    const reserved = Object.keys(gatewaySidecarFiles(gateway.objects)).find((p) => p.startsWith('/etc/dnsmasq.d/'))!;
+    // client_init.sh creates vxlan0 with a MAC the kernel draws at random: this `ip` pins it to the one drawn here.
+    const pinMac = `#!/bin/sh\nif [ "$1 $2 $3" = "link add vxlan0" ]; then shift 3; exec /sbin/ip link add vxlan0 address ${mac} "$@"; fi\nexec /sbin/ip "$@"\n`;
+    const env = { env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', PATH: `/tw-pin-mac:${process.env.PATH}` }, timeout: 60_000 };
+    const routed = (name: string, last: number) => {
+      const n = `twg${id}-${name}`;
+      must(sh(`ip netns add ${n} && ip link add eth0 netns ${n} type veth peer name ${name} netns ${ns.node} && ip -n ${ns.node} link set ${name} master br0 up && ip -n ${n} addr add 10.244.0.${last}/24 dev eth0 && ip -n ${n} link set eth0 up && ip -n ${n} route add default via 10.244.0.1`), `${name} netns`);
+      // A Deployment's pod: its hostname cuts to `sonarr`, which nat.conf does not name, so it asks dnsmasq.
+      const pod = startPod(dir, name, n, 'sonarr-7d9f8b6c5-k2x4q', {
+        ...image,
+        '/config/settings.sh': { content: routeData['settings.sh'] },
+        '/config/nat.conf': { content: routeData['nat.conf'] },
+        '/etc/resolv.conf': { content: `nameserver ${route.dnsConfig.nameservers![0]}\n` },
+        '/tw-pin-mac/ip': { content: pinMac, mode: 0o755 },
+      });
+      const init = inPod(pod, 'client_init.sh', env);
+      const vxlan = inPod(pod, 'ip -4 -o addr show vxlan0; ip -o link show vxlan0').stdout;
+      stopPod(pod);
+      sh(`ip netns del ${n}`);
+      return { init, address: /inet (\S+)/.exec(vxlan)?.[1], mac: /link\/ether (\S+)/.exec(vxlan)?.[1] };
+    };
+    try {
+      // Control: the gateway's dnsmasq with pod-gateway's file alone.
+      must(inPod(gw, `mv ${reserved} /tmp/reserved.conf`), 'reservation out');
+      restartSidecar(gatewayData['settings.sh']);
+      const control = routed('bcast0', 53);
+      expect(control.mac).toBe(mac);
+      expect(control.address).toBe('172.16.0.255/24');
+      expect(control.init.status).not.toBe(0);
+      expect(control.init.stdout).not.toContain('Gateway ready and reachable');
+      // With the file as synthesized; dnsmasq still holds .255 for this MAC in its lease file (a pod upgraded in place).
+      must(inPod(gw, `mv /tmp/reserved.conf ${reserved}`), 'reservation back');
+      restartSidecar(gatewayData['settings.sh']);
+      expect(inPod(gw, 'cat /var/lib/misc/dnsmasq.leases').stdout).toContain(` ${mac} 172.16.0.255 `);
+      const fixed = routed('bcast1', 54);
+      expect(fixed.mac).toBe(mac);
+      expect(fixed.init.stdout).toContain('Gateway ready and reachable');
+      expect(fixed.init.status).toBe(0);
+      expect(fixed.address).toMatch(/^172\.16\.0\.(2\d|[3-9]\d|1\d\d|2[0-4]\d|25[0-4])\/24$/);
+    } finally {
+      inPod(gw, `[ -f /tmp/reserved.conf ] && mv /tmp/reserved.conf ${reserved}; true`);
     }
   });
 });
