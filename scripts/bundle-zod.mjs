@@ -6,7 +6,7 @@
  * effects, and zod/mini is written function by function for this), with a locale index that holds English only.
  * Requiring `zod` reads 95 files, 50 of them locales that tunnelwright never uses (its messages are zod's English
  * ones), and the classic build's whole API comes to about 390 KB bundled, most of it compiled at every start; the
- * bundle of what tunnelwright uses is about 70 KB (bench/run.ts measures the difference).
+ * bundle of what tunnelwright uses is about 65 KB (bench/run.ts measures the difference).
  *
  * The copy is private. zod 4.5+ keeps its config (locale, memoizer, jitless) and its registry on `globalThis`
  * (`__zod_globalConfig` in v4/core/core.js, `__zod_globalRegistry` in v4/core/registries.js), shared by every zod

@@ -29,12 +29,13 @@ const measured = new WeakMap<HostPlan, { readonly json: string; readonly text: s
 /**
  * The cloud-config the user-data size warning rendered for `plan`, or for the plan a merge copied it from, when the
  * plan still holds what it was rendered from (the same JSON): the App writes that text rather than a second rendering.
- * A plan changed since (a command added, a peer added to a mesh node's interface) is rendered again.
+ * A plan changed since (a command added, a peer added to a mesh node's interface) is rendered again. `json` is the
+ * plan's JSON when the caller has it (a copy whose lazy contents are computed), so they are not computed twice.
  */
-export function renderedCloudConfig(plan: HostPlan): string | undefined {
+export function renderedCloudConfig(plan: HostPlan, json?: string): string | undefined {
   const from = mergedFrom(plan);
   const m = measured.get(plan) ?? (from && measured.get(from));
-  return m !== undefined && JSON.stringify(plan) === m.json ? m.text : undefined;
+  return m !== undefined && (json ?? JSON.stringify(plan)) === m.json ? m.text : undefined;
 }
 
 function cloudConfigOf(plan: HostPlan): string {

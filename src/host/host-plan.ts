@@ -13,17 +13,19 @@ export function hostPlanHasSecret(plan: HostPlan): boolean {
  * for the problem paths.
  */
 export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly string[] = []): { plans: HostPlan[]; problems: Problem[] } {
-  const byNode = new Map<string, { plan: HostPlan; given: HostPlan[]; fileAt: Map<string, { file: HostFile; src: string }>; unitAt: Map<string, { content?: string; src: string }>; dropinAt: Map<string, { content: string; src: string }> }>();
+  const byNode = new Map<string, { plan: HostPlan; from: HostPlan | null; fileAt: Map<string, { file: HostFile; src: string }>; unitAt: Map<string, { content?: string; src: string }>; dropinAt: Map<string, { content: string; src: string }> }>();
   const problems: Problem[] = [];
   plans.forEach((p, i) => {
     const src = sources[i] ?? `hosts[${i}]`;
     let acc = byNode.get(p.node);
     if (!acc) {
-      acc = { plan: { node: p.node, files: [], units: [], dropins: [], commands: [], packages: [] }, given: [], fileAt: new Map(), unitAt: new Map(), dropinAt: new Map() };
+      acc = { plan: { node: p.node, files: [], units: [], dropins: [], commands: [], packages: [] }, from: p, fileAt: new Map(), unitAt: new Map(), dropinAt: new Map() };
       byNode.set(p.node, acc);
+    } else {
+      // A second plan for the node: the node is no longer one plan's copy.
+      acc.from = null;
     }
     const { plan, fileAt, unitAt, dropinAt } = acc;
-    acc.given.push(p);
     for (const f of p.files) {
       const seen = fileAt.get(f.path);
       if (!seen) {
@@ -65,7 +67,7 @@ export function mergeHostPlans(plans: readonly HostPlan[], sources: readonly str
   return {
     plans: [...byNode.values()].map((a) => {
       // A node one plan makes alone: a rendering of that plan is the copy's while their contents agree (issue 30).
-      if (a.given.length === 1) copies.set(a.plan, a.given[0]);
+      if (a.from) copies.set(a.plan, a.from);
       return a.plan;
     }),
     problems,
