@@ -35,7 +35,7 @@ function loadedAfter(code: string): Loaded {
 }
 
 const NOTHING: Loaded = { zod: false, ownYaml: false, cdk8sYaml: false, schemas: [], renderers: [] };
-const ALL_RENDERERS = ['cni', 'egress-conformance', 'egress-probe', 'egress-steering', 'kill-switch', 'port-sync', 'vpn-gateway', 'wireguard-mesh', 'wireguard-overlay-node'];
+const ALL_RENDERERS = ['cni', 'config-hash', 'egress-conformance', 'egress-probe', 'egress-steering', 'kill-switch', 'port-sync', 'vpn-gateway', 'wireguard-mesh', 'wireguard-overlay-node'];
 
 describe('requiring an entry point loads no validator, no serializer and (but for the core) no renderer', () => {
   it.each([

@@ -6,6 +6,7 @@ import type { EgressConformanceProps } from '../model/egress-conformance';
 import { boundedName } from '../model/labels';
 import { KubeObject, Plan } from '../types';
 import { OPENVPN_UNIT } from './egress-steering';
+import { withConfigHashes } from './config-hash';
 import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
 import { conformanceModel, egressSteeringModel } from '../lazy';
 
@@ -509,5 +510,5 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
   };
   objects.push(cm as KubeObject);
   const command = `kubectl -n ${p.namespaces[0]} get configmap ${name} -o jsonpath='{.data.${CONFORMANCE_SCRIPT.replace(/\./g, '\\.')}}' > ${CONFORMANCE_SCRIPT} && sh ${CONFORMANCE_SCRIPT} --destructive`;
-  return { objects, hosts: [], values: { egressConformance: { script, command } }, warnings: [] };
+  return { objects: withConfigHashes(objects), hosts: [], values: { egressConformance: { script, command } }, warnings: [] };
 }

@@ -7,6 +7,7 @@ import type { DnsLeakProbe, EgressProbeProps } from '../model/egress-probe';
 import type { VpnGatewayProps } from '../model/vpn-gateway';
 import { formatIp, parseCidr, parseIp } from '../model/net';
 import { KubeObject, Plan } from '../types';
+import { withConfigHashes } from './config-hash';
 import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
 import { durationSeconds } from '../model/values';
 import { egressProbeModel, egressSteeringModel, yaml } from '../lazy';
@@ -350,5 +351,5 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
     metadata: { name: `${ns}-${name}`, namespace: p.monitoring?.namespace ?? 'monitoring', labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
     spec: { groups: egressProbeAlertGroups(p) },
   });
-  return { objects, hosts: [], values: {}, warnings: [] };
+  return { objects: withConfigHashes(objects), hosts: [], values: {}, warnings: [] };
 }

@@ -15,6 +15,7 @@ import type { PortForwardingProps, VpnGatewayProps } from '../model/vpn-gateway'
 import { PORT_SYNC_SCRIPT } from './port-sync';
 import { LOCATION_FILTERS, LocationFilter, providerName } from '../model/vpn-providers';
 import { KubeObject, Plan } from '../types';
+import { configMapsHash, withConfigHashes } from './config-hash';
 import { renderKillSwitch } from './kill-switch';
 import { commonModel, vpnGatewayModel } from '../lazy';
 
@@ -36,6 +37,9 @@ export const FORWARDED_WORKLOAD_HOST = 5;
 /** The iptables chains that hold the forwarded port's DNAT and FORWARD accept rules in the gateway pod. */
 const PF_NAT_CHAIN = 'TW-PF-DNAT';
 const PF_FORWARD_CHAIN = 'TW-PF-FORWARD';
+
+/** The route init container's variable that holds the hash of the ConfigMaps a routed pod reads at start. */
+export const ROUTE_CONFIG_HASH_ENV = 'TUNNELWRIGHT_CONFIG_HASH';
 
 /** Everything the gateway and its routes derive from the props, computed once. */
 export interface GatewayFacts {
@@ -276,7 +280,8 @@ function gatewaySettings(f: GatewayFacts): string {
  * `dhcp-range` ends at the VXLAN's broadcast address `.255` (gateway_sidecar.sh:28), and dnsmasq skips `.0` and
  * `.255` only in class C networks (src/dhcp.c, `address_allocate`), so in 172.16.0.0/24 a routed pod whose random
  * vxlan0 MAC hashes there leases `.255` and reaches nothing. An address a `dhcp-host` line holds is never handed out
- * dynamically (`config_find_by_address`): the line holds `.255` for a client id no pod sends.
+ * dynamically (`config_find_by_address`): the line holds `.255` for a client id pod-gateway's clients never send
+ * (busybox udhcpc sends `01` and the MAC).
  */
 function dnsmasqReserved(f: GatewayFacts): string {
   return [
@@ -446,7 +451,7 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
     const level = requiredLevel(podSpec).level;
     objects.unshift({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: f.namespace, labels: { ...podSecurityLabels(level), 'app.kubernetes.io/managed-by': 'tunnelwright' } } });
   }
-  return { objects, hosts: [], values: {}, warnings: [] };
+  return { objects: withConfigHashes(objects), hosts: [], values: {}, warnings: [] };
 }
 
 /** The gateway's VXLAN endpoint, for the cross-construct check of kill switches that reach it. */
@@ -500,7 +505,11 @@ export interface RoutePlan {
    * SHA-256 of the whole name, then the suffix: two long workload names never share a kill switch.
    */
   readonly objects: KubeObject[];
-  /** Init container put first: the workload's own init containers already run behind the VPN. */
+  /**
+   * Init container put first: the workload's own init containers already run behind the VPN. Its
+   * `TUNNELWRIGHT_CONFIG_HASH` (`ROUTE_CONFIG_HASH_ENV`) is the hash of the route's ConfigMaps, which the pod reads at
+   * start: when they change, the pod template changes and the workload's controller rolls its pods.
+   */
   readonly initContainer: IContainer;
   /** Sidecar appended to the containers: re-creates the VXLAN when the gateway moves. */
   readonly sidecar: IContainer;
@@ -582,9 +591,13 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
   const caps = { capabilities: { add: ['NET_ADMIN', 'NET_RAW'] }, runAsUser: 0, runAsNonRoot: false };
   const app = isForwarded ? props.portForwarding!.app : undefined;
   const sync = app !== undefined && app !== 'slskd' ? portSync(props, f, target) : undefined;
+  // What the routed pod reads once, at start (client_init.sh and port-sync): its hash on the route's own init container.
+  // The pod template's metadata is the user's, and a changed container is a changed template as well: the workload's
+  // controller rolls its pods when an apply changes these ConfigMaps (see CONFIG_HASH_ANNOTATION).
+  const configHash = configMapsHash([configMap, ...(sync ? [sync.configMap as unknown as IConfigMap] : [])]);
   return {
     objects: [configMap as KubeObject, ...(sync ? [sync.configMap] : []), ...renderKillSwitch(killSwitch).objects],
-    initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: isForwarded ? forwardedInitCommand(target) : ['/bin/client_init.sh'], securityContext: caps, volumeMounts: [mount] },
+    initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: isForwarded ? forwardedInitCommand(target) : ['/bin/client_init.sh'], env: [{ name: ROUTE_CONFIG_HASH_ENV, value: configHash }], securityContext: caps, volumeMounts: [mount] },
     sidecar: { name: 'vpn-route-sidecar', image: f.images.podGateway, command: ['/bin/client_sidecar.sh'], securityContext: caps, volumeMounts: [mount] },
     volume: { name: 'vpn-gateway-client', configMap: { name: configName } },
     dnsPolicy: 'None',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Construct } from 'constructs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -52,8 +53,14 @@ describe('cdk8s VpnGateway', () => {
     const gateway = new VpnGateway(chart, 'gateway', nordvpnGateway());
     const sonarr = new kplus.Deployment(chart, 'sonarr', { containers: [{ image: 'lscr.io/linuxserver/sonarr:4.0.11', portNumber: 8989, securityContext: { ensureNonRoot: false } }] });
     gateway.route(sonarr);
-    const routed = (chart.toJson() as { kind: string; metadata: { name: string }; spec: { template: { spec: { initContainers: { name: string }[] } } } }[]).find((o) => o.kind === 'Deployment' && o.metadata.name.startsWith('media-sonarr'))!;
+    const objects = chart.toJson() as { kind: string; metadata: { name: string }; data?: Record<string, string>; spec: { template: { metadata?: { annotations?: Record<string, string> }; spec: { initContainers: { name: string; env?: unknown[] }[] } } } }[];
+    const routed = objects.find((o) => o.kind === 'Deployment' && o.metadata.name.startsWith('media-sonarr'))!;
     expect(routed.spec.template.spec.initContainers.map((c) => c.name)).toEqual(['vpn-route-init']);
+    // What the pod reads at start, hashed on the route's init container: a changed client ConfigMap rolls Sonarr.
+    const client = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-vpn-route'))!;
+    expect(routed.spec.template.spec.initContainers[0].env).toEqual([{ name: 'TUNNELWRIGHT_CONFIG_HASH', value: createHash('sha256').update(JSON.stringify([`media/${client.metadata.name}`, Object.entries(client.data!).sort(), []])).digest('hex') }]);
+    const gw = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'vpn-gateway')!;
+    expect(gw.spec.template.metadata!.annotations!['tunnelwright.dev/config-hash']).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('refuses to route a kind that has no pods of its own', () => {

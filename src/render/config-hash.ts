@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
+import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
+import { KubeObject } from '../types';
+
+/**
+ * The pod-template annotation that holds `configMapsHash` of the ConfigMaps a workload tunnelwright writes mounts.
+ * Every program that reads those files reads them once, at start (pod-gateway's scripts, gluetun's post-rules,
+ * blackbox_exporter's config; a `subPath` file is never even updated), so a ConfigMap changed by an apply would
+ * otherwise stay unread until the pod happened to restart. A changed annotation is a changed pod template: the
+ * Deployment controller hashes the whole template into a new ReplicaSet (kube-controller-manager,
+ * pkg/controller/deployment/sync.go, `ComputeHash(&d.Spec.Template, …)`) and rolls the pods.
+ */
+export const CONFIG_HASH_ANNOTATION = 'tunnelwright.dev/config-hash';
+
+/** SHA-256 (hex) of the ConfigMaps' namespaces, names and data, in name order and key order: deterministic. */
+export function configMapsHash(maps: readonly IConfigMap[]): string {
+  const hash = createHash('sha256');
+  const key = (m: IConfigMap) => `${m.metadata?.namespace ?? ''}/${m.metadata?.name ?? ''}`;
+  for (const m of [...maps].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))) {
+    const sorted = (d: Record<string, string> | undefined) => Object.keys(d ?? {}).sort().map((k) => [k, d![k]]);
+    hash.update(JSON.stringify([key(m), sorted(m.data), sorted(m.binaryData)]));
+  }
+  return hash.digest('hex');
+}
+
+/** The names of the ConfigMaps a pod mounts: `configMap` volumes and the ConfigMap sources of `projected` ones. */
+export function mountedConfigMapNames(spec: IPodSpec): string[] {
+  const names = new Set<string>();
+  for (const v of spec.volumes ?? []) {
+    if (v.configMap?.name) names.add(v.configMap.name);
+    for (const s of v.projected?.sources ?? []) if (s.configMap?.name) names.add(s.configMap.name);
+  }
+  return [...names];
+}
+
+type Workload = KubeObject & { spec: { template: { metadata?: { annotations?: Record<string, string> }; spec: IPodSpec } } };
+
+/**
+ * `objects` with each Deployment, StatefulSet and DaemonSet among them that mounts ConfigMaps among them (same
+ * namespace) annotated with `CONFIG_HASH_ANNOTATION`: the hash of those ConfigMaps. Other objects are returned as given.
+ */
+export function withConfigHashes(objects: readonly KubeObject[]): KubeObject[] {
+  const maps = new Map<string, IConfigMap>();
+  for (const o of objects) if (o.kind === 'ConfigMap') maps.set(`${o.metadata.namespace ?? ''}/${o.metadata.name}`, o as unknown as IConfigMap);
+  return objects.map((o) => {
+    if (!['Deployment', 'StatefulSet', 'DaemonSet'].includes(o.kind)) return o;
+    const w = o as Workload;
+    const mounted = mountedConfigMapNames(w.spec.template.spec).flatMap((n) => maps.get(`${o.metadata.namespace ?? ''}/${n}`) ?? []);
+    if (mounted.length === 0) return o;
+    const template = w.spec.template;
+    const metadata = { ...template.metadata, annotations: { ...template.metadata?.annotations, [CONFIG_HASH_ANNOTATION]: configMapsHash(mounted) } };
+    return { ...w, spec: { ...w.spec, template: { ...template, metadata } } } as KubeObject;
+  });
+}

@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import * as fc from 'fast-check';
+import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
+import { CONFIG_HASH_ANNOTATION, configMapsHash, KubeObject, planEgressConformance, planEgressProbe, planRoute, planVpnGateway, ROUTE_CONFIG_HASH_ENV } from '../../src';
+import { withConfigHashes } from '../../src/render/config-hash';
+import { gatewayProbe, homelabConformance, nordvpnGateway } from '../helpers/fixtures';
+import { runs } from '../helpers/runs';
+
+type Template = { metadata?: { annotations?: Record<string, string> }; spec: { initContainers?: { name: string; env?: { name: string; value?: string }[] }[]; volumes?: { configMap?: { name: string } }[] } };
+const templates = (objects: readonly KubeObject[]) => objects.filter((o) => o.kind === 'Deployment').map((o) => ({ name: o.metadata.name, template: (o as unknown as { spec: { template: Template } }).spec.template }));
+/** The pod template as it was before the hash: no annotation, no hash variable on the route's init container. */
+const withoutHash = (t: Template) => {
+  const c = JSON.parse(JSON.stringify(t)) as Template;
+  if (c.metadata?.annotations) delete c.metadata.annotations[CONFIG_HASH_ANNOTATION];
+  if (c.metadata?.annotations && Object.keys(c.metadata.annotations).length === 0) delete c.metadata.annotations;
+  for (const i of c.spec.initContainers ?? []) {
+    i.env = (i.env ?? []).filter((e) => e.name !== ROUTE_CONFIG_HASH_ENV);
+    if (i.env.length === 0) delete i.env;
+  }
+  return JSON.stringify(c);
+};
+const configMaps = (objects: readonly KubeObject[]) => JSON.stringify(objects.filter((o) => o.kind === 'ConfigMap'));
+const routed = (props: Parameters<typeof planRoute>[0]) => {
+  const r = planRoute(props, { namespace: 'media', podLabels: { app: 'sonarr' }, name: 'sonarr' });
+  return [...r.objects, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'sonarr', namespace: 'media' }, spec: { template: { spec: { initContainers: [r.initContainer], volumes: [r.volume] } } } } as KubeObject];
+};
+
+// Each change below alters only what a ConfigMap holds: without the hash the Deployment (or the routed workload) would
+// keep the same pod template, so its controller would roll nothing and the pods would go on with what they read at start.
+describe('a ConfigMap change rolls the pods that read it', () => {
+  it.each<[string, () => readonly KubeObject[], () => readonly KubeObject[]]>([
+    ['VpnGateway, vxlanId 42 -> 43 (settings.sh)', () => planVpnGateway(nordvpnGateway()).objects, () => planVpnGateway({ ...nordvpnGateway(), vxlanId: 43 }).objects],
+    ['VpnGateway, dnssec off (settings.sh)', () => planVpnGateway(nordvpnGateway()).objects, () => planVpnGateway({ ...nordvpnGateway(), dnssec: false }).objects],
+    ['a route, the gateway\'s vxlanId 42 -> 43 (the client settings.sh)', () => routed(nordvpnGateway()), () => routed({ ...nordvpnGateway(), vxlanId: 43 })],
+    ['EgressProbe, vpnCidrs (blackbox.yml)', () => planEgressProbe(gatewayProbe()).objects, () => planEgressProbe({ ...gatewayProbe(), vpnCidrs: ['185.236.204.0/22'] }).objects],
+    ['EgressConformance, the gateway\'s vxlanId (its vpn probe\'s route)', () => planEgressConformance(homelabConformance()).objects, () => planEgressConformance({ ...homelabConformance(), vpnGateways: [{ gateway: { ...nordvpnGateway(), vxlanId: 43 }, probeNamespace: 'media' }] }).objects],
+  ])('%s: the pod template changes; control: without the hash it does not', (_, before, after) => {
+    const [a, b] = [before(), after()];
+    expect(configMaps(a)).not.toBe(configMaps(b));
+    const changed = templates(a).filter((t, i) => withoutHash(t.template) === withoutHash(templates(b)[i].template) && JSON.stringify(t.template) !== JSON.stringify(templates(b)[i].template));
+    // At least one workload reads the changed ConfigMap, and every such workload rolls only because of the hash.
+    expect(changed.length).toBeGreaterThan(0);
+    // The same props twice: the same templates (no rollout on a mere re-synth).
+    expect(JSON.stringify(templates(before()))).toBe(JSON.stringify(templates(a)));
+  });
+
+  it('the gateway\'s annotation is the SHA-256 of the one ConfigMap its pod mounts, and a route\'s variable that of its client settings', () => {
+    const objects = planVpnGateway(nordvpnGateway()).objects;
+    const settings = objects.find((o) => o.kind === 'ConfigMap')! as unknown as IConfigMap;
+    const expected = createHash('sha256').update(JSON.stringify([`${settings.metadata!.namespace}/${settings.metadata!.name}`, Object.keys(settings.data!).sort().map((k) => [k, settings.data![k]]), []])).digest('hex');
+    expect(templates(objects)[0].template.metadata!.annotations![CONFIG_HASH_ANNOTATION]).toBe(expected);
+    const r = planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: 'sonarr' }, name: 'sonarr' });
+    expect(r.initContainer.env).toEqual([{ name: ROUTE_CONFIG_HASH_ENV, value: configMapsHash([r.objects[0] as unknown as IConfigMap]) }]);
+  });
+});
+
+describe('withConfigHashes', () => {
+  const cm = (name: string, namespace: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data }) as KubeObject;
+  const workload = (kind: string, volumes: unknown[], annotations?: Record<string, string>) => ({ apiVersion: 'apps/v1', kind, metadata: { name: 'w', namespace: 'a' }, spec: { template: { metadata: { labels: { app: 'w' }, ...(annotations ? { annotations } : {}) }, spec: { containers: [], volumes } } } }) as KubeObject;
+  const hashOf = (o: KubeObject) => (o as unknown as { spec: { template: Template } }).spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
+
+  it.each(['Deployment', 'StatefulSet', 'DaemonSet'])('%s: hashes the ConfigMaps it mounts in its namespace (configMap and projected volumes), keeps its own annotations', (kind) => {
+    const mine = cm('mine', 'a', { k: 'v' });
+    const projected = cm('proj', 'a', { p: '1' });
+    const [w] = withConfigHashes([workload(kind, [{ name: 'c', configMap: { name: 'mine' } }, { name: 'p', projected: { sources: [{ configMap: { name: 'proj' } }] } }], { keep: 'me' }), mine, projected, cm('mine', 'b', { other: 'ns' }), cm('unmounted', 'a', { x: 'y' })]);
+    expect(hashOf(w)).toBe(configMapsHash([mine, projected] as unknown as IConfigMap[]));
+    expect((w as unknown as { spec: { template: Template } }).spec.template.metadata!.annotations!.keep).toBe('me');
+  });
+
+  it('leaves a workload that mounts no ConfigMap of the plan, and every other kind, as given (the same object)', () => {
+    const given = [workload('Deployment', [{ name: 'c', configMap: { name: 'elsewhere' } }]), workload('Job', [{ name: 'c', configMap: { name: 'mine' } }]), cm('mine', 'a', {})];
+    const out = withConfigHashes(given);
+    out.forEach((o, i) => expect(o).toBe(given[i]));
+  });
+
+  it('the hash ignores the order of ConfigMaps and of their keys, and changes with any name, namespace, key or value', () => {
+    const entry = fc.tuple(fc.string({ minLength: 1 }), fc.string());
+    const maps = fc.uniqueArray(fc.record({ name: fc.string({ minLength: 1 }), data: fc.uniqueArray(entry, { selector: ([k]) => k, maxLength: 4 }) }), { selector: (m) => m.name, minLength: 1, maxLength: 4 });
+    fc.assert(fc.property(maps, fc.nat(), fc.string({ minLength: 1 }), (ms, pick, extra) => {
+      const build = (list: typeof ms) => list.map((m) => ({ metadata: { name: m.name, namespace: 'a' }, data: Object.fromEntries(m.data) }) as IConfigMap);
+      const h = configMapsHash(build(ms));
+      expect(configMapsHash(build([...ms].reverse().map((m) => ({ ...m, data: [...m.data].reverse() }))))).toBe(h);
+      const i = pick % ms.length;
+      const edited = ms.map((m, j) => (j === i ? { ...m, data: [...m.data, [`${extra}\u0000`, ''] as [string, string]] } : m));
+      expect(configMapsHash(build(edited))).not.toBe(h);
+      const renamed = build(ms).map((m, j) => (j === i ? { ...m, metadata: { ...m.metadata, namespace: 'b' } } : m));
+      expect(configMapsHash(renamed)).not.toBe(h);
+    }), { numRuns: runs(200) });
+  });
+});
