@@ -40,6 +40,7 @@ export const vpnGatewayRender = once(() => require('./render/vpn-gateway') as ty
 export const egressSteeringRender = once(() => require('./render/egress-steering') as typeof import('./render/egress-steering'));
 export const egressProbeRender = once(() => require('./render/egress-probe') as typeof import('./render/egress-probe'));
 export const conformanceRender = once(() => require('./render/egress-conformance') as typeof import('./render/egress-conformance'));
+export const configHashRender = once(() => require('./render/config-hash') as typeof import('./render/config-hash'));
 
 /** The major version of the `yaml` package tunnelwright depends on. */
 export const YAML_MAJOR = 2;

@@ -5,6 +5,7 @@ import { renderHostArtefacts, wireguardConfigs } from '../host/artefacts';
 import { DEFAULT_IGNITION_VERSION, IgnitionVersion } from '../host/ignition';
 import { Claim, VxlanEndpoint } from '../invariants';
 import { HostPlan, KubeObject, Plan } from '../types';
+import { configHashRender } from '../lazy';
 import { declareNamespace, registerComponent } from './registry';
 
 /** Host artefacts as Pulumi outputs, ready for a server's `userData`; secret exactly when they embed a secret. */
@@ -57,5 +58,17 @@ export function emitPlan(component: pulumi.ComponentResource, name: string, plan
   const provider = opts?.provider;
   // The library's Namespaces count for the Pod Security checks of later components, as the program's own do.
   for (const o of plan.objects) if (o.kind === 'Namespace') declareNamespace(o.metadata.name, o.metadata.labels ?? {});
-  return plan.objects.map((o) => new k8s.apiextensions.CustomResource(childName(name, o), resolve(o) as k8s.apiextensions.CustomResourceArgs, { parent: component, ...(provider ? { provider } : {}) }));
+  // A workload after the ConfigMaps it mounts (the plan lists them first): the provider replaces a changed ConfigMap
+  // (delete, then create: its name is fixed), and a pod of the new template must not read the old one or none.
+  const mounts = configHashRender().mountedConfigMaps(plan.objects);
+  const created: pulumi.CustomResource[] = [];
+  const create = (i: number) => {
+    const o = plan.objects[i];
+    const dependsOn = mounts[i].map((j) => created[j]);
+    created[i] = new k8s.apiextensions.CustomResource(childName(name, o), resolve(o) as k8s.apiextensions.CustomResourceArgs, { parent: component, ...(provider ? { provider } : {}), ...(dependsOn.length > 0 ? { dependsOn } : {}) });
+  };
+  // The ConfigMaps first, wherever the plan lists them: a workload's dependsOn names resources that exist.
+  plan.objects.forEach((o, i) => { if (o.kind === 'ConfigMap') create(i); });
+  plan.objects.forEach((o, i) => { if (o.kind !== 'ConfigMap') create(i); });
+  return created;
 }

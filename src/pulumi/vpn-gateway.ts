@@ -59,7 +59,7 @@ export class VpnGateway extends pulumi.ComponentResource {
   public readonly kubernetesResources: pulumi.CustomResource[];
   private readonly args: VpnGatewayProps;
   private readonly componentName: string;
-  private readonly routed = new Set<string>();
+  private readonly routed = new Map<string, k8s.apiextensions.CustomResource>();
   private readonly resolve: (value: unknown) => unknown;
 
   public constructor(name: string, args: VpnGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -126,19 +126,33 @@ export class VpnGateway extends pulumi.ComponentResource {
       const duplicates = registerFence(vpnGatewayRender().routeFence(this.args, target, route, this.componentName));
       if (duplicates.length > 0) void pulumi.log.warn(formatProblems(duplicates), this);
       const follow = routeObjectOptions(args.opts ?? {}, this);
+      const configMaps: k8s.apiextensions.CustomResource[] = [];
       for (const o of route.objects) {
         const key = `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
-        if (this.routed.has(key)) continue;
-        this.routed.add(key);
-        this.kubernetesResources.push(new k8s.apiextensions.CustomResource(childName(this.componentName, o), this.resolve(o) as k8s.apiextensions.CustomResourceArgs, follow));
+        let made = this.routed.get(key);
+        if (!made) {
+          made = new k8s.apiextensions.CustomResource(childName(this.componentName, o), this.resolve(o) as k8s.apiextensions.CustomResourceArgs, follow);
+          this.routed.set(key, made);
+          this.kubernetesResources.push(made);
+        }
+        if (o.kind === 'ConfigMap') configMaps.push(made);
       }
       const spec = vpnGatewayRender().applyRoute(props.spec.template.spec, route);
       // A Secret named by an Input (the control API key's) is a placeholder in the plan: turned back into the Input.
       const resolved = this.resolve(spec) as IPodSpec;
       this.warnPodSecurity([{ namespace, what: `the routed ${args.type.split(':').pop()} ${namespace}/${name}`, need: requiredLevel(spec), at: `${this.componentName}:routeTransform(${args.name})` }], []);
-      return { props: { ...props, spec: { ...props.spec, template: { ...props.spec.template, spec: resolved } } }, opts: args.opts };
+      // The workload after the route's ConfigMaps, which its pods read at start (and whose hash its template carries).
+      return { props: { ...props, spec: { ...props.spec, template: { ...props.spec.template, spec: resolved } } }, opts: { ...args.opts, dependsOn: withDependencies(args.opts?.dependsOn, configMaps) } };
     };
   }
+}
+
+/** `dependsOn` as given (a resource, a list, or an Input of either) with `more` added. */
+function withDependencies(given: pulumi.CustomResourceOptions['dependsOn'], more: pulumi.Resource[]): pulumi.CustomResourceOptions['dependsOn'] {
+  if (given === undefined) return more;
+  if (Array.isArray(given)) return [...given, ...more];
+  if (pulumi.Resource.isInstance(given)) return [given, ...more];
+  return pulumi.output(given as pulumi.Input<pulumi.Resource | pulumi.Resource[]>).apply((d) => [...(Array.isArray(d) ? d : [d]), ...more]);
 }
 
 /**

@@ -37,19 +37,32 @@ export function mountedConfigMapNames(spec: IPodSpec): string[] {
 type Workload = KubeObject & { spec: { template: { metadata?: { annotations?: Record<string, string> }; spec: IPodSpec } } };
 
 /**
- * `objects` with each Deployment, StatefulSet and DaemonSet among them that mounts ConfigMaps among them (same
- * namespace) annotated with `CONFIG_HASH_ANNOTATION`: the hash of those ConfigMaps. Other objects are returned as given.
+ * For each of `objects`, the indices of the ConfigMaps among them (same namespace) that its pod mounts: a Deployment's,
+ * StatefulSet's or DaemonSet's; empty for every other kind. What must be applied before each workload (the Pulumi
+ * adapter's `dependsOn`), and what its hash covers.
  */
-export function withConfigHashes(objects: readonly KubeObject[]): KubeObject[] {
-  const maps = new Map<string, IConfigMap>();
-  for (const o of objects) if (o.kind === 'ConfigMap') maps.set(`${o.metadata.namespace ?? ''}/${o.metadata.name}`, o as unknown as IConfigMap);
+export function mountedConfigMaps(objects: readonly KubeObject[]): number[][] {
+  const at = new Map<string, number>();
+  objects.forEach((o, i) => { if (o.kind === 'ConfigMap') at.set(`${o.metadata.namespace ?? ''}/${o.metadata.name}`, i); });
   return objects.map((o) => {
-    if (!['Deployment', 'StatefulSet', 'DaemonSet'].includes(o.kind)) return o;
+    if (!['Deployment', 'StatefulSet', 'DaemonSet'].includes(o.kind)) return [];
+    return mountedConfigMapNames((o as Workload).spec.template.spec).flatMap((n) => at.get(`${o.metadata.namespace ?? ''}/${n}`) ?? []);
+  });
+}
+
+/**
+ * `objects` with each Deployment, StatefulSet and DaemonSet among them that mounts ConfigMaps among them (same
+ * namespace) annotated with `CONFIG_HASH_ANNOTATION`: the hash of those ConfigMaps, each as `hashed` gives it (a copy
+ * without what the annotation must not let anyone recover). Other objects are returned as given.
+ */
+export function withConfigHashes(objects: readonly KubeObject[], hashed: (map: IConfigMap) => IConfigMap = (m) => m): KubeObject[] {
+  const mounts = mountedConfigMaps(objects);
+  return objects.map((o, i) => {
+    if (mounts[i].length === 0) return o;
     const w = o as Workload;
-    const mounted = mountedConfigMapNames(w.spec.template.spec).flatMap((n) => maps.get(`${o.metadata.namespace ?? ''}/${n}`) ?? []);
-    if (mounted.length === 0) return o;
     const template = w.spec.template;
-    const metadata = { ...template.metadata, annotations: { ...template.metadata?.annotations, [CONFIG_HASH_ANNOTATION]: configMapsHash(mounted) } };
+    const hash = configMapsHash(mounts[i].map((j) => hashed(objects[j] as unknown as IConfigMap)));
+    const metadata = { ...template.metadata, annotations: { ...template.metadata?.annotations, [CONFIG_HASH_ANNOTATION]: hash } };
     return { ...w, spec: { ...w.spec, template: { ...template, metadata } } } as KubeObject;
   });
 }

@@ -351,5 +351,9 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
     metadata: { name: `${ns}-${name}`, namespace: p.monitoring?.namespace ?? 'monitoring', labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
     spec: { groups: egressProbeAlertGroups(p) },
   });
-  return { objects: withConfigHashes(objects), hosts: [], values: {}, warnings: [] };
+  // The WAN addresses are in blackbox.yml and nowhere else: an unsalted hash of it on every pod would let anyone who
+  // may read pods (not ConfigMaps) find them by trying each IPv4 address. The hash is of the config with a documentation
+  // address in their place, so a change of `wanIps` alone does not roll the exporter (README: restart it).
+  const hashed = (m: IConfigMap) => (m.metadata?.name === configName ? { ...m, data: { 'blackbox.yml': blackboxConfig({ ...p, wanIps: p.wanIps.map(() => '192.0.2.1') }, name) } } : m);
+  return { objects: withConfigHashes(objects, hashed), hosts: [], values: {}, warnings: [] };
 }

@@ -54,9 +54,14 @@ describe('Pulumi routeTransform(): the route\'s objects follow their workload', 
       // Their former parent, as an alias: a stack made before keeps them.
       expect(byName(name).aliases).toEqual([{ parentUrn: await urnOf(gateway) }]);
     }
-    // The workload itself, as the mocks saw it: the same parent, provider and dependencies.
-    expect(byName('qbittorrent')).toMatchObject({ parent: await urnOf(apps), provider: await providerRef(appsCluster), dependencies: [await urnOf(ns)] });
-    expect(byName('gw-deployment-vpn-gateway-vpn-gateway')).toMatchObject({ parent: await urnOf(gateway), provider: await providerRef(gatewayCluster), dependencies: [] });
+    // The workload itself, as the mocks saw it: the same parent, provider and dependencies, and after the route's
+    // ConfigMap, which its pods read at start (the provider replaces a changed ConfigMap: delete, then create).
+    const urnNamed = (n: string) => expect.stringMatching(new RegExp(`^urn:pulumi:.*::${n}$`));
+    expect(byName('qbittorrent')).toMatchObject({ parent: await urnOf(apps), provider: await providerRef(appsCluster), dependencies: [await urnOf(ns), urnNamed('gw-configmap-media-qbittorrent-vpn-route')] });
+    // The gateway after its settings ConfigMap; its Service and ConfigMap after nothing (control).
+    expect(byName('gw-deployment-vpn-gateway-vpn-gateway')).toMatchObject({ parent: await urnOf(gateway), provider: await providerRef(gatewayCluster), dependencies: [urnNamed('gw-configmap-vpn-gateway-vpn-gateway-settings')] });
+    expect(byName('gw-service-vpn-gateway-vpn-gateway').dependencies).toEqual([]);
+    expect(byName('gw-configmap-vpn-gateway-vpn-gateway-settings').dependencies).toEqual([]);
     expect(warned()).toEqual([]);
   });
 

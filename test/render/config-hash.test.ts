@@ -54,6 +54,19 @@ describe('a ConfigMap change rolls the pods that read it', () => {
   });
 });
 
+describe('EgressProbe: the hash on every exporter pod gives away no WAN address', () => {
+  const hashes = (wanIps: string[]) => templates(planEgressProbe({ ...gatewayProbe(), wanIps }).objects).map((t) => t.template.metadata!.annotations![CONFIG_HASH_ANNOTATION]);
+  it('two probes that differ only in wanIps carry the same hashes (blackbox.yml is hashed with a documentation address in their place)', () => {
+    const home = hashes(['203.0.113.7']);
+    expect(home.every((h) => /^[0-9a-f]{64}$/.test(h))).toBe(true);
+    expect(hashes(['198.51.100.23'])).toEqual(home);
+    // Control: the blackbox.yml the exporter reads does hold the address, so an unredacted hash would follow it.
+    const config = (wanIps: string[]) => planEgressProbe({ ...gatewayProbe(), wanIps }).objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'egress-probe-config')! as unknown as IConfigMap;
+    expect(config(['203.0.113.7']).data!['blackbox.yml']).toContain('203\\.0\\.113\\.7');
+    expect(configMapsHash([config(['203.0.113.7'])])).not.toBe(configMapsHash([config(['198.51.100.23'])]));
+  });
+});
+
 describe('withConfigHashes', () => {
   const cm = (name: string, namespace: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data }) as KubeObject;
   const workload = (kind: string, volumes: unknown[], annotations?: Record<string, string>) => ({ apiVersion: 'apps/v1', kind, metadata: { name: 'w', namespace: 'a' }, spec: { template: { metadata: { labels: { app: 'w' }, ...(annotations ? { annotations } : {}) }, spec: { containers: [], volumes } } } }) as KubeObject;
