@@ -65,6 +65,19 @@ describe('Pulumi routeTransform(): the route\'s objects follow their workload', 
     expect(warned()).toEqual([]);
   });
 
+  it.each<[string, (ns: k8s.core.v1.Namespace) => pulumi.CustomResourceOptions['dependsOn']]>([
+    ['one resource', (ns) => ns],
+    ['an Output of a list', (ns) => pulumi.output([ns])],
+    ['nothing', () => undefined],
+  ])('the workload waits for the route\'s ConfigMap besides its own dependsOn given as %s', async (_, given) => {
+    const gateway = new tw.VpnGateway('gw', nordvpnGateway());
+    const ns = new k8s.core.v1.Namespace('media', { metadata: { name: 'media' } });
+    new k8s.apps.v1.Deployment('qbittorrent', deployment(), { dependsOn: given(ns), transformations: [gateway.routeTransform()] });
+    await settle();
+    const own = given(ns) === undefined ? [] : [await urnOf(ns)];
+    expect(requests.find((r) => r.name === 'qbittorrent')!.dependencies).toEqual([...own, expect.stringMatching(/::gw-configmap-media-qbittorrent-vpn-route$/)]);
+  });
+
   it('take the workload\'s own provider when it names one, and no parent when it has none', async () => {
     const gatewayCluster = new k8s.Provider('gateway-cluster', {});
     const appsCluster = new k8s.Provider('apps-cluster', {});
