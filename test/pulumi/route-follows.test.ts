@@ -65,7 +65,7 @@ describe('Pulumi routeTransform(): the route\'s objects follow their workload', 
     expect(warned()).toEqual([]);
   });
 
-  it.each<[string, (ns: k8s.core.v1.Namespace) => pulumi.CustomResourceOptions['dependsOn']]>([
+  it.each<[string, (ns: InstanceType<typeof k8s.core.v1.Namespace>) => pulumi.CustomResourceOptions['dependsOn']]>([
     ['one resource', (ns) => ns],
     ['an Output of a list', (ns) => pulumi.output([ns])],
     ['nothing', () => undefined],

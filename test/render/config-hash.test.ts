@@ -65,6 +65,14 @@ describe('EgressProbe: the hash on every exporter pod gives away no WAN address'
     expect(config(['203.0.113.7']).data!['blackbox.yml']).toContain('203\\.0\\.113\\.7');
     expect(configMapsHash([config(['203.0.113.7'])])).not.toBe(configMapsHash([config(['198.51.100.23'])]));
   });
+
+  it('nor the WAN range of dnsLeak.leakedCidrs (your ISP\'s resolvers, your WAN range)', () => {
+    const leak = (leakedCidrs: string[]) => planEgressProbe({ ...gatewayProbe(), dnsLeak: { leakedCidrs, tunnelCidrs: ['10.2.0.0/24'] } }).objects;
+    const hashOf = (objects: readonly KubeObject[]) => templates(objects).map((t) => t.template.metadata!.annotations![CONFIG_HASH_ANNOTATION]);
+    expect(hashOf(leak(['198.51.100.0/24']))).toEqual(hashOf(leak(['203.0.113.0/24'])));
+    // Control: the exporter's config differs.
+    expect(configMaps(leak(['198.51.100.0/24']))).not.toBe(configMaps(leak(['203.0.113.0/24'])));
+  });
 });
 
 describe('withConfigHashes', () => {
