@@ -3,7 +3,7 @@ import * as fc from 'fast-check';
 import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
 import { CONFIG_HASH_ANNOTATION, configMapsHash, KubeObject, planEgressConformance, planEgressProbe, planRoute, planVpnGateway, ROUTE_CONFIG_HASH_ENV } from '../../src';
 import { withConfigHashes } from '../../src/render/config-hash';
-import { gatewayProbe, homelabConformance, nordvpnGateway } from '../helpers/fixtures';
+import { gatewayFor, gatewayProbe, homelabConformance, nordvpnGateway } from '../helpers/fixtures';
 import { runs } from '../helpers/runs';
 
 type Template = { metadata?: { annotations?: Record<string, string> }; spec: { initContainers?: { name: string; env?: { name: string; value?: string }[] }[]; volumes?: { configMap?: { name: string } }[] } };
@@ -52,6 +52,15 @@ describe('a ConfigMap change rolls the pods that read it', () => {
     const r = planRoute(nordvpnGateway(), { namespace: 'media', podLabels: { app: 'sonarr' }, name: 'sonarr' });
     expect(r.initContainer.env).toEqual([{ name: ROUTE_CONFIG_HASH_ENV, value: configMapsHash([r.objects[0] as unknown as IConfigMap]) }]);
   });
+
+  it('the port-forwarding workload\'s variable covers port-sync\'s ConfigMap too (its script is read at start as well)', () => {
+    const props = { ...gatewayFor('protonvpn'), portForwarding: { app: 'qbittorrent' as const, workload: 'qbittorrent', workloadNamespace: 'media', controlApiKeySecret: { name: 'gluetun-control' } } };
+    const r = planRoute(props, { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent', kind: 'StatefulSet' });
+    const maps = r.objects.filter((o) => o.kind === 'ConfigMap') as unknown as IConfigMap[];
+    expect(maps.map((m) => m.metadata!.name)).toEqual(['qbittorrent-vpn-route', 'qbittorrent-vpn-port-sync']);
+    expect(r.initContainer.env).toEqual([{ name: ROUTE_CONFIG_HASH_ENV, value: configMapsHash(maps) }]);
+    expect(configMapsHash(maps)).not.toBe(configMapsHash([maps[0]]));
+  });
 });
 
 describe('EgressProbe: the hash on every exporter pod gives away no WAN address', () => {
@@ -89,9 +98,19 @@ describe('withConfigHashes', () => {
   });
 
   it('leaves a workload that mounts no ConfigMap of the plan, and every other kind, as given (the same object)', () => {
-    const given = [workload('Deployment', [{ name: 'c', configMap: { name: 'elsewhere' } }]), workload('Job', [{ name: 'c', configMap: { name: 'mine' } }]), cm('mine', 'a', {})];
+    // `elsewhere` is a Secret of the plan, not a ConfigMap: the volume names no ConfigMap here.
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'elsewhere', namespace: 'a' } } as KubeObject;
+    const given = [workload('Deployment', [{ name: 'c', configMap: { name: 'elsewhere' } }]), workload('Job', [{ name: 'c', configMap: { name: 'mine' } }]), cm('mine', 'a', {}), secret];
     const out = withConfigHashes(given);
     out.forEach((o, i) => expect(o).toBe(given[i]));
+  });
+
+  it('matches a ConfigMap and a workload that both leave their namespace to the tool that applies them (the same one)', () => {
+    const map = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mine' }, data: { k: 'v' } } as KubeObject;
+    const w = { ...workload('Deployment', [{ name: 'c', configMap: { name: 'mine' } }]), metadata: { name: 'w' } } as KubeObject;
+    const [out] = withConfigHashes([w, map]);
+    expect(hashOf(out)).toBe(createHash('sha256').update(JSON.stringify(['/mine', [['k', 'v']], []])).digest('hex'));
+    expect(configMapsHash([{ data: { k: 'v' } }])).toBe(createHash('sha256').update(JSON.stringify(['/', [['k', 'v']], []])).digest('hex'));
   });
 
   it('the hash ignores the order of ConfigMaps and of their keys, and changes with any name, namespace, key or value', () => {
