@@ -16,10 +16,12 @@ export const CONFIG_HASH_ANNOTATION = 'tunnelwright.dev/config-hash';
 /** SHA-256 (hex) of the ConfigMaps' namespaces, names and data, in name order and key order: deterministic. */
 export function configMapsHash(maps: readonly IConfigMap[]): string {
   const hash = createHash('sha256');
-  const key = (m: IConfigMap) => `${m.metadata?.namespace ?? ''}/${m.metadata?.name ?? ''}`;
-  for (const m of [...maps].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))) {
-    const sorted = (d: Record<string, string> | undefined) => Object.keys(d ?? {}).sort().map((k) => [k, d![k]]);
-    hash.update(JSON.stringify([key(m), sorted(m.data), sorted(m.binaryData)]));
+  // One ConfigMap per namespace and name (as in a cluster), in the order of their keys as strings.
+  const byKey = new Map(maps.map((m) => [`${m.metadata?.namespace ?? ''}/${m.metadata?.name ?? ''}`, m]));
+  const sorted = (d: Record<string, string> | undefined) => Object.keys(d ?? {}).sort().map((k) => [k, d![k]]);
+  for (const key of [...byKey.keys()].sort()) {
+    const m = byKey.get(key)!;
+    hash.update(JSON.stringify([key, sorted(m.data), sorted(m.binaryData)]));
   }
   return hash.digest('hex');
 }
