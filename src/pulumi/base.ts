@@ -58,8 +58,8 @@ export function emitPlan(component: pulumi.ComponentResource, name: string, plan
   const provider = opts?.provider;
   // The library's Namespaces count for the Pod Security checks of later components, as the program's own do.
   for (const o of plan.objects) if (o.kind === 'Namespace') declareNamespace(o.metadata.name, o.metadata.labels ?? {});
-  // A workload after the ConfigMaps it mounts (the plan lists them first): the provider replaces a changed ConfigMap
-  // (delete, then create: its name is fixed), and a pod of the new template must not read the old one or none.
+  // A workload after the ConfigMaps it mounts: the provider replaces a changed ConfigMap (delete, then create: its name
+  // is fixed), and a pod of the new template must not read the old one, or none.
   const mounts = configHashRender().mountedConfigMaps(plan.objects);
   const created: pulumi.CustomResource[] = [];
   const create = (i: number) => {

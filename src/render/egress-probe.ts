@@ -351,10 +351,10 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
     metadata: { name: `${ns}-${name}`, namespace: p.monitoring?.namespace ?? 'monitoring', labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
     spec: { groups: egressProbeAlertGroups(p) },
   });
-  // The WAN addresses (`wanIps`, `dnsLeak.leakedCidrs`) are in blackbox.yml and nowhere else: an unsalted hash of it on
-  // every pod would let anyone who may read pods (not ConfigMaps) find them by trying each IPv4 address. The hash is of
-  // the config with documentation addresses in their place, so a change of those alone does not roll the exporter
-  // (README: restart it).
+  // The WAN addresses (`wanIps`, `dnsLeak.leakedCidrs`) are in blackbox.yml and in no other object of this plan: an
+  // unsalted hash of it on every pod would let anyone who may read pods (not ConfigMaps) find them by trying each IPv4
+  // address. The hash is of the config with documentation addresses in their place, so a change of those alone does
+  // not roll the exporter (README: restart it).
   const redacted: EgressProbeProps = { ...p, wanIps: p.wanIps.map(() => '192.0.2.1'), ...(p.dnsLeak ? { dnsLeak: { ...p.dnsLeak, ...(p.dnsLeak.leakedCidrs ? { leakedCidrs: p.dnsLeak.leakedCidrs.map(() => '192.0.2.0/24') } : {}) } } : {}) };
   const hashed = (m: IConfigMap) => (m.metadata?.name === configName ? { ...m, data: { 'blackbox.yml': blackboxConfig(redacted, name) } } : m);
   return { objects: withConfigHashes(objects, hashed), hosts: [], values: {}, warnings: [] };
