@@ -13,11 +13,16 @@ import { KubeObject } from '../types';
  */
 export const CONFIG_HASH_ANNOTATION = 'tunnelwright.dev/config-hash';
 
+/** `namespace/name`, an empty namespace for an object that leaves it to the tool that applies it. */
+function namespacedName(namespace: string | undefined, name: string | undefined): string {
+  return `${namespace ?? ''}/${name ?? ''}`;
+}
+
 /** SHA-256 (hex) of the ConfigMaps' namespaces, names and data, in name order and key order: deterministic. */
 export function configMapsHash(maps: readonly IConfigMap[]): string {
   const hash = createHash('sha256');
   // One ConfigMap per namespace and name (as in a cluster), in the order of their keys as strings.
-  const byKey = new Map(maps.map((m) => [`${m.metadata?.namespace ?? ''}/${m.metadata?.name ?? ''}`, m]));
+  const byKey = new Map(maps.map((m) => [namespacedName(m.metadata?.namespace, m.metadata?.name), m]));
   const sorted = (d: Record<string, string> | undefined) => Object.keys(d ?? {}).sort().map((k) => [k, d![k]]);
   for (const key of [...byKey.keys()].sort()) {
     const m = byKey.get(key)!;
@@ -45,10 +50,10 @@ type Workload = KubeObject & { spec: { template: { metadata?: { annotations?: Re
  */
 export function mountedConfigMaps(objects: readonly KubeObject[]): number[][] {
   const at = new Map<string, number>();
-  objects.forEach((o, i) => { if (o.kind === 'ConfigMap') at.set(`${o.metadata.namespace ?? ''}/${o.metadata.name}`, i); });
+  objects.forEach((o, i) => { if (o.kind === 'ConfigMap') at.set(namespacedName(o.metadata.namespace, o.metadata.name), i); });
   return objects.map((o) => {
     if (!['Deployment', 'StatefulSet', 'DaemonSet'].includes(o.kind)) return [];
-    return mountedConfigMapNames((o as Workload).spec.template.spec).flatMap((n) => at.get(`${o.metadata.namespace ?? ''}/${n}`) ?? []);
+    return mountedConfigMapNames((o as Workload).spec.template.spec).flatMap((n) => at.get(namespacedName(o.metadata.namespace, n)) ?? []);
   });
 }
 
