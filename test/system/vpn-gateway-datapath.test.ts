@@ -388,8 +388,13 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
         sh(`ip netns del ${n}`);
       }
     };
-    // The tunnel an earlier test deleted, back as gluetun would bring it up again.
-    must(inPod(gw, `ip link show tun0 >/dev/null 2>&1 || { ${tunnelStandIn().join(' && ')}; }`, { timeout: 30_000 }), 'tunnel up');
+    // The tunnel an earlier test deleted, back as gluetun brings it up (the same order as gluetunStandIn): its policy
+    // rule only after the device is up with its fwmark. With the rule already there, a handshake wireguard-go sends
+    // before its socket carries the mark is routed into tun0 itself and never reaches the server.
+    must(inPod(gw, `ip link show tun0 >/dev/null 2>&1 || { while ip rule del table 51820 2>/dev/null; do :; done; ${tunnelStandIn().join(' && ')} && ip rule add not fwmark 51820 table 51820 priority 101; }`, { timeout: 30_000 }), 'tunnel up');
+    // Set-up, not the check: a re-created wireguard-go has no session yet. Wait until the VPN server's tunnel address
+    // answers through it.
+    must(inPod(gw, 'for i in $(seq 30); do ping -c 1 -W 1 10.2.0.1 >/dev/null && exit 0; done; exit 1', { timeout: 60_000 }), `tunnel handshake:\n${inPod(gw, 'wg show tun0').stdout}`);
     try {
       // Control: the gateway's dnsmasq with pod-gateway's file alone (restarted: its address search starts afresh).
       must(inPod(gw, `mv ${reserved} /tmp/reserved.conf`), 'reservation out');
