@@ -395,6 +395,9 @@ function userCases(emit: (o: Record<string, unknown>) => void): void {
       emit({ case: `synth-example-${example}`, files: files.length, bytes, ...interleaved(synth, floorRun), peakRssMb: null });
       emit({ case: `synth-example-${example}-vs-cdk8s`, files: files.length, bytes, ...interleaved(synth, cdk8sFloorRun), peakRssMb: null });
       emit({ case: `synth-example-${example}-vs-app`, files: files.length, bytes, imports: own, ...interleaved(synth, appFloorRun), peakRssMb: null });
+      // The same app without tunnelwright against the first floor: the ratio the example would have if tunnelwright
+      // cost nothing (cdk8s's serializer and the example's own imports alone), the least the first case can reach.
+      emit({ case: `synth-example-${example}-without-tunnelwright`, files: files.length, bytes, imports: own, ...interleaved(appFloorRun, floorRun), peakRssMb: null });
     } finally {
       for (const f of [main, floor, cdk8sFloor, appFloor, outdir]) fs.rmSync(f, { recursive: true, force: true });
     }
