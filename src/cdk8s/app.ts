@@ -95,7 +95,7 @@ export function writeHost(outdir: string, plan: HostPlan, ignitionVersion: Ignit
   // remember their encodings.
   const rendered: HostPlan = { ...plan, files: plan.files.map((f) => ({ ...f })) };
   // A small plan's cloud-config was rendered for the user-data size warning: that text is written (issue 30).
-  write('user-data', renderedCloudConfig(plan, JSON.stringify(rendered)) ?? renderCloudConfig(rendered), mode);
+  write('user-data', renderedCloudConfig(plan, rendered) ?? renderCloudConfig(rendered), mode);
   write('ignition.json', `${JSON.stringify(renderIgnition(plan, ignitionVersion), undefined, 2)}\n`, mode);
   // Each interface's config on its own, for the day-2 path: copy it to /etc/wireguard/, then reload the unit.
   for (const c of wireguardConfigs(rendered)) write(c.name, c.content, 0o600);

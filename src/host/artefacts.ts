@@ -29,13 +29,14 @@ const measured = new WeakMap<HostPlan, { readonly json: string; readonly text: s
 /**
  * The cloud-config the user-data size warning rendered for `plan`, or for the plan a merge copied it from, when the
  * plan still holds what it was rendered from (the same JSON): the App writes that text rather than a second rendering.
- * A plan changed since (a command added, a peer added to a mesh node's interface) is rendered again. `json` is the
- * plan's JSON when the caller has it (a copy whose lazy contents are computed), so they are not computed twice.
+ * A plan changed since (a command added, a peer added to a mesh node's interface) is rendered again. `copy` is the
+ * plan as the caller materialized it (its lazy contents computed), compared in its place so they are not computed
+ * twice; it is serialized only when a rendering was kept, never for a plan over the limit (a large mesh's nodes).
  */
-export function renderedCloudConfig(plan: HostPlan, json?: string): string | undefined {
+export function renderedCloudConfig(plan: HostPlan, copy: HostPlan = plan): string | undefined {
   const from = mergedFrom(plan);
   const m = measured.get(plan) ?? (from && measured.get(from));
-  return m !== undefined && (json ?? JSON.stringify(plan)) === m.json ? m.text : undefined;
+  return m !== undefined && JSON.stringify(copy) === m.json ? m.text : undefined;
 }
 
 function cloudConfigOf(plan: HostPlan): string {
