@@ -53,6 +53,20 @@ export function isHostnameEndpoint(endpoint: string | undefined): boolean {
   return endpoint !== undefined && overlayNodeModel().parseEndpoint(endpoint, true)?.isHostname === true;
 }
 
+/**
+ * Whether a peer is dialled by name, parsed once per peer: a mesh gives every node the same peer objects, so a full
+ * mesh of n nodes parses n endpoints, not n² (issue 30: the parse was a seventh of a 500-node synth).
+ */
+const peerHostnames = new WeakMap<RenderPeer, boolean>();
+function dialledByName(peer: RenderPeer): boolean {
+  let named = peerHostnames.get(peer);
+  if (named === undefined) {
+    named = isHostnameEndpoint(peer.endpoint);
+    peerHostnames.set(peer, named);
+  }
+  return named;
+}
+
 /** What the distribution calls its node unit, by role. */
 export function distributionUnit(distribution: Distribution, role: NodeRole): string {
   const controller = role !== 'worker';
@@ -83,7 +97,7 @@ function renderPeer(peer: RenderPeer, deferHostname: boolean): string {
   if (peer.comment) lines.push(`# ${peer.comment}`);
   lines.push(`PublicKey = ${peer.publicKey}`);
   if (peer.presharedKey !== undefined) lines.push(`PresharedKey = ${peer.presharedKey}`);
-  if (peer.endpoint !== undefined) lines.push(`${deferHostname && isHostnameEndpoint(peer.endpoint) ? DEFERRED_ENDPOINT_PREFIX : 'Endpoint = '}${peer.endpoint}`);
+  if (peer.endpoint !== undefined) lines.push(`${deferHostname && dialledByName(peer) ? DEFERRED_ENDPOINT_PREFIX : 'Endpoint = '}${peer.endpoint}`);
   lines.push(`AllowedIPs = ${peer.allowedIPs.join(', ')}`);
   if (peer.persistentKeepalive !== undefined) lines.push(`PersistentKeepalive = ${peer.persistentKeepalive}`);
   return `${lines.join('\n')}\n`;
@@ -363,7 +377,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });
     }
-    const hostnames = iface.peers.some((p) => isHostnameEndpoint(p.endpoint));
+    const hostnames = iface.peers.some(dialledByName);
     if (hostnames) {
       // Peers dialled by name get their endpoints once the interface is up, from a unit nothing waits for.
       if (!host.files.includes(WG_ENDPOINTS_FILE)) host.files.push(WG_ENDPOINTS_FILE);

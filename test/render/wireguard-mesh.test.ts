@@ -1,5 +1,7 @@
 import { dataUrl } from '../../src/host/ignition';
+import { DEFERRED_ENDPOINT_PREFIX } from '../../src/host/wireguard-reload';
 import { planWireguardMesh, renderHostArtefacts } from '../../src';
+import * as overlayModel from '../../src/model/wireguard-overlay-node';
 import { KEYS, threeNodeMesh } from '../helpers/fixtures';
 
 const confOf = (plan: ReturnType<typeof planWireguardMesh>, node: string) => plan.nodes[node].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content;
@@ -174,5 +176,32 @@ describe('a full mesh too big for one user-data', () => {
     const over = nodes.map((n, i) => ({ i, bytes: Buffer.byteLength(renderHostArtefacts(plan.nodes[n.node].host).cloudConfig) })).filter((x) => x.bytes > 16384);
     expect(over.length).toBe(120);
     expect(plan.warnings.filter((w) => w.code === 'user-data-size').map((w) => w.path)).toEqual(over.map((x) => `nodes[${x.i}]`));
+  });
+});
+
+describe('a full mesh parses each endpoint once per node, not once per pair (issue 30)', () => {
+  // Every node's interface holds the same n - 1 peer objects; asking each node's peers whether one is dialled by name
+  // parsed n² endpoints, a seventh of a 500-node synth. The answer is the same; the parses are counted.
+  const key = (i: number) => { const b = Buffer.alloc(32); b.writeUInt32BE(i + 1, 28); return b.toString('base64'); };
+  const parses = (n: number) => {
+    const nodes = Array.from({ length: n }, (_, i) => ({ node: `n${i}`, address: `10.10.0.${i + 1}`, publicKey: key(i), privateKeyFrom: { file: '/run/wg.key' }, endpoint: i === n - 1 ? `n${i}.example.net` : `198.51.100.${i + 1}` }));
+    const spy = jest.spyOn(overlayModel, 'parseEndpoint');
+    try {
+      const plan = planWireguardMesh({ network: '10.10.0.0/24', listenPort: 51820, nodes, installPackages: false });
+      return { calls: spy.mock.calls.length, plan };
+    } finally {
+      spy.mockRestore();
+    }
+  };
+
+  it('parses endpoints in proportion to the nodes: 60 nodes cost six times what 10 do, not 36 times', () => {
+    const [small, large] = [parses(10), parses(60)];
+    expect(large.calls / small.calls).toBeLessThanOrEqual(6);
+    // The answer each node's interface was given: the peer dialled by name (the last, so every node asks about all
+    // the others first) is deferred to wg-endpoints.
+    const conf = large.plan.nodes.n1.host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content;
+    expect(conf).toContain('\nEndpoint = 198.51.100.4:51820\n');
+    expect(conf).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}n59.example.net:51820\n`);
+    expect(large.plan.nodes.n1.host.units.map((u) => u.name)).toContain('tunnelwright-wg0-endpoints.service');
   });
 });
