@@ -143,12 +143,14 @@ export function renderWireguardConfigShared(node: string, iface: RenderInterface
   // text and the length are computed only when asked for.
   const parts: PeerSection[] = [];
   for (const peer of iface.peers) {
-    let section = sections.get(peer);
+    // The cache is per mesh. A peer's section differs between interfaces only for a name an interface does not defer
+    // (one given after planning): that one is rendered on its own.
+    const own = !defer && dialledByName(peer);
+    let section = own ? undefined : sections.get(peer);
     if (section === undefined) {
-      // The cache is per mesh, whose interfaces all render hostnames the same way.
       const text = renderPeer(peer, defer);
       section = { text, encoded: encodeURIComponent(text) };
-      sections.set(peer, section);
+      if (!own) sections.set(peer, section);
     }
     parts.push(section);
   }
@@ -348,7 +350,12 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   const cni = input.cni ?? cniModel().defaultCni(distribution);
   for (const given of input.wireguard) {
     const { units: snatUnits, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig, input.clusterK0sConfig === true);
-    const iface: RenderInterface = { ...given, ...snatHooks, hostnameEndpoints: 'after-up' };
+    // Peers dialled by name get their endpoints once the interface is up, from a unit nothing waits for. Only an
+    // interface that has such a peer when planned gets the unit, so only its names are deferred: a peer given a name
+    // after planning (a mesh node's interface can gain one) is then written as wg-quick resolves it, never as a
+    // comment no unit reads.
+    const hostnames = given.peers.some(dialledByName);
+    const iface: RenderInterface = { ...given, ...snatHooks, ...(hostnames ? { hostnameEndpoints: 'after-up' as const } : {}) };
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
     const before: string[] = [];
@@ -377,9 +384,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });
     }
-    const hostnames = iface.peers.some(dialledByName);
     if (hostnames) {
-      // Peers dialled by name get their endpoints once the interface is up, from a unit nothing waits for.
       if (!host.files.includes(WG_ENDPOINTS_FILE)) host.files.push(WG_ENDPOINTS_FILE);
       const endpointsUnit = wireguardEndpointsUnit(iface.name);
       host.units.push({ name: endpointsUnit, content: wireguardEndpointsUnitContent(iface.name) });

@@ -205,3 +205,32 @@ describe('a full mesh parses each endpoint once per node, not once per pair (iss
     expect(large.plan.nodes.n1.host.units.map((u) => u.name)).toContain('tunnelwright-wg0-endpoints.service');
   });
 });
+
+describe('a peer dialled by name, given to a node\'s interface after planning (issue 30\'s outsider read)', () => {
+  // Whether a node gets the unit that sets deferred endpoints is decided when it is planned; the interface's text is
+  // rendered when written, with the peers it then has. A name nothing will set must not be written as a comment.
+  const late = { comment: 'site-d', publicKey: KEYS.c.publicKey, endpoint: 'd.example.net:51820', allowedIPs: ['10.10.0.4/32'] };
+  const confAndUnits = (props: ReturnType<typeof threeNodeMesh>) => {
+    const plan = planWireguardMesh(props);
+    plan.nodes['site-a'].wireguard.peers.push({ ...late });
+    const host = plan.nodes['site-a'].host;
+    return { conf: confOf(plan, 'site-a'), cloudConfig: renderHostArtefacts(host).cloudConfig, units: host.units.map((u) => u.name) };
+  };
+
+  it('is written as wg-quick resolves it where no unit sets deferred endpoints', () => {
+    const { conf, cloudConfig, units } = confAndUnits(threeNodeMesh());
+    expect(units).not.toContain('tunnelwright-wg0-endpoints.service');
+    expect(conf).toContain('\nEndpoint = d.example.net:51820\n');
+    expect(conf).not.toContain(DEFERRED_ENDPOINT_PREFIX);
+    expect(cloudConfig).toContain('Endpoint = d.example.net:51820');
+  });
+
+  it('is deferred with the others where the node dials a peer by name already (the control: the unit is there)', () => {
+    const props = threeNodeMesh();
+    const named = { ...props, nodes: props.nodes.map((n) => (n.node === 'site-b' ? { ...n, endpoint: 'b.example.net' } : n)) };
+    const { conf, units } = confAndUnits(named);
+    expect(units).toContain('tunnelwright-wg0-endpoints.service');
+    expect(conf).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}b.example.net:51820\n`);
+    expect(conf).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}d.example.net:51820\n`);
+  });
+});
