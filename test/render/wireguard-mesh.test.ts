@@ -233,4 +233,26 @@ describe('a peer dialled by name, given to a node\'s interface after planning (i
     expect(conf).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}b.example.net:51820\n`);
     expect(conf).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}d.example.net:51820\n`);
   });
+
+  // One new peer object pushed onto every node, as a loop adding a site would: site-c is dialled by name, so site-a
+  // and site-b defer names and site-c does not. The mesh's shared peer sections must not carry one node's way of
+  // writing the name to the other, whichever node is written first.
+  it.each([
+    ['site-a first', ['site-a', 'site-b', 'site-c']],
+    ['site-c first', ['site-c', 'site-b', 'site-a']],
+  ])('one object pushed onto every node is written each node\'s way (%s)', (_order, order) => {
+    const props = threeNodeMesh();
+    const plan = planWireguardMesh({ ...props, nodes: props.nodes.map((n) => (n.node === 'site-c' ? { ...n, endpoint: 'c.example.net' } : n)) });
+    // Its key counts how often a [Peer] section is written for it: once per way of writing it (site-a's and site-b's
+    // shared, site-c's its own), as the mesh writes every peer's section once and shares it.
+    let written = 0;
+    const shared = { ...late, get publicKey() { written++; return late.publicKey; } };
+    for (const node of order) plan.nodes[node].wireguard.peers.push(shared);
+    const confs = Object.fromEntries(order.map((node) => [node, confOf(plan, node)]));
+    expect(written).toBe(2);
+    expect(confs['site-a']).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}d.example.net:51820\n`);
+    expect(confs['site-b']).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}d.example.net:51820\n`);
+    expect(confs['site-c']).toContain('\nEndpoint = d.example.net:51820\n');
+    expect(confs['site-c']).not.toContain(DEFERRED_ENDPOINT_PREFIX);
+  });
 });
