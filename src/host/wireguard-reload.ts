@@ -69,8 +69,11 @@ interval=\${WG_ENDPOINTS_INTERVAL:-10}
 pending=$(sed -n -e 's/^PublicKey = \\([^ ]*\\)$/\\1/p' -e 's/^${DEFERRED_ENDPOINT_PREFIX}\\([^ ]*\\)$/endpoint \\1/p' "$conf" | awk '$1 == "endpoint" { print key, $2; next } { key = $1 }')
 while [ -n "$pending" ]; do
   left=""
+  # The interface's peers, read once a round: not piped into grep -q, whose early exit can kill wg with SIGPIPE and,
+  # under pipefail, drop a peer that is there (a few KiB of peers).
+  peers=$(wg show "$iface" peers)
   while read -r key endpoint; do
-    if ! wg show "$iface" peers | grep -qxF -- "$key"; then continue; fi
+    if ! grep -qxF -- "$key" <<<"$peers"; then continue; fi
     if WG_ENDPOINT_RESOLUTION_RETRIES=0 wg set "$iface" peer "$key" endpoint "$endpoint"; then
       echo "wg-endpoints: $iface: peer $key at $endpoint"
     else
