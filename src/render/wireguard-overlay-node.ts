@@ -53,20 +53,6 @@ export function isHostnameEndpoint(endpoint: string | undefined): boolean {
   return endpoint !== undefined && overlayNodeModel().parseEndpoint(endpoint, true)?.isHostname === true;
 }
 
-/**
- * Whether a peer is dialled by name, parsed once per peer: a mesh gives every node the same peer objects, so a full
- * mesh of n nodes parses n endpoints, not n² (issue 30: the parse was a seventh of a 500-node synth).
- */
-const peerHostnames = new WeakMap<RenderPeer, boolean>();
-function dialledByName(peer: RenderPeer): boolean {
-  let named = peerHostnames.get(peer);
-  if (named === undefined) {
-    named = isHostnameEndpoint(peer.endpoint);
-    peerHostnames.set(peer, named);
-  }
-  return named;
-}
-
 /** What the distribution calls its node unit, by role. */
 export function distributionUnit(distribution: Distribution, role: NodeRole): string {
   const controller = role !== 'worker';
@@ -97,7 +83,7 @@ function renderPeer(peer: RenderPeer, deferHostname: boolean): string {
   if (peer.comment) lines.push(`# ${peer.comment}`);
   lines.push(`PublicKey = ${peer.publicKey}`);
   if (peer.presharedKey !== undefined) lines.push(`PresharedKey = ${peer.presharedKey}`);
-  if (peer.endpoint !== undefined) lines.push(`${deferHostname && dialledByName(peer) ? DEFERRED_ENDPOINT_PREFIX : 'Endpoint = '}${peer.endpoint}`);
+  if (peer.endpoint !== undefined) lines.push(`${deferHostname && isHostnameEndpoint(peer.endpoint) ? DEFERRED_ENDPOINT_PREFIX : 'Endpoint = '}${peer.endpoint}`);
   lines.push(`AllowedIPs = ${peer.allowedIPs.join(', ')}`);
   if (peer.persistentKeepalive !== undefined) lines.push(`PersistentKeepalive = ${peer.persistentKeepalive}`);
   return `${lines.join('\n')}\n`;
@@ -143,14 +129,12 @@ export function renderWireguardConfigShared(node: string, iface: RenderInterface
   // text and the length are computed only when asked for.
   const parts: PeerSection[] = [];
   for (const peer of iface.peers) {
-    // The cache is per mesh. A peer's section differs between interfaces only for a name an interface does not defer
-    // (one given after planning): that one is rendered on its own.
-    const own = !defer && dialledByName(peer);
-    let section = own ? undefined : sections.get(peer);
+    let section = sections.get(peer);
     if (section === undefined) {
+      // The cache is per mesh, whose interfaces all render hostnames the same way (deferred).
       const text = renderPeer(peer, defer);
       section = { text, encoded: encodeURIComponent(text) };
-      if (!own) sections.set(peer, section);
+      sections.set(peer, section);
     }
     parts.push(section);
   }
@@ -350,12 +334,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   const cni = input.cni ?? cniModel().defaultCni(distribution);
   for (const given of input.wireguard) {
     const { units: snatUnits, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig, input.clusterK0sConfig === true);
-    // Peers dialled by name get their endpoints once the interface is up, from a unit nothing waits for. Only an
-    // interface that has such a peer when planned gets the unit, so only its names are deferred: a peer given a name
-    // after planning (a mesh node's interface can gain one) is then written as wg-quick resolves it, never as a
-    // comment no unit reads.
-    const hostnames = given.peers.some(dialledByName);
-    const iface: RenderInterface = { ...given, ...snatHooks, ...(hostnames ? { hostnameEndpoints: 'after-up' as const } : {}) };
+    const iface: RenderInterface = { ...given, ...snatHooks, hostnameEndpoints: 'after-up' };
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
     const before: string[] = [];
@@ -384,13 +363,16 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     if (before.length > 0) {
       host.dropins.push({ unit: wgUnit, name: '10-tunnelwright-secrets.conf', content: `[Unit]\nAfter=${before.join(' ')}\nRequires=${before.join(' ')}\n` });
     }
-    if (hostnames) {
-      if (!host.files.includes(WG_ENDPOINTS_FILE)) host.files.push(WG_ENDPOINTS_FILE);
-      const endpointsUnit = wireguardEndpointsUnit(iface.name);
-      host.units.push({ name: endpointsUnit, content: wireguardEndpointsUnitContent(iface.name) });
-      host.dropins.push({ unit: wgUnit, name: '30-tunnelwright-endpoints.conf', content: `[Unit]\nWants=${endpointsUnit}\n` });
-    }
-    host.dropins.push(wireguardReloadDropin(wgUnit, refresh, hostnames ? wireguardEndpointsUnit(iface.name) : undefined));
+    // Peers dialled by name get their endpoints once the interface is up, from a unit nothing waits for. Every
+    // interface gets it, whether or not it dials a name today: cloud-init and Ignition run once, and a peer dialled by
+    // name can arrive later by the day-2 path (a node added to the mesh: its wg0.conf copied, the interface reloaded,
+    // and the reload starts the unit again). Without a name to set it exits at once. A name written as `Endpoint =`
+    // instead would hold the interface, and the distribution after it, until it resolved (wg-quick up, wg syncconf).
+    if (!host.files.includes(WG_ENDPOINTS_FILE)) host.files.push(WG_ENDPOINTS_FILE);
+    const endpointsUnit = wireguardEndpointsUnit(iface.name);
+    host.units.push({ name: endpointsUnit, content: wireguardEndpointsUnitContent(iface.name) });
+    host.dropins.push({ unit: wgUnit, name: '30-tunnelwright-endpoints.conf', content: `[Unit]\nWants=${endpointsUnit}\n` });
+    host.dropins.push(wireguardReloadDropin(wgUnit, refresh, endpointsUnit));
     if (iface.nodeAddress) {
       // IPv4 first: the first address is the one a single-address setting (k0s api.address, etcd) takes.
       nodeIps = overlayNodeModel().interfaceAddresses(iface.address).map((a) => parseCidr(a)!).sort((a, b) => a.family - b.family).map((c) => formatIp(c.family, c.address));

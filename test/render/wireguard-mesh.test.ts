@@ -41,7 +41,7 @@ describe('planWireguardMesh', () => {
   it('registers each node address and orders the distribution unit after the interface', () => {
     const plan = planWireguardMesh(threeNodeMesh());
     expect(plan.nodes['site-a'].values.node).toEqual({ name: 'site-a', nodeIp: '10.10.0.1', nodeIps: ['10.10.0.1'], apiSans: ['10.10.0.1'] });
-    expect(plan.nodes['site-b'].host.dropins.map((d) => d.unit)).toEqual(['wg-quick@wg0.service', 'wg-quick@wg0.service', 'k0sworker.service']);
+    expect(plan.nodes['site-b'].host.dropins.map((d) => d.unit)).toEqual(['wg-quick@wg0.service', 'wg-quick@wg0.service', 'wg-quick@wg0.service', 'k0sworker.service']);
     // The ordering itself, as systemd reads it: each node's distribution unit starts after the interface and fails with
     // the interface (After= orders, Requires= binds: either alone lets k0s come up without the overlay); the interface
     // after its key.
@@ -102,9 +102,9 @@ describe('planWireguardMesh', () => {
   it('makes each interface reloadable: the key resolved again from its source in one attempt, then the config synced with it', () => {
     const reloads = planWireguardMesh(threeNodeMesh()).hosts.map((host) => host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content);
     expect(reloads).toEqual([
-      '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n',
-      '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n',
-      '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret url /etc/tunnelwright/secret-urls/wg0-private-key.curl /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n',
+      '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\nExecReload=-/usr/bin/systemctl restart --no-block tunnelwright-wg0-endpoints.service\n',
+      '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\nExecReload=-/usr/bin/systemctl restart --no-block tunnelwright-wg0-endpoints.service\n',
+      '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret url /etc/tunnelwright/secret-urls/wg0-private-key.curl /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\nExecReload=-/usr/bin/systemctl restart --no-block tunnelwright-wg0-endpoints.service\n',
     ]);
   });
 
@@ -136,9 +136,10 @@ describe('planWireguardMesh', () => {
         expect(distro.map((d) => d.content).join('')).not.toContain('endpoints');
         expect(host.files.find((f) => f.path === '/opt/tunnelwright/bin/wg-endpoints')!.mode).toBe(0o755);
       }
-      // The named node itself dials no name: no unit, no script.
-      expect(plan.nodes['site-b'].host.units.map((u) => u.name)).not.toContain('tunnelwright-wg0-endpoints.service');
-      expect(plan.nodes['site-b'].host.files.map((f) => f.path)).not.toContain('/opt/tunnelwright/bin/wg-endpoints');
+      // The named node itself dials no name today, and has the unit too: a node added later by name is dialled once
+      // its wg0.conf is copied and the interface reloaded (cloud-init ran once).
+      expect(plan.nodes['site-b'].host.units.map((u) => u.name)).toContain('tunnelwright-wg0-endpoints.service');
+      expect(plan.nodes['site-b'].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content).not.toContain('# tunnelwright: Endpoint');
     });
 
     it('warns on the named node and on every node that dials it', () => {
@@ -206,53 +207,35 @@ describe('a full mesh parses each endpoint once per node, not once per pair (iss
   });
 });
 
-describe('a peer dialled by name, given to a node\'s interface after planning (issue 30\'s outsider read)', () => {
-  // Whether a node gets the unit that sets deferred endpoints is decided when it is planned; the interface's text is
-  // rendered when written, with the peers it then has. A name nothing will set must not be written as a comment.
-  const late = { comment: 'site-d', publicKey: KEYS.c.publicKey, endpoint: 'd.example.net:51820', allowedIPs: ['10.10.0.4/32'] };
-  const confAndUnits = (props: ReturnType<typeof threeNodeMesh>) => {
-    const plan = planWireguardMesh(props);
+describe('a peer dialled by name that a node gains later (issue 30\'s outsider read)', () => {
+  // cloud-init and Ignition run once: a node first booted with IP peers only must still dial a name it gains later, by
+  // the day-2 path (its wg0.conf copied, the interface reloaded) or by a peer pushed onto the plan before synth. A name
+  // written as `Endpoint =` would hold wg-quick up and wg syncconf until it resolved (wireguard-tools config.c), and a
+  // comment without the unit would never be dialled: every node has the unit, and every name is a comment.
+  const late = { comment: 'site-d', publicKey: Buffer.alloc(32, 7).toString('base64'), endpoint: 'd.example.net:51820', allowedIPs: ['10.10.0.4/32'] };
+
+  it('is deferred on a node that dialled no name when planned, whose unit is there to set it', () => {
+    const plan = planWireguardMesh(threeNodeMesh());
+    expect(confOf(plan, 'site-a')).not.toContain(DEFERRED_ENDPOINT_PREFIX);
     plan.nodes['site-a'].wireguard.peers.push({ ...late });
     const host = plan.nodes['site-a'].host;
-    return { conf: confOf(plan, 'site-a'), cloudConfig: renderHostArtefacts(host).cloudConfig, units: host.units.map((u) => u.name) };
-  };
-
-  it('is written as wg-quick resolves it where no unit sets deferred endpoints', () => {
-    const { conf, cloudConfig, units } = confAndUnits(threeNodeMesh());
-    expect(units).not.toContain('tunnelwright-wg0-endpoints.service');
-    expect(conf).toContain('\nEndpoint = d.example.net:51820\n');
-    expect(conf).not.toContain(DEFERRED_ENDPOINT_PREFIX);
-    expect(cloudConfig).toContain('Endpoint = d.example.net:51820');
+    expect(host.units.map((u) => u.name)).toContain('tunnelwright-wg0-endpoints.service');
+    expect(host.dropins.find((d) => d.name === '30-tunnelwright-endpoints.conf')!.content).toBe('[Unit]\nWants=tunnelwright-wg0-endpoints.service\n');
+    expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).toContain('\nExecReload=-/usr/bin/systemctl restart --no-block tunnelwright-wg0-endpoints.service\n');
+    expect(confOf(plan, 'site-a')).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}d.example.net:51820\n`);
+    expect(confOf(plan, 'site-a')).not.toMatch(/^Endpoint = d\.example\.net/m);
+    expect(renderHostArtefacts(host).cloudConfig).toContain(`${DEFERRED_ENDPOINT_PREFIX}d.example.net:51820`);
   });
 
-  it('is deferred with the others where the node dials a peer by name already (the control: the unit is there)', () => {
-    const props = threeNodeMesh();
-    const named = { ...props, nodes: props.nodes.map((n) => (n.node === 'site-b' ? { ...n, endpoint: 'b.example.net' } : n)) };
-    const { conf, units } = confAndUnits(named);
-    expect(units).toContain('tunnelwright-wg0-endpoints.service');
-    expect(conf).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}b.example.net:51820\n`);
-    expect(conf).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}d.example.net:51820\n`);
-  });
-
-  // One new peer object pushed onto every node, as a loop adding a site would: site-c is dialled by name, so site-a
-  // and site-b defer names and site-c does not. The mesh's shared peer sections must not carry one node's way of
-  // writing the name to the other, whichever node is written first.
-  it.each([
-    ['site-a first', ['site-a', 'site-b', 'site-c']],
-    ['site-c first', ['site-c', 'site-b', 'site-a']],
-  ])('one object pushed onto every node is written each node\'s way (%s)', (_order, order) => {
+  // One new peer object pushed onto every node, as a loop adding a site would: its [Peer] section is written once and
+  // shared, the same on every node.
+  it('pushed onto every node as one object, is written once and the same on each', () => {
     const props = threeNodeMesh();
     const plan = planWireguardMesh({ ...props, nodes: props.nodes.map((n) => (n.node === 'site-c' ? { ...n, endpoint: 'c.example.net' } : n)) });
-    // Its key counts how often a [Peer] section is written for it: once per way of writing it (site-a's and site-b's
-    // shared, site-c's its own), as the mesh writes every peer's section once and shares it.
     let written = 0;
     const shared = { ...late, get publicKey() { written++; return late.publicKey; } };
-    for (const node of order) plan.nodes[node].wireguard.peers.push(shared);
-    const confs = Object.fromEntries(order.map((node) => [node, confOf(plan, node)]));
-    expect(written).toBe(2);
-    expect(confs['site-a']).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}d.example.net:51820\n`);
-    expect(confs['site-b']).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}d.example.net:51820\n`);
-    expect(confs['site-c']).toContain('\nEndpoint = d.example.net:51820\n');
-    expect(confs['site-c']).not.toContain(DEFERRED_ENDPOINT_PREFIX);
+    for (const node of ['site-c', 'site-b', 'site-a']) plan.nodes[node].wireguard.peers.push(shared);
+    for (const node of ['site-c', 'site-b', 'site-a']) expect(confOf(plan, node)).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}d.example.net:51820\n`);
+    expect(written).toBe(1);
   });
 });

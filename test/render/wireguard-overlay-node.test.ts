@@ -70,7 +70,7 @@ describe('planWireguardOverlayNode', () => {
     const host = planWireguardOverlayNode(siteA()).hosts[0];
     expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')).toEqual({
       unit: 'wg-quick@wg0.service', name: '20-tunnelwright-reload.conf',
-      content: '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\n',
+      content: '[Service]\nExecReload=\nExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0\nExecReload=/opt/tunnelwright/bin/wg-reload %i\nExecReload=-/usr/bin/systemctl restart --no-block tunnelwright-wg0-endpoints.service\n',
     });
     expect(host.files.find((f) => f.path === '/opt/tunnelwright/bin/wg-reload')!.mode).toBe(0o755);
     // The refresh is the boot unit's own command with no wait: the same source, the same file.
@@ -97,11 +97,13 @@ describe('planWireguardOverlayNode', () => {
     expect(host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content).toContain(`\nPublicKey = ${KEYS.b.publicKey}\n# tunnelwright: Endpoint = site-b.example.net:51820\nAllowedIPs = 10.10.0.2/32\n`);
     expect(host.units.map((u) => u.name)).toEqual(['tunnelwright-secret-wg0-private-key.service', 'wg-quick@wg0.service', 'tunnelwright-wg0-kube-router-snat.service', 'tunnelwright-wg0-kube-router-fail-closed.service', 'tunnelwright-wg0-endpoints.service']);
     expect(plan.warnings.map((w) => w.code)).toEqual(['hostname-endpoint', 'k0s-node-ip']);
-    // Without a hostname: no unit, no drop-in, no script, and the reload does not run it.
-    const plain = planWireguardOverlayNode(siteA()).hosts[0];
-    expect(plain.units.map((u) => u.name)).not.toContain('tunnelwright-wg0-endpoints.service');
-    expect(plain.dropins.map((d) => d.name)).not.toContain('30-tunnelwright-endpoints.conf');
-    expect(plain.files.map((f) => f.path)).not.toContain('/opt/tunnelwright/bin/wg-endpoints');
+    // Without a hostname: the same unit, drop-in and script (a name can come later, by copy and reload), no comment,
+    // and no warning.
+    const plain = planWireguardOverlayNode(siteA());
+    expect(plain.hosts[0].units.map((u) => u.name)).toEqual(host.units.map((u) => u.name));
+    expect(plain.hosts[0].dropins.map((d) => d.name)).toEqual(host.dropins.map((d) => d.name));
+    expect(plain.hosts[0].files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content).not.toContain('# tunnelwright: Endpoint');
+    expect(plain.warnings.map((w) => w.code)).toEqual(['k0s-node-ip']);
   });
 
   it.each([
@@ -131,11 +133,14 @@ describe('planWireguardOverlayNode', () => {
       // k0s's kube-router: the SNAT table, loaded again after nftables.service flushes the ruleset (src/render/cni.ts).
       { name: 'tunnelwright-wg0-kube-router-snat.service', enabled: true },
       { name: 'tunnelwright-wg0-kube-router-fail-closed.service', enabled: true },
+      // Pulled in by the interface (its drop-in's Wants=), never enabled on its own.
+      { name: 'tunnelwright-wg0-endpoints.service', enabled: undefined },
     ]);
     expect(host.units[0].content).toContain('ExecStart=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 600\n');
     expect(host.units[0].content).toContain('Before=wg-quick@wg0.service\n');
     expect(host.dropins.filter((d) => d.name !== '20-tunnelwright-reload.conf')).toEqual([
       { unit: 'wg-quick@wg0.service', name: '10-tunnelwright-secrets.conf', content: '[Unit]\nAfter=tunnelwright-secret-wg0-private-key.service\nRequires=tunnelwright-secret-wg0-private-key.service\n' },
+      { unit: 'wg-quick@wg0.service', name: '30-tunnelwright-endpoints.conf', content: '[Unit]\nWants=tunnelwright-wg0-endpoints.service\n' },
       { unit: 'k0scontroller.service', name: '10-tunnelwright-wg0.conf', content: '[Unit]\nAfter=wg-quick@wg0.service\nRequires=wg-quick@wg0.service\n' },
     ]);
   });
@@ -169,7 +174,7 @@ describe('planWireguardOverlayNode', () => {
     expect(conf({ ...props, wireguard: [{ ...props.wireguard[0], peers }] }).content).toContain(`PostUp = wg set %i peer ${KEYS.b.publicKey} preshared-key /run/tunnelwright/secrets/wg0-peer0-preshared-key\n`);
     expect(plan.hosts[0].dropins[0].content).toBe('[Unit]\nAfter=tunnelwright-secret-wg0-private-key.service tunnelwright-secret-wg0-peer0-preshared-key.service\nRequires=tunnelwright-secret-wg0-private-key.service tunnelwright-secret-wg0-peer0-preshared-key.service\n');
     // The two secrets share one resolve script: written once (cloud-init would write a path twice, Ignition refuses it).
-    expect(plan.hosts[0].files.map((f) => f.path)).toEqual(['/opt/tunnelwright/bin/wg-reload', '/etc/tunnelwright/wg0-kube-router-snat.nft', '/opt/tunnelwright/bin/resolve-secret', '/etc/wireguard/wg0.conf', '/etc/k0s/k0s.yaml']);
+    expect(plan.hosts[0].files.map((f) => f.path)).toEqual(['/opt/tunnelwright/bin/wg-reload', '/etc/tunnelwright/wg0-kube-router-snat.nft', '/opt/tunnelwright/bin/resolve-secret', '/etc/wireguard/wg0.conf', '/opt/tunnelwright/bin/wg-endpoints', '/etc/k0s/k0s.yaml']);
   });
 
   it('marks a file with an inline key secret, and the artefacts with it', () => {

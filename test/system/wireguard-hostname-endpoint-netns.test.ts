@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateKeyPair, planWireguardMesh, WireguardMeshProps } from '../../src';
-import { DEFERRED_ENDPOINT_PREFIX, WG_ENDPOINTS_PATH } from '../../src/host/wireguard-reload';
+import { DEFERRED_ENDPOINT_PREFIX, WG_ENDPOINTS_PATH, WG_RELOAD_PATH } from '../../src/host/wireguard-reload';
 import { SCHEMA_DIR } from '../helpers/schemas';
 import { describeWithTools, must, sh, tmpdir } from './tools';
 
@@ -99,5 +99,47 @@ describeWithTools('a WireguardMesh with a peer whose hostname does not resolve',
     const pairs = pinging([0, 1, 2]);
     expect(pairs.sort()).toEqual(['0>1', '0>2', '1>0', '1>2', '2>0', '2>1']);
     figures.push(`after the name resolves: ${pairs.length} of 6 pairs`);
+  });
+
+  // node-1 dials no name (its peers are IPs), so before this was fixed its first boot installed no endpoints unit:
+  // cloud-init runs once, and a node added later by name was written as a comment nothing on node-1 ever set.
+  it('a node that dialled no name at first boot dials a node added later by name, by the day-2 path (control: the reload alone leaves it without an endpoint)', () => {
+    const firstBoot = plan.nodes['node-1'].host;
+    expect(firstBoot.units.map((u) => u.name)).toContain('tunnelwright-wg0-endpoints.service');
+    expect(firstBoot.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).toContain('\nExecReload=-/usr/bin/systemctl restart --no-block tunnelwright-wg0-endpoints.service\n');
+    // node-3 joins, dialled by name. It cannot resolve node-1's name, so only node-1 can start their link.
+    const key3 = generateKeyPair();
+    fs.writeFileSync(path.join(dir, 'node-3.key'), `${key3.privateKey}\n`, { mode: 0o600 });
+    const grown = planWireguardMesh({ ...mesh, nodes: [...mesh.nodes, { node: 'node-3', address: '10.11.0.4', publicKey: key3.publicKey, privateKeyFrom: { file: path.join(dir, 'node-3.key') }, endpoint: 'node-3.tw28.test' }] });
+    const grownConf = (i: number) => grown.nodes[`node-${i}`].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content
+      .replace(/^PostUp = wg set %i private-key .*$/m, `PostUp = wg set %i private-key ${path.join(dir, `node-${i}.key`)}`);
+    ns.push(`tw28${id}-n3`);
+    ifaces.push(`tw28${id % 1000}h3`);
+    overlay.push('10.11.0.4');
+    fs.mkdirSync(path.join(dir, 'etc3'));
+    fs.mkdirSync(path.join(dir, 'tw3'));
+    for (const f of grown.nodes['node-3'].host.files.filter((x) => x.path.startsWith('/etc/tunnelwright/'))) fs.writeFileSync(path.join(dir, 'tw3', path.basename(f.path)), f.content);
+    fs.writeFileSync(path.join(dir, 'hosts3'), '127.0.0.1 localhost\n');
+    fs.writeFileSync(path.join(dir, 'wg-reload'), grown.nodes['node-1'].host.files.find((f) => f.path === WG_RELOAD_PATH)!.content, { mode: 0o755 });
+    must(sh([`ip netns add ${ns[3]}`, `ip -n ${ns[3]} link set lo up`, `ip link add eth0 netns ${ns[3]} type veth peer name v3 netns ${lan}`, `ip -n ${lan} link set v3 master br0 up`,
+      `ip -n ${ns[3]} addr add 198.18.1.4/24 dev eth0`, `ip -n ${ns[3]} link set eth0 up`].join(' && ')), 'namespace of node-3');
+    write(3, grownConf(3));
+    must(inNode(3, `${upstreamEnv} wg-quick up ${ifaces[3]}`), 'wg-quick up on node-3');
+    // node-1 takes its new config (copy, then the reload script): node-3 is a comment there, added without an endpoint.
+    const conf1 = grownConf(1);
+    expect(conf1).toContain(`\n${DEFERRED_ENDPOINT_PREFIX}node-3.tw28.test:51820\n`);
+    write(1, conf1);
+    must(inNode(1, `${path.join(dir, 'wg-reload')} ${ifaces[1]}`), 'reload node-1');
+    fs.appendFileSync(path.join(dir, 'hosts1'), '198.18.1.4 node-3.tw28.test\n');
+    // Control: the reload alone, as on a node with no endpoints unit: node-3 has no endpoint on node-1, no ping.
+    expect(sh(`ip netns exec ${ns[1]} wg show ${ifaces[1]} endpoints`).stdout).toContain(`${key3.publicKey}\t(none)`);
+    expect(pinging([1, 3], 3)).toEqual([]);
+    // The unit the reload starts again (its ExecStart): node-3's endpoint is set, and both ways ping.
+    const r = inNode(1, `WG_ENDPOINTS_INTERVAL=1 ${path.join(dir, 'wg-endpoints')} ${ifaces[1]}`);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(`wg-endpoints: ${ifaces[1]}: peer ${key3.publicKey} at node-3.tw28.test:51820`);
+    const pairs = pinging([1, 3]);
+    expect(pairs).toEqual(['1>3', '3>1']);
+    figures.push(`a node added by name, seen from a node that dialled no name at first boot: reload alone 0 of 2 pairs, with the unit's run ${pairs.length} of 2`);
   });
 });
