@@ -125,6 +125,20 @@ describe('planWireguardOverlayNode', () => {
     expect(planWireguardOverlayNode({ ...siteA(), installPackages: false }).hosts[0].packages).toEqual([]);
   });
 
+  it('gives a node with two interfaces an endpoints unit for each and the script once (Ignition refuses a path twice)', () => {
+    const props = siteA();
+    const wg1 = { ...props.wireguard[0], name: 'wg1', address: '10.20.0.1/24', listenPort: 51821, nodeAddress: undefined, privateKeyFrom: { file: '/run/corium/wg1.key' },
+      peers: [{ publicKey: KEYS.b.publicKey, endpoint: 'site-b.example.net:51821', allowedIPs: ['10.20.0.2/32'] }] };
+    const plan = planWireguardOverlayNode({ ...props, wireguard: [props.wireguard[0], wg1] });
+    const host = plan.hosts[0];
+    const paths = host.files.map((f) => f.path);
+    expect(paths.filter((p) => p === '/opt/tunnelwright/bin/wg-endpoints')).toHaveLength(1);
+    expect(new Set(paths).size).toBe(paths.length);
+    expect(host.units.map((u) => u.name).filter((n) => n.endsWith('-endpoints.service'))).toEqual(['tunnelwright-wg0-endpoints.service', 'tunnelwright-wg1-endpoints.service']);
+    expect(host.files.find((f) => f.path === '/etc/wireguard/wg1.conf')!.content).toContain('\n# tunnelwright: Endpoint = site-b.example.net:51821\n');
+    expect(() => renderHostArtefacts(host).ignitionJson).not.toThrow();
+  });
+
   it('orders the key unit before the interface and the interface before k0s', () => {
     const host = planWireguardOverlayNode(siteA()).hosts[0];
     expect(host.units.map((u) => ({ name: u.name, enabled: u.enabled }))).toEqual([
