@@ -18,7 +18,7 @@ import {
 } from '../src';
 import { App, WireguardMesh } from '../src/cdk8s';
 import { CLOUD_CONFIG_YAML, cloudConfigDocument } from '../src/host/cloud-init';
-import { gatewayProbe, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh } from '../test/helpers/fixtures';
+import { gatewayProbe, nordvpnGateway, numberedKey, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh } from '../test/helpers/fixtures';
 import { renderIgnition } from '../src/host/ignition';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -28,18 +28,14 @@ export function meshProps(n: number): WireguardMeshProps {
   return {
     network: '10.64.0.0/16',
     listenPort: 51820,
-    nodes: Array.from({ length: n }, (_, i) => {
-      const key = Buffer.alloc(32);
-      key.writeUInt32BE(i + 1, 28);
-      return {
-        node: `node-${i}`,
-        address: `10.64.${Math.floor((i + 1) / 250)}.${((i + 1) % 250) + 1}`,
-        publicKey: key.toString('base64'),
-        privateKeyFrom: { file: '/run/keys/wg0.key' },
-        installK0s: {},
-        endpoint: `198.18.${Math.floor(i / 250)}.${(i % 250) + 1}`,
-      };
-    }),
+    nodes: Array.from({ length: n }, (_, i) => ({
+      node: `node-${i}`,
+      address: `10.64.${Math.floor((i + 1) / 250)}.${((i + 1) % 250) + 1}`,
+      publicKey: numberedKey(i),
+      privateKeyFrom: { file: '/run/keys/wg0.key' },
+      installK0s: {},
+      endpoint: `198.18.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+    })),
   };
 }
 

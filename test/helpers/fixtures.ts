@@ -9,6 +9,13 @@ export const KEYS = {
   psk: '9WtgVueOmg0URxWKD1F5FqQ1UKEvSvduB0AKq0TTIzs=',
 };
 
+/** A distinct, valid-looking public key for the i-th of many generated peers or nodes (not a key pair). */
+export function numberedKey(i: number): string {
+  const b = Buffer.alloc(32);
+  b.writeUInt32BE(i + 1, 28);
+  return b.toString('base64');
+}
+
 /** The controller+worker of the original three-site design. */
 export function siteA(): WireguardOverlayNodeProps {
   return {

@@ -1,7 +1,7 @@
 import { HostPlan, mergeHostPlans, planWireguardOverlayNode, renderHostArtefacts, WireguardOverlayNodeProps } from '../../src';
 import { renderedCloudConfig, userDataSizeWarnings } from '../../src/host/artefacts';
 import * as cloudInit from '../../src/host/cloud-init';
-import { hostPlan, siteA } from '../helpers/fixtures';
+import { hostPlan, numberedKey, siteA } from '../helpers/fixtures';
 
 /**
  * The user-data-size warning matches the user-data a cloud receives: it is given exactly when the rendered
@@ -9,11 +9,9 @@ import { hostPlan, siteA } from '../helpers/fixtures';
  */
 function nodeWithPeers(count: number): WireguardOverlayNodeProps {
   const props = siteA();
-  const peers = Array.from({ length: count }, (_, i) => {
-    const key = Buffer.alloc(32);
-    key.writeUInt32BE(i + 1, 28);
-    return { publicKey: key.toString('base64'), endpoint: `198.51.100.${(i % 250) + 1}:51820`, allowedIPs: [`10.10.${Math.floor(i / 250) + 1}.${(i % 250) + 1}/32`] };
-  });
+  const peers = Array.from({ length: count }, (_, i) => ({
+    publicKey: numberedKey(i), endpoint: `198.51.100.${(i % 250) + 1}:51820`, allowedIPs: [`10.10.${Math.floor(i / 250) + 1}.${(i % 250) + 1}/32`],
+  }));
   return { ...props, wireguard: [{ ...props.wireguard[0], address: '10.10.0.1/16', peers }] };
 }
 
