@@ -78,10 +78,17 @@ export function quote(s: string): string {
   return `'${s.replace(/'/g, "'\\''")}'`;
 }
 
-/** Waits (up to 10 s) until something in network namespace `netns` listens on every TCP port given, or fails naming `what`. */
-export function waitUntilListening(netns: string, what: string, ...ports: number[]): void {
+/**
+ * Waits (up to `seconds`, 30 by default) until something in network namespace `netns` listens on every TCP port
+ * given, or fails naming `what`, with what does listen there and the tail of each of `logs`, so that a slow or crashed
+ * start says which it was.
+ */
+export function waitUntilListening(netns: string, what: string, ports: readonly number[], opts: { seconds?: number; logs?: readonly string[] } = {}): void {
   const all = ports.map((p) => `ss -Hltn "sport = :${p}" | grep -q ":${p} "`).join(' && ');
-  must(sh(`for i in $(seq 100); do ip netns exec ${netns} bash -c ${quote(all)} && exit 0; sleep 0.1; done; exit 1`), `${what} listens on ${ports.join(', ')}`);
+  const tries = Math.round((opts.seconds ?? 30) * 10);
+  const tails = (opts.logs ?? []).map((f) => `echo "--- ${f}:"; tail -n 20 ${quote(f)} 2>&1`).join('; ');
+  must(sh(`for i in $(seq ${tries}); do ip netns exec ${netns} bash -c ${quote(all)} && exit 0; sleep 0.1; done; ` +
+    `echo "listening in ${netns}:"; ip netns exec ${netns} ss -Hltn; ${tails}; exit 1`), `${what} listens on ${ports.join(', ')}`);
 }
 
 /** A stand-in for gluetun's control server, as `startControlServerStandIn` starts it. */
@@ -119,7 +126,7 @@ export function startControlServerStandIn(netns: string, dir: string, key: strin
     'http.server.HTTPServer(("127.0.0.1", 8000), H).serve_forever()',
   ].join('\n'));
   const pid = must(sh(`ip netns exec ${netns} bash -c ${quote(`python3 ${dir}/ctl.py >>${dir}/ctl.log 2>&1 & echo $!`)}`), 'control server stand-in').stdout.trim();
-  waitUntilListening(netns, 'the control server stand-in', 8000);
+  waitUntilListening(netns, 'the control server stand-in', [8000], { logs: [`${dir}/ctl.log`] });
   return {
     pid,
     forwardedIs,

@@ -58,11 +58,16 @@ describeWithTools('port-sync keeps Deluge\'s listen port equal to the forwarded 
     fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);
     fs.writeFileSync(path.join(dir, 'key'), KEY);
     fs.writeFileSync(path.join(dir, 'pw'), PASSWORD + '\n');
+    // deluged and deluge-web each make the config directory and the `auth` file when missing, and each truncates
+    // and rewrites `auth` (Debian's 2.0.3: deluge/configmanager.py:53-56, deluge/common.py:1153-1189). The directory
+    // exists first, and the Web UI starts once the daemon listens, so neither races the other's first write.
+    fs.mkdirSync(path.join(dir, 'conf'));
     start('deluged', `HOME=${dir} deluged -c ${dir}/conf -d -p 58846 -L warning`);
+    waitUntilListening(netns, 'deluged', [58846], { logs: [`${dir}/deluged.log`] });
     start('deluge-web', `HOME=${dir} deluge-web -c ${dir}/conf -d -i 127.0.0.1 -p 8112 -L warning`);
+    waitUntilListening(netns, 'deluge-web', [8112], { logs: [`${dir}/deluge-web.log`] });
     ctl = startControlServerStandIn(netns, dir, KEY);
-    waitUntilListening(netns, 'deluged and deluge-web', 8112, 58846);
-  }, 60_000);
+  }, 120_000);
 
   afterAll(() => {
     for (const pid of pids.reverse()) sh(`kill ${pid} 2>/dev/null`);

@@ -56,7 +56,7 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
   const failedLogins = () => Number(/(\d+) unsuccessful login attempts/.exec(rpc({ method: 'session-get' }, 'wrong'))?.[1] ?? NaN);
   const startDaemon = (peerPortAtStart: number) => {
     start('transmission', `transmission-daemon -f -g ${dir}/conf -w ${dir}/dl -r 127.0.0.1 -p 9091 -t -u ${USER} -v "$(cat ${dir}/pw)" -P ${peerPortAtStart} -M -O -Y`);
-    waitUntilListening(netns, 'transmission-daemon', 9091);
+    waitUntilListening(netns, 'transmission-daemon', [9091], { logs: [`${dir}/transmission.log`] });
   };
   const startSync = (passwordFile = 'pw', extra = '') => {
     fs.rmSync(path.join(dir, 'work'), { recursive: true, force: true });
