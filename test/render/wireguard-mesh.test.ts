@@ -122,12 +122,12 @@ describe('planWireguardMesh', () => {
         expect(conf.includes('\nEndpoint = 198.51.100.1:51820\n')).toBe(node === 'site-c');
         expect(host.units.find((u) => u.name === 'tunnelwright-wg0-endpoints.service')).toEqual({
           name: 'tunnelwright-wg0-endpoints.service',
-          content: '[Unit]\nDescription=tunnelwright: set the hostname endpoints of wg0\'s peers once it is up\nAfter=wg-quick@wg0.service network-online.target nss-lookup.target\nBindsTo=wg-quick@wg0.service\n\n[Service]\nType=simple\nRemainAfterExit=yes\nExecStart=/opt/tunnelwright/bin/wg-endpoints wg0\n',
+          content: '[Unit]\nDescription=tunnelwright: set the hostname endpoints of wg0\'s peers once it is up\nAfter=wg-quick@wg0.service network-online.target nss-lookup.target\nBindsTo=wg-quick@wg0.service\nStartLimitIntervalSec=0\n\n[Service]\nType=simple\nExecStart=/opt/tunnelwright/bin/wg-endpoints wg0\nRestart=always\nRestartPreventExitStatus=0\nRestartSec=10\n',
         });
         expect(host.dropins.find((d) => d.name === '30-tunnelwright-endpoints.conf')).toEqual({ unit: 'wg-quick@wg0.service', name: '30-tunnelwright-endpoints.conf', content: '[Unit]\nWants=tunnelwright-wg0-endpoints.service\n' });
-        // After the sync, the retrying unit starts again and re-reads the config: a peer whose key was rotated or that
-        // was just added comes back from `wg syncconf` without an endpoint, and a name that does not resolve at that
-        // moment is retried every 10 s, not tried once and forgotten (the unit had exited, RemainAfterExit=yes).
+        // After the sync, the unit restarts and reads the new config: a peer whose key was rotated or that was just
+        // added comes back from `wg syncconf` without an endpoint, and a name that does not resolve at that moment is
+        // retried, not tried once and forgotten.
         // --no-block: the restart's start job is ordered After= this reload job, so a blocking call would wait on itself.
         expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).toMatch(/\nExecReload=\/opt\/tunnelwright\/bin\/wg-reload %i\nExecReload=-\/usr\/bin\/systemctl restart --no-block tunnelwright-wg0-endpoints\.service\n$/);
         expect(host.dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!.content).not.toContain('--once');

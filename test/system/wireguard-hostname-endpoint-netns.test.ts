@@ -3,14 +3,14 @@ import * as path from 'node:path';
 import { generateKeyPair, planWireguardMesh, WireguardMeshProps } from '../../src';
 import { DEFERRED_ENDPOINT_PREFIX, WG_ENDPOINTS_PATH, WG_RELOAD_PATH } from '../../src/host/wireguard-reload';
 import { SCHEMA_DIR } from '../helpers/schemas';
-import { describeWithTools, must, sh, tmpdir } from './tools';
+import { describeWithTools, must, secondsUntilTrue, sh, tmpdir } from './tools';
 
 /**
  * Three nodes over wireguard-go in network namespaces; node-1 is dialled by a name that does not resolve (each node's
  * resolver is an address nobody answers, as when DNS is reached only over the overlay). With the generated config the
  * other nodes' interfaces come up at once and ping each other; the endpoints script sets node-1's endpoint when the
- * name starts to resolve. Control: the config of before (the name in `Endpoint =`) under upstream's unit environment
- * does not come up.
+ * name starts to resolve, and dials node-1 at its new address when the name moves. Control: the config of before (the
+ * name in `Endpoint =`) under upstream's unit environment does not come up.
  */
 describeWithTools('a WireguardMesh with a peer whose hostname does not resolve', ['wg', 'wg-quick', 'wireguard-go', 'ip', 'ping', 'unshare', 'timeout'], () => {
   const id = process.pid % 100000;
@@ -34,6 +34,15 @@ describeWithTools('a WireguardMesh with a peer whose hostname does not resolve',
   const ping = (from: number, to: number, tries = 10) => sh(`for t in $(seq ${tries}); do ip netns exec ${ns[from]} ping -c1 -W1 ${overlay[to]} >/dev/null 2>&1 && exit 0; done; exit 1`, { timeout: 60_000 });
   const pinging = (nodes: number[], tries = 10) => nodes.flatMap((a) => nodes.filter((b) => b !== a).map((b) => [a, b] as const)).filter(([a, b]) => ping(a, b, tries).status === 0).map(([a, b]) => `${a}>${b}`);
   const linkExists = (i: number) => sh(`ip -n ${ns[i]} link show ${ifaces[i]}`).status === 0;
+  /** Starts the endpoints script on node i as its unit does (it runs until stopped); returns its log's path. */
+  const startEndpoints = (i: number, env: string) => {
+    const log = path.join(dir, `endpoints${i}.log`);
+    fs.writeFileSync(log, '');
+    must(inNode(i, `{ ${env} setsid ${path.join(dir, 'wg-endpoints')} ${ifaces[i]} >${log} 2>&1 </dev/null & echo $! >${dir}/endpoints${i}.pid; }`), `endpoints script on node-${i}`);
+    return log;
+  };
+  const stopEndpoints = (i: number) => sh(`p=$(cat ${dir}/endpoints${i}.pid); kill $p; while kill -0 $p 2>/dev/null; do sleep 0.1; done`);
+  const logSays = (log: string, line: string, limit = 30) => secondsUntilTrue(() => fs.readFileSync(log, 'utf8').includes(line), limit);
   const figures: string[] = [];
 
   beforeAll(() => {
@@ -56,6 +65,8 @@ describeWithTools('a WireguardMesh with a peer whose hostname does not resolve',
 
   afterAll(() => {
     for (const n of [...ns, lan]) sh(`ip netns pids ${n} | xargs -r kill; sleep 0.2; ip netns del ${n} 2>/dev/null`);
+    // The lock files wg-reload and wg-endpoints make, at their default place.
+    sh(`rm -f ${ifaces.map((i) => `/run/tunnelwright/wg-${i}.lock`).join(' ')}`);
     if (process.env.TW_RECORD) fs.appendFileSync(process.env.TW_RECORD, `one unresolvable peer:\n${figures.join('\n')}\n`);
   });
 
@@ -89,11 +100,12 @@ describeWithTools('a WireguardMesh with a peer whose hostname does not resolve',
 
   it('once the name resolves, the retrying script sets node-1\'s endpoint on every node that dials it, and all six pairs ping', () => {
     for (const i of [0, 2]) {
-      // The record appears 3 s after the script starts: it must retry (every second here) and then succeed.
-      const r = inNode(i, `{ (sleep 3; echo "198.18.1.2 node-1.tw28.test" >> ${dir}/hosts${i}) & } && WG_ENDPOINTS_INTERVAL=1 ${path.join(dir, 'wg-endpoints')} ${ifaces[i]}`);
-      expect({ i, status: r.status }).toEqual({ i, status: 0 });
-      expect(r.stderr).toContain('does not resolve yet');
-      expect(r.stdout).toContain(`wg-endpoints: ${ifaces[i]}: peer ${keys[1].publicKey} at node-1.tw28.test:51820`);
+      // The record appears 3 s after the script starts: it must retry (after 1, 2 and 4 s here) and then succeed.
+      const log = startEndpoints(i, 'WG_ENDPOINTS_INTERVAL=1');
+      sh(`sleep 3; echo "198.18.1.2 node-1.tw28.test" >> ${dir}/hosts${i}`);
+      expect(logSays(log, `wg-endpoints: ${ifaces[i]}: peer ${keys[1].publicKey} at node-1.tw28.test:51820 (198.18.1.2:51820)`)).toBeLessThan(30);
+      stopEndpoints(i);
+      expect(fs.readFileSync(log, 'utf8')).toContain('does not resolve yet');
       expect(sh(`ip netns exec ${ns[i]} wg show ${ifaces[i]} endpoints`).stdout).toContain(`${keys[1].publicKey}\t198.18.1.2:51820`);
     }
     const pairs = pinging([0, 1, 2]);
@@ -135,11 +147,32 @@ describeWithTools('a WireguardMesh with a peer whose hostname does not resolve',
     expect(sh(`ip netns exec ${ns[1]} wg show ${ifaces[1]} endpoints`).stdout).toContain(`${key3.publicKey}\t(none)`);
     expect(pinging([1, 3], 3)).toEqual([]);
     // The unit the reload starts again (its ExecStart): node-3's endpoint is set, and both ways ping.
-    const r = inNode(1, `WG_ENDPOINTS_INTERVAL=1 ${path.join(dir, 'wg-endpoints')} ${ifaces[1]}`);
-    expect(r.status).toBe(0);
-    expect(r.stdout).toContain(`wg-endpoints: ${ifaces[1]}: peer ${key3.publicKey} at node-3.tw28.test:51820`);
+    const log = startEndpoints(1, 'WG_ENDPOINTS_INTERVAL=1');
+    expect(logSays(log, `wg-endpoints: ${ifaces[1]}: peer ${key3.publicKey} at node-3.tw28.test:51820 (198.18.1.4:51820)`)).toBeLessThan(30);
+    stopEndpoints(1);
     const pairs = pinging([1, 3]);
     expect(pairs).toEqual(['1>3', '3>1']);
     figures.push(`a node added by name, seen from a node that dialled no name at first boot: reload alone 0 of 2 pairs, with the unit's run ${pairs.length} of 2`);
+  });
+
+  // A name that moves (dynamic DNS): a peer that can send first is found again by WireGuard's roaming, but node-0 here
+  // is behind a stateful firewall (as behind a home router's NAT), so only node-0 can start its link to node-1.
+  it('a node behind a stateful firewall dials a peer at its new address once the peer\'s name moves (control: with the names set and the script gone, as before, 0 pings)', () => {
+    must(sh(`ip netns exec ${ns[0]} nft -f - <<'EOF'\ntable inet tw28fw {\n  chain input {\n    type filter hook input priority 0; policy accept;\n    iifname "eth0" ct state new drop\n  }\n}\nEOF`), 'node-0\'s firewall');
+    expect(pinging([0, 1], 3)).toEqual(['0>1', '1>0']);
+    must(sh(`ip -n ${ns[1]} addr del 198.18.1.2/24 dev eth0 && ip -n ${ns[1]} addr add 198.18.1.12/24 dev eth0`), 'node-1 moves');
+    fs.writeFileSync(path.join(dir, 'hosts0'), '127.0.0.1 localhost\n198.18.1.12 node-1.tw28.test\n');
+    // Control: node-0 still dials the old address, and node-1's packets from its new one are new to the firewall.
+    expect(pinging([0, 1], 8)).toEqual([]);
+    expect(sh(`ip netns exec ${ns[0]} wg show ${ifaces[0]} endpoints`).stdout).toContain(`${keys[1].publicKey}\t198.18.1.2:51820`);
+    // The script as its unit runs it, with its waits shortened: node-0's handshake is stale, and it sends (handshake
+    // initiations, for its keepalive) without receiving anything for 2 s, so the name is resolved again.
+    const t0 = Date.now();
+    const log = startEndpoints(0, 'WG_ENDPOINTS_INTERVAL=1 WG_ENDPOINTS_STALE=5 WG_ENDPOINTS_QUIET=2');
+    expect(logSays(log, `wg-endpoints: ${ifaces[0]}: peer ${keys[1].publicKey} at node-1.tw28.test:51820 (198.18.1.12:51820): 198.18.1.2:51820 was not answering`)).toBeLessThan(30);
+    const pairs = pinging([0, 1]);
+    expect(pairs).toEqual(['0>1', '1>0']);
+    figures.push(`node-1's name moved, node-0 behind a stateful firewall: without the script 0 of 2 pairs in 8 tries, with it ${pairs.length} of 2, ${((Date.now() - t0) / 1000).toFixed(1)} s after it started`);
+    stopEndpoints(0);
   });
 });
