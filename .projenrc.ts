@@ -175,6 +175,8 @@ project.postCompileTask.reset();
 // scripts/bundle-zod.mjs). Part of
 // `compile` itself, which prepack, synth and the bench run: no lib/ without it.
 project.compileTask.exec('node scripts/bundle-zod.mjs');
+// The scripts and templates the library writes, read beside their modules (src/assets.ts): copied into lib/.
+project.compileTask.exec('node scripts/copy-assets.mjs');
 
 // Mutation testing (not in CI: it is long). Incremental: a rerun tests only mutants whose code or covering tests
 // changed. The incremental file is a local cache under reports/ (not committed: a full run takes hours here, so a

@@ -18,6 +18,7 @@ import { KubeObject, Plan } from '../types';
 import { configMapsHash, withConfigHashes } from './config-hash';
 import { renderKillSwitch } from './kill-switch';
 import { commonModel, vpnGatewayModel } from '../lazy';
+import { asset, inlineScript } from '../assets';
 
 /** gluetun's default control-server role for the loopback-only server: every route, no auth (fields of auth.Role, settings.go:111-126 at v3.41.1). */
 const LOOPBACK_CONTROL_ROLE = '{"name":"loopback","auth":"none"}';
@@ -340,7 +341,7 @@ export function planVpnGateway(props: VpnGatewayProps): Plan {
  * the fresh rule instead; deleting it before exec'ing the entrypoint (`/gluetun-entrypoint`, the image's ENTRYPOINT)
  * cannot race.
  */
-export const GLUETUN_WIREGUARD_COMMAND = ['/bin/sh', '-c', 'while ip rule del table 51820 2>/dev/null; do :; done; while ip -6 rule del table 51820 2>/dev/null; do :; done; exec /gluetun-entrypoint'];
+export const GLUETUN_WIREGUARD_COMMAND = ['/bin/sh', '-c', inlineScript(asset(__dirname, 'gluetun-start.sh'))];
 
 /** gluetun's security context and resources for the way it gets /dev/net/tun (see `tunDevice`). */
 function gluetunDevice(props: VpnGatewayProps): Pick<IContainer, 'securityContext' | 'resources'> {
