@@ -7,7 +7,7 @@ import { checkClaims, checkDuplicateKillSwitches, checkVxlanPorts, VxlanEndpoint
 import { checkPodSecurity } from '../model/pod-security';
 import type { AutoscalerTarget } from '../render/vpn-gateway';
 import { HostPlan } from '../types';
-import { isTunnelwrightConstruct } from './base';
+import { isTunnelwrightConstruct } from './identity';
 
 /** The cross-construct checks of every tunnelwright construct under `root`, and each node's merged host plan. */
 export interface AppChecks {
