@@ -301,6 +301,8 @@ function meshCase(name: string, n: number): Record<string, unknown> {
  */
 const USER_RUNS = Number(process.env.USER_RUNS ?? 7);
 const ROOT = path.resolve(__dirname, '..');
+/** The cdk8s CLI the project pins (cdk8s-cli), as `npx cdk8s` runs it. */
+const CDK8S_CLI = require.resolve('cdk8s-cli/bin/cdk8s');
 
 function wallMs(args: string[], cwd: string, env: Record<string, string> = {}): number {
   const t0 = process.hrtime.bigint();
@@ -394,6 +396,21 @@ function userCases(emit: (o: Record<string, unknown>) => void): void {
       // The same app without tunnelwright against the first floor: the ratio the example would have if tunnelwright
       // cost nothing (cdk8s's serializer and the example's own imports alone), the least the first case can reach.
       emit({ case: `synth-example-${example}-without-tunnelwright`, files: files.length, bytes, imports: own, ...interleaved(appFloorRun, floorRun), peakRssMb: null });
+      // The user's own command (issue 42): `cdk8s synth` through the CLI, which runs the app as the example's
+      // cdk8s.yaml says (`npx ts-node --transpile-only main.ts`), against the same CLI running the same app without
+      // tunnelwright (the third floor, as TypeScript under ts-node): the ratio is tunnelwright's share of what the user
+      // waits for, the CLI's own start and ts-node's included on both sides.
+      const appFloorTs = path.join(dir, '.bench-floor-app.ts');
+      fs.writeFileSync(appFloorTs, fs.readFileSync(appFloor, 'utf8'));
+      try {
+        const cli = (app?: string) => () => {
+          fs.rmSync(outdir, { recursive: true, force: true });
+          return wallMs([CDK8S_CLI, 'synth', '--output', outdir, ...(app ? ['--app', app] : [])], dir, { CDK8S_OUTDIR: outdir });
+        };
+        emit({ case: `cdk8s-synth-${example}`, command: 'cdk8s synth', files: files.length, bytes, ...interleaved(cli(), cli('npx ts-node --transpile-only .bench-floor-app.ts')), peakRssMb: null });
+      } finally {
+        fs.rmSync(appFloorTs, { force: true });
+      }
     } finally {
       for (const f of [main, floor, cdk8sFloor, appFloor, outdir]) fs.rmSync(f, { recursive: true, force: true });
     }
