@@ -7,35 +7,39 @@ import { describeWithSchemas, SCHEMA_DIR } from './helpers/schemas';
 import { expectWarnings } from './helpers/stderr-guard';
 
 /**
- * Every TypeScript snippet of the README, as a user copies it: each must type-check as a module of its own against
- * the package's entry points, and run (cdk8s snippets synth into a temporary folder; Pulumi ones run under mocks).
- * The docs cannot drift from the code.
+ * Every TypeScript snippet of the README and of the guides under docs/, as a user copies it: each must type-check as a
+ * module of its own against the package's entry points, and run (cdk8s snippets synth into a temporary folder; Pulumi
+ * ones run under mocks). The docs cannot drift from the code. A snippet is named by its file and its index in that file
+ * (`docs/vpn-gateway.md#3`), so an edit to one guide never renumbers another's.
  */
 const ROOT = path.resolve(__dirname, '..');
 const DIR = path.join(__dirname, '.readme-snippets');
-const snippets = [...fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m, i) => ({ name: `snippet-${i + 1}`, code: m[1] }));
+/** README.md and every docs/*.md, the files whose snippets and links are checked. */
+const DOCS = ['README.md', 'CONTRIBUTING.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const snippets = DOCS.flatMap((doc) => [...fs.readFileSync(path.join(ROOT, doc), 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)]
+  .map((m, i) => ({ name: `${doc}#${i + 1}`, file: `${doc.replace(/\.md$/, '').replace(/\//g, '--')}--${i + 1}`, code: m[1] })));
 
 recordResources();
 const tw = require('../src/pulumi') as typeof import('../src/pulumi');
 
 // The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
 expectWarnings({
-  'the README\'s snippets snippet-9 runs': ['mtu', 'nodes[0].installK0s', 'nodes[1].installK0s'],
-  'the README\'s snippets snippet-10 runs': ['protonvpn:routeTransform(qbittorrent)', 'clusterCidrs', 'vpnClass', 'ciliumValues'],
+  'the docs\' snippets docs/wireguard-mesh.md#2 runs': ['mtu', 'nodes[0].installK0s', 'nodes[1].installK0s'],
+  'the docs\' snippets docs/pulumi.md#1 runs': ['protonvpn:routeTransform(qbittorrent)', 'clusterCidrs', 'vpnClass', 'ciliumValues'],
 });
 
-describeWithSchemas('the README\'s snippets', () => {
+describeWithSchemas('the docs\' snippets', () => {
   beforeAll(() => {
     fs.rmSync(DIR, { recursive: true, force: true });
     fs.mkdirSync(DIR, { recursive: true });
-    for (const s of snippets) fs.writeFileSync(path.join(DIR, `${s.name}.ts`), s.code);
+    for (const s of snippets) fs.writeFileSync(path.join(DIR, `${s.file}.ts`), s.code);
   });
 
   it('has snippets to check', () => expect(snippets.length).toBeGreaterThanOrEqual(9));
 
   it('each type-checks as written (tsconfig.dev.json: the package\'s entry points, strict)', () => {
     const config = ts.getParsedCommandLineOfConfigFile(path.join(ROOT, 'tsconfig.dev.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
-    const program = ts.createProgram(snippets.map((s) => path.join(DIR, `${s.name}.ts`)), { ...config.options, noEmit: true });
+    const program = ts.createProgram(snippets.map((s) => path.join(DIR, `${s.file}.ts`)), { ...config.options, noEmit: true });
     const diagnostics = ts.getPreEmitDiagnostics(program).filter((d) => d.file?.fileName.startsWith(DIR));
     expect(diagnostics.map((d) => `${path.basename(d.file!.fileName)}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`)).toEqual([]);
   });
@@ -50,13 +54,14 @@ describeWithSchemas('the README\'s snippets', () => {
     const pulumiSnippets = snippets.filter((s) => /from '(tunnelwright\/pulumi|@pulumi\/[a-z]+)'|import\('tunnelwright\/pulumi'\)/.test(s.code));
     expect(pulumiSnippets.length).toBeGreaterThanOrEqual(3);
     // Control: the same options refuse a relative dynamic import without its extension (TS2835).
-    fs.writeFileSync(path.join(DIR, 'nodenext-control.ts'), "export const loaded = import('./snippet-1');\n");
+    fs.writeFileSync(path.join(DIR, 'nodenext-target.ts'), 'export const target = 1;\n');
+    fs.writeFileSync(path.join(DIR, 'nodenext-control.ts'), "export const loaded = import('./nodenext-target');\n");
     const template: ts.CompilerOptions = {
       strict: true, outDir: path.join(DIR, 'bin'), target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
       sourceMap: true, experimentalDecorators: true, noFallthroughCasesInSwitch: true, noImplicitReturns: true, forceConsistentCasingInFileNames: true,
       noEmit: true, baseUrl: ROOT, paths: { 'tunnelwright': ['src/index.ts'], 'tunnelwright/*': ['src/*/index.ts'] },
     };
-    const files = [...pulumiSnippets.map((s) => path.join(DIR, `${s.name}.ts`)), path.join(DIR, 'nodenext-control.ts')];
+    const files = [...pulumiSnippets.map((s) => path.join(DIR, `${s.file}.ts`)), path.join(DIR, 'nodenext-control.ts')];
     const program = ts.createProgram(files, template);
     const diagnostics = ts.getPreEmitDiagnostics(program).filter((d) => d.file?.fileName.startsWith(DIR));
     const shown = diagnostics.map((d) => `${path.basename(d.file!.fileName)}: TS${d.code}`);
@@ -74,7 +79,7 @@ describeWithSchemas('the README\'s snippets', () => {
     const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
       tw.resetRegistry();
-      const mod = require(path.join(DIR, `${s.name}.ts`)) as { checked?: Promise<unknown> };
+      const mod = require(path.join(DIR, `${s.file}.ts`)) as { checked?: Promise<unknown> };
       await mod.checked;
       await settle();
     } finally {
@@ -87,9 +92,9 @@ describeWithSchemas('the README\'s snippets', () => {
   });
 });
 
-describe('the README\'s port-forwarding caveats (audit3-25 findings 3, 6, 7)', () => {
+describe('the VpnGateway guide\'s port-forwarding caveats (audit3-25 findings 3, 6, 7)', () => {
   // Lines are wrapped: compare with whitespace collapsed.
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+  const guide = fs.readFileSync(path.join(ROOT, 'docs', 'vpn-gateway.md'), 'utf8').replace(/\s+/g, ' ');
   it.each([
     ['the upgrade from a forwarded Deployment', 'Scale the Deployment to 0 and wait until its pods are gone'],
     ['Parallel, and why', 'Set `podManagementPolicy: Parallel` (as above): with the default `OrderedReady` the controller waits'],
@@ -97,6 +102,55 @@ describe('the README\'s port-forwarding caveats (audit3-25 findings 3, 6, 7)', (
     ['PodGC\'s force deletes', 'PodGC force-deletes by itself too: the pods of a Node object that is deleted'],
     ['the out-of-service taint', 'tainted `node.kubernetes.io/out-of-service`'],
   ])('says %s', (_what, text) => {
-    expect(readme).toContain(text);
+    expect(guide).toContain(text);
   });
+});
+
+/** GitHub's heading anchors (github-slugger): lower case, punctuation but `-` and `_` dropped, spaces to `-`, repeats numbered. */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^```/.test(line)) fenced = !fenced;
+    const heading = !fenced && /^#{1,6} (.*)$/.exec(line);
+    if (!heading) continue;
+    const base = heading[1].trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+describe('the docs\' links', () => {
+  /** Every relative link of README.md, CONTRIBUTING.md and docs/*.md, with the file that holds it. */
+  const links = DOCS.flatMap((doc) => {
+    let fenced = false;
+    return fs.readFileSync(path.join(ROOT, doc), 'utf8').split('\n').flatMap((line) => {
+      if (/^```/.test(line)) fenced = !fenced;
+      return fenced ? [] : [...line.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((l) => !/^[a-z]+:/.test(l)).map((l) => [doc, l] as const);
+    });
+  });
+  const broken = (doc: string, link: string): string | undefined => {
+    const [file, anchor] = link.split('#');
+    const target = file === '' ? path.join(ROOT, doc) : path.resolve(path.dirname(path.join(ROOT, doc)), file);
+    if (!fs.existsSync(target)) return `${doc}: ${link}: no such file`;
+    if (anchor !== undefined && !anchors(fs.readFileSync(target, 'utf8')).has(anchor)) return `${doc}: ${link}: no such heading`;
+    return undefined;
+  };
+
+  it('has links to check, across files', () => expect(links.filter(([, l]) => /^(\.\.\/)?(docs\/)?[\w-]+\.md#/.test(l)).length).toBeGreaterThanOrEqual(2));
+
+  it('each reaches a file, and a heading in it', () => {
+    expect(links.map(([doc, link]) => broken(doc, link)).filter((b) => b !== undefined)).toEqual([]);
+  });
+
+  // Control: the same check refuses a heading that is not there, a file that is not there, and a link into the
+  // README to a section that moved out.
+  it.each([
+    ['README.md', 'docs/vpn-gateway.md#no-such-heading'],
+    ['README.md', 'docs/no-such-guide.md'],
+    ['docs/testing.md', '../README.md#testing-what-you-synthesize'],
+  ])('refuses %s → %s', (doc, link) => expect(broken(doc, link)).toBeDefined());
 });
