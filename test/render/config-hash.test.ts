@@ -121,10 +121,20 @@ describe('withConfigHashes', () => {
       const h = configMapsHash(build(ms));
       expect(configMapsHash(build([...ms].reverse().map((m) => ({ ...m, data: [...m.data].reverse() }))))).toBe(h);
       const i = pick % ms.length;
-      const edited = ms.map((m, j) => (j === i ? { ...m, data: [...m.data, [`${extra}\u0000`, ''] as [string, string]] } : m));
-      expect(configMapsHash(build(edited))).not.toBe(h);
-      const renamed = build(ms).map((m, j) => (j === i ? { ...m, metadata: { ...m.metadata, namespace: 'b' } } : m));
-      expect(configMapsHash(renamed)).not.toBe(h);
+      // Each kind of edit on its own, to one map: a key added, a value changed, a key renamed, the map renamed, the
+      // map moved to another namespace. A hash that ignored any one of them would pass the others.
+      const edit = (f: (m: IConfigMap) => IConfigMap) => build(ms).map((m, j) => (j === i ? f(m) : m));
+      const added = edit((m) => ({ ...m, data: { ...m.data, [`${extra}\u0000`]: '' } }));
+      expect(configMapsHash(added)).not.toBe(h);
+      const first = ms[i].data[0];
+      if (first) {
+        const [k, v] = first;
+        expect(configMapsHash(edit((m) => ({ ...m, data: { ...m.data, [k]: `${v}${extra}` } })))).not.toBe(h);
+        const renamedKey = `${k}\u0001`;
+        expect(configMapsHash(edit((m) => ({ ...m, data: Object.fromEntries(Object.entries(m.data!).map(([a, b]) => [a === k ? renamedKey : a, b])) })))).not.toBe(h);
+      }
+      expect(configMapsHash(edit((m) => ({ ...m, metadata: { ...m.metadata, name: `${m.metadata!.name}\u0001` } })))).not.toBe(h);
+      expect(configMapsHash(edit((m) => ({ ...m, metadata: { ...m.metadata, namespace: 'b' } })))).not.toBe(h);
     }), { numRuns: runs(200) });
   });
 });
