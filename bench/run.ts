@@ -302,7 +302,7 @@ function meshCase(name: string, n: number): Record<string, unknown> {
 const USER_RUNS = Number(process.env.USER_RUNS ?? 7);
 const ROOT = path.resolve(__dirname, '..');
 /** The cdk8s CLI the project pins (cdk8s-cli), as `npx cdk8s` runs it. */
-const CDK8S_CLI = require.resolve('cdk8s-cli/bin/cdk8s');
+const CDK8S_CLI = path.join(ROOT, 'node_modules', 'cdk8s-cli', 'bin', 'cdk8s');
 
 function wallMs(args: string[], cwd: string, env: Record<string, string> = {}): number {
   const t0 = process.hrtime.bigint();
