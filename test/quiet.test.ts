@@ -56,4 +56,39 @@ describe('a test that writes to stderr without capturing it fails', () => {
     expect(failures[2]).toContain('console.warn: careful');
     expect(failures[3]).toContain('console.error: bad');
   }, 120_000);
+
+  it('run in band, prints a failing test\'s reason after a file whose tests captured stderr with spies of their own', () => {
+    // Issue 47: expectWarnings put its function under process.stderr.write by hand; a test's own spy then recorded it
+    // as the function to restore, jest's teardown restored it after the file, and the reporter's account of the
+    // failure went into it: the run printed only "1 failed".
+    const sub = fs.mkdtempSync(path.join(dir, 'inband-'));
+    fs.writeFileSync(path.join(sub, 'failing.test.js'), [
+      `const { expectWarnings } = require(${JSON.stringify(path.join(ROOT, 'test/helpers/stderr-guard.ts'))});`,
+      "expectWarnings({ 'captures its own warning': [] });",
+      "test('captures its own warning', () => {",
+      "  const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);",
+      "  try { process.stderr.write('warning: x:\\n  y: z\\n'); } finally { write.mockRestore(); }",
+      '});',
+      "test('fails', () => { expect({ planted: 'received' }).toEqual({ planted: 'expected' }); });",
+      "test('captures again, last', () => {",
+      "  const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);",
+      "  try { process.stderr.write('warning: x:\\n  y: z\\n'); } finally { write.mockRestore(); }",
+      '});',
+    ].join('\n'));
+    const config = {
+      rootDir: sub,
+      testMatch: ['<rootDir>/*.test.js'],
+      setupFilesAfterEnv: [path.join(ROOT, 'test/helpers/quiet.ts')],
+      transform: { '^.+\\.ts$': [require.resolve('ts-jest'), { tsconfig: path.join(ROOT, 'test/tsconfig.json') }] },
+      testEnvironment: 'node',
+      testTimeout: 600_000,
+    };
+    const r = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), '--config', JSON.stringify(config), '--runInBand', '--ci'], { cwd: sub, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('Tests:       1 failed, 2 passed, 3 total');
+    // The reason, in band: the test's name, the diff and the line.
+    expect(r.stderr).toContain('● fails');
+    expect(r.stderr).toContain('-   "planted": "expected",');
+    expect(r.stderr).toContain('+   "planted": "received",');
+  }, 120_000);
 });

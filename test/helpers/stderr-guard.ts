@@ -1,11 +1,52 @@
-/** What reached stderr uncaptured since the last take(). */
+/** What reached stderr uncaptured since the last take(); restore() removes the spies. */
 export interface StderrGuard {
   take(): string[];
+  restore(): void;
+}
+
+type Impl = (...args: never[]) => unknown;
+const layers = new WeakMap<jest.SpyInstance, Impl[]>();
+
+/**
+ * Puts `impl` under `object[key]` as a layer of one jest spy (jest.spyOn, so jest restores the stream's own function
+ * at a file's end: never a function of a test's, which would swallow the reporter's account of a failure, issue 47).
+ * jest.spyOn on a spied method gives back the same spy, so layers stack on it: a test's own
+ * `jest.spyOn(process.stderr, 'write').mockImplementation(...)` covers the layers beneath, and its mockRestore()
+ * uncovers them again (not the stream's own write). Returns the function that removes this layer.
+ */
+function spyLayer<T extends object>(object: T, key: keyof T & string, impl: Impl): () => void {
+  const spy = jest.spyOn(object as Record<string, Impl>, key) as unknown as jest.SpyInstance;
+  let stack = layers.get(spy);
+  if (!stack) {
+    const remove = spy.mockRestore.bind(spy);
+    const own: Impl[] = [];
+    stack = own;
+    layers.set(spy, own);
+    spy.mockRestore = () => {
+      if (own.length === 0) return remove();
+      spy.mockReset();
+      spy.mockImplementation(own[own.length - 1] as never);
+    };
+    (spy as unknown as { removeLayers: () => void }).removeLayers = remove;
+  }
+  stack.push(impl);
+  spy.mockImplementation(impl as never);
+  const own = stack;
+  return () => {
+    const at = own.lastIndexOf(impl);
+    if (at >= 0) own.splice(at, 1);
+    if (own.length > 0) spy.mockImplementation(own[own.length - 1] as never);
+    else {
+      layers.delete(spy);
+      (spy as unknown as { removeLayers: () => void }).removeLayers();
+    }
+  };
 }
 
 /**
- * Puts a recording function under process.stderr.write, console.warn and console.error: it passes every write on and
- * keeps it for take(). A test's own jest.spyOn(...) wraps this function, so what the test captures never arrives here.
+ * Records what is written to process.stderr.write, console.warn and console.error, passing it on, for take(); call
+ * it in a beforeEach and restore() in the afterEach (quiet.ts does). The functions are layers of jest's own spies
+ * (spyLayer): a test's own spy covers them, so what the test captures never arrives here.
  */
 export function stderrGuard(): StderrGuard {
   let written: string[] = [];
@@ -13,16 +54,16 @@ export function stderrGuard(): StderrGuard {
     if (text.length > 0 && !text.startsWith('notice: ')) written.push(text);
   };
   const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+  const removers = [spyLayer(process.stderr, 'write', (chunk: string | Uint8Array, ...rest: unknown[]) => {
     keep(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-  }) as typeof process.stderr.write;
+  })];
   for (const level of ['warn', 'error'] as const) {
     const original = console[level].bind(console);
-    console[level] = (...args: unknown[]) => {
+    removers.push(spyLayer(console, level, (...args: unknown[]) => {
       keep(`console.${level}: ${args.map(String).join(' ')}\n`);
       original(...args);
-    };
+    }));
   }
   return {
     take: () => {
@@ -30,6 +71,7 @@ export function stderrGuard(): StderrGuard {
       written = [];
       return out;
     },
+    restore: () => removers.reverse().forEach((r) => r()),
   };
 }
 
@@ -57,26 +99,23 @@ export function warnedPaths(lines: readonly string[]): string[] {
  * For a test file whose constructs warn: records, in each test, what reaches stderr (cdk8s's `warning: <construct>:`
  * blocks) and console.warn (pulumi.log.warn without an engine), keeps it from the guard, and after the test asserts the
  * warnings' prop paths (`<construct>: <path>` for cdk8s, `<path>` for Pulumi) against `expected[<test name>]`
- * (default: none). Functions are replaced by hand, not with jest.spyOn, so a test's own spy still wraps them.
+ * (default: none). The recording is a layer of jest's own spy (spyLayer): a test's own jest.spyOn(process.stderr,
+ * 'write') covers it, so what that test captures is not counted here.
  */
 export function expectWarnings(expected: Readonly<Record<string, readonly string[]>>): void {
   let written: string[] = [];
-  let restore: (() => void) | undefined;
+  let removers: (() => void)[] = [];
   beforeEach(() => {
     written = [];
-    const write = process.stderr.write;
-    const warn = console.warn;
-    process.stderr.write = ((chunk: string | Uint8Array) => (written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')), true)) as typeof process.stderr.write;
-    console.warn = (...args: unknown[]) => {
-      written.push(`${args.map(String).join(' ')}\n`);
-    };
-    restore = () => {
-      process.stderr.write = write;
-      console.warn = warn;
-    };
+    removers = [
+      spyLayer(process.stderr, 'write', (chunk: string | Uint8Array) => (written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')), true)),
+      spyLayer(console, 'warn', (...args: unknown[]) => {
+        written.push(`${args.map(String).join(' ')}\n`);
+      }),
+    ];
   });
   afterEach(() => {
-    restore?.();
+    removers.reverse().forEach((r) => r());
     const name = expect.getState().currentTestName ?? '';
     expect({ test: name, warned: warningPaths(written.join('')) }).toEqual({ test: name, warned: expected[name] ?? [] });
   });
