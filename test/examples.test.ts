@@ -18,7 +18,7 @@ function synthExample(name: string): { outdir: string; stderr: string } {
     chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return true;
   });
-  // The App's one line per node (where the host files went) stays off the test output.
+  // Nothing of a synth goes to stdout (the cdk8s CLI never shows it): the App says where the host files went on stderr.
   const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
   try {
     jest.isolateModules(() => require(path.join(EXAMPLES, name, 'main.ts')));

@@ -30,7 +30,7 @@ function loadedAfter(code: string): Loaded {
     }));`;
   const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', probe], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: 'tsconfig.dev.json' } });
   if (r.status !== 0) throw new Error(`node failed: ${r.stderr}`);
-  // The last line: an App's synth prints where the host files went before it.
+  // The last line (an App's synth says where the host files went on stderr; nothing else should be before it).
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Loaded;
 }
 

@@ -15,8 +15,10 @@ import { appChecks } from './checks';
  * when one fails), writes the manifests, then each node's merged `<outdir>/hosts/<node>/user-data` and
  * `<outdir>/hosts/<node>/ignition.json` (0600 when they embed a secret), and each WireGuard interface's config as
  * `<outdir>/hosts/<node>/<interface>.conf` (0600), the file to copy onto a running node after a change. It prints one
- * line per node on stdout (`host files: <outdir>/hosts/<node>/ (user-data, ignition.json, wg0.conf)`), and writes no
- * `<chart>.k8s.yaml` for a chart without manifests.
+ * line per node on stderr (`host files: <outdir>/hosts/<node>/ (user-data, ignition.json, wg0.conf)`): the cdk8s CLI
+ * keeps the app's stdout to itself and passes its stderr through, so `cdk8s synth` shows where the files went, also
+ * after "No manifests synthesized" for an app of host files only. It writes no `<chart>.k8s.yaml` for a chart without
+ * manifests.
  */
 export class App extends Cdk8sApp {
   public constructor(props: AppProps = {}) {
@@ -66,8 +68,10 @@ export class App extends Cdk8sApp {
     }
     for (const h of checks.hosts) {
       writeHost(this.outdir, h.plan, h.ignitionVersion);
-      // `cdk8s synth` lists the manifests; this says where each node's files went.
-      process.stdout.write(`host files: ${path.join(this.outdir, 'hosts', h.plan.node)}/ (${hostFileNames(h.plan).join(', ')})\n`);
+      // `cdk8s synth` lists the manifests; this says where each node's files went. On stderr: the CLI runs the app
+      // with stdout piped into a buffer it never prints (cdk8s-cli 2.207.60 lib/util.js shell(): stdio ['inherit',
+      // 'pipe', 'inherit']), stderr inherited.
+      process.stderr.write(`host files: ${path.join(this.outdir, 'hosts', h.plan.node)}/ (${hostFileNames(h.plan).join(', ')})\n`);
     }
   }
 }

@@ -8,7 +8,7 @@ import { emitObject } from '../../src/cdk8s/base';
 import { KEYS, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
 import * as cloudInit from '../../src/host/cloud-init';
-import { expectWarnings } from '../helpers/stderr-guard';
+import { captureStderr, expectWarnings } from '../helpers/stderr-guard';
 
 function tmp(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'tw-cdk8s-'));
@@ -56,7 +56,7 @@ describe('cdk8s App', () => {
     const app = new App({ outdir });
     const render = jest.spyOn(cloudInit, 'renderCloudConfig');
     new WireguardMesh(new Chart(app, 'overlay'), 'mesh', threeNodeMesh());
-    captureStdout(() => app.synth());
+    app.synth();
     // Issue 30: three nodes, three renderings (each under 16 KiB, so each was measured); before, six.
     expect(render).toHaveBeenCalledTimes(3);
     const written = ['site-a', 'site-b', 'site-c'].map((n) => fs.readFileSync(path.join(outdir, 'hosts', n, 'user-data'), 'utf8'));
@@ -79,7 +79,7 @@ describe('cdk8s App', () => {
     const app = new App({ outdir });
     const mesh = new WireguardMesh(new Chart(app, 'overlay'), 'mesh', threeNodeMesh());
     mesh.plan.nodes['site-a'].wireguard.peers.push({ comment: 'site-d', publicKey: KEYS.c.publicKey, allowedIPs: ['10.10.0.4/32'] });
-    captureStdout(() => app.synth());
+    app.synth();
     const dir = path.join(outdir, 'hosts', 'site-a');
     expect(fs.readFileSync(path.join(dir, 'wg0.conf'), 'utf8')).toContain('10.10.0.4/32');
     expect(fs.readFileSync(path.join(dir, 'user-data'), 'utf8')).toContain('10.10.0.4/32');
@@ -101,7 +101,7 @@ describe('cdk8s App', () => {
     const chart = new Chart(app, 'overlay');
     new WireguardMesh(chart, 'mesh', threeNodeMesh());
     emitObject(chart, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' }, data: {} } as never);
-    captureStdout(() => app.synth());
+    app.synth();
     expect(fs.readFileSync(path.join(outdir, 'overlay.k8s.yaml'), 'utf8')).toContain('kind: ConfigMap');
   });
 
@@ -110,15 +110,19 @@ describe('cdk8s App', () => {
     const app = new App({ outdir });
     const chart = new Chart(app, 'overlay');
     const mesh = new WireguardMesh(chart, 'mesh', threeNodeMesh());
-    const stdout = captureStdout(() => app.synth());
+    let stdout = '';
+    const { lines } = captureStderr(() => {
+      stdout = captureStdout(() => app.synth());
+    });
     // A chart with only host artefacts writes no empty overlay.k8s.yaml.
     expect(listFiles(outdir)).toEqual([
       'hosts/site-a/ignition.json', 'hosts/site-a/user-data', 'hosts/site-a/wg0.conf',
       'hosts/site-b/ignition.json', 'hosts/site-b/user-data', 'hosts/site-b/wg0.conf',
       'hosts/site-c/ignition.json', 'hosts/site-c/user-data', 'hosts/site-c/wg0.conf',
     ]);
-    // Synth says where each node's files went.
-    expect(stdout).toBe(['site-a', 'site-b', 'site-c'].map((n) => `host files: ${outdir}/hosts/${n}/ (user-data, ignition.json, wg0.conf)\n`).join(''));
+    // Synth says where each node's files went, on stderr (the cdk8s CLI prints the app's stderr, never its stdout).
+    expect(lines.filter((l) => l.startsWith('host files: '))).toEqual(['site-a', 'site-b', 'site-c'].map((n) => `host files: ${outdir}/hosts/${n}/ (user-data, ignition.json, wg0.conf)`));
+    expect(stdout).toBe('');
     // The day-2 file is the interface config the node runs, 0600, and the construct exposes the same text.
     const conf = fs.readFileSync(path.join(outdir, 'hosts/site-b/wg0.conf'), 'utf8');
     expect(conf).toBe(planWireguardMesh(threeNodeMesh()).nodes['site-b'].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content);
@@ -150,7 +154,7 @@ describe('cdk8s App', () => {
       const node = new WireguardOverlayNode(new Chart(app, 'lab'), 'node', p);
       const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
       try {
-        captureStdout(() => app.synth());
+        app.synth();
       } finally {
         write.mockRestore();
       }

@@ -121,11 +121,14 @@ export function expectWarnings(expected: Readonly<Record<string, readonly string
   });
 }
 
-/** `<construct>: <path>` per cdk8s warning line, `<path>` per Pulumi warning line, other lines whole. */
+/**
+ * `<construct>: <path>` per cdk8s warning line, `<path>` per Pulumi warning line, other lines whole; the App's
+ * `host files: <dir> (…)` lines (where it wrote each node's files, not a warning) are left out.
+ */
 export function warningPaths(text: string): string[] {
   let header = '';
   const out: string[] = [];
-  for (const line of text.split('\n').filter((l) => l.length > 0)) {
+  for (const line of text.split('\n').filter((l) => l.length > 0 && !l.startsWith('host files: '))) {
     const block = /^warning: ([^:]+):$/.exec(line);
     if (block) header = block[1];
     else if (line.startsWith('  ')) out.push(`${header}: ${line.trim().split(': ')[0]}`);
