@@ -437,8 +437,11 @@ function checkNetwork(input: Record<string, unknown>, wireguardRow: ProviderRow 
     if (ip && !cluster.some((c) => cidrContainsIp(c.value, ip))) push('clusterDnsIp', 'outside', `expected the kube-dns ClusterIP inside the cluster CIDRs, ${received(input.clusterDnsIp)}`);
   } else if (input.clusterDnsIp === undefined && Array.isArray(input.clusterCidrs)) {
     // The same default the render takes (parseCidr reads any value; a malformed one is the schema's to report).
-    if (clusterDnsIpOf({ clusterCidrs: input.clusterCidrs as string[] }) === undefined) {
-      push('clusterDnsIp', 'required', 'required unless clusterCidrs[1] is the IPv4 service CIDR (its .10 is the default)');
+    // Reported at the prop the user wrote (issue 47): clusterDnsIp is a default they may never have heard of.
+    const cidrs = input.clusterCidrs as unknown[];
+    if (cidrs.length > 0 && clusterDnsIpOf({ clusterCidrs: cidrs as string[] }) === undefined) {
+      if (cidrs.length < 2) push('clusterCidrs', 'service-cidr', `has no service CIDR to take the kube-dns address from: add the cluster's service CIDR as clusterCidrs[1] (k3s: 10.43.0.0/16, kubeadm: 10.96.0.0/12; kube-dns is its .10), or set clusterDnsIp to the kube-dns ClusterIP (kubectl -n kube-system get service kube-dns)`);
+      else push('clusterCidrs[1]', 'service-cidr', 'is not an IPv4 service CIDR, and kube-dns\'s default address (the service CIDR\'s .10) is taken from an IPv4 one: set clusterDnsIp to the kube-dns ClusterIP (kubectl -n kube-system get service kube-dns), or put the IPv4 service CIDR at clusterCidrs[1]');
     }
   }
 }

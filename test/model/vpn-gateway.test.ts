@@ -186,21 +186,23 @@ describe('VpnGateway validation: the provider matrix', () => {
     ['fails a cluster DNS IP outside the cluster CIDRs', on('nordvpn', (p) => { p.clusterDnsIp = '192.168.1.53'; }), [
       { path: 'clusterDnsIp', code: 'outside', message: 'expected the kube-dns ClusterIP inside the cluster CIDRs, received "192.168.1.53"' },
     ]],
+    // Issue 47: at the prop the user wrote, with what to add; clusterDnsIp is a default they may never have set.
     ['fails without a service CIDR to derive the DNS IP from', on('nordvpn', (p) => { p.clusterCidrs = ['10.1.0.0/16']; }), [
-      { path: 'clusterDnsIp', code: 'required', message: 'required unless clusterCidrs[1] is the IPv4 service CIDR (its .10 is the default)' },
+      { path: 'clusterCidrs', code: 'service-cidr', message: 'has no service CIDR to take the kube-dns address from: add the cluster\'s service CIDR as clusterCidrs[1] (k3s: 10.43.0.0/16, kubeadm: 10.96.0.0/12; kube-dns is its .10), or set clusterDnsIp to the kube-dns ClusterIP (kubectl -n kube-system get service kube-dns)' },
     ]],
+    ['control: the same pod CIDR with the service CIDR beside it passes', on('nordvpn', (p) => { p.clusterCidrs = ['10.1.0.0/16', '10.43.0.0/16']; }), []],
+    ['control: the same pod CIDR with clusterDnsIp set passes', on('nordvpn', (p) => { p.clusterCidrs = ['10.1.0.0/16']; p.clusterDnsIp = '10.1.0.10'; }), []],
     ['fails a default route in nodeCidrs', on('nordvpn', (p) => { p.nodeCidrs = ['0.0.0.0/0']; }), [
       { path: 'nodeCidrs[0]', code: 'default-route', message: 'expected a local network, received a default route: it would keep everything off the VPN' },
     ]],
     ['fails a namespace that is not a DNS label', on('nordvpn', (p) => { p.namespace = 'VPN'; }), [
       { path: 'namespace', code: 'namespace', message: 'expected a DNS label (lowercase letters, digits and "-", ≤ 63 characters), received "VPN"' },
     ]],
-    ['fails empty cluster CIDRs (and so no service CIDR to take the DNS address from)', on('nordvpn', (p) => { p.clusterCidrs = []; }), [
+    ['fails empty cluster CIDRs (once: the service CIDR it lacks is part of what it says)', on('nordvpn', (p) => { p.clusterCidrs = []; }), [
       { path: 'clusterCidrs', code: 'required', message: 'expected the pod and service CIDRs: they are never routed through the VPN' },
-      { path: 'clusterDnsIp', code: 'required', message: 'required unless clusterCidrs[1] is the IPv4 service CIDR (its .10 is the default)' },
     ]],
     ['fails an IPv6 service CIDR without clusterDnsIp (the .10 default is IPv4 only)', on('nordvpn', (p) => { p.clusterCidrs = ['10.1.0.0/16', 'fd00:43::/112']; }), [
-      { path: 'clusterDnsIp', code: 'required', message: 'required unless clusterCidrs[1] is the IPv4 service CIDR (its .10 is the default)' },
+      { path: 'clusterCidrs[1]', code: 'service-cidr', message: 'is not an IPv4 service CIDR, and kube-dns\'s default address (the service CIDR\'s .10) is taken from an IPv4 one: set clusterDnsIp to the kube-dns ClusterIP (kubectl -n kube-system get service kube-dns), or put the IPv4 service CIDR at clusterCidrs[1]' },
     ]],
   ];
 
