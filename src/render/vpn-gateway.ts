@@ -468,7 +468,8 @@ export function vpnGatewayClaims(props: VpnGatewayProps): Claim[] {
     what: `VXLAN id ${f.vxlanId}${props.vxlanId === undefined ? ' (the default)' : ''} in cluster "${f.cluster}"`,
     remedy: 'set a different `vxlanId` (1 to 16777215) on one of the two gateways: each gateway of a cluster needs its own' }];
   const key = props.wireguardPrivateKeySecret;
-  if (key) claims.push({ key: `cluster/${f.cluster}/wireguard-key/${f.namespace}/${key.name}/${key.key ?? 'private-key'}`, path: 'wireguardPrivateKeySecret', what: `WireGuard key ${f.namespace}/${key.name} (a key used by two gateways steals the session)` });
+  if (key) claims.push({ key: `cluster/${f.cluster}/wireguard-key/${f.namespace}/${key.name}/${key.key ?? 'private-key'}`, path: 'wireguardPrivateKeySecret', what: `WireGuard key ${f.namespace}/${key.name} (a key used by two gateways steals the session)`,
+    remedy: 'give each gateway a key of its own: generate one (`wg genkey`), register its public key with the provider as another device, and put it in a Secret (or a key of the Secret) that only this gateway names' });
   // The one server the gateway is pinned to, and the prop that pins it (where a clash is reported).
   const pinned = props.vpnEndpointIp ? { server: `${props.vpnEndpointIp}:${props.vpnEndpointPort}`, path: 'vpnEndpointIp' }
     : props.serverHostnames?.length === 1 ? { server: props.serverHostnames[0], path: 'serverHostnames[0]' }

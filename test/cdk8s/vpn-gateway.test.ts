@@ -92,9 +92,17 @@ describe('cdk8s VpnGateway', () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).problems).toEqual([
       { path: 'vpn/eu:vxlanId', code: 'claimed-twice', message: 'VXLAN id 42 (the default) in cluster "default" is already claimed by vpn/us:vxlanId: set a different `vxlanId` (1 to 16777215) on one of the two gateways: each gateway of a cluster needs its own' },
-      { path: 'vpn/eu:wireguardPrivateKeySecret', code: 'claimed-twice', message: 'WireGuard key vpn-gateway/nordvpn-wireguard (a key used by two gateways steals the session) is already claimed by vpn/us:wireguardPrivateKeySecret' },
+      { path: 'vpn/eu:wireguardPrivateKeySecret', code: 'claimed-twice', message: 'WireGuard key vpn-gateway/nordvpn-wireguard (a key used by two gateways steals the session) is already claimed by vpn/us:wireguardPrivateKeySecret: give each gateway a key of its own: generate one (`wg genkey`), register its public key with the provider as another device, and put it in a Secret (or a key of the Secret) that only this gateway names' },
     ]);
     expect(fs.readdirSync(a.outdir)).toEqual([]);
+  });
+
+  it('control: two gateways, each with a VXLAN id and a key Secret of its own, pass', () => {
+    const a = app();
+    const chart = new Chart(a, 'vpn');
+    new VpnGateway(chart, 'us', { ...nordvpnGateway(), name: 'us', serverCountries: ['United States'] });
+    new VpnGateway(chart, 'eu', { ...nordvpnGateway(), name: 'eu', vxlanId: 43, wireguardPrivateKeySecret: { name: 'nordvpn-wireguard-eu' } });
+    expect(a.checkHosts().problems).toEqual([]);
   });
 
   it('accepts the same VXLAN id in two clusters', () => {

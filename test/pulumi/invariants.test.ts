@@ -55,7 +55,7 @@ const CLASHES: [string, Build, Build, Problem[], Build][] = [
   ['two VpnGateways with one WireGuard key Secret',
     () => new tw.VpnGateway('us', { ...nordvpnGateway(), name: 'us' }),
     () => new tw.VpnGateway('eu', { ...nordvpnGateway(), name: 'eu', vxlanId: 43 }),
-    [{ path: 'eu:wireguardPrivateKeySecret', code: 'claimed-twice', message: 'WireGuard key vpn-gateway/nordvpn-wireguard (a key used by two gateways steals the session) is already claimed by us:wireguardPrivateKeySecret' }],
+    [{ path: 'eu:wireguardPrivateKeySecret', code: 'claimed-twice', message: 'WireGuard key vpn-gateway/nordvpn-wireguard (a key used by two gateways steals the session) is already claimed by us:wireguardPrivateKeySecret: give each gateway a key of its own: generate one (`wg genkey`), register its public key with the provider as another device, and put it in a Secret (or a key of the Secret) that only this gateway names' }],
     () => new tw.VpnGateway('eu', { ...nordvpnGateway(), name: 'eu', vxlanId: 43, wireguardPrivateKeySecret: { name: 'eu-key' } })],
   ['two VpnGateways in two clusters pinned to one server with one key',
     () => new tw.VpnGateway('prod', { ...gatewayNoKey(), cluster: 'prod', wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' }, serverHostnames: ['ch1.nordvpn.com'] }),

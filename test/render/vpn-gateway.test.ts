@@ -363,7 +363,7 @@ describe('port forwarding to a StatefulSet whose name has a dash (pod-gateway lo
 
 describe('what a gateway claims across an App', () => {
   const VXLAN = { key: 'cluster/default/vxlan/42', path: 'vxlanId', what: 'VXLAN id 42 (the default) in cluster "default"', remedy: 'set a different `vxlanId` (1 to 16777215) on one of the two gateways: each gateway of a cluster needs its own' };
-  const KEY = { key: 'cluster/default/wireguard-key/vpn-gateway/nordvpn-wireguard/private-key', path: 'wireguardPrivateKeySecret', what: 'WireGuard key vpn-gateway/nordvpn-wireguard (a key used by two gateways steals the session)' };
+  const KEY = { key: 'cluster/default/wireguard-key/vpn-gateway/nordvpn-wireguard/private-key', path: 'wireguardPrivateKeySecret', what: 'WireGuard key vpn-gateway/nordvpn-wireguard (a key used by two gateways steals the session)', remedy: 'give each gateway a key of its own: generate one (`wg genkey`), register its public key with the provider as another device, and put it in a Secret (or a key of the Secret) that only this gateway names' };
   const server = (provider: string, name: string, credential: string, path: string) => ({
     key: `vpn-server/${provider}/${name}/${credential}`, path, what: `VPN server ${name} with the credential ${credential} (two gateways on one server and account steal each other's session)`,
   });
