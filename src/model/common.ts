@@ -44,8 +44,26 @@ export const KEY_FIELD_MESSAGE = 'expected a WireGuard public key: base64 of 32 
 
 /** Quotes a received value for a message: any value at all, and never a whole object, a huge string or a secret. */
 export function received(value: unknown): string {
+  const deferred = deferredValue(value);
+  if (deferred) return `received ${deferred}`;
   const look = secretLook(value);
   return look ? `received ${notShown(look)}` : `received ${describeValue(value)}`;
+}
+
+/**
+ * A value that has none yet, as a message names it with what to do: a Pulumi `Output` (marked `__pulumiOutput`, as
+ * `pulumi.Output.isInstance` reads it: @pulumi/pulumi output.js) or a Promise, in a prop the checks read when the
+ * component is planned. Undefined for any other value.
+ */
+export function deferredValue(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if ((value as { __pulumiOutput?: unknown }).__pulumiOutput === true) {
+    return 'a Pulumi Output, whose value is not known when the component is planned (this prop is checked then): pass a plain value, or create the component inside the Output\'s apply, `output.apply((v) => new Component(name, { ...args, prop: v }))` (`pulumi.all([...]).apply(...)` for several; a preview shows it once the value is known)';
+  }
+  if (typeof (value as { then?: unknown }).then === 'function') {
+    return 'a Promise, whose value is not known when the component is planned (this prop is checked then): await it and pass its value';
+  }
+  return undefined;
 }
 
 /** A secret-looking value as a message names it: what it looks like and where it belongs, never the value. */
@@ -198,6 +216,10 @@ export function zodProblems(error: z.ZodError): Problem[] {
       // Whatever the check, a prop left out is a required prop missing.
       code = 'required';
       message = `required: ${message.replace(/, received undefined$/, '')}`;
+    } else if (deferredValue(value)) {
+      // zod names the class ("received OutputImpl"): say what it is and what to do (issue 47).
+      code = 'type';
+      message = `${message.replace(/, received .*$/, '')}, ${received(value)}`;
     } else {
       code = issue.code === 'invalid_type' ? 'type' : issue.code === 'invalid_value' ? 'enum' : issue.code === 'invalid_format' ? 'format' : issue.code;
       // received() shows objects and lists by their kind only: they may hold secrets (a URL with a token, a credential).

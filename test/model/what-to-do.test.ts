@@ -1,7 +1,10 @@
 import { checkClaims, planWireguardOverlayNode, validateEgressSteering, validateKillSwitch, validateVpnGateway, validateWireguardOverlayNode, ValidationError, vpnGatewayClaims } from '../../src';
+import * as pulumi from '@pulumi/pulumi';
 import { nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA } from '../helpers/fixtures';
 
 const PROVIDERS_TEXT = 'expected one of "nordvpn", "protonvpn", "mullvad", "surfshark", "ivpn", "windscribe", "airvpn", "fastestvpn", "private internet access", "custom" (or "pia")';
+
+const OUTPUT = 'a Pulumi Output, whose value is not known when the component is planned (this prop is checked then): pass a plain value, or create the component inside the Output\'s apply, `output.apply((v) => new Component(name, { ...args, prop: v }))` (`pulumi.all([...]).apply(...)` for several; a preview shows it once the value is known)';
 
 /** Refusals a new user meets first, each with its whole message: what is wrong and what to do. */
 describe('errors that say what to do', () => {
@@ -27,6 +30,19 @@ describe('errors that say what to do', () => {
       [{ path: 'eu:vxlanId', code: 'claimed-twice', message: 'VXLAN id 42 (the default) in cluster "default" is already claimed by us:vxlanId: set a different `vxlanId` (1 to 16777215) on one of the two gateways: each gateway of a cluster needs its own' }]],
     ['two gateways with one VXLAN id written', () => checkClaims([{ construct: 'us', claims: vpnGatewayClaims({ ...nordvpnGateway(), vxlanId: 7 }) }, { construct: 'eu', claims: vpnGatewayClaims({ ...nordvpnGateway(), vxlanId: 7, name: 'eu', wireguardPrivateKeySecret: { name: 'eu-key' } }) }]),
       [{ path: 'eu:vxlanId', code: 'claimed-twice', message: 'VXLAN id 7 in cluster "default" is already claimed by us:vxlanId: set a different `vxlanId` (1 to 16777215) on one of the two gateways: each gateway of a cluster needs its own' }]],
+    // Issue 47: the prop the user wrote, not the default derived from it (clusterDnsIp), with what to add.
+    ['cluster CIDRs without the service range', () => validateVpnGateway({ ...nordvpnGateway(), clusterCidrs: ['10.42.0.0/16'] }),
+      [{ path: 'clusterCidrs', code: 'service-cidr', message: 'has no service CIDR to take the kube-dns address from: add the cluster\'s service CIDR as clusterCidrs[1] (k3s: 10.43.0.0/16, kubeadm: 10.96.0.0/12; kube-dns is its .10), or set clusterDnsIp to the kube-dns ClusterIP (kubectl -n kube-system get service kube-dns)' }]],
+    ['two gateways with one WireGuard key Secret', () => checkClaims([{ construct: 'us', claims: vpnGatewayClaims(nordvpnGateway()) }, { construct: 'eu', claims: vpnGatewayClaims({ ...nordvpnGateway(), name: 'eu', vxlanId: 43 }) }]),
+      [{ path: 'eu:wireguardPrivateKeySecret', code: 'claimed-twice', message: 'WireGuard key vpn-gateway/nordvpn-wireguard (a key used by two gateways steals the session) is already claimed by us:wireguardPrivateKeySecret: give each gateway a key of its own: generate one (`wg genkey`), register its public key with the provider as another device, and put it in a Secret (or a key of the Secret) that only this gateway names' }]],
+    ['a Pulumi Output in a prop the checks read', () => validateVpnGateway({ ...nordvpnGateway(), vxlanId: pulumi.output(43) as never }),
+      [{ path: 'vxlanId', code: 'type', message: `expected number, received ${OUTPUT}` }]],
+    ['a Pulumi Output in a list of CIDRs', () => validateVpnGateway({ ...nordvpnGateway(), nodeCidrs: [pulumi.output('192.168.1.0/24') as never] }),
+      [{ path: 'nodeCidrs[0]', code: 'type', message: `expected string, received ${OUTPUT}` }]],
+    ['a Promise in a prop the checks read', () => validateVpnGateway({ ...nordvpnGateway(), vxlanId: Promise.resolve(43) as never }),
+      [{ path: 'vxlanId', code: 'type', message: 'expected number, received a Promise, whose value is not known when the component is planned (this prop is checked then): await it and pass its value' }]],
+    ['an object of another class is still named by its kind only (the control)', () => validateVpnGateway({ ...nordvpnGateway(), vxlanId: new Date(0) as never }),
+      [{ path: 'vxlanId', code: 'type', message: 'expected number, received Date' }]],
   ])('%s', (_name, run, expected) => {
     expect(run()).toEqual(expected);
   });

@@ -3,6 +3,7 @@ import { planWireguardMesh, planWireguardOverlayNode, renderHostArtefacts, Valid
 import { KEYS, nordvpnGateway, prodSteering, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { recordResources, settle, valueOf } from '../helpers/pulumi';
 import { expectWarnings } from '../helpers/stderr-guard';
+import { thrown } from '../helpers/thrown';
 
 const seen = recordResources();
 // Loaded after the mocks are in place, as Pulumi's own tests do.
@@ -114,6 +115,20 @@ describe('Pulumi components', () => {
     const volumes = (deployment.inputs.spec as { template: { spec: { volumes: { name: string; projected?: { sources: { secret: { name: string; items: { key: string }[] } }[] } }[] } } }).template.spec.volumes;
     expect(volumes.find((v) => v.name === 'gluetun-secrets')!.projected!.sources[0].secret).toEqual({ name: 'made-by-another-stack', items: [{ key: 'wg.key', path: 'wireguard_private_key' }] });
     expect(JSON.stringify(seen.map((r) => r.inputs))).not.toContain('tw-input-');
+  });
+
+  it('refuses an Output in a prop the checks read, saying it is a Pulumi Output and what to do, and registers nothing; the same value plain registers', async () => {
+    const error = thrown(() => new tw.VpnGateway('pending', { ...nordvpnGateway(), vxlanId: pulumi.output(43) as never }));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error!.message.split('\n')).toEqual([
+      'invalid VpnGateway props at pending:',
+      'vxlanId: expected number, received a Pulumi Output, whose value is not known when the component is planned (this prop is checked then): pass a plain value, or create the component inside the Output\'s apply, `output.apply((v) => new Component(name, { ...args, prop: v }))` (`pulumi.all([...]).apply(...)` for several; a preview shows it once the value is known)',
+    ]);
+    await settle();
+    expect(seen).toEqual([]);
+    new tw.VpnGateway('plain', { ...nordvpnGateway(), vxlanId: 43 });
+    await settle();
+    expect(seen.length).toBeGreaterThan(0);
   });
 });
 
