@@ -261,6 +261,17 @@ export function quotedList(values: readonly unknown[], max = 10): string {
 const KEY_FIELDS = /^(publicKey|privateKey|presharedKey|wireguardPublicKey|url)$/;
 
 /**
+ * Fields that hold a path on a host: where a secret is, not a secret. A vault agent's sink or a mounted Secret may have
+ * a random name (`/run/secrets/Kx9dF3mP2qR7vT1wZ5aB`), so an absolute path there is never refused as a secret (issue
+ * 47); a WireGuard key pasted there still is (44 characters of base64 that end in "=", a path in name only).
+ */
+const PATH_FIELDS = /^(file|binary|textfileDirectory|mountPath)$/;
+
+function isHostPath(text: string): boolean {
+  return text.startsWith('/') && !/^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/.test(text);
+}
+
+/**
  * Every string (value or object key) in the props that looks like a secret, outside the fields meant for one: such a
  * value would otherwise reach a ConfigMap, a label or an argument, readable by anyone who can read the object.
  * Linear in the size of the props; cycles are visited once.
@@ -272,12 +283,17 @@ export function secretValueProblems(input: unknown): Problem[] {
     if (typeof v === 'string') {
       // A lone UTF-16 surrogate has no UTF-8 form: every file, URL and manifest it reached would fail to encode.
       if (!isWellFormedText(v)) out.push({ path: joinPath(path), code: 'unicode', message: 'expected text without lone UTF-16 surrogates (it has no UTF-8 form, so no file or manifest could hold it)' });
-      const look = secretLook(v);
       const last = path[path.length - 1];
-      if (look && !(typeof last === 'string' && KEY_FIELDS.test(last))) out.push(secretProblem(joinPath(path), look, 'this looks like'));
+      if (typeof last === 'string' && (KEY_FIELDS.test(last) || (PATH_FIELDS.test(last) && isHostPath(v)))) return;
+      const look = secretLook(v);
+      if (look) out.push(secretProblem(joinPath(path), look, 'this looks like'));
       return;
     }
     if (typeof v !== 'object' || v === null || seen.has(v) || path.length > 32) return;
+    // An object or a list given to a secret-bearing field: the schema refuses its type at the field; what is inside
+    // (keys included) is the secret's, never named in a problem (issue 47).
+    const field = path[path.length - 1];
+    if (typeof field === 'string' && (KEY_FIELDS.test(field) || SECRET_PROPS.test(field))) return;
     seen.add(v);
     let entries: [string, unknown][];
     try {
@@ -332,11 +348,17 @@ export function asArray(v: unknown): unknown[] {
  */
 export function redactProblems(problems: readonly Problem[]): Problem[] {
   return problems.map((p) => {
-    const path = redactQuoted(p.path);
-    const message = redactQuoted(p.message);
+    // Below a secret-bearing field (`privateKey: { value: '…' }`), the keys and values of what was given are the
+    // secret's: the problem is reported at the field, and nothing quoted in it is shown (issue 47).
+    const inside = SECRET_FIELD_INSIDE.exec(p.path);
+    const path = inside ? p.path.slice(0, inside.index + inside[0].length) : redactQuoted(p.path);
+    const message = inside ? p.message.replace(/"(?:[^"\\]|\\.)*"/g, '(not shown: inside a secret field)') : redactQuoted(p.message);
     return path === p.path && message === p.message ? p : { ...p, path, message };
   });
 }
+
+/** A secret-bearing field (a key, a password, an API key, a URL that may carry a token) with a path below it. */
+const SECRET_FIELD_INSIDE = /(?:^|[.:])(?:privateKey|presharedKey|publicKey|[A-Za-z]*PublicKey|password|apiKey|apikey|url)(?=[.[])/;
 
 function redactQuoted(text: string): string {
   if (!text.includes('"')) return text;

@@ -59,13 +59,34 @@ function withValue(base: unknown, path: (string | number)[], value: unknown): un
 }
 
 /**
- * What must never come back in a message: the value put into a secret-bearing field, or the marker inside an object
- * (a whole user object is never echoed). A plain string in another field may be quoted: that is the point of a message.
+ * What must never come back in a message: the value put into a secret-bearing field (every string inside it, keys
+ * included, when it is an object or a list), or the marker inside an object (a whole user object is never echoed). A
+ * plain string in another field may be quoted: that is the point of a message.
  */
-function forbiddenFor(path: (string | number)[], value: unknown): string | undefined {
-  if (SECRET_FIELDS.test(String(path[path.length - 1] ?? '')) && typeof value === 'string' && value.length > 8) return value.slice(0, 200);
-  if (typeof value === 'object' && value !== null && !Array.isArray(value) && hasMarker(value)) return MARKER;
-  return undefined;
+function forbiddenFor(path: (string | number)[], value: unknown): string[] {
+  const out: string[] = [];
+  if (SECRET_FIELDS.test(String(path[path.length - 1] ?? ''))) {
+    // Issue 47: under a secret-bearing field, every string inside the value is secret too, however deep (an object or
+    // a list holding the key: `privateKey: { value: '…' }`), and so is every key of its objects.
+    for (const text of stringsIn(value)) if (text.length > 8) out.push(text.slice(0, 200));
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && hasMarker(value)) out.push(MARKER);
+  return out;
+}
+
+/** Every string in a value: itself, or the values and keys of its objects, lists, Maps and Sets (cycles once). */
+function stringsIn(value: unknown, seen = new Set<unknown>()): string[] {
+  if (typeof value === 'string') return [value];
+  if (typeof value !== 'object' || value === null || seen.has(value)) return [];
+  seen.add(value);
+  try {
+    if (value instanceof Map) return [...value.entries()].flatMap(([k, v]) => [...stringsIn(k, seen), ...stringsIn(v, seen)]);
+    if (value instanceof Set) return [...value].flatMap((v) => stringsIn(v, seen));
+    if (Array.isArray(value)) return value.flatMap((v) => stringsIn(v, seen));
+    return Object.entries(value).flatMap(([k, v]) => [k, ...stringsIn(v, seen)]);
+  } catch {
+    return [];
+  }
 }
 function hasMarker(value: object): boolean {
   try {
@@ -130,7 +151,8 @@ describe('bad input: a plan or a ValidationError, never a crash or an echoed sec
       fc.property(fc.nat({ max: all.length - 1 }), hostile, fc.boolean(), (i, value, whole) => {
         const path = whole && i % 7 === 0 ? [] : all[i];
         const input = withValue(base, path, value);
-        const secret = forbiddenFor(path, value);
+        const secrets = forbiddenFor(path, value);
+        const echoes = (text: string) => secrets.some((x) => text.includes(x));
         const at = ` (${name} at ${JSON.stringify(path)})`;
         let result: unknown;
         try {
@@ -140,7 +162,7 @@ describe('bad input: a plan or a ValidationError, never a crash or an echoed sec
           const error = e as ValidationError;
           must(error.problems.length > 0, `a ValidationError without problems${at}`);
           for (const p of error.problems) must(wellFormed(p), `a problem without path, code or message${at}`);
-          must(!secret || !error.message.includes(secret), `the error echoes a secret or a whole object${at}`);
+          must(!echoes(error.message), `the error echoes a secret or a whole object${at}`);
           f.refused++;
           result = undefined;
         }
@@ -149,12 +171,12 @@ describe('bad input: a plan or a ValidationError, never a crash or an echoed sec
         if (result !== undefined) {
           f.planned++;
           const warnings = JSON.stringify((result as { warnings?: unknown }).warnings ?? []);
-          must(!secret || !warnings.includes(secret), `a warning echoes a secret or a whole object${at}`);
+          must(!echoes(warnings), `a warning echoes a secret or a whole object${at}`);
           for (const w of ((result as { warnings?: unknown[] }).warnings ?? [])) must(wellFormed(w), `a warning without path, code or message${at}`);
           // A problems list (validate*) says where and what, for each problem, and echoes no secret either.
           if (Array.isArray(result)) {
             for (const p of result as unknown[]) must(wellFormed(p), `a problem without path, code or message${at}`);
-            must(!secret || !JSON.stringify(result).includes(secret), `a problem echoes a secret or a whole object${at}`);
+            must(!echoes(JSON.stringify(result)), `a problem echoes a secret or a whole object${at}`);
           }
         }
         f.inputs++;

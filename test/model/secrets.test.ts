@@ -152,3 +152,29 @@ describe('a key, a token or a password in any string field is never echoed', () 
     expect(validateVpnGateway(input)).toEqual([{ path: at, code: 'secret-value', message }]);
   });
 });
+
+describe('where a secret is, and what is inside a secret field (issue 47)', () => {
+  const RANDOM = 'Kx9dF3mP2qR7vT1wZ5aBc8';
+  const TOKEN_LOOK = "this looks like a token or key (a long random string), which is never taken inline here (not shown): put it in a Secret and pass the Secret's name (a `…Secret` prop), never the value";
+  const KEY = 'OFCo9jme+tsrIJZcDrZo1ZCxPTDiLhDSQPRhoBV/eEU=';
+  const withKeyFrom = (file: string) => ({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], privateKeyFrom: { file } }] });
+  const withPeerKey = (publicKey: unknown) => ({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], peers: [{ ...siteA().wireguard[0].peers[0], publicKey: publicKey as string }, siteA().wireguard[0].peers[1]] }] });
+  it.each<[string, () => unknown, unknown[]]>([
+    // A path is where a secret is: a vault agent's sink or a mounted Secret may have a random name.
+    ['a file path with a random name is taken', () => validateWireguardOverlayNode(withKeyFrom(`/run/secrets/${RANDOM}`)), []],
+    ['a path of random segments is taken', () => validateWireguardOverlayNode(withKeyFrom(`/run/k/${RANDOM}/${RANDOM}`)), []],
+    ['control: the same random name alone, where a path belongs, is still refused', () => validateWireguardOverlayNode(withKeyFrom(RANDOM)),
+      [{ path: 'wireguard[0].privateKeyFrom.file', code: 'secret-value', message: TOKEN_LOOK }]],
+    ['control: the same random name in a field that is no path is refused', () => validateWireguardOverlayNode({ ...siteA(), node: RANDOM }),
+      [{ path: 'node', code: 'secret-value', message: TOKEN_LOOK }]],
+    ['a WireGuard key pasted where its file belongs is refused, a leading "/" or not', () => validateWireguardOverlayNode(withKeyFrom(`/${KEY.slice(1)}`)),
+      [{ path: 'wireguard[0].privateKeyFrom.file', code: 'secret-value', message: 'this looks like a WireGuard key, which is never taken inline here (not shown): put a private key in a Secret, key `private-key`, and pass its name (or, on a host, in a root-only file named by `privateKeyFrom`); a public key belongs in a `publicKey` prop' }]],
+    // An object given to a key field: refused at the field; nothing inside it (its keys included) is named.
+    ['an object holding the key under a key field', () => validateWireguardOverlayNode(withPeerKey({ value: KEY, [RANDOM]: 1, hunter2hunter2: 'x' })),
+      [{ path: 'wireguard[0].peers[0].publicKey', code: 'type', message: 'expected string, received a value of the wrong type (not shown: it is secret)' }]],
+    ['a list holding the key under a key field', () => validateWireguardOverlayNode(withPeerKey(['hunter2hunter2'])),
+      [{ path: 'wireguard[0].peers[0].publicKey', code: 'type', message: 'expected string, received a value of the wrong type (not shown: it is secret)' }]],
+  ])('%s', (_name, run, expected) => {
+    expect(run()).toEqual(expected);
+  });
+});
