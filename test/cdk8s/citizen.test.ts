@@ -6,7 +6,7 @@ import { ValidationError } from '../../src';
 import { App, EgressConformance, KillSwitch, VpnGateway, WireguardMesh } from '../../src/cdk8s';
 import { checkIgnition } from '../../src/testing';
 import { homelabConformance, KEYS, nordvpnGateway, qbittorrentKillSwitch, threeNodeMesh } from '../helpers/fixtures';
-import { SCHEMA_DIR } from '../helpers/schemas';
+import { itWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
 import { thrown } from '../helpers/thrown';
 import { expectWarnings } from '../helpers/stderr-guard';
 
@@ -104,7 +104,7 @@ describe('errors a user can act on', () => {
     expect(error.problems.map((p) => p.path)).toEqual(['nodes[1].publicKey']);
   });
 
-  it('checkIgnition reads the JSON text a file or an output holds', () => {
+  itWithSchemas('checkIgnition reads the JSON text a file or an output holds', () => {
     const app = new App({ outdir: tmp() });
     const mesh = new WireguardMesh(new Chart(app, 'o'), 'm', threeNodeMesh());
     expect(checkIgnition(JSON.stringify(mesh.nodes['site-a'].ignition), SCHEMA_DIR)).toEqual([]);

@@ -6,8 +6,9 @@ export const SCHEMA_DIR = process.env.TUNNELWRIGHT_SCHEMAS ?? path.resolve(__dir
 export const HAVE_SCHEMAS = fs.existsSync(path.join(SCHEMA_DIR, 'schema-cloud-config-v1.json'));
 
 /**
- * `describe` for tests that need the upstream schemas: skipped with a notice when they are absent, except under
- * CI=true, where their absence fails.
+ * `describe` for tests that need the upstream schemas: skipped with a notice when they are absent (a fresh clone with
+ * nothing beside it: no npm package ships them, `scripts/schemas/manifest.json` names where each comes from), except
+ * under CI=true, where their absence fails.
  */
 export function describeWithSchemas(name: string, fn: () => void): void {
   if (HAVE_SCHEMAS) {
@@ -21,5 +22,19 @@ export function describeWithSchemas(name: string, fn: () => void): void {
   } else {
     process.stderr.write(`notice: skipping "${name}": no schemas at ${SCHEMA_DIR} (set TUNNELWRIGHT_SCHEMAS)\n`);
     describe.skip(name, fn);
+  }
+}
+
+/** `it` for one test that needs the upstream schemas, in a describe that does not: as describeWithSchemas. */
+export function itWithSchemas(name: string, fn: () => void | Promise<void>): void {
+  if (HAVE_SCHEMAS) {
+    it(name, fn);
+  } else if (process.env.CI === 'true') {
+    it(name, () => {
+      throw new Error(`schemas missing: ${SCHEMA_DIR} (set TUNNELWRIGHT_SCHEMAS); CI=true makes this a failure`);
+    });
+  } else {
+    process.stderr.write(`notice: skipping "${name}": no schemas at ${SCHEMA_DIR} (set TUNNELWRIGHT_SCHEMAS)\n`);
+    it.skip(name, fn);
   }
 }

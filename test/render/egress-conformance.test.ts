@@ -8,7 +8,7 @@ import type { VpnGatewayProps } from '../../src/model/vpn-gateway';
 import { EgressConformance, EgressSteering, VpnGateway } from '../../src/cdk8s';
 import { checkKubeObjects } from '../../src/testing';
 import { gatewayFor, homelabConformance, nordvpnGateway, prodSteering, wireguardSteering } from '../helpers/fixtures';
-import { SCHEMA_DIR } from '../helpers/schemas';
+import { itWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
 import { expectWarnings } from '../helpers/stderr-guard';
 
 // The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
@@ -43,7 +43,7 @@ describe('planEgressConformance', () => {
     expect((plan.objects.at(-1) as unknown as { data: Record<string, string> }).data['egress-conformance.sh']).toBe(values.script);
   });
 
-  it('validates every object with kubernetes-models', () => {
+  itWithSchemas('validates every object with kubernetes-models', () => {
     expect(checkKubeObjects(plan.objects, SCHEMA_DIR)).toEqual([]);
     // The WireGuard steering the EgressSteering netns lab proves (test/system/egress-conformance-steering.test.ts).
     const lab = planEgressConformance({ ...homelabConformance(), vpnGateways: [], egressSteerings: [{ steering: { ...wireguardSteering(), namespaces: ['media'] }, probeNamespace: 'media' }] });
