@@ -125,7 +125,9 @@ project.npmignore?.addPatterns('!/src/', '!/src/**/*.ts', '!/lib/**/*.d.ts.map',
 project.npmignore?.addPatterns('/lib/zod.d.ts', '/lib/zod.d.ts.map', '/lib/zod.js.map');
 // `npm pack` (and publish) builds first: a tarball without lib/ is no package. It also bundles the upstream schemas
 // that tunnelwright/testing loads into schemas/ (copied and sha256-checked from $TUNNELWRIGHT_SCHEMAS or
-// ../shared/schemas, with SOURCES.md and licences: scripts/schemas/); postpack removes them, they are never committed.
+// ../shared/schemas, with SOURCES.md and licences: scripts/schemas/; where they are absent, as in a fresh clone with
+// nothing beside it, the pack goes on without them and SOURCES.md lists them); postpack removes them, they are never
+// committed.
 project.package.setScript('prepack', 'npx projen compile && node scripts/schemas/bundle.mjs');
 project.package.setScript('postpack', 'node scripts/schemas/bundle.mjs --clean');
 project.gitignore.addPatterns('/schemas/');

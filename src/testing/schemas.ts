@@ -123,12 +123,35 @@ goRegExp.code = 'goRegExp';
 
 const compiled = new Map<string, Validate>();
 
+interface ManifestEntry { file: string; what: string; repo: string; path: string; commit: string; sha256: string }
+
+/**
+ * Why a schema file is not there, and where it comes from: the manifest beside the bundled schemas (a package packed
+ * without it: scripts/schemas/bundle.mjs leaves out what it could not find) or the checkout's
+ * scripts/schemas/manifest.json.
+ */
+function missingSchema(schemaDir: string, file: string): string {
+  const manifests = [path.join(schemaDir, 'manifest.json'), path.resolve(__dirname, '..', '..', 'scripts', 'schemas', 'manifest.json')];
+  let entry: ManifestEntry | undefined;
+  for (const m of manifests) {
+    try {
+      entry = (JSON.parse(fs.readFileSync(m, 'utf8')) as { files: ManifestEntry[] }).files.find((f) => f.file === file);
+    } catch {
+      // no manifest there
+    }
+    if (entry) break;
+  }
+  const packed = fs.existsSync(path.join(schemaDir, 'SOURCES.md')) ? ' (this package was packed without it: see its SOURCES.md)' : '';
+  const where = entry ? `: fetch ${entry.what} from ${entry.repo} ${entry.path} at ${entry.commit} (sha256 ${entry.sha256}) into a folder with the other schemas, and pass that folder or set TUNNELWRIGHT_SCHEMAS to it` : ': pass a folder that holds it or set TUNNELWRIGHT_SCHEMAS to one';
+  return `tunnelwright/testing: schema ${file} is missing from ${schemaDir}${packed}${where}`;
+}
+
 /** A strict validator for one schema file in the directory (cached). Errors as `path: message` lines. */
 export function schemaValidator(schemaDir: string, file: string): Validate {
   const full = path.resolve(schemaDir, file);
   const hit = compiled.get(full);
   if (hit) return hit;
-  if (!fs.existsSync(full)) throw new Error(`tunnelwright/testing: schema ${file} is missing from ${schemaDir}`);
+  if (!fs.existsSync(full)) throw new Error(missingSchema(schemaDir, file));
   const schema = closeSchema(readSchema(full));
   const draft04 = String(schema.$schema ?? '').includes('draft-04');
   const options = { strict: false, allErrors: true, logger: false as const, validateFormats: true, code: { regExp: goRegExp } };

@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { checkCloudConfig, checkIgnition, checkKubeObjects, closeSchema, CUSTOM_RESOURCE_SCHEMAS, packagedSchemaDir, resolveSchemaDir } from '../../src/testing';
-import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+import { describeWithSchemas, itWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
 
 describe('closeSchema', () => {
   it('closes object schemas that list properties, but not the parts of an allOf', () => {
@@ -37,6 +39,37 @@ describe('resolveSchemaDir', () => {
       if (saved !== undefined) process.env.TUNNELWRIGHT_SCHEMAS = saved;
       else delete process.env.TUNNELWRIGHT_SCHEMAS;
     }
+  });
+});
+
+describe('a package packed where the schemas are absent (a fresh clone with nothing beside it)', () => {
+  const ROOT = path.resolve(__dirname, '../..');
+  const bundle = (from: string) => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-bundle-'));
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/schemas/bundle.mjs'), '--from', from, '--out', out], { encoding: 'utf8' });
+    return { out, status: r.status, stderr: r.stderr };
+  };
+
+  it('still packs: bundles none, lists each schema left out with its source, and a check that needs one names it', () => {
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-no-schemas-'));
+    const { out, status, stderr } = bundle(empty);
+    expect(status).toBe(0);
+    expect(stderr.split('\n')[0]).toBe(`bundle-schemas: 0 of 8 schemas from ${empty} into ${out}`);
+    expect(fs.readdirSync(out).sort()).toEqual(['LICENSES', 'SOURCES.md', 'manifest.json']);
+    expect(fs.readFileSync(path.join(out, 'SOURCES.md'), 'utf8')).toContain('| schema-cloud-config-v1.json | #cloud-config (draft-04) | canonical/cloud-init | cloudinit/config/schemas/schema-cloud-config-v1.json |');
+    expect(() => checkCloudConfig('#cloud-config\n', out)).toThrow(`tunnelwright/testing: schema schema-cloud-config-v1.json is missing from ${out} (this package was packed without it: see its SOURCES.md): fetch #cloud-config (draft-04) from canonical/cloud-init cloudinit/config/schemas/schema-cloud-config-v1.json at 04eacd06ee60de9dbb9e7be784be20dab7342c1a (sha256 ba057d1e4f798bdd3b545b44a99ab3e5680c3c4d1562f82ed790a48a6989417a) into a folder with the other schemas, and pass that folder or set TUNNELWRIGHT_SCHEMAS to it`);
+    // --all: every schema or no bundle.
+    const all = spawnSync(process.execPath, [path.join(ROOT, 'scripts/schemas/bundle.mjs'), '--from', empty, '--out', out, '--all'], { encoding: 'utf8' });
+    expect(all.status).toBe(1);
+    expect(all.stderr).toContain('schema-cloud-config-v1.json: missing from');
+  });
+
+  itWithSchemas('control: from the upstream copies, bundles all eight and lists none as left out', () => {
+    const { out, status } = bundle(SCHEMA_DIR);
+    expect(status).toBe(0);
+    expect(fs.readdirSync(out).filter((f) => f.endsWith('.json') || f.endsWith('.yaml')).length).toBe(9);
+    expect(fs.readFileSync(path.join(out, 'SOURCES.md'), 'utf8')).not.toContain('Not bundled');
+    expect(checkCloudConfig('#cloud-config\npackages: [nftables]\n', out)).toEqual([]);
   });
 });
 
