@@ -26,7 +26,7 @@ export function describeWithSchemas(name: string, fn: () => void): void {
 }
 
 /** `it` for one test that needs the upstream schemas, in a describe that does not: as describeWithSchemas. */
-export function itWithSchemas(name: string, fn: () => void | Promise<void>): void {
+export function itWithSchemas(name: string, fn: () => void): void {
   if (HAVE_SCHEMAS) {
     it(name, fn);
   } else if (process.env.CI === 'true') {
