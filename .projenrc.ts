@@ -302,7 +302,7 @@ new TextFile(project, 'eslint.config.mjs', {
     '  {',
     "    files: ['test/**/*.test.ts'],",
     "    ...jest.configs['flat/recommended'],",
-    "    rules: { ...jest.configs['flat/recommended'].rules, 'jest/valid-expect': 'error', 'jest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*'] }], '@typescript-eslint/no-require-imports': 'off' },",
+    "    rules: { ...jest.configs['flat/recommended'].rules, 'jest/valid-expect': 'error', 'jest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*'] }], 'jest/no-standalone-expect': ['error', { additionalTestBlockFunctions: ['itWithSchemas'] }], '@typescript-eslint/no-require-imports': 'off' },",
     '  },',
     ');',
   ],

@@ -17,6 +17,6 @@ export default tseslint.config(
   {
     files: ['test/**/*.test.ts'],
     ...jest.configs['flat/recommended'],
-    rules: { ...jest.configs['flat/recommended'].rules, 'jest/valid-expect': 'error', 'jest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*'] }], '@typescript-eslint/no-require-imports': 'off' },
+    rules: { ...jest.configs['flat/recommended'].rules, 'jest/valid-expect': 'error', 'jest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*'] }], 'jest/no-standalone-expect': ['error', { additionalTestBlockFunctions: ['itWithSchemas'] }], '@typescript-eslint/no-require-imports': 'off' },
   },
 );
