@@ -297,7 +297,7 @@ new TextFile(project, 'eslint.config.mjs', {
     '  },',
     '  {',
     "    files: ['src/model/**/*.ts', 'src/render/**/*.ts', 'src/host/**/*.ts', 'src/*.ts'],",
-    "    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['cdk8s', 'cdk8s-plus-28', 'constructs', '@pulumi/*'], message: 'the core imports no framework' }] }] },",
+    "    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['cdk8s', 'cdk8s-plus-*', 'constructs', '@pulumi/*'], message: 'the core imports no framework' }] }] },",
     '  },',
     '  {',
     "    files: ['test/**/*.test.ts'],",

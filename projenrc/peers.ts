@@ -7,6 +7,8 @@
 export const PEERS: Record<string, string> = {
   'cdk8s': '2.70.106',
   'cdk8s-plus-28': '2.5.6',
+  // The major `cdk8s init typescript-app` of cdk8s-cli 2.207.60 brings (templates/typescript-app/package.json).
+  'cdk8s-plus-33': '2.5.57',
   'constructs': '10.8.1',
   '@pulumi/pulumi': '3.248.0',
   '@pulumi/kubernetes': '4.34.2',
@@ -16,6 +18,7 @@ export const PEERS: Record<string, string> = {
 export const OLDEST_PEERS: Record<string, string> = {
   'cdk8s': '2.68.12',
   'cdk8s-plus-28': '2.0.3',
+  'cdk8s-plus-33': '2.3.5',
   'constructs': '10.3.0',
   '@pulumi/pulumi': '3.145.0',
   '@pulumi/kubernetes': '4.18.0',

@@ -1,6 +1,8 @@
 // A user's cdk8s app (cdk8s-cli's TypeScript template), built against the packed tunnelwright.
 import { Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
+// The major `cdk8s init typescript-app` of cdk8s-cli 2.207.60 brings: its workloads route alike.
+import * as kplus33 from 'cdk8s-plus-33';
 import { App, KillSwitch, VpnGateway, WireguardMesh } from 'tunnelwright/cdk8s';
 
 const app = new App();
@@ -15,6 +17,7 @@ const gateway = new VpnGateway(media, 'vpn', {
 });
 const qbittorrent = new kplus.Deployment(media, 'qbittorrent', { containers: [{ image: 'lscr.io/linuxserver/qbittorrent:5.0.3', portNumber: 8080 }] });
 gateway.route(qbittorrent);
+gateway.route(new kplus33.Deployment(media, 'sonarr', { containers: [{ image: 'lscr.io/linuxserver/sonarr:4.0.11', portNumber: 8989 }] }));
 new KillSwitch(media, 'lan-only', {
   selector: { app: 'lan-only' },
   namespace: 'media',
