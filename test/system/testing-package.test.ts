@@ -70,8 +70,8 @@ describeWithTools('tunnelwright/testing from the packed tarball on a fresh insta
     must(run('tar', ['-xzf', tarball, '-C', unpacked]), 'tar -x');
   }, 300_000);
 
-  it('ships the schemas tunnelwright/testing loads, byte for byte, with SOURCES.md and their licences; the checkout keeps none', () => {
-    const expected = [...MANIFEST.files.map((f) => `schemas/${f.file}`), 'schemas/SOURCES.md', ...new Set(MANIFEST.files.flatMap((f) => f.licenseFiles.map((l) => `schemas/LICENSES/${l}`)))].sort();
+  it('ships the schemas tunnelwright/testing loads, byte for byte, with SOURCES.md, manifest.json and their licences; the checkout keeps none', () => {
+    const expected = [...MANIFEST.files.map((f) => `schemas/${f.file}`), 'schemas/SOURCES.md', 'schemas/manifest.json', ...new Set(MANIFEST.files.flatMap((f) => f.licenseFiles.map((l) => `schemas/LICENSES/${l}`)))].sort();
     expect(listing.filter((f) => f.startsWith('schemas/'))).toEqual(expected);
     for (const f of MANIFEST.files) expect(fs.readFileSync(path.join(unpacked, 'package/schemas', f.file))).toEqual(fs.readFileSync(path.join(SCHEMA_DIR, f.file)));
     const sources = fs.readFileSync(path.join(unpacked, 'package/schemas/SOURCES.md'), 'utf8');
