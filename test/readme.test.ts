@@ -2,9 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as ts from 'typescript';
-import { recordResources, settle } from './helpers/pulumi';
+import { parseAllDocuments } from 'yaml';
+import { kubeletRefusals, podTemplates } from './helpers/kubelet-start';
+import { type Registered, recordResources, settle } from './helpers/pulumi';
 import { describeWithSchemas, SCHEMA_DIR } from './helpers/schemas';
-import { expectWarnings } from './helpers/stderr-guard';
 
 /**
  * Every TypeScript snippet of the README and of the guides under docs/, as a user copies it: each must type-check as a
@@ -21,12 +22,6 @@ const snippets = DOCS.flatMap((doc) => [...fs.readFileSync(path.join(ROOT, doc),
 
 recordResources();
 const tw = require('../src/pulumi') as typeof import('../src/pulumi');
-
-// The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
-expectWarnings({
-  'the docs\' snippets docs/wireguard-mesh.md#2 runs': ['mtu', 'nodes[0].installK0s', 'nodes[1].installK0s'],
-  'the docs\' snippets docs/pulumi.md#1 runs': ['protonvpn:routeTransform(qbittorrent)', 'clusterCidrs', 'vpnClass', 'ciliumValues'],
-});
 
 describeWithSchemas('the docs\' snippets', () => {
   beforeAll(() => {
@@ -71,12 +66,24 @@ describeWithSchemas('the docs\' snippets', () => {
     expect(relative.filter((r) => !/\.js$/.test(r))).toEqual([]);
   });
 
-  it.each(snippets.map((s) => [s.name, s] as const))('%s runs', async (_name, s) => {
+  /** What a snippet deploys: the objects of its manifests (cdk8s) or the Kubernetes resources it registered (Pulumi). */
+  const deployed = (outdir: string, registered: Registered[]) => [
+    ...fs.readdirSync(outdir).filter((f) => f.endsWith('.k8s.yaml')).flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(outdir, f), 'utf8')).map((d) => d.toJS())),
+    ...registered.filter((r) => r.type.startsWith('kubernetes:')).map((r) => ({ kind: r.type.split(':').pop(), ...r.inputs })),
+  ];
+
+  it.each(snippets.map((s) => [s.name, s] as const))('%s runs, warning-free, into pods the kubelet starts', async (_name, s) => {
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-readme-'));
     const saved = { outdir: process.env.CDK8S_OUTDIR, schemas: process.env.TUNNELWRIGHT_SCHEMAS };
     process.env.CDK8S_OUTDIR = outdir;
     process.env.TUNNELWRIGHT_SCHEMAS = SCHEMA_DIR;
-    const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    // What the snippet prints to stderr (cdk8s's `warning: <construct>:` blocks) or with console.warn (Pulumi's
+    // warnings without an engine): a snippet as a user copies it prints none.
+    const printed: string[] = [];
+    const write = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => (printed.push(String(chunk)), true));
+    const warn = jest.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => void printed.push(args.map(String).join(' ')));
+    // Mocks of our own for each snippet: a snippet that installs its own (docs/pulumi.md#2) replaces them for the next.
+    const registered = recordResources();
     try {
       tw.resetRegistry();
       const mod = require(path.join(DIR, `${s.file}.ts`)) as { checked?: Promise<unknown> };
@@ -84,11 +91,43 @@ describeWithSchemas('the docs\' snippets', () => {
       await settle();
     } finally {
       write.mockRestore();
+      warn.mockRestore();
       process.env.CDK8S_OUTDIR = saved.outdir;
       process.env.TUNNELWRIGHT_SCHEMAS = saved.schemas;
     }
+    // Notices (`notice: …`) and where the host files went are not warnings.
+    expect(printed.join('').split('\n').filter((l) => l.trim() !== '' && !/^(notice: |host files: )/.test(l))).toEqual([]);
     // A cdk8s snippet that synthesizes writes its manifests, or (a chart of host artefacts only) its host files.
     expect(!/app\.synth\(\)/.test(s.code) || fs.readdirSync(outdir).some((f) => f.endsWith('.k8s.yaml') || f === 'hosts')).toBe(true);
+    expect(kubeletRefusals(deployed(outdir, registered))).toEqual([]);
+  });
+
+  it('the kubelet check sees the snippets\' workloads (a qBittorrent among them)', () => {
+    const all = snippets.flatMap((s) => s.code.match(/linuxserver\/qbittorrent/g) ?? []);
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    expect(podTemplates([{ kind: 'StatefulSet', metadata: { name: 'qbittorrent', namespace: 'media' }, spec: { template: { spec: { containers: [] } } } }])).toEqual(['StatefulSet/media/qbittorrent']);
+  });
+});
+
+describe('the kubelet check (its controls)', () => {
+  const workload = (pod: Record<string, unknown>, container: Record<string, unknown>, image = 'lscr.io/linuxserver/qbittorrent:5.0.3') => [
+    { kind: 'Deployment', metadata: { name: 'qbittorrent', namespace: 'media' }, spec: { template: { spec: { securityContext: pod, containers: [{ name: 'main', image, securityContext: container }] } } } },
+  ];
+  it.each([
+    ['runAsNonRoot, a root image (cdk8s-plus\'s default)', workload({ runAsNonRoot: true }, { runAsNonRoot: true }), ['Deployment/media/qbittorrent main: runAsNonRoot, and lscr.io/linuxserver/qbittorrent:5.0.3 runs as root']],
+    ['runAsNonRoot on the pod only', workload({ runAsNonRoot: true }, {}), ['Deployment/media/qbittorrent main: runAsNonRoot, and lscr.io/linuxserver/qbittorrent:5.0.3 runs as root']],
+    ['runAsNonRoot with runAsUser 0', workload({}, { runAsNonRoot: true, runAsUser: 0 }), ['Deployment/media/qbittorrent main: runAsUser 0 breaks runAsNonRoot']],
+    ['runAsNonRoot, an image not in the table', workload({}, { runAsNonRoot: true }, 'example.org/app:1'), ['Deployment/media/qbittorrent main: runAsNonRoot, no runAsUser, and example.org/app:1\'s user is not known here (add it to IMAGE_USERS)']],
+    ['runAsNonRoot with a non-root runAsUser', workload({ runAsNonRoot: true }, { runAsUser: 1000 }), []],
+    ['the container allows root, over the pod\'s runAsNonRoot', workload({ runAsNonRoot: true }, { runAsNonRoot: false }), []],
+    ['no runAsNonRoot', workload({}, {}), []],
+  ])('%s', (_what, objects, refusals) => expect(kubeletRefusals(objects)).toEqual(refusals));
+
+  it.each([
+    ['a numeric non-root user', [[/^example\.org\//, '65534']] as const, []],
+    ['a user name', [[/^example\.org\//, 'nobody']] as const, ['Deployment/media/qbittorrent main: runAsNonRoot, and example.org/app:1 has the non-numeric user nobody']],
+  ])('an image that declares %s', (_what, table, refusals) => {
+    expect(kubeletRefusals(workload({ runAsNonRoot: true }, {}, 'example.org/app:1'), table)).toEqual(refusals);
   });
 });
 
