@@ -132,3 +132,33 @@ describe('examples/port-forwarding (qBittorrent behind ProtonVPN)', () => {
     expect(alerts).toEqual(expect.arrayContaining(['VPNForwardedPortNotListening', 'VPNNoForwardedPort']));
   });
 });
+
+describe('examples/kill-switch (a pod and its node fail closed)', () => {
+  it('fences the scraper\'s pods to allowCidrs and writes the node\'s nftables table into both host files', () => {
+    const { outdir } = synthExample('kill-switch');
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed YAML, read by path
+    const objects: Record<string, any>[] = fs.readdirSync(outdir).filter((f) => f.endsWith('.k8s.yaml'))
+      .flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(outdir, f), 'utf8')).map((d) => d.toJS()).filter(Boolean));
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+    expect(policies.map((p) => p.spec.podSelector.matchLabels)).toEqual([{ 'app.kubernetes.io/name': 'scraper' }]);
+    const cidrs = policies[0].spec.egress.flatMap((r: { to?: { ipBlock?: { cidr: string } }[] }) => (r.to ?? []).map((t) => t.ipBlock?.cidr)).filter(Boolean);
+    expect(cidrs).toEqual(expect.arrayContaining(['10.42.0.0/16', '10.43.0.0/16', '192.168.1.0/24', '185.236.200.1/32']));
+    expect(cidrs).not.toContain('0.0.0.0/0');
+    expect(fs.readdirSync(path.join(outdir, 'hosts'))).toEqual(['gw-1']);
+    expect(fs.readFileSync(path.join(outdir, 'hosts', 'gw-1', 'user-data'), 'utf8')).toContain('table inet tunnelwright_killswitch');
+    expect(fs.readFileSync(path.join(outdir, 'hosts', 'gw-1', 'ignition.json'), 'utf8')).toContain('tunnelwright_killswitch');
+  });
+});
+
+describe('examples/wireguard-overlay-node (one node by hand)', () => {
+  it('writes the node\'s host files and one config per interface, with its peers and without a key', () => {
+    const { outdir } = synthExample('wireguard-overlay-node');
+    const dir = path.join(outdir, 'hosts', 'vps-w1');
+    expect(fs.readdirSync(dir).sort()).toEqual(['ignition.json', 'user-data', 'wg0.conf', 'wg1.conf']);
+    const wg0 = fs.readFileSync(path.join(dir, 'wg0.conf'), 'utf8');
+    expect(wg0.match(/^\[Peer\]$/gm)).toHaveLength(2);
+    expect(wg0).toContain('PersistentKeepalive = 25');
+    // The private keys are read on the node at boot: no file carries a PrivateKey line with a value.
+    for (const f of fs.readdirSync(dir)) expect(fs.readFileSync(path.join(dir, f), 'utf8')).not.toMatch(/PrivateKey = [A-Za-z0-9+/]{43}=/);
+  });
+});
