@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -192,4 +193,41 @@ describe('the docs\' links', () => {
     ['README.md', 'docs/no-such-guide.md'],
     ['docs/testing.md', '../README.md#testing-what-you-synthesize'],
   ])('refuses %s → %s', (doc, link) => expect(broken(doc, link)).toBeDefined());
+});
+
+/**
+ * Every ```mermaid block of the docs, parsed by mermaid's own parser (the one GitHub's renderer runs) in a node
+ * process of its own: mermaid is an ES module, and its DOMPurify needs a DOM, which linkedom gives it. Returns, per
+ * diagram, its type or the parser's first error line.
+ */
+function parseMermaid(diagrams: readonly string[]): string[] {
+  const script = `
+    import { parseHTML } from 'linkedom';
+    const { window } = parseHTML('<!doctype html><html><body></body></html>');
+    globalThis.window = window;
+    globalThis.document = window.document;
+    const { default: mermaid } = await import('mermaid');
+    const out = [];
+    for (const text of JSON.parse(process.argv[1])) {
+      try { out.push((await mermaid.parse(text)).diagramType); } catch (e) { out.push('error: ' + String(e.message).split('\\n')[0]); }
+    }
+    process.stdout.write(JSON.stringify(out));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(diagrams)], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`mermaid's parser did not run: ${r.stderr}`);
+  return JSON.parse(r.stdout) as string[];
+}
+
+describe('the docs\' diagrams', () => {
+  const diagrams = DOCS.flatMap((doc) => [...fs.readFileSync(path.join(ROOT, doc), 'utf8').matchAll(/^```mermaid\n([\s\S]*?)^```$/gm)].map((m, i) => ({ name: `${doc}#mermaid-${i + 1}`, text: m[1] })));
+
+  it('the concepts page draws the data paths (VpnGateway, EgressSteering, KillSwitch, WireguardMesh)', () => {
+    expect(diagrams.filter((d) => d.name.startsWith('docs/concepts.md')).length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('each parses as a flowchart, and a broken one does not (control)', () => {
+    const broken = ['flowchart LR\n  a["pod --> b\n', 'flowchart LR\n  subgraph x\n  a --> b\n'];
+    const parsed = parseMermaid([...diagrams.map((d) => d.text), ...broken]);
+    expect(Object.fromEntries(diagrams.map((d, i) => [d.name, parsed[i]]))).toEqual(Object.fromEntries(diagrams.map((d) => [d.name, 'flowchart-v2'])));
+    expect(parsed.slice(diagrams.length).map((p) => p.startsWith('error: '))).toEqual([true, true]);
+  });
 });
