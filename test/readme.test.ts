@@ -18,8 +18,14 @@ const ROOT = path.resolve(__dirname, '..');
 const DIR = path.join(__dirname, '.readme-snippets');
 /** README.md and every docs/*.md, the files whose snippets and links are checked. */
 const DOCS = ['README.md', 'CONTRIBUTING.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
-const snippets = DOCS.flatMap((doc) => [...fs.readFileSync(path.join(ROOT, doc), 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)]
-  .map((m, i) => ({ name: `${doc}#${i + 1}`, file: `${doc.replace(/\.md$/, '').replace(/\//g, '--')}--${i + 1}`, code: m[1] })));
+/** The construct classes, whose TSDoc `@example` API.md carries: one example per class, checked like a snippet. */
+const CONSTRUCTS = ['cdk8s', 'pulumi'].flatMap((fw) => fs.readdirSync(path.join(ROOT, 'src', fw)).filter((f) => /^(vpn-gateway|kill-switch|egress-steering|egress-probe|egress-conformance|wireguard-mesh|wireguard-overlay-node)\.ts$/.test(f)).sort().map((f) => `src/${fw}/${f}`));
+const snippets = [
+  ...DOCS.flatMap((doc) => [...fs.readFileSync(path.join(ROOT, doc), 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)]
+    .map((m, i) => ({ name: `${doc}#${i + 1}`, file: `${doc.replace(/\.md$/, '').replace(/\//g, '--')}--${i + 1}`, code: m[1] }))),
+  ...CONSTRUCTS.flatMap((src) => [...fs.readFileSync(path.join(ROOT, src), 'utf8').matchAll(/^ \* @example\n \* ```ts\n([\s\S]*?)^ \* ```$/gm)]
+    .map((m, i) => ({ name: `${src}#example-${i + 1}`, file: `${src.replace(/\.ts$/, '').replace(/\//g, '--')}--example-${i + 1}`, code: m[1].replace(/^ \*( |$)/gm, '') }))),
+];
 
 recordResources();
 const tw = require('../src/pulumi') as typeof import('../src/pulumi');
@@ -32,6 +38,11 @@ describeWithSchemas('the docs\' snippets', () => {
   });
 
   it('has snippets to check', () => expect(snippets.length).toBeGreaterThanOrEqual(9));
+
+  it('every construct class, cdk8s and Pulumi, carries one @example', () => {
+    expect(CONSTRUCTS.length).toBe(14);
+    expect(CONSTRUCTS.filter((src) => !snippets.some((s) => s.name === `${src}#example-1`))).toEqual([]);
+  });
 
   it('each type-checks as written (tsconfig.dev.json: the package\'s entry points, strict)', () => {
     const config = ts.getParsedCommandLineOfConfigFile(path.join(ROOT, 'tsconfig.dev.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;

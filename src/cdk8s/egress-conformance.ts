@@ -29,6 +29,30 @@ export interface EgressConformanceConstructProps extends Omit<EgressConformanceP
  * A one-shot, destructive conformance check of the egress design: the probes it needs and the script
  * (`egressConformanceScript`, also in a ConfigMap) that proves vpn-class egress, no leak while each tunnel is
  * stopped, and recovery from a new interface, and always restores the tunnel.
+ *
+ * @example
+ * ```ts
+ * import { Chart } from 'cdk8s';
+ * import * as kplus from 'cdk8s-plus-28';
+ * import { App, EgressConformance, VpnGateway } from 'tunnelwright/cdk8s';
+ *
+ * const app = new App();
+ * const chart = new Chart(app, 'media');
+ * new kplus.Namespace(chart, 'namespace', { metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } });
+ * const gateway = new VpnGateway(chart, 'vpn', {
+ *   clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'], nodeCidrs: ['192.168.1.0/24'],
+ *   vpnProvider: 'nordvpn', wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' }, serverCountries: ['Switzerland'],
+ * });
+ * new EgressConformance(chart, 'conformance', {
+ *   namespaces: ['media', 'vpn-gateway'],
+ *   destructive: true,                             // it stops the tunnel to count what leaks
+ *   targets: ['https://ifconfig.example.net/ip'],
+ *   wanIps: ['203.0.113.7'],                      // your WAN address: it must never show
+ *   vpnCidrs: ['185.236.200.0/22'],               // the provider's ranges: it must show one of these
+ *   vpnGateways: [{ gateway, probeNamespace: 'media' }],
+ * });
+ * app.synth(); // then run the script it writes (egressConformanceScript, also in a ConfigMap) once
+ * ```
  */
 export class EgressConformance extends TunnelwrightConstruct {
   /** The core plan. */

@@ -9,6 +9,23 @@ import { egressSteeringRender } from '../lazy';
 /**
  * Cilium egress gateway out of a host VPN tunnel on one node: the CiliumEgressGatewayPolicy, label enforcement,
  * alerts, the re-steer hook's RBAC, Helm values (`plan.values`), and the gateway node's host artefacts.
+ *
+ * @example
+ * ```ts
+ * import { Chart } from 'cdk8s';
+ * import { App, EgressSteering } from 'tunnelwright/cdk8s';
+ *
+ * const app = new App();
+ * const steering = new EgressSteering(new Chart(app, 'egress'), 'egress', {
+ *   gatewayNode: 'gw-1',
+ *   clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'],
+ *   tunnel: { type: 'wireguard', address: '10.2.0.2/32', privateKeyFrom: { file: '/run/keys/vpn.key' }, peer: { publicKey: 'WVh+LoVzlD0KWKks1ypkvhIIKheLiAjCzu4NXOSY9wU=', endpoint: '185.236.200.1:51820' } },
+ *   ciliumValues: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, devices: ['eth0', 'tun0'] },
+ *   acknowledge: ['dns-wan', 'policy-delay', 'ignition-packages'], // read in the EgressSteering guide
+ * });
+ * export const ciliumValues = steering.plan.values.cilium; // for your Cilium Helm release
+ * app.synth();
+ * ```
  */
 export class EgressSteering extends TunnelwrightConstruct {
   /** The gateway node's `#cloud-config` (this construct's part), rendered when first read. */

@@ -9,6 +9,21 @@ import { killSwitchRender } from '../lazy';
 /**
  * Fails closed: the selected pods reach only `allowCidrs`, cluster DNS and their gateway (a NetworkPolicy or
  * CiliumNetworkPolicy); with `host`, an nftables table on the node drops tunnel- and pod-sourced traffic leaving the WAN.
+ *
+ * @example
+ * ```ts
+ * import { Chart } from 'cdk8s';
+ * import { App, KillSwitch } from 'tunnelwright/cdk8s';
+ *
+ * const app = new App();
+ * new KillSwitch(new Chart(app, 'media'), 'scraper', {
+ *   namespace: 'media',
+ *   selector: { 'app.kubernetes.io/name': 'scraper' },
+ *   allowCidrs: ['10.42.0.0/16', '10.43.0.0/16', '192.168.1.0/24'], // never a default route
+ *   host: { node: 'gw-1', wanInterface: 'eth0', tunnelInterface: 'tun0', tunnelCidrs: ['10.2.0.2/32'], podCidrs: ['10.42.0.0/16'] },
+ * });
+ * app.synth(); // the NetworkPolicy, and dist/hosts/gw-1/{user-data,ignition.json} with the node's nftables table
+ * ```
  */
 export class KillSwitch extends TunnelwrightConstruct {
   /** The host part's `#cloud-config` (when `host` is set). */

@@ -14,6 +14,32 @@ import { vpnGatewayRender } from '../lazy';
 /**
  * A shared VPN egress gateway: one gluetun + pod-gateway pod that routed workloads send their traffic through over
  * VXLAN. `route(workload)` routes a Deployment, StatefulSet or DaemonSet through it, with its kill switch.
+ *
+ * @example
+ * ```ts
+ * import { Chart } from 'cdk8s';
+ * import * as kplus from 'cdk8s-plus-28';
+ * import { App, VpnGateway } from 'tunnelwright/cdk8s';
+ *
+ * const app = new App();
+ * const chart = new Chart(app, 'media');
+ * // Routed pods need Pod Security level privileged (the client init container adds NET_ADMIN and NET_RAW).
+ * new kplus.Namespace(chart, 'namespace', { metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } });
+ * const gateway = new VpnGateway(chart, 'nordvpn', {
+ *   clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'], // pods, services
+ *   nodeCidrs: ['192.168.1.0/24'],
+ *   vpnProvider: 'nordvpn',
+ *   wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' }, // key 'private-key', in namespace vpn-gateway
+ *   serverCountries: ['Switzerland'],
+ * });
+ * const qbittorrent = new kplus.Deployment(chart, 'qbittorrent', {
+ *   metadata: { name: 'qbittorrent', namespace: 'media' },
+ *   // linuxserver images start as root and drop to PUID/PGID themselves
+ *   containers: [{ image: 'lscr.io/linuxserver/qbittorrent:5.0.3', portNumber: 8080, securityContext: { ensureNonRoot: false, readOnlyRootFilesystem: false } }],
+ * });
+ * gateway.route(qbittorrent);
+ * app.synth();
+ * ```
  */
 export class VpnGateway extends TunnelwrightConstruct {
   /** The core plan. */

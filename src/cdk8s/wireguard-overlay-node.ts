@@ -9,6 +9,23 @@ import { overlayNodeRender } from '../lazy';
 /**
  * One node's host WireGuard interfaces, rendered into cloud-init and Ignition. Add it to an `App` (from
  * `tunnelwright/cdk8s`) to get `<outdir>/hosts/<node>/user-data` and `ignition.json` at synth.
+ *
+ * @example
+ * ```ts
+ * import { Chart } from 'cdk8s';
+ * import { App, WireguardOverlayNode } from 'tunnelwright/cdk8s';
+ *
+ * const app = new App();
+ * new WireguardOverlayNode(new Chart(app, 'vps-w1'), 'node', {
+ *   node: 'vps-w1', role: 'worker', distribution: 'k3s', clusterEndpoint: 'https://10.10.0.1:6443',
+ *   wireguard: [{
+ *     name: 'wg0', address: '10.10.0.2/24', listenPort: 51820, nodeAddress: true, underlayMtu: 1500,
+ *     privateKeyFrom: { file: '/run/keys/wg0.key' },
+ *     peers: [{ publicKey: 'WVh+LoVzlD0KWKks1ypkvhIIKheLiAjCzu4NXOSY9wU=', endpoint: '203.0.113.10:51820', allowedIPs: ['10.10.0.1/32'] }],
+ *   }],
+ * });
+ * app.synth(); // dist/hosts/vps-w1/user-data, ignition.json and wg0.conf
+ * ```
  */
 export class WireguardOverlayNode extends TunnelwrightConstruct {
   /** This construct's part of the node's `#cloud-config`. */

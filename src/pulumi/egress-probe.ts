@@ -7,7 +7,21 @@ import { egressProbeRender } from '../lazy';
 /** Arguments of the EgressProbe component (plain values). */
 export type EgressProbeArgs = EgressProbeProps;
 
-/** A blackbox-exporter probe as a vpn-class workload, with its Probe objects and alerts, as children. */
+/**
+ * A blackbox-exporter probe as a vpn-class workload, with its Probe objects and alerts, as children.
+ *
+ * @example
+ * ```ts
+ * import { EgressProbe } from 'tunnelwright/pulumi';
+ *
+ * new EgressProbe('probe', {
+ *   namespace: 'monitoring',
+ *   via: { egressSteering: {} },
+ *   targets: ['https://ifconfig.example.net/ip'],
+ *   wanIps: ['203.0.113.7'], // VPNEgressLeak fires when the echo shows it
+ * });
+ * ```
+ */
 export class EgressProbe extends pulumi.ComponentResource {
   /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
   public readonly kubernetesResources: pulumi.CustomResource[];

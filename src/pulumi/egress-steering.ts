@@ -7,7 +7,24 @@ import { egressSteeringRender } from '../lazy';
 /** Arguments of the EgressSteering component (plain values). */
 export type EgressSteeringArgs = EgressSteeringProps;
 
-/** Cilium egress gateway out of a host VPN tunnel: Kubernetes objects as children, the gateway node's artefacts as outputs. */
+/**
+ * Cilium egress gateway out of a host VPN tunnel: Kubernetes objects as children, the gateway node's artefacts as outputs.
+ *
+ * @example
+ * ```ts
+ * import { EgressSteering } from 'tunnelwright/pulumi';
+ *
+ * const steering = new EgressSteering('egress', {
+ *   gatewayNode: 'gw-1',
+ *   clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'],
+ *   tunnel: { type: 'wireguard', address: '10.2.0.2/32', privateKeyFrom: { file: '/run/keys/vpn.key' }, peer: { publicKey: 'WVh+LoVzlD0KWKks1ypkvhIIKheLiAjCzu4NXOSY9wU=', endpoint: '185.236.200.1:51820' } },
+ *   ciliumValues: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, devices: ['eth0', 'tun0'] },
+ *   acknowledge: ['dns-wan', 'policy-delay', 'ignition-packages'], // read in the EgressSteering guide
+ * });
+ * export const ciliumValues = steering.values.cilium; // for your Cilium Helm release
+ * export const gatewayUserData = steering.cloudConfig; // the tunnel, kill switch and re-steer hook for gw-1
+ * ```
+ */
 export class EgressSteering extends pulumi.ComponentResource {
   /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
   public readonly kubernetesResources: pulumi.CustomResource[];

@@ -9,7 +9,22 @@ import { killSwitchRender } from '../lazy';
 /** Arguments of the KillSwitch component (plain values). */
 export type KillSwitchArgs = KillSwitchProps;
 
-/** Fails closed: the pod policy as a child resource; with `host`, the node's nftables table as host outputs. */
+/**
+ * Fails closed: the pod policy as a child resource; with `host`, the node's nftables table as host outputs.
+ *
+ * @example
+ * ```ts
+ * import { KillSwitch } from 'tunnelwright/pulumi';
+ *
+ * const killSwitch = new KillSwitch('scraper', {
+ *   namespace: 'media',
+ *   selector: { 'app.kubernetes.io/name': 'scraper' },
+ *   allowCidrs: ['10.42.0.0/16', '10.43.0.0/16', '192.168.1.0/24'],
+ *   host: { node: 'gw-1', wanInterface: 'eth0', tunnelInterface: 'tun0', tunnelCidrs: ['10.2.0.2/32'], podCidrs: ['10.42.0.0/16'] },
+ * });
+ * export const userData = killSwitch.cloudConfig; // the node's nftables table, for its server's user data
+ * ```
+ */
 export class KillSwitch extends pulumi.ComponentResource {
   /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
   public readonly kubernetesResources: pulumi.CustomResource[];

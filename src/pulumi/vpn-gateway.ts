@@ -53,7 +53,31 @@ export type RouteTransform = pulumi.ResourceTransform & pulumi.ResourceTransform
 
 const routableTypes = once(() => new Set(vpnGatewayRender().ROUTABLE_KINDS.map((k) => `kubernetes:apps/v1:${k}`)));
 
-/** A shared gluetun + pod-gateway egress gateway. `routeTransform()` routes workloads of the same program through it. */
+/**
+ * A shared gluetun + pod-gateway egress gateway. `routeTransform()` routes workloads of the same program through it.
+ *
+ * @example
+ * ```ts
+ * import * as k8s from '@pulumi/kubernetes';
+ * import { registerNamespaces, VpnGateway } from 'tunnelwright/pulumi';
+ *
+ * const gateway = new VpnGateway('nordvpn', {
+ *   clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'], nodeCidrs: ['192.168.1.0/24'],
+ *   vpnProvider: 'nordvpn', wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' }, serverCountries: ['Switzerland'],
+ * });
+ * // Routed pods need Pod Security level privileged: registerNamespaces() lets the gateway's check read the label.
+ * const media = new k8s.core.v1.Namespace('media', {
+ *   metadata: { name: 'media', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } },
+ * }, { transformations: [registerNamespaces()] });
+ * new k8s.apps.v1.Deployment('qbittorrent', {
+ *   metadata: { name: 'qbittorrent', namespace: 'media' },
+ *   spec: {
+ *     selector: { matchLabels: { app: 'qbittorrent' } },
+ *     template: { metadata: { labels: { app: 'qbittorrent' } }, spec: { containers: [{ name: 'qbittorrent', image: 'lscr.io/linuxserver/qbittorrent:5.0.3' }] } },
+ *   },
+ * }, { dependsOn: [media], transformations: [gateway.routeTransform()] });
+ * ```
+ */
 export class VpnGateway extends pulumi.ComponentResource {
   /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
   public readonly kubernetesResources: pulumi.CustomResource[];

@@ -7,7 +7,24 @@ import { meshRender } from '../lazy';
 /** Arguments of the WireguardMesh component (plain values). */
 export type WireguardMeshArgs = WireguardMeshProps;
 
-/** Every node of a WireGuard overlay, generated and checked as a whole: `mesh.nodes[name].cloudConfig` / `.ignition`. */
+/**
+ * Every node of a WireGuard overlay, generated and checked as a whole: `mesh.nodes[name].cloudConfig` / `.ignition`.
+ *
+ * @example
+ * ```ts
+ * import { WireguardMesh } from 'tunnelwright/pulumi';
+ *
+ * const keyFrom = { file: '/run/keys/wg0.key' };
+ * const mesh = new WireguardMesh('overlay', {
+ *   network: '10.10.0.0/24', listenPort: 51820, distribution: 'k3s',
+ *   nodes: [
+ *     { node: 'home-cp1', address: '10.10.0.1', endpoint: '203.0.113.10', publicKey: 'WVh+LoVzlD0KWKks1ypkvhIIKheLiAjCzu4NXOSY9wU=', privateKeyFrom: keyFrom },
+ *     { node: 'vps-w1', address: '10.10.0.2', endpoint: '198.51.100.20', publicKey: '9kYBihKI+R4VTZmOCcP8covzsMsrMZ4yzYVJvgmKjXw=', privateKeyFrom: keyFrom },
+ *   ],
+ * });
+ * export const userData = mesh.nodes['vps-w1'].cloudConfig; // for hcloud.Server, aws.ec2.Instance … `userData`
+ * ```
+ */
 export class WireguardMesh extends pulumi.ComponentResource {
   /** Each node's outputs, by node name. */
   public readonly nodes: Readonly<Record<string, NodeOutputs>>;

@@ -7,7 +7,24 @@ import { overlayNodeRender } from '../lazy';
 /** Arguments of the WireguardOverlayNode component: the core props, as plain values (validated before anything is registered). */
 export type WireguardOverlayNodeArgs = WireguardOverlayNodeProps;
 
-/** One node's host WireGuard interfaces: `cloudConfig` and `ignition` outputs to pass as a server's user data. */
+/**
+ * One node's host WireGuard interfaces: `cloudConfig` and `ignition` outputs to pass as a server's user data.
+ *
+ * @example
+ * ```ts
+ * import { WireguardOverlayNode } from 'tunnelwright/pulumi';
+ *
+ * const node = new WireguardOverlayNode('vps-w1', {
+ *   node: 'vps-w1', role: 'worker', distribution: 'k3s', clusterEndpoint: 'https://10.10.0.1:6443',
+ *   wireguard: [{
+ *     name: 'wg0', address: '10.10.0.2/24', listenPort: 51820, nodeAddress: true, underlayMtu: 1500,
+ *     privateKeyFrom: { file: '/run/keys/wg0.key' },
+ *     peers: [{ publicKey: 'WVh+LoVzlD0KWKks1ypkvhIIKheLiAjCzu4NXOSY9wU=', endpoint: '203.0.113.10:51820', allowedIPs: ['10.10.0.1/32'] }],
+ *   }],
+ * });
+ * export const userData = node.cloudConfig; // an Output<string>, secret when it embeds a secret
+ * ```
+ */
 export class WireguardOverlayNode extends pulumi.ComponentResource {
   /** `#cloud-config` user-data (secret when it embeds an inline key). */
   public readonly cloudConfig: pulumi.Output<string>;
