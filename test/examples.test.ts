@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { checkCloudConfig, checkIgnition, checkKubeObjects } from '../src/testing';
+import { kubeletRefusals } from './helpers/kubelet-start';
 import { describeWithSchemas, SCHEMA_DIR } from './helpers/schemas';
 
 const EXAMPLES = path.resolve(__dirname, '..', 'examples');
@@ -83,6 +84,8 @@ describeWithSchemas('every cdk8s example synthesizes artefacts that pass their c
     const manifests = fs.readdirSync(outdir).filter((f) => f.endsWith('.k8s.yaml'));
     const objects = manifests.flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(outdir, f), 'utf8')).map((d) => d.toJS()).filter(Boolean));
     expect(checkKubeObjects(objects, SCHEMA_DIR)).toEqual([]);
+    // Every pod template passes the kubelet's runAsNonRoot check (cdk8s-plus sets runAsNonRoot; root images need it off).
+    expect(kubeletRefusals(objects)).toEqual([]);
     const hosts = fs.existsSync(path.join(outdir, 'hosts')) ? fs.readdirSync(path.join(outdir, 'hosts')) : [];
     for (const node of hosts) {
       expect(checkCloudConfig(fs.readFileSync(path.join(outdir, 'hosts', node, 'user-data'), 'utf8'), SCHEMA_DIR)).toEqual([]);
