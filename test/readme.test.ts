@@ -6,6 +6,7 @@ import * as ts from 'typescript';
 import { parseAllDocuments } from 'yaml';
 import { kubeletRefusals, podTemplates } from './helpers/kubelet-start';
 import { type Registered, recordResources, settle } from './helpers/pulumi';
+import { checkKubeObjects } from '../src/testing';
 import { describeWithSchemas, SCHEMA_DIR } from './helpers/schemas';
 
 /**
@@ -112,6 +113,9 @@ describeWithSchemas('the docs\' snippets', () => {
     // A cdk8s snippet that synthesizes writes its manifests, or (a chart of host artefacts only) its host files.
     expect(!/app\.synth\(\)/.test(s.code) || fs.readdirSync(outdir).some((f) => f.endsWith('.k8s.yaml') || f === 'hosts')).toBe(true);
     expect(kubeletRefusals(deployed(outdir, registered))).toEqual([]);
+    // What cdk8s wrote passes the Kubernetes (and CRD) schemas, as the examples' manifests do.
+    const manifests = fs.readdirSync(outdir).filter((f) => f.endsWith('.k8s.yaml'));
+    expect(checkKubeObjects(manifests.flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(outdir, f), 'utf8')).map((d) => d.toJS()).filter(Boolean)), SCHEMA_DIR)).toEqual([]);
   });
 
   it('the kubelet check sees the snippets\' workloads (a qBittorrent among them)', () => {
