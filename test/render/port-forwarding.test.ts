@@ -247,14 +247,6 @@ describeWithTools('gluetun\'s auth file, as the gateway\'s init container writes
   });
 });
 
-describeWithTools('the port-sync script under shellcheck', ['shellcheck'], () => {
-  it('is shellcheck-clean as POSIX sh', () => {
-    const r = run('shellcheck', ['-s', 'sh', '-'], { input: PORT_SYNC_SCRIPT });
-    expect(r.output).toBe('');
-    expect(r.status).toBe(0);
-  });
-});
-
 describeWithTools('the port-forwarding alerts under promtool', ['promtool'], () => {
   const dir = tmpdir('tw-pf-prom-');
   const groups = portForwardAlertGroups(qbit());
