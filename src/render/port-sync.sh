@@ -12,6 +12,8 @@
 # Environment: APP (qbittorrent | transmission | deluge | command), APP_URL, GLUETUN_URL, GLUETUN_API_KEY_FILE,
 # APP_USERNAME_FILE / APP_PASSWORD_FILE (optional), APP_API_KEY_FILE (qBittorrent >= 5.2, optional), COMMAND,
 # COMMAND_TIMEOUT (seconds), PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server).
+# Credentials the app refuses are not sent again until they change (see refuse_creds); an address the app banned is
+# tried again after BAN_BACKOFF.
 set -u
 
 PERIOD=${PERIOD:-15}
@@ -21,10 +23,31 @@ METRICS_FILE=${METRICS_FILE:-/tmp/port-sync/metrics}
 METRICS_PORT=${METRICS_PORT:-0}
 WORK=${WORK:-/tmp/port-sync}
 
-# Served by "busybox nc -ll -e": one HTTP answer with the metrics file.
+# Served by "busybox nc -ll -e" (stdin and stdout are the connection): one HTTP answer with the metrics file. The
+# request is read to its blank line first: a socket closed with received bytes unread sends a reset, not a FIN
+# (Linux tcp_close, RFC 9293 3.6.1), and the client loses the answer ("connection reset by peer": Prometheus 2.42
+# scraped 0 of 12 when this answered unread). sh reads a pipe or socket a byte at a time, so nothing past the
+# headers is taken. At most 64 lines, and a guard ends this process after 10 s: a client that sends nothing holds
+# no process for long (read -t is not POSIX; dash has none).
 if [ "${1:-}" = "serve-metrics" ]; then
-  printf 'HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\r\n'
+  # The guard stops its sleep when it is stopped itself, and holds none of the connection's descriptors: a process
+  # left holding them would keep the connection open, and this answer ends only when it closes.
+  (
+    sleep 10 &
+    s=$!
+    trap 'kill "$s"; exit 0' TERM
+    wait "$s" && kill -s TERM $$
+  ) </dev/null >/dev/null 2>&1 &
+  guard=$!
+  cr=$(printf '\r')
+  n=0
+  while [ "$n" -lt 64 ] && IFS= read -r line; do
+    n=$((n + 1))
+    case "$line" in '' | "$cr") break ;; esac
+  done
+  printf 'HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nConnection: close\r\n\r\n'
   cat "$METRICS_FILE" 2>/dev/null
+  kill "$guard" 2>/dev/null
   exit 0
 fi
 
@@ -76,6 +99,9 @@ write_metrics() {
     echo '# HELP tunnelwright_port_forward_bans_total Times the app refused this address (a login ban).'
     echo '# TYPE tunnelwright_port_forward_bans_total counter'
     echo "tunnelwright_port_forward_bans_total{app=\"$APP\"} $bans"
+    echo '# HELP tunnelwright_port_forward_login_refused 1 while the app refuses the credentials mounted (they are not sent again until they change).'
+    echo '# TYPE tunnelwright_port_forward_login_refused gauge'
+    echo "tunnelwright_port_forward_login_refused{app=\"$APP\"} $(if creds_refused; then echo 1; else echo 0; fi)"
     echo "# HELP tunnelwright_port_forward_last_success_timestamp_seconds $SUCCESS_HELP"
     echo '# TYPE tunnelwright_port_forward_last_success_timestamp_seconds gauge'
     echo "tunnelwright_port_forward_last_success_timestamp_seconds{app=\"$APP\"} $last_success"
@@ -97,6 +123,32 @@ curlrc_quote() {
   printf '%s' "$(sed 's/\\/\\\\/g; s/"/\\"/g' "$1")"
 }
 
+# --- credentials the app refused -----------------------------------------------------------------------------
+# A login the app refused is not sent again with the same credentials. qBittorrent bans the address after 5 refused
+# logins (WebUI/MaxAuthenticationFailCount, BanDuration 3600 s) and forgets a count only at a good login or at the
+# end of a ban (webapplication.cpp increaseFailedAttempts, isBanned at release-5.2.3), so even one try an hour bans it
+# within a day; Transmission 3.00 shuts its RPC after 100 until it is restarted. The address is the pod's 127.0.0.1,
+# the one a user's `kubectl port-forward` arrives from too: a ban locks the user out of the Web UI. The refused
+# credentials' checksum is kept in WORK (the pod's emptyDir): they are tried again when the mounted Secret's value
+# changes (the kubelet updates it in place) or when the pod restarts, not when only this container restarts.
+creds_sum() {
+  cat "${APP_USERNAME_FILE:-/dev/null}" "${APP_PASSWORD_FILE:-/dev/null}" "${APP_API_KEY_FILE:-/dev/null}" 2>/dev/null | cksum
+}
+
+# True while the credentials mounted are the ones the app refused.
+creds_refused() {
+  [ -s "$WORK/refused" ] && [ "$(creds_sum)" = "$(cat "$WORK/refused")" ]
+}
+
+refuse_creds() { # refuse_creds <what the app answered>
+  creds_sum >"$WORK/refused"
+  log "$1: these credentials are not sent again (repeated refused logins make the app ban this pod's address, your own kubectl port-forward included); fix the Secret's value, or the app's password and then restart the pod"
+}
+
+accept_creds() {
+  rm -f "$WORK/refused"
+}
+
 gluetun_port() {
   secret_to "$GLUETUN_API_KEY_FILE" "$WORK/gluetun-key"
   printf 'header = "X-API-Key: %s"\n' "$(curlrc_quote "$WORK/gluetun-key")" >"$WORK/gluetun.curlrc"
@@ -112,23 +164,37 @@ gluetun_port() {
 }
 
 # --- qBittorrent ---------------------------------------------------------------------------------------------
+# qBittorrent's login answers, read from src/webui/api/authcontroller.cpp and webapplication.cpp:
+#   4.6.x, 5.0.x, 5.1.x: a good login 200 "Ok.", a wrong one 200 "Fails." (loginAction, authcontroller.cpp:56-97 at
+#     release-4.6.7, release-5.0.5 and release-5.1.4);
+#   5.2.x: a good login 204 No Content (setStatus with no result, authcontroller.cpp:43-60; webapplication.cpp:370-372
+#     answers a null result 204), a wrong one 401 (APIErrorType::Unauthorized, webapplication.cpp:424-425);
+#   every version: a banned address 403 before the password is checked (authcontroller.cpp:68-75 up to 5.1,
+#     webapplication.cpp:1016-1021 in 5.2), and any private API call without a session 403 (webapplication.cpp:327).
+#   A 5.2 API key (Authorization: Bearer) it does not hold opens no session: the call answers 403 (webapplication.cpp
+#     apiKeySessionInitialize, :758-783).
 qbt_auth() {
   if [ -n "${APP_API_KEY_FILE:-}" ] && [ -r "$APP_API_KEY_FILE" ]; then
+    creds_refused && return 3
     printf 'header = "Authorization: Bearer %s"\n' "$(curlrc_quote "$APP_API_KEY_FILE")" >"$WORK/app.curlrc"
     return 0
   fi
   : >"$WORK/app.curlrc"
   [ -r "${APP_USERNAME_FILE:-}" ] || return 0
+  creds_refused && return 3
   secret_to "$APP_USERNAME_FILE" "$WORK/user"
   secret_to "$APP_PASSWORD_FILE" "$WORK/password"
   code=$(curl -sS --max-time 5 -c "$JAR" -o "$WORK/login" -w '%{http_code}' \
     --data-urlencode "username@$WORK/user" --data-urlencode "password@$WORK/password" "$APP_URL/api/v2/auth/login") || return 1
   case "$code" in
-    200) grep -q '^Ok' "$WORK/login" && return 0
-      log "qBittorrent refused the credentials; waiting $BAN_BACKOFF s before the next login (5 failures ban the address)"
+    200) if grep -q '^Ok' "$WORK/login"; then accept_creds; return 0; fi
+      refuse_creds "qBittorrent refused the username or password (200 Fails., 4.6 to 5.1)"
+      return 3 ;;
+    204) accept_creds; return 0 ;;
+    401) refuse_creds "qBittorrent refused the username or password (401, 5.2)"
       return 3 ;;
     403) return 2 ;;
-    *) return 1 ;;
+    *) log "qBittorrent's login answered HTTP $code"; return 1 ;;
   esac
 }
 
@@ -141,8 +207,17 @@ qbt_port() {
   if [ "$code" = 403 ]; then
     qbt_auth || return $?
     code=$(qbt_get) || return 1
+    if [ "$code" = 403 ] && [ -s "$WORK/app.curlrc" ]; then
+      refuse_creds "qBittorrent refused the API key (403 with it)"
+      return 3
+    fi
   fi
-  [ "$code" = 200 ] || return 1
+  case "$code" in
+    200) ;;
+    401) log "qBittorrent answered 401 without asking for a login: its Host header validation or CSRF protection refuses port-sync's request (allow 127.0.0.1 as a Web UI domain)"
+      return 1 ;;
+    *) log "qBittorrent answered HTTP $code for its preferences"; return 1 ;;
+  esac
   json_number listen_port <"$WORK/prefs"
 }
 
@@ -156,6 +231,7 @@ qbt_set() {
 trm_rpc() {
   : >"$WORK/app.curlrc"
   if [ -r "${APP_USERNAME_FILE:-}" ]; then
+    creds_refused && return 3
     printf 'user = "%s:%s"\n' "$(curlrc_quote "$APP_USERNAME_FILE")" "$(curlrc_quote "$APP_PASSWORD_FILE")" >"$WORK/app.curlrc"
   fi
   for _ in 1 2; do
@@ -167,8 +243,8 @@ trm_rpc() {
     tr -d '\r' <"$WORK/headers" | sed -n 's/^[Xx]-[Tt]ransmission-[Ss]ession-[Ii]d:[[:space:]]*\([^[:space:]]*\).*/\1/p' >"$WORK/session-id"
   done
   case "$code" in
-    200) ;;
-    401) log "Transmission refused the RPC credentials; waiting $BAN_BACKOFF s before the next try (3.00 turns its RPC off after 100 failures until a restart; 4.x only with anti-brute-force-enabled)"
+    200) [ -r "${APP_USERNAME_FILE:-}" ] && accept_creds ;;
+    401) refuse_creds "Transmission refused the RPC username or password (401; 3.00 turns its RPC off after 100 refusals until it is restarted, 4.x with anti-brute-force-enabled)"
       return 3 ;;
     403) if grep -q 'unsuccessful login attempts' "$WORK/rpc"; then return 2; fi
       log "Transmission answered 403: its rpc-whitelist refuses this address (allow 127.0.0.1), or 4.x's anti-brute-force lock is on (restart Transmission)"
@@ -196,13 +272,14 @@ dlg_post() {
 
 dlg_login() {
   [ -r "${APP_PASSWORD_FILE:-}" ] || return 1
+  creds_refused && return 3
   # The password, JSON-escaped, goes into a request file (never on a command line).
   printf '{"method":"auth.login","params":["%s"],"id":1}' "$(sed 's/\\/\\\\/g; s/"/\\"/g' "$APP_PASSWORD_FILE")" >"$WORK/login.json"
   dlg_post "$WORK/login.json" || return 1
   rm -f "$WORK/login.json"
-  grep -q '"result"[[:space:]]*:[[:space:]]*true' "$WORK/rpc" && return 0
-  log "Deluge refused the Web UI password"
-  return 1
+  if grep -q '"result"[[:space:]]*:[[:space:]]*true' "$WORK/rpc"; then accept_creds; return 0; fi
+  refuse_creds "Deluge refused the Web UI password (auth.login answered false)"
+  return 3
 }
 
 # One call; logs in when Deluge answers "not authenticated" (error code 1), then once more.
@@ -210,7 +287,7 @@ dlg_call() {
   printf '{"method":"%s","params":%s,"id":2}' "$1" "$2" >"$WORK/call.json"
   dlg_post "$WORK/call.json" || return 1
   if grep -q '"code"[[:space:]]*:[[:space:]]*1[^0-9]' "$WORK/rpc"; then
-    dlg_login || return 1
+    dlg_login || return $?
     dlg_post "$WORK/call.json" || return 1
   fi
   grep -q '"error"[[:space:]]*:[[:space:]]*null' "$WORK/rpc"
@@ -218,7 +295,7 @@ dlg_call() {
 
 # The Web UI must be attached to a daemon before core.* calls: the first host it knows.
 dlg_daemon() {
-  dlg_call web.connected '[]' || return 1
+  dlg_call web.connected '[]' || return $?
   grep -q '"result"[[:space:]]*:[[:space:]]*true' "$WORK/rpc" && return 0
   dlg_call web.get_hosts '[]' || return 1
   host=$(sed -n 's/.*"result"[[:space:]]*:[[:space:]]*\[[[:space:]]*\[[[:space:]]*"\([0-9a-fA-F]*\)".*/\1/p' "$WORK/rpc")
@@ -227,8 +304,8 @@ dlg_daemon() {
 }
 
 dlg_port() {
-  dlg_daemon || return 1
-  dlg_call core.get_config_value '["listen_ports"]' || return 1
+  dlg_daemon || return $?
+  dlg_call core.get_config_value '["listen_ports"]' || return $?
   json_number result <"$WORK/rpc"
 }
 
@@ -340,7 +417,7 @@ while :; do
     0) ;;
     2) bans=$((bans + 1)); errors=$((errors + 1)); wait_for=$BAN_BACKOFF
       log "the app banned this address: next try in $BAN_BACKOFF s" ;;
-    3) errors=$((errors + 1)); wait_for=$BAN_BACKOFF ;;
+    3) errors=$((errors + 1)) ;; # refused credentials: checked again next period, sent again only once changed
     *) errors=$((errors + 1)) ;;
   esac
   write_metrics

@@ -70,7 +70,7 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
     must(sh(`ip netns add ${netns} && ip netns exec ${netns} ip link set lo up`), 'netns');
     // The sidecar image's userland: busybox applets first, curl beside them.
     fs.mkdirSync(path.join(dir, 'bin'));
-    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
+    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env', 'cksum']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
     fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', 'busybox'));
     fs.symlinkSync(which('curl')!, path.join(dir, 'bin', 'curl'));
     fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);
@@ -145,29 +145,37 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
     expect(log).not.toContain(PASSWORD);
   });
 
-  it('a wrong password is tried once and then waits BAN_BACKOFF; control: a backoff of one period climbs toward Transmission\'s lock-out', () => {
+  it('a wrong password is tried once and not again while the mounted value stays; a new value is; control: without the memory of refused credentials every period climbs toward Transmission\'s lock-out', () => {
     stop('sync');
     expect(failedLogins()).toBe(1); // ours; a successful login (peerPort) resets the count
     peerPort();
     fs.writeFileSync(path.join(dir, 'sync.log'), '');
-    startSync('wrong-pw');
-    const refusedLine = 'Transmission refused the RPC credentials; waiting 3600 s before the next try';
+    fs.copyFileSync(path.join(dir, 'wrong-pw'), path.join(dir, 'mounted-pw'));
+    startSync('mounted-pw');
+    const refusedLine = 'Transmission refused the RPC username or password (401; 3.00 turns its RPC off after 100 refusals until it is restarted, 4.x with anti-brute-force-enabled): these credentials are not sent again';
     expect(secondsUntilTrue(() => fs.readFileSync(path.join(dir, 'sync.log'), 'utf8').includes(refusedLine))).toBeLessThan(30);
     sh('sleep 4'); // four periods after the refusal: none of them tries again
-    const withBackoff = failedLogins() - 1;
-    expect(withBackoff).toBe(1);
+    const withMemory = failedLogins() - 1;
+    expect(withMemory).toBe(1);
+    expect(metric('login_refused')).toBe(1);
+    // The Secret's value is corrected (the kubelet renames a new file in): the next period logs in and syncs.
+    fs.writeFileSync(path.join(dir, 'mounted-pw.new'), PASSWORD + '\n');
+    fs.renameSync(path.join(dir, 'mounted-pw.new'), path.join(dir, 'mounted-pw'));
+    expect(secondsUntilTrue(() => metric('login_refused') === 0)).toBeLessThan(30);
     stop('sync');
     peerPort();
-    startSync('wrong-pw', 'BAN_BACKOFF=1');
-    // Control: one period of backoff tries again and again (three failures, toward the lock-out at 100). The log is
-    // polled, not Transmission: each look at its count is itself a failed login.
-    const refusals = () => fs.readFileSync(path.join(dir, 'sync.log'), 'utf8').split('Transmission refused the RPC credentials; waiting 1 s').length - 1;
+    // Control: the same script with its memory of refused credentials removed tries again every period.
+    fs.writeFileSync(path.join(dir, 'port-sync.sh'), script.replace('creds_refused() {\n', 'creds_refused() {\n  return 1\n'));
+    fs.writeFileSync(path.join(dir, 'sync.log'), '');
+    startSync('wrong-pw');
+    const refusals = () => fs.readFileSync(path.join(dir, 'sync.log'), 'utf8').split(refusedLine).length - 1;
     const toThree = secondsUntilTrue(() => refusals() >= 3);
     stop('sync');
-    const withoutBackoff = failedLogins() - 1;
+    fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);
+    const withoutMemory = failedLogins() - 1;
     expect(toThree).toBeLessThan(30);
-    expect(withoutBackoff).toBeGreaterThanOrEqual(3);
-    figures.failedLogins = { withBackoffIn4sAfterRefusal: withBackoff, withoutBackoff, withoutBackoffSecondsToThree: toThree };
+    expect(withoutMemory).toBeGreaterThanOrEqual(3);
+    figures.failedLogins = { withMemoryIn4sAfterRefusal: withMemory, withoutMemory, withoutMemorySecondsToThree: toThree };
   });
 
   it('Transmission\'s lock-out after 100 failures (403 to everyone until a restart) counts as a ban and waits BAN_BACKOFF', () => {
