@@ -6,6 +6,9 @@
 /** The apps whose listen port tunnelwright keeps equal to the forwarded port (names as users say them). */
 export const PORT_FORWARDING_APPS = ['qbittorrent', 'transmission', 'deluge', 'slskd', 'command'] as const;
 
+/** The port-sync sidecar's metrics port (in the forwarded workload's pod). */
+export const PORT_SYNC_METRICS_PORT = 9808;
+
 /**
  * The keys of k0s.yaml's `spec` that tunnelwright sets (from the overlay), by path: a user's `k0sConfig` may not set
  * them (the provider may be given when it names the same CNI as `cni`).

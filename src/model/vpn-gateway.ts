@@ -18,7 +18,7 @@ export interface CredentialsSecretRef {
   readonly passwordKey?: string;
 }
 
-import { PORT_FORWARDING_APPS } from './values';
+import { PORT_FORWARDING_APPS, PORT_SYNC_METRICS_PORT } from './values';
 export { PORT_FORWARDING_APPS } from './values';
 export type PortForwardingApp = typeof PORT_FORWARDING_APPS[number];
 
@@ -31,6 +31,31 @@ export type PortForwardingApp = typeof PORT_FORWARDING_APPS[number];
 export const MIN_SLSKD = '0.24.4';
 
 export const APP_API_PORTS: Readonly<Record<Exclude<PortForwardingApp, 'command' | 'slskd'>, number>> = { qbittorrent: 8080, transmission: 9091, deluge: 8112 };
+
+/**
+ * The ports the forwarded workload's pod serves itself, which the internet must never reach through the forwarded
+ * port: the app's Web UI or RPC port (`appUrl`'s, or the app's default), Deluge's daemon port (58846, deluged's
+ * default, which its Web UI connects to), slskd's Web UI (5030 HTTP, 5031 HTTPS: slskd's defaults), and port-sync's
+ * metrics port. Synth refuses a `toPort` among them; the up command refuses to DNAT a forwarded port among them (the
+ * provider picks that port at run time), and port-sync never sets an app's listen port to one.
+ */
+export function servedPorts(pf: PortForwardingProps): number[] {
+  const app = pf.app;
+  if (app === undefined) return [];
+  if (app === 'slskd') return [5030, 5031];
+  const ports: number[] = [PORT_SYNC_METRICS_PORT];
+  if (app === 'command') return ports;
+  let ui: number = APP_API_PORTS[app];
+  if (typeof pf.appUrl === 'string') {
+    try {
+      const u = new URL(pf.appUrl);
+      ui = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+    } catch {
+      // an appUrl that is no URL is the schema's to report
+    }
+  }
+  return [ui, ...(app === 'deluge' ? [58846] : []), ...ports];
+}
 
 export interface PortForwardingProps {
   /** gluetun's `VPN_PORT_FORWARDING_PROVIDER`: required with `custom` (one of perfect privacy, private internet access, privatevpn, protonvpn). @default - the VPN provider (where it forwards natively) */
@@ -381,6 +406,10 @@ function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | 
   if (typeof pf.appContainer === 'string' && !isDnsLabel(pf.appContainer)) push('portForwarding.appContainer', 'name', `expected a container name (a DNS label), ${received(pf.appContainer)}`);
   if (pf.toPort !== undefined && (app === 'qbittorrent' || app === 'transmission' || app === 'deluge')) {
     push('portForwarding.toPort', 'translation', `refused with ${app}: a torrent client announces its own listen port to trackers and peers, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and port-sync sets ${app}'s listen port to it)`);
+  }
+  const served = isRecord(pf) ? servedPorts(pf as PortForwardingProps) : [];
+  if (typeof pf.toPort === 'number' && served.includes(pf.toPort)) {
+    push('portForwarding.toPort', 'served', `${pf.toPort} is a port the workload's pod serves itself (${app === 'command' ? 'port-sync\'s metrics' : 'its Web UI, RPC or metrics'}: ${served.join(', ')}): the forwarded port would put it on the internet; give the port the app listens on for peers`);
   }
   if (app !== undefined && pf.controlApiKeySecret === undefined) push('portForwarding.controlApiKeySecret', 'required', 'required with app: a Secret key holding the API key of the gluetun control-server role that grants only GET /v1/portforward (the same Secret in the gateway\'s and the workload\'s namespace)');
   if (app === 'deluge' && pf.appCredentialsSecret === undefined) push('portForwarding.appCredentialsSecret', 'required', 'required with app "deluge": a Secret whose password key holds the Deluge Web UI password (its JSON-RPC always needs a login)');

@@ -11,6 +11,7 @@
 # for the same reason).
 # Environment: APP (qbittorrent | transmission | deluge | command), APP_URL, GLUETUN_URL, GLUETUN_API_KEY_FILE,
 # APP_USERNAME_FILE / APP_PASSWORD_FILE (optional), APP_API_KEY_FILE (qBittorrent >= 5.2, optional), COMMAND,
+# SERVED_PORTS (the ports this pod serves itself, comma-separated: a forwarded port among them is never given to the app),
 # COMMAND_TIMEOUT (seconds), PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server).
 # Credentials the app refuses are not sent again until they change (see refuse_creds); an address the app banned is
 # tried again after BAN_BACKOFF.
@@ -22,6 +23,7 @@ BAN_BACKOFF=${BAN_BACKOFF:-3600}
 METRICS_FILE=${METRICS_FILE:-/tmp/port-sync/metrics}
 METRICS_PORT=${METRICS_PORT:-0}
 WORK=${WORK:-/tmp/port-sync}
+SERVED_PORTS=${SERVED_PORTS:-}
 
 # Served by "busybox nc -ll -e" (stdin and stdout are the connection): one HTTP answer with the metrics file. The
 # request is read to its blank line first: a socket closed with received bytes unread sends a reset, not a FIN
@@ -384,6 +386,11 @@ reconcile() {
   if [ "$forwarded" -eq 0 ]; then
     return 0 # no port yet (start-up, reconnect): write nothing
   fi
+  case ",$SERVED_PORTS," in
+    *",$forwarded,"*)
+      log "the VPN forwards port $forwarded, which this pod serves itself ($SERVED_PORTS): the app keeps its port and the gateway does not forward it (its up command refuses too); reconnect the VPN for another port"
+      return 1 ;;
+  esac
   a=$(app_port_now)
   rc=$?
   [ $rc -eq 0 ] || return $rc

@@ -157,30 +157,11 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
     }
     if (pf.toPort !== undefined || pf.app !== undefined) {
       const to = `${f.vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`;
-      // With an app: the same port on the workload (no translation; gluetun replaces {{PORT}}, service/command.go:20-21).
-      const toPort = pf.toPort ?? '{{PORT}}';
-      // The rules live in chains of their own that the up command empties before it adds the port's rules, and
-      // the down command empties: so what an earlier gluetun left behind cannot stay or stack. gluetun runs the
-      // down command only from a clean stop (internal/portforward/service/stop.go:28-41); an OOM kill or a crash
-      // skips it, and the restarted gluetun runs the up command again in the same pod network namespace, whose
-      // nat table gluetun never flushes (firewall/iptables.go:88-93 flushes the filter table, and only when the
-      // firewall is disabled; firewall/enable.go:74-76 sets policies without flushing). Appending there stacked a
-      // second DNAT rule per restart, which one down command then left in place.
-      const chainRules = (p: string) => [
-        `iptables -t nat -A ${PF_NAT_CHAIN} -i tun0 -p ${p} --dport {{PORT}} -j DNAT --to-destination ${to}:${toPort}`,
-        `iptables -A ${PF_FORWARD_CHAIN} -i tun0 -d ${to} -p ${p} --dport ${toPort} -j ACCEPT`,
-      ];
-      const up = [
-        `iptables -t nat -N ${PF_NAT_CHAIN} 2>/dev/null || true`,
-        `iptables -t nat -F ${PF_NAT_CHAIN}`,
-        `iptables -t nat -C PREROUTING -j ${PF_NAT_CHAIN} 2>/dev/null || iptables -t nat -I PREROUTING 1 -j ${PF_NAT_CHAIN}`,
-        `iptables -N ${PF_FORWARD_CHAIN} 2>/dev/null || true`,
-        `iptables -F ${PF_FORWARD_CHAIN}`,
-        // Before gateway_init.sh's `-A FORWARD -i tun0 -j REJECT` (gateway_init.sh:102).
-        `iptables -C FORWARD -j ${PF_FORWARD_CHAIN} 2>/dev/null || iptables -I FORWARD 1 -j ${PF_FORWARD_CHAIN}`,
-        ...['tcp', 'udp'].flatMap(chainRules),
-      ];
-      set('VPN_PORT_FORWARDING_UP_COMMAND', `/bin/sh -c '${up.join('; ')}'`);
+      // port-forward-up.sh, its values as arguments: gluetun replaces {{PORT}} (service/command.go:20-21). With an
+      // app: the same port on the workload ("same": no translation). It refuses a forwarded port the pod serves.
+      const served = vpnGatewayModel().servedPorts(pf);
+      const args = ['port-forward-up', '{{PORT}}', to, String(pf.toPort ?? 'same'), served.length ? served.join(',') : 'none'];
+      set('VPN_PORT_FORWARDING_UP_COMMAND', `/bin/sh -c '${PORT_FORWARD_UP}' ${args.join(' ')}`);
       set('VPN_PORT_FORWARDING_DOWN_COMMAND', `/bin/sh -c 'iptables -t nat -F ${PF_NAT_CHAIN} 2>/dev/null || true; iptables -F ${PF_FORWARD_CHAIN} 2>/dev/null || true'`);
     }
   }
@@ -220,7 +201,14 @@ export const CONTROL_PORT = 8000;
 /** Where the gateway's init container writes gluetun's auth file (a memory emptyDir: the key never reaches the state volume). */
 const AUTH_DIR = '/run/gluetun-auth';
 /** The port-sync sidecar's metrics port. */
-export const PORT_SYNC_METRICS_PORT = 9808;
+export { PORT_SYNC_METRICS_PORT } from '../model/values';
+import { PORT_SYNC_METRICS_PORT } from '../model/values';
+
+/**
+ * gluetun's up command (src/render/port-forward-up.sh): DNATs the forwarded port to the workload, never onto a port
+ * the workload's pod serves. Held in single quotes in the command gluetun splits (internal/command/split.go).
+ */
+const PORT_FORWARD_UP = inlineScript(asset(__dirname, 'port-forward-up.sh'));
 
 /** The forwarded workload's fixed VXLAN address. */
 export function forwardedWorkloadAddress(props: VpnGatewayProps): string {
@@ -673,6 +661,7 @@ function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget):
     ...(pf.command !== undefined ? [{ name: 'COMMAND', value: pf.command }] : []),
     { name: 'PERIOD', value: String(pf.syncPeriodSeconds ?? 15) },
     { name: 'METRICS_PORT', value: String(PORT_SYNC_METRICS_PORT) },
+    { name: 'SERVED_PORTS', value: vpnGatewayModel().servedPorts(pf).join(',') },
     { name: 'METRICS_FILE', value: '/tmp/port-sync/metrics' },
   ];
   const container: IContainer = {

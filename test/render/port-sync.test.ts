@@ -115,6 +115,16 @@ describeWithTools('port-sync against each app version\'s answers', ['busybox', '
     expect(await l.until(() => l.listenPort() === 43456, 3)).toBe(true);
   });
 
+  it('a forwarded port the pod serves (qBittorrent\'s own Web UI port 8080) is never given to the app; control: the next port is', async () => {
+    const l = await lab({ standIn: 'qbittorrent-5.2', portForwarding: qbt, forwarded: 8080 });
+    expect(await l.until(() => l.metrics().tunnelwright_port_forward_errors_total >= 2)).toBe(true);
+    expect(l.listenPort()).toBe(6881);
+    expect(l.requests()).toEqual([]);
+    expect(l.log).toContain('port-sync: the VPN forwards port 8080, which this pod serves itself (8080,9808): the app keeps its port');
+    l.setForwarded(8081);
+    expect(await l.until(() => l.listenPort() === 8081)).toBe(true);
+  });
+
   it('app command: COMMAND runs with PORT set to the forwarded port', async () => {
     const out = path.join(tmpdir('tw-ps-cmd-'), 'port');
     const l = await lab({ standIn: 'qbittorrent-5.2', portForwarding: { app: 'command', command: `echo "port=$PORT" > ${out}` } });
