@@ -104,8 +104,11 @@ export interface PortForwardingProps {
   /** Seconds between two checks of the port (also the longest a lost port stays wrong); with `slskd`, its `SLSKD_VPN_POLLING_INTERVAL`. @default 15 (slskd: its own 2.5 s) */
   readonly syncPeriodSeconds?: number;
   /**
-   * gluetun's `/gluetun` state, where PIA keeps its forwarded port for 60 days (`piaportforward.json`): an existing
-   * PersistentVolumeClaim, or one the library creates (`<name>-gluetun-state`, 64Mi, ReadWriteOnce). @default - created
+   * Private internet access only (the one provider gluetun keeps port-forwarding state for: its port, 60 days, in
+   * `/gluetun/piaportforward.json`; refused for any other): an existing PersistentVolumeClaim, or the size and storage
+   * class of the one the library creates (`<name>-gluetun-state`, 64Mi, ReadWriteOnce). Without `storageClassName` the
+   * claim binds only on a cluster with a default StorageClass (k0s and kubeadm install none: it stays Pending and the
+   * gateway never schedules), and synth warns. @default - with PIA, a claim of the cluster's default class; else none
    */
   readonly stateClaim?: { readonly existingClaim?: string; readonly storageClassName?: string; readonly size?: string };
   /** The routed workload's port the forwarded port is DNATed to, for an app that needs a fixed port (Plex's 32400). Refused with a torrent client. @default - the forwarded port itself */
@@ -425,6 +428,9 @@ function checkPortForwarding(input: Record<string, unknown>, row: ProviderRow | 
   }
   if (pf.appApiKeySecret !== undefined && app !== 'qbittorrent') push('portForwarding.appApiKeySecret', 'forbidden', 'only with app "qbittorrent" (WebUI API keys, qBittorrent 5.2.0 and later)');
   if (pf.appApiKeySecret !== undefined && pf.appCredentialsSecret !== undefined) push('portForwarding.appApiKeySecret', 'conflict', 'give either appApiKeySecret or appCredentialsSecret, not both');
+  if (pf.stateClaim !== undefined && !keepsPortForwardState(input.vpnProvider, pf)) {
+    push('portForwarding.stateClaim', 'forbidden', `gluetun keeps no port-forwarding state for ${typeof provider === 'string' && row.gluetunName === 'custom' ? provider : row.gluetunName} (only private internet access keeps its port, in /gluetun/piaportforward.json): remove stateClaim; no claim is made`);
+  }
   if (isRecord(pf.stateClaim) && pf.stateClaim.existingClaim !== undefined && (pf.stateClaim.size !== undefined || pf.stateClaim.storageClassName !== undefined)) {
     push('portForwarding.stateClaim', 'conflict', 'existingClaim names a claim you made: size and storageClassName are only for the claim the library creates');
   }
@@ -475,11 +481,37 @@ function checkNetwork(input: Record<string, unknown>, wireguardRow: ProviderRow 
   }
 }
 
+/**
+ * Whether gluetun keeps port-forwarding state under `/gluetun` for the provider that forwards the port (the custom
+ * provider's `portForwarding.provider`, else the VPN provider): only private internet access, whose port is kept for
+ * 60 days in `/gluetun/piaportforward.json` (internal/provider/privateinternetaccess/provider.go:25 at v3.41.1).
+ * ProtonVPN, Perfect Privacy and PrivateVPN ask for a port at every connection and write nothing there; the port
+ * itself goes to `/tmp/gluetun/forwarded_port` (settings/portforward.go:117).
+ */
+export function keepsPortForwardState(vpnProvider: unknown, pf: { provider?: unknown } | undefined): boolean {
+  if (!pf) return false;
+  const row = typeof vpnProvider === 'string' ? providerRow(vpnProvider) : undefined;
+  const provider = row?.gluetunName === 'custom' ? providerName(pf.provider) : row?.gluetunName;
+  return provider === 'private internet access';
+}
+
+function stateClaimWarnings(input: Record<string, unknown>): Problem[] {
+  const pf = input.portForwarding;
+  if (!isRecord(pf) || !keepsPortForwardState(input.vpnProvider, pf)) return [];
+  const claim = isRecord(pf.stateClaim) ? pf.stateClaim : {};
+  if (claim.existingClaim !== undefined || claim.storageClassName !== undefined) return [];
+  return [{
+    path: 'portForwarding.stateClaim.storageClassName',
+    code: 'default-storage-class',
+    message: 'the claim for gluetun\'s /gluetun (PIA keeps its forwarded port there) names no storage class: it binds only where the cluster has a default StorageClass; k0s and kubeadm install none, and there the claim stays Pending and the gateway never starts. Set storageClassName (kubectl get storageclass) or existingClaim',
+  }];
+}
+
 /** Validates VpnGateway props: the schema, the provider matrix and the network, all problems at once. */
 export function checkVpnGateway(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: VpnGatewayProps } {
   const parsed = parseWith<VpnGatewayProps>(vpnGatewaySchema, input);
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   if (isRecord(input)) checkGateway(input, problems);
-  const warnings = isRecord(input) ? ipv6Warnings(input) : [];
+  const warnings = isRecord(input) ? [...ipv6Warnings(input), ...(problems.length === 0 ? stateClaimWarnings(input) : [])] : [];
   return { problems: redactProblems(sortProblems(problems)), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }

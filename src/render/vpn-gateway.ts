@@ -352,7 +352,9 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
     data: { 'settings.sh': gatewaySettings(f), 'nat.conf': natConf(props), 'post-rules.txt': postRules(f, props.portForwarding), 'dnsmasq-reserved.conf': dnsmasqReserved(f) },
   };
   const pf = props.portForwarding;
-  const state = pf ? pf.stateClaim ?? {} : undefined;
+  // Only where gluetun keeps state (PIA's piaportforward.json): a claim for another provider would only wait for a
+  // volume, and on a cluster without a default StorageClass keep the gateway from ever scheduling.
+  const state = pf && vpnGatewayModel().keepsPortForwardState(props.vpnProvider, pf) ? pf.stateClaim ?? {} : undefined;
   const stateClaimName = state ? state.existingClaim ?? `${f.name}-gluetun-state` : undefined;
   const stateClaim: KubeObject | undefined = state && state.existingClaim === undefined ? {
     apiVersion: 'v1',

@@ -37,8 +37,10 @@ expectWarnings({
   'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects windscribe (cni undefined)': ['gw:routeTransform(qbittorrent)'],
   'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects airvpn (cni undefined)': ['gw:routeTransform(qbittorrent)'],
   'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects fastestvpn (cni undefined)': ['gw:routeTransform(qbittorrent)'],
-  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects private internet access (cni undefined)': ['gw:routeTransform(qbittorrent)'],
-  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects custom (cni undefined)': ['gw:routeTransform(qbittorrent)'],
+  // With PIA both adapters warn that the /gluetun claim names no storage class.
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects private internet access (cni undefined)': ['parity/gw: portForwarding.stateClaim.storageClassName', 'portForwarding.stateClaim.storageClassName', 'gw:routeTransform(qbittorrent)'],
+  // With PIA both adapters warn that the /gluetun claim names no storage class.
+  'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects custom (cni undefined)': ['parity/gw: portForwarding.stateClaim.storageClassName', 'portForwarding.stateClaim.storageClassName', 'gw:routeTransform(qbittorrent)'],
   'VpnGateway: cdk8s route() and Pulumi routeTransform() give the same objects nordvpn (cni cilium)': ['gw:routeTransform(qbittorrent)'],
   'VpnGateway: both adapters refuse the same forwarded workload that can run two pods, with the same problems control: both accept the StatefulSet of one replica, and give it the same objects': ['gw:routeTransform(qbittorrent)'],
   'VpnGateway: the forwarded StatefulSet without metadata.name Pulumi: control: name set, accepted': ['gw:routeTransform(qbittorrent)'],

@@ -33,7 +33,10 @@ describe('port forwarding to an app: refusals', () => {
     ['slskd without the control API key', { app: 'slskd', controlApiKeySecret: undefined }, [{ path: 'portForwarding.controlApiKeySecret', code: 'required', message: 'required with app: a Secret key holding the API key of the gluetun control-server role that grants only GET /v1/portforward (the same Secret in the gateway\'s and the workload\'s namespace)' }]],
     ['appContainer without slskd', { appContainer: 'qbittorrent' }, [{ path: 'portForwarding.appContainer', code: 'forbidden', message: 'only with app "slskd": the container that gets slskd\'s SLSKD_VPN_* environment' }]],
     ['an appContainer that is no container name', { app: 'slskd', appContainer: 'Slskd_Main' }, [{ path: 'portForwarding.appContainer', code: 'name', message: 'expected a container name (a DNS label), received "Slskd_Main"' }]],
-    ['an existing claim with a size', { stateClaim: { existingClaim: 'mine', size: '1Gi' } }, [{ path: 'portForwarding.stateClaim', code: 'conflict', message: 'existingClaim names a claim you made: size and storageClassName are only for the claim the library creates' }]],
+    ['an existing claim with a size (and a claim at all for ProtonVPN)', { stateClaim: { existingClaim: 'mine', size: '1Gi' } }, [
+      { path: 'portForwarding.stateClaim', code: 'forbidden', message: 'gluetun keeps no port-forwarding state for protonvpn (only private internet access keeps its port, in /gluetun/piaportforward.json): remove stateClaim; no claim is made' },
+      { path: 'portForwarding.stateClaim', code: 'conflict', message: 'existingClaim names a claim you made: size and storageClassName are only for the claim the library creates' },
+    ]],
   ])('refuses %s', (_name, pf, problems) => {
     expect(validateVpnGateway(qbit(pf))).toEqual(problems);
   });
@@ -111,12 +114,48 @@ describe('port forwarding to an app: what is rendered', () => {
     expect(d.spec!.template.spec!.containers.find((c) => c.name === 'gluetun')!.env!.map((e) => e.name)).not.toContain('HTTP_CONTROL_SERVER_LOG');
   });
 
-  it('persists /gluetun on a claim it creates, or on yours', () => {
-    expect(gluetun.volumeMounts).toContainEqual({ name: 'gluetun-state', mountPath: '/gluetun' });
-    expect(gw.objects.find((o) => o.kind === 'PersistentVolumeClaim')!.metadata.name).toBe('vpn-gateway-gluetun-state');
-    const mine = planVpnGateway(qbit({ stateClaim: { existingClaim: 'gluetun-data' } }));
-    expect(mine.objects.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
-    expect((mine.objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment).spec!.template.spec!.volumes).toContainEqual({ name: 'gluetun-state', persistentVolumeClaim: { claimName: 'gluetun-data' } });
+  it('makes no claim for ProtonVPN, which gluetun keeps no port-forwarding state for; a stateClaim is refused with the reason', () => {
+    expect(gw.objects.map((o) => o.kind)).not.toContain('PersistentVolumeClaim');
+    expect(gluetun.volumeMounts!.map((m) => m.mountPath)).not.toContain('/gluetun');
+    expect(deployment.spec!.template.spec!.volumes!.map((v) => v.name)).not.toContain('gluetun-state');
+    expect(validateVpnGateway(qbit({ stateClaim: { storageClassName: 'local-path' } }))).toEqual([{ path: 'portForwarding.stateClaim', code: 'forbidden', message: 'gluetun keeps no port-forwarding state for protonvpn (only private internet access keeps its port, in /gluetun/piaportforward.json): remove stateClaim; no claim is made' }]);
+  });
+
+  describe('private internet access: /gluetun persisted (piaportforward.json)', () => {
+    const stateOf = (p: VpnGatewayProps) => {
+      const plan = planVpnGateway(p);
+      const d = plan.objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment;
+      return {
+        claim: plan.objects.find((o) => o.kind === 'PersistentVolumeClaim') as unknown as { metadata: { name: string }; spec: Record<string, unknown> } | undefined,
+        mount: d.spec!.template.spec!.containers.find((c) => c.name === 'gluetun')!.volumeMounts!.find((m) => m.mountPath === '/gluetun'),
+        volume: d.spec!.template.spec!.volumes!.find((v) => v.name === 'gluetun-state'),
+        warnings: plan.warnings,
+      };
+    };
+    const pia = (claim?: Record<string, unknown>): VpnGatewayProps => {
+      const base = gatewayFor('private internet access');
+      return { ...base, portForwarding: { ...base.portForwarding, ...(claim ? { stateClaim: claim } : {}) } } as VpnGatewayProps;
+    };
+    const noClassWarning = { path: 'portForwarding.stateClaim.storageClassName', code: 'default-storage-class', message: 'the claim for gluetun\'s /gluetun (PIA keeps its forwarded port there) names no storage class: it binds only where the cluster has a default StorageClass; k0s and kubeadm install none, and there the claim stays Pending and the gateway never starts. Set storageClassName (kubectl get storageclass) or existingClaim' };
+
+    it.each<[string, VpnGatewayProps, object | undefined, object[]]>([
+      ['the default: a claim of the cluster\'s default class, and a warning', pia(), { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } }, [noClassWarning]],
+      ['a storage class of yours: no warning', pia({ storageClassName: 'local-path', size: '16Mi' }), { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '16Mi' } }, storageClassName: 'local-path' }, []],
+      ['PIA over custom WireGuard', gatewayFor('custom'), { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } }, [noClassWarning]],
+    ])('%s', (_n, p, spec, warnings) => {
+      const s = stateOf(p);
+      expect(s.claim!.spec).toEqual(spec);
+      expect(s.mount).toEqual({ name: 'gluetun-state', mountPath: '/gluetun' });
+      expect(s.volume).toEqual({ name: 'gluetun-state', persistentVolumeClaim: { claimName: s.claim!.metadata.name } });
+      expect(s.warnings).toEqual(warnings);
+    });
+
+    it('an existing claim of yours: mounted, none created, no warning', () => {
+      const s = stateOf(pia({ existingClaim: 'gluetun-data' }));
+      expect(s.claim).toBeUndefined();
+      expect(s.volume).toEqual({ name: 'gluetun-state', persistentVolumeClaim: { claimName: 'gluetun-data' } });
+      expect(s.warnings).toEqual([]);
+    });
   });
 
   it('gives the StatefulSet the nat.conf key client_init.sh cuts from its pod name, no hostname of its own, and adds the port-sync sidecar', () => {
