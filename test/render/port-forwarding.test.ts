@@ -296,7 +296,7 @@ describeWithTools('the port-forwarding alerts under promtool', ['promtool'], () 
     { series: `tunnelwright_port_forward_app_listen_port{${labels}}`, values: app },
   ];
   const rule = (name: string) => (groups[0].rules.find((r) => r.alert === name) as { labels: Record<string, string>; annotations: Record<string, string> });
-  const fired = (name: string) => [{ exp_labels: { ...rule(name).labels, app: 'qbittorrent', namespace: 'media', pod: 'qbittorrent-0' }, exp_annotations: { summary: rule(name).annotations.summary, description: rule(name).annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/qbittorrent-0') } }];
+  const fired = (name: string) => [{ exp_labels: { ...rule(name).labels, app: 'qbittorrent', namespace: 'media', pod: 'qbittorrent-0' }, exp_annotations: { summary: rule(name).annotations.summary, description: rule(name).annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/qbittorrent-0'), runbook: rule(name).annotations.runbook } }];
   const tests = [
     // A reconnect: the port changes at 10m and the app follows within a minute: silent.
     { name: 'a reconnect the sidecar follows', input_series: series('41234x10 42345x20', '41234x11 42345x19'), alert_rule_test: [{ eval_time: '12m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }] },
@@ -304,15 +304,24 @@ describeWithTools('the port-forwarding alerts under promtool', ['promtool'], () 
     { name: 'the app keeps the old port', input_series: series('41234x10 42345x20', '41234x30'), alert_rule_test: [{ eval_time: '14m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }, { eval_time: '16m', alertname: 'VPNForwardedPortNotListening', exp_alerts: fired('VPNForwardedPortNotListening') }] },
     // No port at all: not a mismatch; VPNNoForwardedPort after 15m.
     { name: 'no forwarded port', input_series: series('0x30', '6881x30'), alert_rule_test: [{ eval_time: '20m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }, { eval_time: '20m', alertname: 'VPNNoForwardedPort', exp_alerts: fired('VPNNoForwardedPort') }] },
+    // Credentials refused on qbittorrent-0 from 3m; qbittorrent-1 (the control) logs in: only qbittorrent-0 fires, after 1m.
+    {
+      name: 'a refused login',
+      input_series: [
+        { series: `tunnelwright_port_forward_login_refused{${labels}}`, values: '0x2 1x20' },
+        { series: 'tunnelwright_port_forward_login_refused{app="qbittorrent", namespace="media", pod="qbittorrent-1"}', values: '0x22' },
+      ],
+      alert_rule_test: [{ eval_time: '3m', alertname: 'VPNPortSyncLoginRefused', exp_alerts: [] }, { eval_time: '5m', alertname: 'VPNPortSyncLoginRefused', exp_alerts: fired('VPNPortSyncLoginRefused') }],
+    },
   ];
   fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: tests.map((t) => ({ interval: '1m', ...t })) }));
 
   it('promtool check rules accepts them', () => {
     const r = run('promtool', ['check', 'rules', path.join(dir, 'rules.yaml')]);
-    expect(r.output).toBe(`Checking ${path.join(dir, 'rules.yaml')}\n  SUCCESS: 2 rules found\n\n`);
+    expect(r.output).toBe(`Checking ${path.join(dir, 'rules.yaml')}\n  SUCCESS: 3 rules found\n\n`);
   });
 
-  it('promtool test rules: silent through a reconnect, fires when the app keeps the old port or no port is forwarded', () => {
+  it('promtool test rules: silent through a reconnect, fires when the app keeps the old port, no port is forwarded or the login is refused', () => {
     const r = run('promtool', ['test', 'rules', 'tests.yaml'], { cwd: dir });
     expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
   });
@@ -331,7 +340,7 @@ describeWithTools('the port-forwarding alerts for app "command" under promtool',
   ];
   const firedFor = (name: string) => {
     const rule = command[0].rules.find((r) => r.alert === name) as { labels: Record<string, string>; annotations: Record<string, string> };
-    return [{ exp_labels: { ...rule.labels, app: 'command', namespace: 'media', pod: 'soulseek-0' }, exp_annotations: { summary: rule.annotations.summary, description: rule.annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/soulseek-0') } }];
+    return [{ exp_labels: { ...rule.labels, app: 'command', namespace: 'media', pod: 'soulseek-0' }, exp_annotations: { summary: rule.annotations.summary, description: rule.annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/soulseek-0'), runbook: rule.annotations.runbook } }];
   };
   const testsFor = (failing: unknown[]) => stringify({
     rule_files: ['command.yaml'], evaluation_interval: '1m',
@@ -415,5 +424,22 @@ describeWithTools('port forwarding: only the StatefulSet\'s first pod takes the 
 
   it('leaves a workload that forwards nothing with pod-gateway\'s own command', () => {
     expect(planRoute(qbit(), { ...target, name: 'sonarr', podLabels: { app: 'sonarr' } }).initContainer.command).toEqual(['/bin/client_init.sh']);
+  });
+});
+
+describe('the port-forwarding alerts\' runbooks', () => {
+  const runbooks = fs.readFileSync(path.resolve(__dirname, '../../docs/runbooks.md'), 'utf8');
+  const headings = [...runbooks.matchAll(/^## (\S+)$/gm)].map((m) => m[1]);
+  it.each(['qbittorrent', 'transmission', 'deluge', 'command'])('with app %s: every alert carries its runbook, links its entry in docs/runbooks.md, and that entry exists', (app) => {
+    const pf = app === 'command' ? { app, command: 'true' } : { app, appCredentialsSecret: { name: 'c' } };
+    const rules = portForwardAlertGroups(qbit(pf), { runbookUrl: 'https://example.org/runbooks' })[0].rules as { alert: string; annotations: Record<string, string> }[];
+    expect(rules.length).toBeGreaterThanOrEqual(2);
+    for (const r of rules) {
+      expect(r.annotations.runbook).toMatch(/^1\. .+\n2\. .+/);
+      expect(r.annotations.runbook_url).toBe(`https://example.org/runbooks#${r.alert.toLowerCase()}`);
+      expect(headings).toContain(r.alert);
+    }
+    // Control: no runbookUrl, no link.
+    expect((portForwardAlertGroups(qbit(pf))[0].rules as { annotations: Record<string, string> }[]).map((r) => r.annotations.runbook_url)).toEqual(rules.map(() => undefined));
   });
 });
