@@ -44,4 +44,6 @@ unpack prometheus /usr/bin/promtool
 unpack prometheus-blackbox-exporter /usr/bin/prometheus-blackbox-exporter
 mkdir -p "$TOOLS/bin"
 ln -sf "$TOOLS/root/usr/bin/promtool" "$TOOLS/bin/promtool"
+# the server itself, which scrapes port-sync's metrics endpoint in test/system/vpn-gateway-port-sync-metrics.test.ts
+ln -sf "$TOOLS/root/usr/bin/prometheus" "$TOOLS/bin/prometheus"
 ln -sf "$TOOLS/root/usr/bin/prometheus-blackbox-exporter" "$TOOLS/bin/blackbox_exporter"

@@ -37,8 +37,8 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
     process.stdout.write(`port-sync metrics figures: ${JSON.stringify(figures)}\n`);
   });
 
-  /** Prometheus scraping 127.0.0.1:`target` every second for `seconds`: its HTTP API's answers to `queries`. */
-  async function scrape(target: number, seconds: number, queries: string[]): Promise<Record<string, { metric: Record<string, string>; value: [number, string] }[]>> {
+  /** Prometheus scraping 127.0.0.1:`target` every second until it has scraped `scrapes` times: its HTTP API's answers to `queries`. */
+  async function scrape(target: number, scrapes: number, queries: string[]): Promise<Record<string, { metric: Record<string, string>; value: [number, string] }[]>> {
     const dir = tmpdir('tw-ps-prom-');
     const web = await freePort();
     fs.writeFileSync(path.join(dir, 'prometheus.yml'), stringify({
@@ -57,11 +57,20 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
       prom.stderr!.destroy();
     };
     try {
-      await sleep(seconds * 1000);
+      const query = async (q: string) => {
+        const r = await fetch(`http://127.0.0.1:${web}/api/v1/query?query=${encodeURIComponent(q)}`);
+        return (await r.json()) as { status: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+      };
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        await sleep(500);
+        const n = await query('count_over_time(up[1m])').catch(() => undefined);
+        if (Number(n?.data.result[0]?.value[1] ?? 0) >= scrapes) break;
+        if (Date.now() > deadline) throw new Error(`Prometheus did not scrape ${scrapes} times in 60 s: ${promLog}`);
+      }
       const out: Record<string, { metric: Record<string, string>; value: [number, string] }[]> = {};
       for (const q of queries) {
-        const r = await fetch(`http://127.0.0.1:${web}/api/v1/query?query=${encodeURIComponent(q)}`);
-        const body = (await r.json()) as { status: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+        const body = await query(q);
         if (body.status !== 'success') throw new Error(`${q}: ${JSON.stringify(body)} ${promLog}`);
         out[q] = body.data.result;
       }
@@ -81,14 +90,14 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
     lab = await startSyncLab(tmpdir('tw-ps-metrics-'), { standIn: 'qbittorrent-5.2', portForwarding: pf, forwarded: 41234, metricsPort: await freePort(), period: '1' });
     stops.push(() => lab.stop());
     if (!(await lab.until(() => lab.listenPort() === 41234))) throw new Error(`port-sync did not set the port: ${lab.log}`);
-    scraped = await scrape(Number(lab.env.METRICS_PORT), 14, queries);
-  }, 60_000);
+    scraped = await scrape(Number(lab.env.METRICS_PORT), 12, queries);
+  }, 120_000);
 
-  it('scrapes every time (up == 1 at each of at least 10 scrapes in 14 s) and stores the five tunnelwright_port_forward_* series of the emitted script', () => {
+  it('scrapes every time (up == 1 at each of 12 scrapes) and stores the six tunnelwright_port_forward_* series of the emitted script', () => {
     const total = Number(scraped['count_over_time(up[1m])'][0].value[1]);
     const up = Number(scraped['sum_over_time(up[1m])'][0].value[1]);
     figures.fixed = { scrapes: total, up, lastError: scraped.lastError[0].metric.error };
-    expect(total).toBeGreaterThanOrEqual(10);
+    expect(total).toBeGreaterThanOrEqual(12);
     expect(up).toBe(total);
     expect(scraped.up.map((s) => s.value[1])).toEqual(['1']);
     const series = Object.fromEntries(scraped['{__name__=~"tunnelwright_port_forward_.*"}'].map((s) => [s.metric.__name__, { labels: s.metric, value: s.value[1] }]));
@@ -144,7 +153,7 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
     expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
   });
 
-  it('control: the endpoint as it was, answering before it read the request, is scraped 0 times ("connection reset by peer")', async () => {
+  it('control: the endpoint as it was, answering before it read the request, is scraped 0 times in 12 ("connection reset by peer")', async () => {
     const old = lab.file('port-sync/port-sync-old.sh');
     const script = fs.readFileSync(lab.file('port-sync/port-sync.sh'), 'utf8');
     // The request-reading lines removed: what the endpoint did before.
@@ -161,10 +170,10 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
       }
     });
     await sleep(300);
-    const was = await scrape(port, 8, ['count_over_time(up[1m])', 'sum_over_time(up[1m])', '{__name__=~"tunnelwright_port_forward_.*"}']);
+    const was = await scrape(port, 12, ['count_over_time(up[1m])', 'sum_over_time(up[1m])', '{__name__=~"tunnelwright_port_forward_.*"}']);
     const total = Number(was['count_over_time(up[1m])'][0].value[1]);
     figures.old = { scrapes: total, up: Number(was['sum_over_time(up[1m])'][0].value[1]), lastError: was.lastError[0].metric.error };
-    expect(total).toBeGreaterThanOrEqual(5);
+    expect(total).toBeGreaterThanOrEqual(12);
     expect(Number(was['sum_over_time(up[1m])'][0].value[1])).toBe(0);
     expect(was['{__name__=~"tunnelwright_port_forward_.*"}']).toEqual([]);
     expect(was.lastError[0].metric.error).toContain('connection reset by peer');
