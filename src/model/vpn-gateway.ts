@@ -18,6 +18,7 @@ export interface CredentialsSecretRef {
   readonly passwordKey?: string;
 }
 
+import { serverFilterFindings } from './server-filters';
 import { PORT_FORWARDING_APPS, PORT_SYNC_METRICS_PORT } from './values';
 export { PORT_FORWARDING_APPS } from './values';
 export type PortForwardingApp = typeof PORT_FORWARDING_APPS[number];
@@ -512,6 +513,8 @@ export function checkVpnGateway(input: unknown): { problems: Problem[]; warnings
   const parsed = parseWith<VpnGatewayProps>(vpnGatewaySchema, input);
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   if (isRecord(input)) checkGateway(input, problems);
-  const warnings = isRecord(input) ? [...ipv6Warnings(input), ...(problems.length === 0 ? stateClaimWarnings(input) : [])] : [];
+  const filters = isRecord(input) ? serverFilterFindings(input, !isRecord(input.images) || input.images.gluetun === undefined || input.images.gluetun === DEFAULT_IMAGES.gluetun) : { problems: [], warnings: [] };
+  problems.push(...filters.problems);
+  const warnings = isRecord(input) ? [...ipv6Warnings(input), ...(problems.length === 0 ? stateClaimWarnings(input) : []), ...filters.warnings] : [];
   return { problems: redactProblems(sortProblems(problems)), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }
