@@ -131,10 +131,10 @@ curlrc_quote() {
 # end of a ban (webapplication.cpp increaseFailedAttempts, isBanned at release-5.2.3), so even one try an hour bans it
 # within a day; Transmission 3.00 shuts its RPC after 100 until it is restarted. The address is the pod's 127.0.0.1,
 # the one a user's `kubectl port-forward` arrives from too: a ban locks the user out of the Web UI. The refused
-# credentials' checksum is kept in WORK (the pod's emptyDir): they are tried again when the mounted Secret's value
+# credentials' sha256 is kept in WORK (the pod's emptyDir): they are tried again when the mounted Secret's value
 # changes (the kubelet updates it in place) or when the pod restarts, not when only this container restarts.
 creds_sum() {
-  cat "${APP_USERNAME_FILE:-/dev/null}" "${APP_PASSWORD_FILE:-/dev/null}" "${APP_API_KEY_FILE:-/dev/null}" 2>/dev/null | cksum
+  cat "${APP_USERNAME_FILE:-/dev/null}" "${APP_PASSWORD_FILE:-/dev/null}" "${APP_API_KEY_FILE:-/dev/null}" 2>/dev/null | sha256sum
 }
 
 # True while the credentials mounted are the ones the app refused.

@@ -5,10 +5,11 @@
  * directory and /tmp into a directory of the test's own, 172.16.0.1:8000 and the app's 127.0.0.1 port to the
  * stand-ins' ports, the metrics port to one given (0: none), and PERIOD to `period` (the model's minimum is 1 s).
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { planRoute, VpnGatewayProps } from '../../src';
+import { which } from '../system/tools';
 import { gatewayFor } from './fixtures';
 
 const STAND_INS = path.join(__dirname, 'port-sync-stand-ins.py');
@@ -185,8 +186,16 @@ export async function startSyncLab(dir: string, o: SyncLabOptions): Promise<Sync
   };
   // The container's command with the script moved: ['/bin/sh', '/port-sync/port-sync.sh'], run by busybox's sh.
   expect(sync.command).toEqual(['/bin/sh', '/port-sync/port-sync.sh']);
-  const proc = spawn('busybox', ['sh', lab.file('port-sync/port-sync.sh')], {
-    detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...lab.env },
+  // The image's userland: busybox's applets and curl, nothing else on PATH (a tool the script needs that busybox
+  // lacks fails here as it would in the container).
+  const bin = lab.file('bin');
+  fs.mkdirSync(bin);
+  const busybox = which('busybox')!;
+  for (const applet of spawnSync(busybox, ['--list'], { encoding: 'utf8' }).stdout.split('\n').filter((a) => /^[a-z0-9_.-]+$/.test(a))) fs.symlinkSync(busybox, path.join(bin, applet));
+  fs.symlinkSync(busybox, path.join(bin, 'busybox'));
+  fs.symlinkSync(which('curl')!, path.join(bin, 'curl'));
+  const proc = spawn(busybox, ['sh', lab.file('port-sync/port-sync.sh')], {
+    detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: bin, ...lab.env },
   });
   lab.started(proc, 'log');
   return lab;

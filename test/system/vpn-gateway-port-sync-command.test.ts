@@ -44,7 +44,7 @@ describeWithTools('port-sync runs the command escape hatch with each forwarded p
     must(sh(`ip netns add ${netns} && ip netns exec ${netns} ip link set lo up`), 'netns');
     fs.mkdirSync(path.join(dir, 'bin'));
     fs.mkdirSync(path.join(dir, 'app'));
-    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env', 'cksum', 'echo', 'timeout', 'setsid', '[']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
+    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env', 'sha256sum', 'echo', 'timeout', 'setsid', '[']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
     fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', 'busybox'));
     fs.symlinkSync(which('curl')!, path.join(dir, 'bin', 'curl'));
     fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);

@@ -70,7 +70,7 @@ describeWithTools('port-sync keeps Transmission\'s peer port equal to the forwar
     must(sh(`ip netns add ${netns} && ip netns exec ${netns} ip link set lo up`), 'netns');
     // The sidecar image's userland: busybox applets first, curl beside them.
     fs.mkdirSync(path.join(dir, 'bin'));
-    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env', 'cksum']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
+    for (const applet of ['sh', 'sed', 'grep', 'cat', 'head', 'tr', 'printf', 'mkdir', 'chmod', 'dirname', 'mv', 'date', 'sleep', 'rm', 'env', 'sha256sum']) fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', applet));
     fs.symlinkSync(which('busybox')!, path.join(dir, 'bin', 'busybox'));
     fs.symlinkSync(which('curl')!, path.join(dir, 'bin', 'curl'));
     fs.writeFileSync(path.join(dir, 'port-sync.sh'), script);
