@@ -28,7 +28,6 @@ describe('examples/pulumi under mocks', () => {
       'kubernetes:core/v1:Namespace': ['media'],
       'kubernetes:v1:Namespace': ['protonvpn-namespace-vpn-gateway'],
       'kubernetes:v1:ConfigMap': ['protonvpn-configmap-media-qbittorrent-vpn-route', 'protonvpn-configmap-vpn-gateway-vpn-gateway-settings'],
-      'kubernetes:v1:PersistentVolumeClaim': ['protonvpn-persistentvolumeclaim-vpn-gateway-vpn-gateway-gluetun-state'],
       'kubernetes:v1:Secret': ['egress-secret-kube-system-vpn-egress-resteer-token'],
       'kubernetes:v1:Service': ['protonvpn-service-vpn-gateway-vpn-gateway'],
       'kubernetes:v1:ServiceAccount': ['egress-serviceaccount-kube-system-vpn-egress-resteer'],
