@@ -416,18 +416,35 @@ if [ "$METRICS_PORT" != 0 ]; then
   busybox nc -ll -p "$METRICS_PORT" -e "$0" serve-metrics &
 fi
 
+# gluetun's port alone, while the app's ban lasts: the metrics (and so the alerts) follow a port change meanwhile.
+forwarded_only() {
+  grc=0
+  p=$(gluetun_port) || grc=$?
+  if [ "$grc" -ne 0 ]; then forwarded=0; return 1; fi
+  forwarded=$p
+}
+
+# The container stops on SIGTERM (the shell that runs as its first process ignores it otherwise).
+trap 'exit 0' TERM INT
+banned_until=0
 while :; do
-  reconcile
-  rc=$?
-  wait_for=$PERIOD
+  now=$(date +%s)
+  if [ "$now" -lt "$banned_until" ]; then
+    # The app is not asked before the ban ends (a login would only lengthen it); gluetun still is, every period.
+    forwarded_only
+    rc=0
+  else
+    reconcile
+    rc=$?
+  fi
   case $rc in
     0) ;;
-    2) bans=$((bans + 1)); errors=$((errors + 1)); wait_for=$BAN_BACKOFF
-      log "the app banned this address: next try in $BAN_BACKOFF s" ;;
+    2) bans=$((bans + 1)); errors=$((errors + 1)); banned_until=$((now + BAN_BACKOFF))
+      log "the app banned this address: next try in $BAN_BACKOFF s (gluetun's port is still read every $PERIOD s)" ;;
     3) errors=$((errors + 1)) ;; # refused credentials: checked again next period, sent again only once changed
     *) errors=$((errors + 1)) ;;
   esac
   write_metrics
-  sleep "$wait_for" &
+  sleep "$PERIOD" &
   wait $!
 done

@@ -97,6 +97,21 @@ describeWithTools('port-sync against each app version\'s answers', ['busybox', '
     expect(l.log).toContain('the app banned this address: next try in 2 s');
   });
 
+  it('a port forwarded anew while the app bans the address reaches the metrics at the next period, not after BAN_BACKOFF', async () => {
+    const l = await lab({ standIn: 'qbittorrent-5.1', portForwarding: qbt, banBackoff: '60', forwarded: 0 });
+    for (let i = 0; i < 5; i++) {
+      await fetch(`http://127.0.0.1:${l.ports.app}/api/v2/auth/login`, { method: 'POST', body: 'username=admin&password=guess', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Connection': 'close' } });
+    }
+    l.setForwarded(FORWARDED);
+    expect(await l.until(() => l.metrics().tunnelwright_port_forward_bans_total === 1)).toBe(true);
+    expect(l.metrics().tunnelwright_port_forward_forwarded_port).toBe(FORWARDED);
+    // The VPN reconnects with another port during the ban: the metrics say so within a few periods (0.2 s), so
+    // VPNForwardedPortNotListening can fire; the app is not asked again (one banned try in all).
+    l.setForwarded(FORWARDED + 1);
+    expect(await l.until(() => l.metrics().tunnelwright_port_forward_forwarded_port === FORWARDED + 1, 3)).toBe(true);
+    expect(l.requests().filter((r) => r.what === 'banned')).toHaveLength(1);
+  });
+
   it('deluge: random_port is turned off with the port (Deluge picks a random port at every start while it is on)', async () => {
     const l = await lab({ standIn: 'deluge-2.0', portForwarding: dlg });
     expect(l.randomPort()).toBe('true');
