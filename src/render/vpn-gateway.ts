@@ -728,6 +728,14 @@ export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchF
       annotations: { summary: `${app} refuses port-sync's credentials`, description: '{{ $labels.namespace }}/{{ $labels.pod }}: the app refused the login port-sync was given; port-sync does not send it again until the Secret\'s value changes or the pod restarts, so the listen port is not kept.' },
     }]),
     {
+      // Without a scrape of the sidecar none of the others can fire: the forwarded workload's series, absent for 10m.
+      alert: 'VPNPortSyncAbsent' as const,
+      expr: `absent_over_time(tunnelwright_port_forward_forwarded_port{namespace="${props.portForwarding?.workloadNamespace ?? ''}"}[10m])`,
+      for: '5m',
+      labels: { severity: 'warning' },
+      annotations: { summary: 'no port-sync metrics are scraped', description: `${props.portForwarding?.workloadNamespace ?? ''}: Prometheus has no tunnelwright_port_forward_* series from port-sync in this namespace, so no port-forwarding alert can fire. Scrape the vpn-port-sync container's metrics port.` },
+    },
+    {
       alert: 'VPNNoForwardedPort',
       expr: 'tunnelwright_port_forward_forwarded_port == 0',
       for: opts.lostFor ?? '15m',
@@ -753,6 +761,10 @@ const PORT_FORWARD_RUNBOOKS = {
   VPNForwardedPortCommandFailing: [
     '1. kubectl logs <pod> -c vpn-port-sync: the command\'s exit status, or "did not finish within" for a timeout.',
     '2. Run the command by hand in the vpn-port-sync container with PORT set to the forwarded port.',
+  ].join('\n'),
+  VPNPortSyncAbsent: [
+    '1. kubectl -n <namespace> get pods -l <the workload\'s labels>: the forwarded workload must run, with its vpn-port-sync container.',
+    '2. Prometheus must scrape the vpn-port-sync container\'s metrics port (a PodMonitor of its pods; kube-prometheus-stack selects PodMonitors by podMonitorSelector): the target must be up under Status > Targets.',
   ].join('\n'),
   VPNPortSyncLoginRefused: [
     '1. Compare the Secret portForwarding.appCredentialsSecret (or appApiKeySecret) with the app\'s Web UI login.',

@@ -313,12 +313,26 @@ describeWithTools('the port-forwarding alerts under promtool', ['promtool'], () 
       ],
       alert_rule_test: [{ eval_time: '3m', alertname: 'VPNPortSyncLoginRefused', exp_alerts: [] }, { eval_time: '5m', alertname: 'VPNPortSyncLoginRefused', exp_alerts: fired('VPNPortSyncLoginRefused') }],
     },
+    // Scraped, then not (the sidecar gone, the PodMonitor deleted): fires 10m + 5m after the last sample; a series of
+    // another namespace (the control) does not keep it quiet. While scraped: silent.
+    {
+      name: 'port-sync not scraped',
+      input_series: [
+        { series: `tunnelwright_port_forward_forwarded_port{${labels}}`, values: '41234x10' },
+        { series: 'tunnelwright_port_forward_forwarded_port{app="qbittorrent", namespace="other", pod="qbittorrent-0"}', values: '41234x40' },
+      ],
+      alert_rule_test: [
+        { eval_time: '10m', alertname: 'VPNPortSyncAbsent', exp_alerts: [] },
+        { eval_time: '24m', alertname: 'VPNPortSyncAbsent', exp_alerts: [] },
+        { eval_time: '27m', alertname: 'VPNPortSyncAbsent', exp_alerts: [{ exp_labels: { ...rule('VPNPortSyncAbsent').labels, namespace: 'media' }, exp_annotations: { ...rule('VPNPortSyncAbsent').annotations } }] },
+      ],
+    },
   ];
   fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: tests.map((t) => ({ interval: '1m', ...t })) }));
 
   it('promtool check rules accepts them', () => {
     const r = run('promtool', ['check', 'rules', path.join(dir, 'rules.yaml')]);
-    expect(r.output).toBe(`Checking ${path.join(dir, 'rules.yaml')}\n  SUCCESS: 3 rules found\n\n`);
+    expect(r.output).toBe(`Checking ${path.join(dir, 'rules.yaml')}\n  SUCCESS: 4 rules found\n\n`);
   });
 
   it('promtool test rules: silent through a reconnect, fires when the app keeps the old port, no port is forwarded or the login is refused', () => {
@@ -358,10 +372,10 @@ describeWithTools('the port-forwarding alerts for app "command" under promtool',
     ],
   });
 
-  it('has VPNForwardedPortCommandFailing and VPNNoForwardedPort: promtool check rules finds 2 rules', () => {
-    expect(command[0].rules.map((r) => r.alert)).toEqual(['VPNForwardedPortCommandFailing', 'VPNNoForwardedPort']);
+  it('has VPNForwardedPortCommandFailing, VPNPortSyncAbsent and VPNNoForwardedPort: promtool check rules finds 3 rules', () => {
+    expect(command[0].rules.map((r) => r.alert)).toEqual(['VPNForwardedPortCommandFailing', 'VPNPortSyncAbsent', 'VPNNoForwardedPort']);
     const r = run('promtool', ['check', 'rules', path.join(dir, 'command.yaml')]);
-    expect(r.output).toBe(`Checking ${path.join(dir, 'command.yaml')}\n  SUCCESS: 2 rules found\n\n`);
+    expect(r.output).toBe(`Checking ${path.join(dir, 'command.yaml')}\n  SUCCESS: 3 rules found\n\n`);
   });
 
   it('promtool test rules: fires after 5m while the command keeps failing, silent through a reconnect it follows and with no port; control: expecting silence on the failure fails', () => {
