@@ -1,6 +1,7 @@
 import * as z from '../zod';
 import { Problem } from '../errors';
 import { isRecord, received } from './common';
+import { parseCidr } from './net';
 
 /**
  * The cluster's CNI, for an overlay node: what carries pod traffic between nodes. Pod traffic rides the overlay only
@@ -193,5 +194,75 @@ export function checkOverlayCni(input: Record<string, unknown>, distribution: st
     if (provider !== undefined && provider !== k0sProvider(cni)) {
       problems.push({ path: 'k0sConfig.network.provider', code: 'cni', message: `expected ${JSON.stringify(k0sProvider(cni))} (cni ${JSON.stringify(cni)}), ${received(provider)}: name the CNI with cni instead` });
     }
+  }
+}
+
+/**
+ * kubeadm's per-node pod CIDR mask (kube-controller-manager's `--node-cidr-mask-size-ipv4` 24 and `-ipv6` 64, which
+ * kubeadm leaves at their defaults) and the most bits a pod subnet may be larger by: kubeadm's
+ * ValidatePodSubnetNodeMask refuses a pod subnet smaller than the node mask or more than
+ * `PodSubnetNodeMaskMaxDiff` (16) bits larger (kubernetes cmd/kubeadm/app/apis/kubeadm/validation/validation.go,
+ * cmd/kubeadm/app/constants/constants.go).
+ */
+export const KUBEADM_NODE_MASK = { 4: 24, 6: 64 } as const;
+export const KUBEADM_MASK_MAX_DIFF = 16;
+
+/** Whether a CNI needs the nodes' pod CIDRs from the cluster (`node.spec.podCIDRs`), which kubeadm allocates only with a podSubnet. */
+export function needsPodSubnet(cni: OverlayCni): boolean {
+  return cni === 'flannel' || cni === 'kube-router';
+}
+
+/**
+ * `podCidrs`, kubeadm's ClusterConfiguration `networking.podSubnet` (one CIDR per family, comma-joined for
+ * dual-stack: kubeadm v1beta3 and v1beta4 `Networking.PodSubnet string`). flannel and kube-router read each node's
+ * `spec.podCIDRs`, which kube-controller-manager allocates only when kubeadm passes it `--allocate-node-cidrs` and
+ * `--cluster-cidr`, that is with a podSubnet: without it the node has no pod CIDR and the CNI does not start. So a
+ * kubeadm controller (`needsClusterConfig`) with one of them needs it. Each family the overlay registers as node
+ * address needs a pod CIDR of it, and none other (a pod CIDR of a family the nodes have no address of is routed by
+ * no CNI). And on k0s, kube-router on IPv6 node addresses alone is refused: kube-router's `--enable-ipv4` defaults to
+ * true and it exits "IPv4 was enabled, but no IPv4 address was found on the node" (kube-router
+ * pkg/controllers/routing/network_routes_controller.go NewNetworkRoutingController, pkg/utils/node.go
+ * NewKRNode); k0s turns IPv4 off only for an IPv6 `network.podCIDR`, its IPv6 single-stack mode (alpha, the
+ * IPv6SingleStack feature gate: k0s docs/ipv6-single-stack.md).
+ */
+export function checkPodCidrs(input: Record<string, unknown>, distribution: string, families: ReadonlySet<4 | 6>, carriesPods: boolean, needsClusterConfig: boolean, problems: Problem[], familiesAt: string): void {
+  const cni = (typeof input.cni === 'string' ? input.cni : defaultCni(distribution)) as OverlayCni;
+  const podCidr = at(input.k0sConfig, 'network.podCIDR');
+  if (distribution === 'k0s' && carriesPods && cni === 'kube-router' && families.size > 0 && !families.has(4) && !(typeof podCidr === 'string' && podCidr.includes(':'))) {
+    problems.push({ path: familiesAt, code: 'cni-family', message: `the node addresses are IPv6 only, and k0s runs kube-router for IPv4 unless its pod CIDR is IPv6 (k0sConfig network.podCIDR is ${podCidr === undefined ? 'k0s\'s default 10.244.0.0/16' : JSON.stringify(podCidr)}): kube-router exits "IPv4 was enabled, but no IPv4 address was found on the node" on every node. Follow k0s's IPv6 single-stack setup (the IPv6SingleStack feature gate on every controller, and an IPv6 network.podCIDR and network.serviceCIDR in k0sConfig), or give the node-address interface an IPv4 address too, or use cni 'calico'` });
+  }
+  const given = input.podCidrs;
+  if (given === undefined) {
+    if (distribution === 'kubeadm' && carriesPods && needsClusterConfig && needsPodSubnet(cni)) {
+      const example = families.has(4) ? (families.has(6) ? "['10.244.0.0/16', 'fd00:10:244::/56']" : "['10.244.0.0/16']") : "['fd00:10:244::/56']";
+      problems.push({ path: 'podCidrs', code: 'pod-subnet', message: `kubeadm with ${cni}: ${cni} takes each node's pod CIDR, which kubeadm has allocated only with a ClusterConfiguration networking.podSubnet; without it the nodes get none and ${cni} does not start. Set podCidrs, one per node-address family, e.g. ${example}${cni === 'flannel' ? ' (flannel\'s net-conf.json Network must be the same)' : ''}` });
+    }
+    return;
+  }
+  if (distribution !== 'kubeadm') {
+    problems.push({ path: 'podCidrs', code: 'distribution', message: `podCidrs is kubeadm's networking.podSubnet; the distribution is ${JSON.stringify(distribution)}: ${distribution === 'k0s' ? 'set k0sConfig network.podCIDR (and network.dualStack.IPv6podCIDR)' : 'set k3s\'s cluster-cidr in its own config'}, and leave podCidrs out` });
+    return;
+  }
+  if (!Array.isArray(given)) return;
+  const seen = new Map<number, number>();
+  given.forEach((text, i) => {
+    const c = parseCidr(text);
+    if (!c) return; // the schema reports it
+    const at = `podCidrs[${i}]`;
+    if (seen.has(c.family)) {
+      problems.push({ path: at, code: 'pod-subnet', message: `kubeadm takes at most one pod CIDR per family (podSubnet is "<IPv4 CIDR>,<IPv6 CIDR>" for dual-stack); podCidrs[${seen.get(c.family)}] is already IPv${c.family}` });
+      return;
+    }
+    seen.set(c.family, i);
+    const node = KUBEADM_NODE_MASK[c.family];
+    if (c.prefix > node || node - c.prefix > KUBEADM_MASK_MAX_DIFF) {
+      problems.push({ path: at, code: 'pod-subnet', message: `expected an IPv${c.family} pod CIDR from /${node - KUBEADM_MASK_MAX_DIFF} to /${node}, ${received(text)}: kubeadm gives each node a /${node} of it and refuses a pod subnet smaller than that or more than ${KUBEADM_MASK_MAX_DIFF} bits larger` });
+    }
+    if (families.size > 0 && !families.has(c.family)) {
+      problems.push({ path: at, code: 'pod-subnet-family', message: `an IPv${c.family} pod CIDR, but the overlay registers no IPv${c.family} node address: no CNI routes these pods between nodes. Remove it, or give the node-address interface an IPv${c.family} address` });
+    }
+  });
+  for (const f of families) {
+    if (!seen.has(f)) problems.push({ path: 'podCidrs', code: 'pod-subnet-family', message: `the overlay registers an IPv${f} node address, but podCidrs has no IPv${f} CIDR: ${families.size === 2 ? 'a dual-stack cluster needs a pod CIDR of each family' : `pods would get addresses of a family the nodes cannot carry`}. Add an IPv${f} pod CIDR, e.g. ${f === 4 ? '10.244.0.0/16' : 'fd00:10:244::/56'}` });
   }
 }

@@ -1,9 +1,9 @@
 import * as z from '../zod';
-import { checkKubeRouterSnatPackages, checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
+import { checkKubeRouterSnatPackages, checkOverlayCni, checkPodCidrs, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
-  asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, redactProblems, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
+  asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, networkCidrSchema, parseWith, redactProblems, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
 import { cidrContainsIp, findDuplicates, formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
@@ -66,6 +66,13 @@ export interface WireguardMeshProps {
   readonly cni?: OverlayCni;
   /** k0s only: your k0s.yaml `spec`, merged under the library's on every controller (see WireguardOverlayNodeProps). @default - none */
   readonly k0sConfig?: Record<string, unknown>;
+  /**
+   * kubeadm only: the cluster's pod CIDR, of the network's family (`['10.244.0.0/16']`), written as the
+   * controller's ClusterConfiguration `networking.podSubnet` and handed to the CNI in `values.cni` (see
+   * WireguardOverlayNodeProps). Required with cni `flannel` or `kube-router`.
+   * @default - none (kubeadm allocates no pod CIDRs)
+   */
+  readonly podCidrs?: Cidr[];
   readonly nodes: WireguardMeshNode[];
 }
 
@@ -98,6 +105,7 @@ export const wireguardMeshSchema = z.strictObject({
   ignitionVersion: z.optional(z.enum(['3.3.0', '3.4.0', '3.5.0'])),
   cni: z.optional(overlayCniSchema),
   k0sConfig: z.optional(k0sConfigSchema),
+  podCidrs: z.optional(z.array(networkCidrSchema)),
   nodes: z.array(nodeSchema),
 });
 
@@ -139,6 +147,12 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   }
   const distribution = input.distribution ?? 'k0s';
   if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan.nodes[<node>]', true, input.mtu === undefined && input.underlayMtu === undefined ? 'mtu' : undefined, network?.family === 6 ? 'network' : undefined);
+  if (typeof distribution === 'string') {
+    const families = new Set<4 | 6>(network ? [network.family] : []);
+    const podNodes = asArray(input.nodes).some((n) => !isRecord(n) || n.role !== 'controller');
+    const controllers = asArray(input.nodes).some((n) => isRecord(n) && (n.role === 'controller' || n.role === 'controller+worker'));
+    checkPodCidrs(input, distribution, families, distribution === 'k0s' ? podNodes : true, controllers, problems, 'network');
+  }
   if (typeof distribution === 'string') checkKubeRouterSnatPackages(input, distribution, distribution !== 'k0s' || asArray(input.nodes).some((n) => !isRecord(n) || n.role !== 'controller'), warnings);
   const names: Located<string>[] = [];
   const keys: Located<string>[] = [];

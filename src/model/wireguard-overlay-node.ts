@@ -1,9 +1,9 @@
 import * as z from '../zod';
-import { checkKubeRouterPodCidr, checkKubeRouterSnatPackages, checkOverlayCni, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
+import { checkKubeRouterPodCidr, checkKubeRouterSnatPackages, checkOverlayCni, checkPodCidrs, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
 import { isWireguardKey } from '../keys';
 import {
-  asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, redactProblems, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
+  asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, networkCidrSchema, parseWith, redactProblems, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
 import { KEY_FIELD_MESSAGE } from './common';
 import { DNS_SUBDOMAIN, isDnsSubdomain } from './labels';
@@ -111,6 +111,15 @@ export interface WireguardOverlayNodeProps {
    * fails closed for the overlay network only, and is warned. @default - none
    */
   readonly k0sConfig?: Record<string, unknown>;
+  /**
+   * kubeadm only: the cluster's pod CIDRs, one per family of the node address (`['10.244.0.0/16']`, dual-stack
+   * `['10.244.0.0/16', 'fd00:10:244::/56']`), written as a controller's ClusterConfiguration `networking.podSubnet`
+   * and handed to the CNI's install in `values.cni` (flannel's net-conf.json). Required on a controller with cni
+   * `flannel` or `kube-router`: they take each node's pod CIDR, which kubeadm allocates only from a podSubnet.
+   * An IPv4 CIDR from /8 to /24, an IPv6 one from /48 to /64 (kubeadm gives each node a /24 or a /64).
+   * @default - none (kubeadm allocates no pod CIDRs)
+   */
+  readonly podCidrs?: Cidr[];
   readonly wireguard: WireguardInterface[];
 }
 
@@ -191,6 +200,7 @@ export const wireguardOverlayNodeSchema = z.strictObject({
   installPackages: z.optional(z.boolean()),
   cni: z.optional(overlayCniSchema),
   k0sConfig: z.optional(k0sConfigSchema),
+  podCidrs: z.optional(z.array(networkCidrSchema)),
   wireguard: z.array(interfaceSchema),
 });
 
@@ -288,6 +298,8 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   const names: Located<string>[] = [];
   const nodeAddressAt: string[] = [];
   let ipv6NodeAt: string | undefined;
+  /** The families of the node-address interface's addresses (the node IPs the kubelet registers). */
+  const nodeFamilies = new Set<4 | 6>();
   /** The node-address interface's `mtu`, when neither it nor `underlayMtu` is set (the CNI's MTU is then unknown). */
   let nodeMtuAt: string | undefined;
   const networks: ParsedCidr[] = [];
@@ -326,6 +338,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
     if (raw.nodeAddress === true) {
       nodeAddressAt.push(`${p}.nodeAddress`);
       if (hasV6 && ipv6NodeAt === undefined) ipv6NodeAt = `${p}.address`;
+      if (nodeAddressAt.length === 1) for (const a of addrs) nodeFamilies.add(a.family);
       if (nodeMtuAt === undefined && raw.mtu === undefined && raw.underlayMtu === undefined) nodeMtuAt = `${p}.mtu`;
     }
     checkPeers(raw, p, problems, warnings);
@@ -361,6 +374,7 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   if (typeof distribution === 'string') checkOverlayCni(input, distribution, problems, warnings, 'plan', nodeAddressAt.length > 0, nodeAddressAt.length === 1 ? nodeMtuAt : undefined, ipv6NodeAt);
   if (typeof distribution === 'string') checkKubeRouterSnatPackages(input, distribution, nodeAddressAt.length > 0 && !(distribution === 'k0s' && input.role === 'controller'), warnings);
   if (typeof distribution === 'string') checkKubeRouterPodCidr(input, distribution, nodeAddressAt.length > 0, warnings);
+  if (typeof distribution === 'string') checkPodCidrs(input, distribution, nodeFamilies, nodeAddressAt.length > 0 && !(distribution === 'k0s' && input.role === 'controller'), input.role !== undefined && input.role !== 'worker', problems, ipv6NodeAt ?? 'wireguard');
   if (typeof input.clusterEndpoint === 'string' && !clusterEndpointHost(input.clusterEndpoint)) {
     problems.push({ path: 'clusterEndpoint', code: 'endpoint', message: `expected host:port or https://host:port, ${received(input.clusterEndpoint)}` });
   }

@@ -156,12 +156,30 @@ export function k3sFlannel(iface: string): Record<string, unknown> {
  * A CNI's settings for the user to hand to its install (the library does not own its file), in `values.cni`: the
  * interface, the encapsulation and the MTU, by the CNI's own names.
  */
-export function cniValues(cni: OverlayCni, iface: string, overlayMtu: number | undefined, outerIpv6 = false): Record<string, unknown> | undefined {
+export function cniValues(cni: OverlayCni, iface: string, overlayMtu: number | undefined, outerIpv6 = false, cluster: { families?: ReadonlySet<number>; podCidrs?: readonly string[] } = {}): Record<string, unknown> | undefined {
   const vxlanMtu = overlayMtu !== undefined ? overlayMtu - cniOverhead('vxlan', outerIpv6) : undefined;
+  const families = cluster.families ?? new Set([outerIpv6 ? 6 : 4]);
+  const v4 = cluster.podCidrs?.find((c) => !c.includes(':'));
+  const v6 = cluster.podCidrs?.find((c) => c.includes(':'));
+  const ipv4 = families.has(4) && (cluster.podCidrs === undefined || v4 !== undefined);
+  const ipv6 = !families.has(4) || v6 !== undefined;
   switch (cni) {
     case 'flannel':
       // flannel's `--iface` flag (flannel main.go:121); the MTU follows the interface (−50).
-      return { flannel: { interface: iface, args: [`--iface=${iface}`], ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}) } };
+      // net-conf.json for the node addresses' families (flannel pkg/subnet/config.go: Network, IPv6Network,
+      // EnableIPv4 default true, EnableIPv6): an IPv6-only cluster turns IPv4 off, a dual-stack one turns IPv6 on.
+      return {
+        flannel: {
+          interface: iface, args: [`--iface=${iface}`], ...(vxlanMtu !== undefined ? { mtu: vxlanMtu } : {}),
+          ...(cluster.podCidrs?.length ? {
+            netConf: {
+              ...(v4 !== undefined ? { Network: v4 } : { EnableIPv4: false }),
+              ...(v6 !== undefined ? { EnableIPv6: true, IPv6Network: v6 } : {}),
+              Backend: { Type: 'vxlan' },
+            },
+          } : {}),
+        },
+      };
     case 'calico':
       // The Tigera operator's Installation: spec.calicoNetwork. With an IPv6 node address V6 too: the operator
       // defaults a missing nodeAddressAutodetectionV6 to firstFound (updateInstallationWithDefaults), the internet NIC.
@@ -171,7 +189,16 @@ export function cniValues(cni: OverlayCni, iface: string, overlayMtu: number | u
       // MTU into its CNI config (v2.1.0 network_routes_controller.go:437-444 `if nrc.autoMTU { … SetMTU(mtu) }`,
       // v2.11.1 initCNIConfig :413-451), the overlay's, above the tunnel's: `--auto-mtu=false` keeps `mtu`, which goes
       // in the bridge plugin's `mtu` of kube-router's cni-conf.json (kube-router has no MTU flag).
-      return { kubeRouter: { interface: iface, args: ['--enable-overlay=true', '--overlay-type=full', ...(overlayMtu !== undefined ? ['--auto-mtu=false'] : [])], ...(overlayMtu !== undefined ? { mtu: overlayMtu - cniOverhead('ipip', outerIpv6) } : {}) } };
+      // Its families: `--enable-ipv4` defaults to true and `--enable-ipv6` to false (kube-router pkg/options/options.go),
+      // and with IPv4 on but no IPv4 node address it exits "IPv4 was enabled, but no IPv4 address was found on the node".
+      // A dual-stack node address turns IPv6 on only with an IPv6 pod CIDR (else the cluster's pods are IPv4 only).
+      return {
+        kubeRouter: {
+          interface: iface,
+          args: ['--enable-overlay=true', '--overlay-type=full', ...(overlayMtu !== undefined ? ['--auto-mtu=false'] : []), ...(ipv4 ? [] : ['--enable-ipv4=false']), ...(ipv6 ? ['--enable-ipv6=true'] : [])],
+          ...(overlayMtu !== undefined ? { mtu: overlayMtu - cniOverhead('ipip', outerIpv6) } : {}),
+        },
+      };
     default:
       return undefined;
   }

@@ -83,7 +83,7 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
     };
     const { host, values } = renderOverlayHost({
       peerText, node: self.node.node, role: self.node.role ?? 'worker', distribution: mesh.distribution ?? 'k0s', wireguard: [wireguard],
-      kubernetesVersion: mesh.kubernetesVersion, installK0s: self.node.installK0s, installPackages: mesh.installPackages, cni: mesh.cni, k0sConfig: mesh.k0sConfig, clusterK0sConfig: true,
+      kubernetesVersion: mesh.kubernetesVersion, installK0s: self.node.installK0s, installPackages: mesh.installPackages, cni: mesh.cni, k0sConfig: mesh.k0sConfig, clusterK0sConfig: true, podCidrs: mesh.podCidrs,
     });
     nodes[self.node.node] = { node: self.node.node, host, wireguard, values };
     hosts.push(host);

@@ -193,6 +193,8 @@ export interface OverlayNodeInput {
    * controller: without podCIDR the pod CIDR is not known there.
    */
   readonly clusterK0sConfig?: boolean;
+  /** kubeadm: the cluster's pod CIDRs (ClusterConfiguration networking.podSubnet, the CNI's network). */
+  readonly podCidrs?: readonly string[];
 }
 
 /** Where the nft table of kubeRouterSnat is written, per interface. */
@@ -228,7 +230,7 @@ export function kubeRouterFailClosedUnit(iface: string): string {
 
 /**
  * `unreachable` routes, metric 4096, for the cluster's pod CIDRs (k0s: `network.podCIDR`, default 10.244.0.0/16, and
- * with dual-stack `network.dualStack.IPv6podCIDR`; k3s and kubeadm: the library does not see them) and the overlay
+ * with dual-stack `network.dualStack.IPv6podCIDR`; kubeadm: `podCidrs`; k3s: the library does not see them) and the overlay
  * networks of the interface. When a peer's BGP session drops, kube-router v2.1.0 runs cleanupTunnel
  * (pkg/controllers/routing/network_routes_controller.go:620-636), which deletes the routes to the peer's pod CIDR and
  * its tunnel (:739-751), and kube-router's pod-egress MASQUERADE skips pod destinations (pod_egress.go:14-17): without
@@ -236,8 +238,9 @@ export function kubeRouterFailClosedUnit(iface: string): string {
  * and wg0's own are more specific (or of a lower metric) and win while they exist. From a unit of their own, not from
  * wg0's hooks, so they stay while wg0 is down.
  */
-export function kubeRouterFailClosedRoutes(addresses: readonly string[], distribution: Distribution, k0sConfig: Record<string, unknown> | undefined, podCidrDefaults = true): string[] {
-  const pods: unknown[] = [];
+export function kubeRouterFailClosedRoutes(addresses: readonly string[], distribution: Distribution, k0sConfig: Record<string, unknown> | undefined, podCidrDefaults = true, podCidrs: readonly string[] = []): string[] {
+  // kubeadm: the pod CIDRs of its podSubnet, where the props name them.
+  const pods: unknown[] = distribution === 'kubeadm' ? [...podCidrs] : [];
   if (distribution === 'k0s') {
     const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
     const network = isRecord(k0sConfig?.network) ? k0sConfig.network : {};
@@ -284,13 +287,13 @@ function kubeRouterFailClosedUnitContent(iface: string, routes: readonly string[
  * `nft -f` of the file replaces it whole, so a second PreUp does not stack it. A k0s controller without a worker runs
  * no kube-router and no kube-proxy, so it gets none. The user's own hooks come first.
  */
-function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined, clusterK0sConfig: boolean): { preUp?: string[]; units?: HostPlan['units'] } {
+function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined, clusterK0sConfig: boolean, podCidrs: readonly string[] = []): { preUp?: string[]; units?: HostPlan['units'] } {
   if (!iface.nodeAddress || cni !== 'kube-router' || (distribution === 'k0s' && role === 'controller')) return {};
   // k0s's kube-proxy takes its masquerade bit from the controller's k0s.yaml (a mesh's workers get the mesh's k0sConfig).
   const bit = distribution === 'k0s' ? cniModel().kubeProxyMasqueradeBit(k0sConfig) : cniModel().DEFAULT_MASQUERADE_BIT;
   const snat = kubeRouterSnat(iface.name, overlayNodeModel().interfaceAddresses(iface.address), bit);
   if (!snat) return {};
-  const routes = kubeRouterFailClosedRoutes(overlayNodeModel().interfaceAddresses(iface.address), distribution, k0sConfig, clusterK0sConfig || role !== 'worker');
+  const routes = kubeRouterFailClosedRoutes(overlayNodeModel().interfaceAddresses(iface.address), distribution, k0sConfig, clusterK0sConfig || role !== 'worker', podCidrs);
   const failClosed = { name: kubeRouterFailClosedUnit(iface.name), enabled: true, content: kubeRouterFailClosedUnitContent(iface.name, routes) };
   // With kube-proxy disabled nothing sets its mark: k0s then runs kube-router without its service proxy
   // (pkg/component/controller/kuberouter.go:116-118 `run-service-proxy: "false"`, the user's extraArgs merged over it
@@ -314,7 +317,7 @@ export function renderOverlayNode(props: WireguardOverlayNodeProps, warnings: Pr
   const input: OverlayNodeInput = {
     node: props.node, role: props.role ?? 'worker', distribution: props.distribution ?? 'k0s', wireguard: props.wireguard,
     kubernetesVersion: props.kubernetesVersion, installK0s: props.installK0s, installPackages: props.installPackages,
-    cni: props.cni, k0sConfig: props.k0sConfig,
+    cni: props.cni, k0sConfig: props.k0sConfig, podCidrs: props.podCidrs,
   };
   const { host, values } = renderOverlayHost(input);
   return { objects: [], hosts: [host], values, warnings };
@@ -333,7 +336,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   let overlayIface = '';
   const cni = input.cni ?? cniModel().defaultCni(distribution);
   for (const given of input.wireguard) {
-    const { units: snatUnits, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig, input.clusterK0sConfig === true);
+    const { units: snatUnits, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig, input.clusterK0sConfig === true, input.podCidrs);
     const iface: RenderInterface = { ...given, ...snatHooks, hostnameEndpoints: 'after-up' };
     const wgUnit = `wg-quick@${iface.name}.service`;
     wgUnits.push(wgUnit);
@@ -397,7 +400,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     // The CNI carries pod traffic between nodes over the overlay interface: in the distribution's file where the
     // library owns it (k0s.yaml, k3s's config), else in values.cni for the CNI's install (src/render/cni.ts).
     if (!cniModel().cniOwnedByDistribution(distribution, cni)) {
-      const handed = cniValues(cni, overlayIface, overlayMtu, outerIpv6);
+      const handed = cniValues(cni, overlayIface, overlayMtu, outerIpv6, { families: new Set(nodeIps.map((ip) => (ip.includes(':') ? 6 : 4))), podCidrs: input.podCidrs });
       if (handed) values.cni = handed;
     }
     switch (distribution) {
@@ -425,7 +428,10 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
           const kubeletExtraArgs = v4 ? [{ name: 'node-ip', value: nodeIps.join(',') }] : { 'node-ip': nodeIps.join(',') };
           const docs = [
             { apiVersion, kind: 'InitConfiguration', localAPIEndpoint: { advertiseAddress: nodeIp }, nodeRegistration: { kubeletExtraArgs } },
-            { apiVersion, kind: 'ClusterConfiguration', apiServer: { certSANs: apiSans } },
+            // networking.podSubnet: one CIDR per family, comma-joined (kubeadm v1beta3 and v1beta4 Networking.PodSubnet
+            // string, cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go); kubeadm then starts kube-controller-manager with
+            // --allocate-node-cidrs and --cluster-cidr, and each node gets spec.podCIDRs for flannel or kube-router.
+            { apiVersion, kind: 'ClusterConfiguration', apiServer: { certSANs: apiSans }, ...(input.podCidrs?.length ? { networking: { podSubnet: input.podCidrs.join(',') } } : {}) },
           ];
           values.kubeadm = { initConfiguration: docs[0], clusterConfiguration: docs[1] };
           host.files.push({ path: KUBEADM_CONFIG_PATH, mode: 0o644, owner: 'root:root', content: `# written by tunnelwright: kubeadm init --config ${KUBEADM_CONFIG_PATH}\n${docs.map((d) => yaml().stringify(d)).join('---\n')}` });

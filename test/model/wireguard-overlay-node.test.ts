@@ -39,13 +39,13 @@ describe('WireguardOverlayNode validation', () => {
     ['accepts Kubernetes v1.28.0 (the control of the two above)', (p) => { p.kubernetesVersion = 'v1.28.0'; }, []],
     ['takes a 15-character interface name', (p) => { p.wireguard[0].name = 'overlay-site-a1'; }, []],
     ['takes both addresses of an IPv4 /31 (RFC 3021: no network or broadcast address)', (p) => { p.wireguard[0].address = '10.10.0.0/31'; p.wireguard.push({ ...p.wireguard[0], name: 'wg1', address: '10.20.0.1/31', listenPort: 51821, nodeAddress: false, peers: [] }); }, []],
-    ['takes the last address of an IPv6 network (IPv6 has no broadcast address)', (p) => { p.wireguard[0].address = 'fd10::ffff:ffff:ffff:ffff/64'; }, []],
+    ['takes the last address of an IPv6 network (IPv6 has no broadcast address)', (p) => { p.wireguard[0].address = 'fd10::ffff:ffff:ffff:ffff/64'; p.cni = 'calico'; }, []],
     ['takes an MTU of 576 on IPv4, and of 65535', (p) => { p.wireguard[0].mtu = 576; p.wireguard.push({ ...p.wireguard[0], name: 'wg1', address: '10.20.0.1/24', listenPort: 51821, mtu: 65535, nodeAddress: false, peers: [] }); }, []],
-    ['takes an MTU of 1280 on an IPv6 interface', (p) => { p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].mtu = 1280; }, []],
-    ['takes an underlay MTU that leaves an IPv6 interface exactly 1280', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].underlayMtu = 1340; }, []],
+    ['takes an MTU of 1280 on an IPv6 interface', (p) => { p.wireguard[0].address = 'fd10::1/64'; p.cni = 'calico'; p.wireguard[0].mtu = 1280; }, []],
+    ['takes an underlay MTU that leaves an IPv6 interface exactly 1280', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].address = 'fd10::1/64'; p.cni = 'calico'; p.wireguard[0].underlayMtu = 1340; }, []],
     ['takes an underlay MTU that leaves an IPv4-only interface under 1280', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].underlayMtu = 1300; }, []],
     ['fails on an MTU over 65535', (p) => { p.wireguard[0].mtu = 65536; }, [{ path: 'wireguard[0].mtu', code: 'range', message: 'expected an MTU: an integer from 576 to 65535, received 65536' }]],
-    ['fails on an underlay MTU that leaves an interface dialled over IPv6 under 1280 (80 bytes of overhead)', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].underlayMtu = 1350; p.wireguard[0].peers[0].endpoint = '[2001:db8::7]:51820'; }, [
+    ['fails on an underlay MTU that leaves an interface dialled over IPv6 under 1280 (80 bytes of overhead)', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].address = 'fd10::1/64'; p.cni = 'calico'; p.wireguard[0].underlayMtu = 1350; p.wireguard[0].peers[0].endpoint = '[2001:db8::7]:51820'; }, [
       { path: 'wireguard[0].underlayMtu', code: 'mtu-ipv6', message: 'the interface MTU derived from underlayMtu 1350 is 1270, below the 1280 an IPv6 address needs; expected an underlay MTU of at least 1360' },
     ]],
     ['fails on three addresses', (p) => { p.wireguard[0].address = ['10.10.0.1/24', 'fd10::1/64', 'fd20::1/64']; }, [
@@ -77,7 +77,7 @@ describe('WireguardOverlayNode validation', () => {
       { path: 'wireguard[0].peers[0].endpoint', code: 'endpoint', message: 'expected host:port (an IPv6 host in brackets), received "x]vpn.example.net:51820"' },
     ]],
     ['fails on an IPv4 broadcast address', (p) => { p.wireguard[0].address = '10.10.0.255/24'; }, [{ path: 'wireguard[0].address', code: 'host-address', message: 'expected a host address inside the network, received "10.10.0.255/24", which is the network\'s broadcast address' }]],
-    ['fails on a peer that is no object, beside an underlay MTU that leaves IPv6 under 1280', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].underlayMtu = 1300; (p.wireguard[0].peers as unknown[]) = [null]; }, [
+    ['fails on a peer that is no object, beside an underlay MTU that leaves IPv6 under 1280', (p) => { delete p.wireguard[0].mtu; p.wireguard[0].address = 'fd10::1/64'; p.cni = 'calico'; p.wireguard[0].underlayMtu = 1300; (p.wireguard[0].peers as unknown[]) = [null]; }, [
       { path: 'wireguard[0].peers[0]', code: 'type', message: 'expected object, received null' },
       { path: 'wireguard[0].underlayMtu', code: 'mtu-ipv6', message: 'the interface MTU derived from underlayMtu 1300 is 1240, below the 1280 an IPv6 address needs; expected an underlay MTU of at least 1340' },
     ]],
@@ -91,7 +91,7 @@ describe('WireguardOverlayNode validation', () => {
     ['fails on an address with a leading zero', (p) => { p.wireguard[0].address = '10.10.0.02/24'; }, [{ path: 'wireguard[0].address', code: 'cidr', message: 'expected an interface address such as 10.10.0.1/24, received "10.10.0.02/24"' }]],
     ['fails on a listen port out of range', (p) => { p.wireguard[0].listenPort = 70000; }, [{ path: 'wireguard[0].listenPort', code: 'range', message: 'expected a port: an integer from 1 to 65535, received 70000' }]],
     ['fails on an MTU below 576', (p) => { p.wireguard[0].mtu = 500; }, [{ path: 'wireguard[0].mtu', code: 'range', message: 'expected an MTU: an integer from 576 to 65535, received 500' }]],
-    ['fails on an MTU below 1280 with IPv6', (p) => { p.wireguard[0].address = 'fd10::1/64'; p.wireguard[0].mtu = 1200; }, [{ path: 'wireguard[0].mtu', code: 'mtu-ipv6', message: 'expected an MTU of at least 1280 on an interface with an IPv6 address, received 1200' }]],
+    ['fails on an MTU below 1280 with IPv6', (p) => { p.wireguard[0].address = 'fd10::1/64'; p.cni = 'calico'; p.wireguard[0].mtu = 1200; }, [{ path: 'wireguard[0].mtu', code: 'mtu-ipv6', message: 'expected an MTU of at least 1280 on an interface with an IPv6 address, received 1200' }]],
     ['fails with both privateKey and privateKeyFrom', (p) => { p.wireguard[0].privateKey = KEYS.a.privateKey; }, [{ path: 'wireguard[0]', code: 'private-key', message: 'expected exactly one of privateKey or privateKeyFrom, received both' }]],
     ['fails with neither privateKey nor privateKeyFrom', (p) => { delete p.wireguard[0].privateKeyFrom; }, [{ path: 'wireguard[0]', code: 'private-key', message: 'expected exactly one of privateKey or privateKeyFrom, received neither' }]],
     ['fails on an inline key that is not 32 bytes of base64, without echoing it', (p) => { delete p.wireguard[0].privateKeyFrom; p.wireguard[0].privateKey = 'c2VjcmV0LWJ1dC10b28tc2hvcnQ='; }, [{ path: 'wireguard[0].privateKey', code: 'key', message: 'expected a WireGuard private key: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: it is secret)' }]],

@@ -56,9 +56,9 @@ describe('the CNI beside the overlay (wg0, MTU 1420)', () => {
   });
 
   it.each<[string, Props, Record<string, unknown>, string]>([
-    ['kubeadm with flannel', { distribution: 'kubeadm', cni: 'flannel' }, { flannel: { interface: 'wg0', args: ['--iface=wg0'], mtu: 1370 } }, 'kubeadm does not install flannel itself, so tunnelwright cannot write its settings: pass plan.values.cni.flannel (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
+    ['kubeadm with flannel', { distribution: 'kubeadm', cni: 'flannel', podCidrs: ['10.244.0.0/16'] }, { flannel: { interface: 'wg0', args: ['--iface=wg0'], mtu: 1370, netConf: { Network: '10.244.0.0/16', Backend: { Type: 'vxlan' } } } }, 'kubeadm does not install flannel itself, so tunnelwright cannot write its settings: pass plan.values.cni.flannel (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
     ['kubeadm with Calico', { distribution: 'kubeadm', cni: 'calico' }, { calico: { interface: 'wg0', calicoNetwork: { nodeAddressAutodetectionV4: { interface: 'wg0' }, mtu: 1370, ipPools: [{ encapsulation: 'VXLAN' }] } } }, 'kubeadm does not install calico itself, so tunnelwright cannot write its settings: pass plan.values.cni.calico (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
-    ['kubeadm with kube-router', { distribution: 'kubeadm', cni: 'kube-router' }, { kubeRouter: { interface: 'wg0', args: ['--enable-overlay=true', '--overlay-type=full', '--auto-mtu=false'], mtu: 1400 } }, 'kubeadm does not install kube-router itself, so tunnelwright cannot write its settings: pass plan.values.cni.kubeRouter (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
+    ['kubeadm with kube-router', { distribution: 'kubeadm', cni: 'kube-router', podCidrs: ['10.244.0.0/16'] }, { kubeRouter: { interface: 'wg0', args: ['--enable-overlay=true', '--overlay-type=full', '--auto-mtu=false'], mtu: 1400 } }, 'kubeadm does not install kube-router itself, so tunnelwright cannot write its settings: pass plan.values.cni.kubeRouter (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
     ['k3s with Calico (flannel-backend none)', { distribution: 'k3s', cni: 'calico' }, { calico: { interface: 'wg0', calicoNetwork: { nodeAddressAutodetectionV4: { interface: 'wg0' }, mtu: 1370, ipPools: [{ encapsulation: 'VXLAN' }] } } }, 'k3s does not install calico itself, so tunnelwright cannot write its settings: pass plan.values.cni.calico (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface'],
   ])('%s: the CNI\'s settings in values.cni, with a warning', (_n, extra, values, message) => {
     const plan = node(extra);
@@ -67,7 +67,7 @@ describe('the CNI beside the overlay (wg0, MTU 1420)', () => {
   });
 
   it('kubeadm with kube-router and no known MTU leaves kube-router\'s auto-mtu on (no --auto-mtu=false)', () => {
-    const plan = node({ distribution: 'kubeadm', cni: 'kube-router', wireguard: [(({ mtu: _m, ...i }) => i)(siteA().wireguard[0])] });
+    const plan = node({ distribution: 'kubeadm', cni: 'kube-router', podCidrs: ['10.244.0.0/16'], wireguard: [(({ mtu: _m, ...i }) => i)(siteA().wireguard[0])] });
     expect(plan.values.cni).toEqual({ kubeRouter: { interface: 'wg0', args: ['--enable-overlay=true', '--overlay-type=full'] } });
   });
 
@@ -89,17 +89,17 @@ describe('the CNI MTU by the family of the node addresses it encapsulates betwee
   });
   it.each<[string, Props, (plan: ReturnType<typeof node>) => number | undefined, number]>([
     ['k0s kube-router, IPv4 nodes: IPIP, outer IPv4 (20)', {}, k0sMtu, 1400],
-    ['k0s kube-router, IPv6 nodes: ip6ip6, outer IPv6 40 + the encapsulation-limit option 8 (48)', { wireguard: [v6] }, k0sMtu, 1372],
+    ['k0s kube-router, IPv6 nodes: ip6ip6, outer IPv6 40 + the encapsulation-limit option 8 (48)', { wireguard: [v6], k0sConfig: { network: { podCIDR: 'fd00:10:244::/108' } } }, k0sMtu, 1372],
     ['k0s kube-router, dual-stack nodes: the IPv6 tunnel must fit (48)', { wireguard: [dual] }, k0sMtu, 1372],
     ['k0s Calico, IPv4 nodes: VXLAN over IPv4 (50)', { cni: 'calico' }, k0sMtu, 1370],
     ['k0s Calico, IPv6 nodes: VXLAN over IPv6 (70)', { cni: 'calico', wireguard: [v6] }, k0sMtu, 1350],
     ['k0s Calico, dual-stack nodes (70)', { cni: 'calico', wireguard: [dual] }, k0sMtu, 1350],
-    ['kubeadm flannel, IPv4 nodes (50)', { distribution: 'kubeadm', cni: 'flannel' }, handedMtu, 1370],
-    ['kubeadm flannel, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'flannel', wireguard: [v6] }, handedMtu, 1350],
+    ['kubeadm flannel, IPv4 nodes (50)', { distribution: 'kubeadm', cni: 'flannel', podCidrs: ['10.244.0.0/16'] }, handedMtu, 1370],
+    ['kubeadm flannel, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'flannel', podCidrs: ['fd00:10:244::/56'], wireguard: [v6] }, handedMtu, 1350],
     ['kubeadm Calico, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'calico', wireguard: [v6] }, handedMtu, 1350],
-    ['kubeadm kube-router, IPv6 nodes (48)', { distribution: 'kubeadm', cni: 'kube-router', wireguard: [v6] }, handedMtu, 1372],
+    ['kubeadm kube-router, IPv6 nodes (48)', { distribution: 'kubeadm', cni: 'kube-router', podCidrs: ['fd00:10:244::/56'], wireguard: [v6] }, handedMtu, 1372],
     ['values.network.podMtu, IPv4 nodes (50)', {}, (p) => (p.values.network as { podMtu: number }).podMtu, 1370],
-    ['values.network.podMtu, IPv6 nodes (70)', { wireguard: [v6] }, (p) => (p.values.network as { podMtu: number }).podMtu, 1350],
+    ['values.network.podMtu, IPv6 nodes (70)', { wireguard: [v6], cni: 'calico' }, (p) => (p.values.network as { podMtu: number }).podMtu, 1350],
   ])('%s', (_n, extra, mtuOf, expected) => {
     expect(mtuOf(node(extra))).toBe(expected);
   });
@@ -186,9 +186,9 @@ describe('WireguardMesh and the CNI', () => {
   });
 
   it('kubeadm mesh: a warning naming where each node\'s CNI settings are', () => {
-    const plan = planWireguardMesh({ ...threeNodeMesh(), distribution: 'kubeadm', cni: 'flannel', mtu: 1420 });
+    const plan = planWireguardMesh({ ...threeNodeMesh(), distribution: 'kubeadm', cni: 'flannel', podCidrs: ['10.244.0.0/16'], mtu: 1420 });
     expect(plan.warnings.filter((w) => w.path === 'cni').map((w) => w.message)).toEqual(['kubeadm does not install flannel itself, so tunnelwright cannot write its settings: pass plan.nodes[<node>].values.cni.flannel (the overlay interface, the encapsulation and the MTU) to its install, or pod traffic between nodes leaves by the default-route interface']);
-    expect(plan.nodes['site-b'].values.cni).toEqual({ flannel: { interface: 'wg0', args: ['--iface=wg0'], mtu: 1370 } });
+    expect(plan.nodes['site-b'].values.cni).toEqual({ flannel: { interface: 'wg0', args: ['--iface=wg0'], mtu: 1370, netConf: { Network: '10.244.0.0/16', Backend: { Type: 'vxlan' } } } });
   });
 });
 
@@ -278,7 +278,8 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
   it.each<[string, Props, string[]]>([
     ['k0s, a podCIDR of your own', { k0sConfig: { network: { podCIDR: '10.32.0.0/12' } } }, ['10.32.0.0/12', '10.10.0.0/24']],
     ['k0s dual-stack', { k0sConfig: { network: { dualStack: { enabled: true, IPv6podCIDR: 'fd00::/108' } } }, wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }, ['10.244.0.0/16', '-6 fd00::/108', '10.10.0.0/24', '-6 fd10::/64']],
-    ['kubeadm with kube-router (the pod CIDR is not the library\'s to see): the overlay network only', { distribution: 'kubeadm', cni: 'kube-router' }, ['10.10.0.0/24']],
+    ['kubeadm with kube-router: its podCidrs and the overlay network', { distribution: 'kubeadm', cni: 'kube-router', podCidrs: ['10.32.0.0/16'] }, ['10.32.0.0/16', '10.10.0.0/24']],
+    ['kubeadm dual-stack with kube-router: both pod CIDRs', { distribution: 'kubeadm', cni: 'kube-router', podCidrs: ['10.32.0.0/16', 'fd00:10:32::/56'], wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }, ['10.32.0.0/16', '-6 fd00:10:32::/56', '10.10.0.0/24', '-6 fd10::/64']],
   ])('fail-closed routes: %s', (_n, props, routes) => {
     expect([...failClosed(node(props))!.content!.matchAll(/^ExecStart=\/usr\/sbin\/ip (-6 )?route replace unreachable (\S+) metric 4096$/gm)].map((m) => `${m[1] ?? ''}${m[2]}`)).toEqual(routes);
   });
@@ -304,7 +305,7 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
   it.each<[string, Props]>([
     ['k0s', {}],
     ['k0s dual-stack', { k0sConfig: { network: { dualStack: { enabled: true, IPv6podCIDR: 'fd00::/108' } } }, wireguard: [{ ...siteA().wireguard[0], address: ['10.10.0.1/24', 'fd10::1/64'] }] }],
-    ['kubeadm with kube-router', { distribution: 'kubeadm', cni: 'kube-router' }],
+    ['kubeadm with kube-router', { distribution: 'kubeadm', cni: 'kube-router', podCidrs: ['10.244.0.0/16'] }],
   ])('the fail-closed unit removes each of its routes when stopped (ExecStop twins of ExecStart, so disable --now undoes it): %s', (_n, props) => {
     const lines = failClosed(node(props))!.content!.split('\n');
     const starts = lines.filter((l) => l.startsWith('ExecStart='));
@@ -319,10 +320,10 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     ['k0s, Calico (its VXLAN device has an address): none', { cni: 'calico' }, false],
     ['k3s, flannel (flannel.1 has an address): none', { distribution: 'k3s' }, false],
     ['k3s with kube-router: written', { distribution: 'k3s', cni: 'kube-router' }, true],
-    ['kubeadm with kube-router: written', { distribution: 'kubeadm', cni: 'kube-router' }, true],
+    ['kubeadm with kube-router: written', { distribution: 'kubeadm', cni: 'kube-router', podCidrs: ['10.244.0.0/16'] }, true],
     ['kubeadm with Calico: none', { distribution: 'kubeadm', cni: 'calico' }, false],
     ['kubeadm with a CNI of your own: none', { distribution: 'kubeadm', cni: 'other' }, false],
-    ['k0s, IPv6-only node address (IPv6 source selection can take a ULA underlay): written, ip6', { wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }] }, true],
+    ['k0s, IPv6-only node address (IPv6 source selection can take a ULA underlay): written, ip6', { wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }], k0sConfig: { network: { podCIDR: 'fd00:10:244::/108' } } }, true],
     ['k0s, kube-proxy disabled (nothing sets its mark; kube-router\'s own proxy SNATs to the node IP): no table, the fail-closed unit stays', { k0sConfig: { network: { kubeProxy: { disabled: true } } } }, false],
     ['control: k0s, kube-proxy disabled: false', { k0sConfig: { network: { kubeProxy: { disabled: false } } } }, true],
   ])('%s (the SNAT table and its hooks)', (_n, props, expected) => {
@@ -398,7 +399,7 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
   });
 
   it('an IPv6-only node SNATs to its IPv6 overlay address in an ip6 table only', () => {
-    const nft = fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }] }), SNAT_PATH)!;
+    const nft = fileOf(node({ wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }], k0sConfig: { network: { podCIDR: 'fd00:10:244::/108' } } }), SNAT_PATH)!;
     expect(nft).toContain('\t\toifname "tun-*" meta mark & 0x00004000 == 0x00004000 meta mark set meta mark & 0xffffbfff snat ip6 to fd10::1\n');
     expect(nft).not.toMatch(/^table ip /m);
   });

@@ -94,7 +94,7 @@ describe('golden output', () => {
       nodes: threeNodeMesh().nodes.map((n, i) => ({ ...n, ...(i === 1 ? { listenPort: 51821, endpoint: '[2001:db8::2]' } : {}), ...(i === 2 ? { role: 'worker' as const } : {}) })),
     }))],
     ['wireguard-mesh.ipv6-hub.yaml', () => document(planWireguardMesh({
-      ...threeNodeMesh(), network: 'fd10::/64', topology: { hub: 'site-b' }, mtu: 1380,
+      ...threeNodeMesh(), network: 'fd10::/64', topology: { hub: 'site-b' }, mtu: 1380, k0sConfig: { network: { podCIDR: 'fd00:10:244::/108', serviceCIDR: 'fd00:10:96::/108' } },
       nodes: threeNodeMesh().nodes.map((n, i) => ({ ...n, address: `fd10::${i + 1}`, ...(i === 0 ? { endpoint: undefined } : {}) })),
     }))],
     ['wireguard-overlay-node.k0s-install-worker.yaml', () => document(planWireguardOverlayNode({ ...siteA(), node: 'site-b', role: 'worker', installK0s: { tokenFrom: { url: 'https://vault.example.test/v1/k0s/worker-token' } } }))],
