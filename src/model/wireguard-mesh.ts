@@ -8,7 +8,7 @@ import {
 import { KEY_FIELD_MESSAGE } from './common';
 import { cidrContainsIp, findDuplicates, formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
 import {
-  derivedMtu, Distribution, INTERFACE_NAME, K0sInstall, k0sInstallSchema, kubernetesMinor, NodeRole, nodeNameSchema, parseEndpoint,
+  derivedMtu, Distribution, endpointKey, INTERFACE_NAME, K0sInstall, k0sInstallSchema, kubernetesMinor, NodeRole, nodeNameSchema, parseEndpoint,
 } from './wireguard-overlay-node';
 
 /** One node of a mesh. */
@@ -158,6 +158,7 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   const keys: Located<string>[] = [];
   const addrs: Located<{ key: string; text: string }>[] = [];
   const undialable: string[] = [];
+  const dialled: Located<string>[] = [];
   const byName: { index: number; node: string; endpoint: string }[] = [];
   const controllers: number[] = [];
   nodes.forEach((n, i) => {
@@ -187,6 +188,8 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
           warnings.push({ path: `${p}.endpoint`, code: 'hostname-endpoint', message: `endpoint ${JSON.stringify(n.endpoint)} is a hostname: every node that dials it sets it only once its interface is up and the name resolves (DNS may need the overlay itself), and reaches this node only then; prefer an IP` });
           byName.push({ index: i, node: String(n.node), endpoint: n.endpoint });
         }
+        const port = e.port ?? n.listenPort ?? input.listenPort;
+        if (typeof port === 'number') dialled.push({ value: endpointKey(e, port), at: p });
         if (n.listenPort === undefined && input.listenPort === undefined) {
           problems.push({ path: `${p}.listenPort`, code: 'listen-port-required', message: `peers dial this node at ${n.endpoint}, so it needs a fixed listen port: set nodes[${i}].listenPort or the mesh's listenPort` });
         }
@@ -198,6 +201,9 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
   // Each is located at its node (`nodes[i]`): the problem's path adds the field.
   for (const d of findDuplicates(names, (v) => v)) problems.push({ path: `${d.again.at}.node`, code: 'duplicate-node', message: `node ${JSON.stringify(d.again.value)} is already ${d.first.at}` });
   for (const d of findDuplicates(keys, (v) => v)) problems.push({ path: `${d.again.at}.publicKey`, code: 'duplicate-key', message: `this public key is already the key of ${d.first.at} (keys are never shown): one key per node` });
+  for (const d of findDuplicates(dialled, (v) => v)) {
+    problems.push({ path: `${d.again.at}.endpoint`, code: 'duplicate-endpoint', message: `peers dial this node at the same address and port as ${d.first.at}: WireGuard sends both nodes' packets there and one host answers (a NAT forwards a port to one host), so every peer reaches only one of the two. Give each node its own port (a port forward per node and its listenPort), or leave this node's endpoint out so it dials the others (with keepalive)` });
+  }
   for (const d of findDuplicates(addrs, (v) => v.key)) problems.push({ path: `${d.again.at}.address`, code: 'duplicate-address', message: `address ${JSON.stringify(d.again.value.text)} is already the address of ${d.first.at}: the two would overlap in every peer's allowedIPs` });
   if (distribution === 'kubeadm') {
     // kubeadm join --control-plane refuses a cluster made without a controlPlaneEndpoint (kubernetes

@@ -1,7 +1,7 @@
 import * as z from '../zod';
 import { checkKubeRouterPodCidr, checkKubeRouterSnatPackages, checkOverlayCni, checkPodCidrs, k0sConfigSchema, OverlayCni, overlayCniSchema } from './cni';
 import { Problem } from '../errors';
-import { isWireguardKey } from '../keys';
+import { isWireguardKey, publicKeyFromPrivate } from '../keys';
 import {
   asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, networkCidrSchema, parseWith, redactProblems, portSchema, received, SecretSource, secretSourceSchema, sortProblems,
 } from './common';
@@ -57,6 +57,13 @@ export interface WireguardInterface {
   readonly privateKey?: string;
   /** Where the host reads its private key at boot; exactly one of `privateKey` / `privateKeyFrom`. */
   readonly privateKeyFrom?: SecretSource;
+  /**
+   * This interface's own public key (of the key at `privateKeyFrom`), recorded as a comment in its config: when you
+   * rotate the key, the node's own config changes with it, so a deploy that copies and reloads the nodes whose files
+   * changed reloads this one too (the reload resolves the new key from its source). A WireguardMesh records each
+   * node's. @default - not recorded: a rotated key changes only the peers' configs
+   */
+  readonly publicKey?: string;
   readonly peers: WireguardPeer[];
 }
 
@@ -184,6 +191,7 @@ const interfaceSchema = z.strictObject({
   underlayMtu: z.optional(intInRange(1280, 65535, 'an underlay MTU')),
   privateKey: z.optional(keyString),
   privateKeyFrom: z.optional(secretSourceSchema),
+  publicKey: z.optional(keyString),
   peers: z.array(peerSchema),
 });
 
@@ -224,6 +232,16 @@ export function parseEndpoint(text: string, portOptional = false): ParsedEndpoin
   // Dotted digits that are not an address (`1.2.3.4.5`, `256.1.1.1`) are no hostname either: a top-level label is never all digits.
   if (/^[\d.]+$/.test(host) || isNonCanonicalIpv4(host)) return undefined;
   return isDnsSubdomain(host) ? { host, port, isHostname: true } : undefined;
+}
+
+/**
+ * What two endpoints share when they reach one socket: the address (an IP in canonical form, a hostname in lower case
+ * without a final dot) and the port. WireGuard sends to one address and port, where one host answers: two peers
+ * dialled there (two nodes behind one NAT with one forwarded port) are one of them, and the other is never reached.
+ */
+export function endpointKey(e: ParsedEndpoint, port: number): string {
+  const ip = parseIp(e.host);
+  return `${ip ? `${ip.family}/${ip.value}` : e.host.toLowerCase().replace(/\.$/, '')}|${port}`;
 }
 
 /** `host:port` with IPv6 hosts in brackets. */
@@ -331,6 +349,12 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
     if (hasKey === hasFrom) {
       problems.push({ path: p, code: 'private-key', message: `expected exactly one of privateKey or privateKeyFrom, received ${hasKey ? 'both' : 'neither'}` });
     }
+    if (typeof raw.publicKey === 'string') {
+      if (!isWireguardKey(raw.publicKey)) problems.push({ path: `${p}.publicKey`, code: 'key', message: KEY_FIELD_MESSAGE });
+      else if (typeof raw.privateKey === 'string' && isWireguardKey(raw.privateKey) && publicKeyFromPrivate(raw.privateKey) !== raw.publicKey) {
+        problems.push({ path: `${p}.publicKey`, code: 'key-pair', message: 'this public key is not the one of privateKey (keys are never shown): set the public key of this interface\'s private key (publicKeyFromPrivate), or leave publicKey out' });
+      }
+    }
     if (typeof raw.privateKey === 'string') {
       if (!isWireguardKey(raw.privateKey)) problems.push(keyProblem(`${p}.privateKey`, 'private key'));
       else warnings.push({ path: `${p}.privateKey`, code: 'inline-secret', message: 'an inline private key ends up in the host artefacts (0600, secret outputs); use privateKeyFrom outside labs' });
@@ -384,6 +408,7 @@ function checkPeers(raw: Record<string, unknown>, p: string, problems: Problem[]
   const keys: Located<string>[] = [];
   const allowed: Located<ParsedCidr>[] = [];
   const peerOf = new Map<string, number>();
+  const dialled: Located<string>[] = [];
   asArray(raw.peers).forEach((peer, j) => {
     if (!isRecord(peer)) return;
     const pp = `${p}.peers[${j}]`;
@@ -394,7 +419,8 @@ function checkPeers(raw: Record<string, unknown>, p: string, problems: Problem[]
     if (typeof peer.endpoint === 'string') {
       const e = parseEndpoint(peer.endpoint);
       if (!e) problems.push({ path: `${pp}.endpoint`, code: 'endpoint', message: `expected host:port (an IPv6 host in brackets), ${received(peer.endpoint)}` });
-      else if (e.isHostname) warnings.push({ path: `${pp}.endpoint`, code: 'hostname-endpoint', message: `endpoint ${JSON.stringify(peer.endpoint)} is a hostname: tunnelwright-${typeof raw.name === 'string' ? raw.name : 'wg0'}-endpoints.service sets it once the interface is up and retries until the name resolves (DNS may need the overlay itself); until then this peer is unreachable, while the interface, its other peers and the distribution start without waiting; prefer an IP` });
+      if (e) dialled.push({ value: endpointKey(e, e.port!), at: `${pp}.endpoint` });
+      if (e?.isHostname) warnings.push({ path: `${pp}.endpoint`, code: 'hostname-endpoint', message: `endpoint ${JSON.stringify(peer.endpoint)} is a hostname: tunnelwright-${typeof raw.name === 'string' ? raw.name : 'wg0'}-endpoints.service sets it once the interface is up and retries until the name resolves (DNS may need the overlay itself); until then this peer is unreachable, while the interface, its other peers and the distribution start without waiting; prefer an IP` });
     }
     if (Array.isArray(peer.allowedIPs)) {
       if (peer.allowedIPs.length === 0) problems.push({ path: `${pp}.allowedIPs`, code: 'required', message: 'expected at least one CIDR: a peer without allowedIPs receives nothing' });
@@ -417,6 +443,9 @@ function checkPeers(raw: Record<string, unknown>, p: string, problems: Problem[]
   });
   for (const d of findDuplicates(keys, (v) => v)) {
     problems.push({ path: d.again.at, code: 'duplicate-key', message: `this public key is already the key of ${d.first.at.replace(/\.publicKey$/, '')} (keys are never shown): one peer per key` });
+  }
+  for (const d of findDuplicates(dialled, (v) => v)) {
+    problems.push({ path: d.again.at, code: 'duplicate-endpoint', message: `this peer is dialled at the same address and port as ${d.first.at.replace(/\.endpoint$/, '')}: WireGuard sends each peer's packets there and one host answers, so one of the two peers is never reached (a NAT forwards a port to one host). Give each peer its own port (a port forward and listenPort per node), or leave this endpoint out so the peer dials this node (with persistentKeepalive)` });
   }
   for (const o of findOverlaps(allowed)) {
     if (peerOf.get(o.a.at) === peerOf.get(o.b.at)) continue;

@@ -78,6 +78,7 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
       nodeAddress: true,
       mtu: mesh.mtu ?? mtu,
       privateKeyFrom: self.node.privateKeyFrom,
+      publicKey: self.node.publicKey,
       peers,
       ...(postUp ? { postUp } : {}),
     };
