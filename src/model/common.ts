@@ -159,6 +159,33 @@ export const secretKeyRefSchema = z.strictObject({
   key: z.optional(z.string().check(z.regex(/^[-._a-zA-Z0-9]+$/, { message: 'expected a Secret key ([-._a-zA-Z0-9]+)' }))),
 });
 
+/** Query parameters that carry a credential: tokens, passwords, API keys, signed-URL signatures and credentials (S3, GCS, Azure SAS `sig`). */
+const CREDENTIAL_PARAM = /(token|secret|passw(or)?d|pwd|signature|^sig$|credential|api[-_]?key|^auth)/i;
+
+/**
+ * What in a secret source URL is a credential, if anything: its user information (`https://user:pass@…`) or a query
+ * parameter named like one (`?token=`, `X-Amz-Signature=`, `sig=`). The URL is written into the host's user-data or
+ * Ignition config (then a 0600 curl config on the host), and a cloud's metadata service serves user-data to any
+ * process on the node, pods included, unless the node blocks it (AWS `http://169.254.169.254/latest/user-data`,
+ * GCP's `user-data` attribute, Azure's `userData`, OpenStack's `/openstack/latest/user_data`): a credential there is
+ * readable by every workload on the node.
+ */
+export function urlCredential(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.username !== '' || parsed.password !== '') return 'user information (user:password@)';
+  for (const name of parsed.searchParams.keys()) if (CREDENTIAL_PARAM.test(name)) return `the query parameter ${JSON.stringify(name)}`;
+  return undefined;
+}
+
+function urlCredentialMessage(what: string): string {
+  return `this URL carries a credential (${what}; the URL is not shown): tunnelwright writes a source URL into the host's user-data or Ignition config, which the cloud's metadata service serves to any process on the node, pods included. Keep the credential out of the URL: use a URL the node may fetch without one (allowed by its network or its instance identity), or put the secret in a file by another channel (an agent, a mounted volume) and use { file } with waitFor`;
+}
+
 /** @internal */
 export const secretSourceSchema = z
   .strictObject({
@@ -179,6 +206,9 @@ export const secretSourceSchema = z
     if (hasUrl && !/^https:\/\/[^\s'"\\$`]+$/.test(v.url!)) {
       // The URL may carry a token: say what is wrong without echoing it.
       ctx.addIssue({ code: 'custom', path: ['url'], message: 'expected an https:// URL without spaces or quotes', params: { code: 'url' } });
+    } else if (hasUrl) {
+      const credential = urlCredential(v.url!);
+      if (credential) ctx.addIssue({ code: 'custom', path: ['url'], message: urlCredentialMessage(credential), params: { code: 'url-credential' } });
     }
     if (v.waitFor !== undefined) {
       const s = durationSeconds(v.waitFor);

@@ -167,7 +167,7 @@ describe('planWireguardOverlayNode', () => {
 
   it('fetches a URL source after the network is online, the URL only in a root-only curl config', () => {
     const props = siteA();
-    const url = 'https://vault.example.test/v1/wg%2Fsite-a?token=s3cr3t';
+    const url = 'https://vault.example.test/v1/wg%2Fsite-a?v=s3cr3t';
     const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], privateKeyFrom: { url } }] });
     const unit = plan.hosts[0].units[0].content!;
     expect(unit).toContain('Wants=network-online.target\nAfter=network-online.target\n');
