@@ -1,6 +1,6 @@
 #!/bin/bash
-# tunnelwright: set, and keep working, the endpoints of peers dialled by hostname ("# tunnelwright: Endpoint = host:port"
-# in CONFIG). usage: wg-endpoints [--once] INTERFACE [CONFIG]. See tunnelwright's README, "An endpoint by hostname".
+# tunnelwright: keep working the endpoints of peers dialled by name ("$deferred host:port" in CONFIG).
+# usage: wg-endpoints [--once] INTERFACE [CONFIG]; see the README, "An endpoint by hostname"
 set -uo pipefail
 once=0
 if [ "${1:-}" = --once ]; then once=1; shift; fi
@@ -12,7 +12,6 @@ stale=${WG_ENDPOINTS_STALE:-180}
 quiet=${WG_ENDPOINTS_QUIET:-30}
 lookup_timeout=${WG_ENDPOINTS_LOOKUP_TIMEOUT:-5}
 lock=${WG_LOCK:-/run/tunnelwright/wg-$iface.lock}
-# how the config writes a peer's hostname endpoint: a comment, which wg-quick and wg skip (DEFERRED_ENDPOINT_PREFIX)
 deferred='# tunnelwright: Endpoint = '
 if [ ! -r "$conf" ]; then echo "wg-endpoints: $iface: cannot read $conf" >&2; exit 1; fi
 names=$(sed -n -e 's/^PublicKey = \([^ ]*\)$/\1/p' -e "s/^$deferred\\([^ ]*\\)\$/endpoint \\1/p" "$conf" | awk '$1 == "endpoint" { print key, $2; next } { key = $1 }')

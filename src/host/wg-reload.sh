@@ -1,6 +1,6 @@
 #!/bin/bash
 # tunnelwright: reload a wg-quick interface from its config without losing the keys its PostUp lines set from
-# root-only files. usage: wg-reload INTERFACE [CONFIG]   (CONFIG defaults to /etc/wireguard/INTERFACE.conf)
+# root-only files. usage: wg-reload INTERFACE [CONFIG]
 set -euo pipefail
 iface=$1
 conf=${2:-/etc/wireguard/$iface.conf}

@@ -110,7 +110,7 @@ export function renderWireguardConfig(node: string, iface: RenderInterface, priv
 export function renderWireguardConfigShared(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map(), sections?: WeakMap<RenderPeer, PeerSection>): { readonly text: string; readonly encoded?: string; readonly length?: number } {
   // The interface's own public key, as a comment: a rotated key changes the node's own config, so a deploy that reloads
   // the nodes whose files changed reloads it too (its reload resolves the new private key from its source).
-  const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, ...(iface.publicKey !== undefined ? [`# public key of ${iface.name} on ${node}: ${iface.publicKey}`] : []), '[Interface]', `Address = ${overlayNodeModel().interfaceAddresses(iface.address).join(', ')}`];
+  const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, ...(iface.publicKey !== undefined ? [`# public key: ${iface.publicKey}`] : []), '[Interface]', `Address = ${overlayNodeModel().interfaceAddresses(iface.address).join(', ')}`];
   if (iface.listenPort !== undefined) lines.push(`ListenPort = ${iface.listenPort}`);
   const mtu = interfaceMtu(iface);
   if (mtu !== undefined) lines.push(`MTU = ${mtu}`);

@@ -41,7 +41,9 @@ const meshArb: fc.Arbitrary<WireguardMeshProps> = fc
       privateKeyFrom: i % 2 === 0 ? { file: `/run/keys/node-${i}` } : { url: `https://keys.example.test/node-${i}`, waitFor: '5m' },
       ...((hub ? i === 0 || dialable[i] : i < n - 1 || dialable[i]) ? { endpoint: v6Endpoints ? `[2001:db8::${i + 1}]` : `198.51.100.${i + 1}` } : {}),
     }));
-    return { network: network.cidr, listenPort, distribution, ...(keepalive ? { persistentKeepalive: keepalive } : {}), ...(hub ? { topology: { hub: 'node-0' } } : {}), nodes };
+    // k0s runs kube-router for IPv6-only nodes only with an IPv6 pod CIDR (k0s's IPv6 single-stack; else refused).
+    const k0sV6 = distribution === 'k0s' && network.cidr.includes(':') ? { k0sConfig: { network: { podCIDR: 'fd00:10:244::/108' } } } : {};
+    return { network: network.cidr, listenPort, distribution, ...k0sV6, ...(keepalive ? { persistentKeepalive: keepalive } : {}), ...(hub ? { topology: { hub: 'node-0' } } : {}), nodes };
   });
 
 /** A wg-quick config as WireGuard reads it: the [Interface] keys and each [Peer]'s (one value a key, the last one wins). */

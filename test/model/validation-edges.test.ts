@@ -76,6 +76,7 @@ describe('refusals at the edges', () => {
     ]],
     ['WireguardMesh: an IPv6 overlay whose underlay leaves an MTU under 1280', () => validateWireguardMesh(mesh((p) => {
       p.network = 'fd10::/64';
+      p.cni = 'calico';
       p.nodes.forEach((n, i) => { n.address = `fd10::${i + 1}`; });
       p.nodes[0].endpoint = '[2001:db8::1]';
       p.underlayMtu = 1340;
@@ -156,6 +157,7 @@ describe('messages a caller reads', () => {
   it('an IPv6 overlay whose underlay leaves 1280 or more is taken (the control of the MTU refusal)', () => {
     expect(validateWireguardMesh(mesh((p) => {
       p.network = 'fd10::/64';
+      p.cni = 'calico';
       p.nodes.forEach((n, i) => { n.address = `fd10::${i + 1}`; });
       p.nodes[0].endpoint = '[2001:db8::1]';
       p.underlayMtu = 1360;

@@ -13,6 +13,7 @@ describe('planWireguardMesh', () => {
     expect(confOf(plan, 'site-a')).toBe(
       [
         '# wg0 on site-a: written by tunnelwright',
+        `# public key: ${KEYS.a.publicKey}`,
         '[Interface]',
         'Address = 10.10.0.1/24',
         'ListenPort = 51820',

@@ -31,7 +31,7 @@ describe('a rotated key changes the rotated node\'s own files, so a diff-driven 
     const after = rotated(1);
     const plan = planWireguardMesh(after).nodes['site-b'];
     const conf = plan.host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content;
-    expect(conf.split('\n').slice(0, 3)).toEqual(['# wg0 on site-b: written by tunnelwright', `# public key of wg0 on site-b: ${after.nodes[1].publicKey}`, '[Interface]']);
+    expect(conf.split('\n').slice(0, 3)).toEqual(['# wg0 on site-b: written by tunnelwright', `# public key: ${after.nodes[1].publicKey}`, '[Interface]']);
     expect(renderHostArtefacts(plan.host).cloudConfig).toContain(after.nodes[1].publicKey);
   });
   it('control: a change that touches no key leaves every file as it was', () => {
@@ -45,7 +45,7 @@ describe('WireguardOverlayNode: an interface\'s own publicKey', () => {
   const withKey = (extra: Record<string, unknown>) => ({ ...siteA(), wireguard: [{ ...siteA().wireguard[0], ...extra }] });
   it('is recorded in its config', () => {
     const conf = planWireguardOverlayNode(withKey({ publicKey: pair.publicKey })).hosts[0].files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content;
-    expect(conf).toContain(`\n# public key of wg0 on site-a: ${pair.publicKey}\n[Interface]\n`);
+    expect(conf).toContain(`\n# public key: ${pair.publicKey}\n[Interface]\n`);
   });
   it.each<[string, Record<string, unknown>, string[]]>([
     ['a value that is no key', { publicKey: 'not-a-key' }, ['wireguard[0].publicKey key']],

@@ -193,7 +193,7 @@ describeWithTools('a WireguardMesh over real userspace tunnels: first boot, relo
   /** The nodes a diff-driven deploy copies and reloads: those whose files changed. */
   const changedNodes = (before: WireguardMeshProps, after: WireguardMeshProps, strip?: RegExp) => [0, 1, 2, 3].filter((i) => filesOf(before, i, strip) !== filesOf(after, i, strip));
   /** The line that records a node's own public key in its config (the fix): without it, the rotated node's files do not change. */
-  const OWN_KEY = /^# public key of .*\n/m;
+  const OWN_KEY = /^# public key: .*\n/m;
 
   it('control: a diff-driven deploy that cannot see the rotated node\'s own key (its config without the key line) reloads the three others only: node-1 keeps its old key, 6 of 12 pairs ping', () => {
     const before = meshOf(4);
