@@ -51,6 +51,14 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
   const peerFor = (self: (typeof seen)[number], other: (typeof seen)[number]): RenderPeer =>
     self.endpoint === undefined || other.endpoint === undefined ? other.asPeerKeepalive : other.asPeer;
 
+  // k0s with several controllers: without a stable API address each worker reaches only the controller that issued
+  // its token (issue 46), so k0s's node-local load balancing, unless the user's k0sConfig gives api.externalAddress
+  // or its own nodeLocalLoadBalancing.
+  const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const userApi = isRecord(mesh.k0sConfig?.api) ? mesh.k0sConfig.api : {};
+  const userNetwork = isRecord(mesh.k0sConfig?.network) ? mesh.k0sConfig.network : {};
+  const k0sNodeLocalLoadBalancing = (mesh.distribution ?? 'k0s') === 'k0s' && mesh.nodes.filter((n) => n.role === 'controller' || n.role === 'controller+worker').length > 1
+    && userApi.externalAddress === undefined && userNetwork.nodeLocalLoadBalancing === undefined;
   const peerText = new WeakMap<RenderPeer, PeerSection>();
   const nodes: Record<string, MeshNodePlan> = {};
   const warnings: Problem[] = [...checked.warnings];
@@ -84,7 +92,7 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
     };
     const { host, values } = renderOverlayHost({
       peerText, node: self.node.node, role: self.node.role ?? 'worker', distribution: mesh.distribution ?? 'k0s', wireguard: [wireguard],
-      kubernetesVersion: mesh.kubernetesVersion, installK0s: self.node.installK0s, installPackages: mesh.installPackages, cni: mesh.cni, k0sConfig: mesh.k0sConfig, clusterK0sConfig: true, podCidrs: mesh.podCidrs,
+      kubernetesVersion: mesh.kubernetesVersion, installK0s: self.node.installK0s, installPackages: mesh.installPackages, cni: mesh.cni, k0sConfig: mesh.k0sConfig, clusterK0sConfig: true, podCidrs: mesh.podCidrs, k0sNodeLocalLoadBalancing,
     });
     nodes[self.node.node] = { node: self.node.node, host, wireguard, values };
     hosts.push(host);

@@ -195,6 +195,11 @@ export interface OverlayNodeInput {
    * controller: without podCIDR the pod CIDR is not known there.
    */
   readonly clusterK0sConfig?: boolean;
+  /**
+   * k0s with several controllers and no stable API address of the user's: k0s's node-local load balancing, so each
+   * worker's kubelet and konnectivity agent reach every controller, not only the one that issued its token.
+   */
+  readonly k0sNodeLocalLoadBalancing?: boolean;
   /** kubeadm: the cluster's pod CIDRs (ClusterConfiguration networking.podSubnet, the CNI's network). */
   readonly podCidrs?: readonly string[];
 }
@@ -407,7 +412,11 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     }
     switch (distribution) {
       case 'k0s':
-        values.k0s = renderK0s(host, input, k8sUnit, nodeIps, k0sNetwork(cni, overlayIface, overlayMtu, outerIpv6));
+        // Several controllers: k0s's node-local load balancing (k0s pkg/apis/k0s/v1beta1 NodeLocalLoadBalancing
+        // `enabled`, `type: EnvoyProxy`, NllbTypeEnvoyProxy): each worker runs an Envoy on localhost over every
+        // controller's API address, and kubelet, kube-proxy and konnectivity use it (k0s pkg/component/controller
+        // kubeproxy.go and konnectivity.go switch to localhost when nllb.IsEnabled()).
+        values.k0s = renderK0s(host, input, k8sUnit, nodeIps, { ...k0sNetwork(cni, overlayIface, overlayMtu, outerIpv6), ...(input.k0sNodeLocalLoadBalancing ? { nodeLocalLoadBalancing: { enabled: true, type: 'EnvoyProxy' } } : {}) });
         break;
       case 'k3s': {
         // k3s merges config.yaml.d files key by key: a plain key replaces the user's value, `key+` appends to it
