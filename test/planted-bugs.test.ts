@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { Chart } from 'cdk8s';
 import * as pulumi from '@pulumi/pulumi';
 import {
@@ -7,6 +8,7 @@ import { App, WireguardMesh, WireguardOverlayNode } from '../src/cdk8s';
 import { gatewayFor, gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from './helpers/fixtures';
 import { recordResources, valueOf } from './helpers/pulumi';
 import { expectWarnings } from './helpers/stderr-guard';
+import { hostTools, withSetting } from './helpers/host-tools';
 
 /**
  * The behaviours that planted bugs once changed without failing any test (issue "Tests that catch real bugs"), each
@@ -125,11 +127,16 @@ describe('behaviours only a golden file once showed', () => {
     const openvpn = planEgressSteering(prodSteering()).hosts[0].files.find((f) => f.path === '/opt/tunnelwright/bin/egress-openvpn-up')!.content;
     const wireguard = planEgressSteering(wireguardSteering()).hosts[0].files.find((f) => f.path === '/etc/wireguard/tun0.conf')!.content;
     // `ip route add|replace|change` without `table` writes to main; wg-quick adds routes of its own unless Table = off.
-    const routeCommands = (text: string) => text.split('\n').map((l) => l.replace(/^PostUp = /, '')).filter((l) => /^ip (-[46] )?route (add|replace|change|append) /.test(l));
-    for (const text of [openvpn, wireguard]) {
-      expect(routeCommands(text).length).toBeGreaterThan(0);
-      expect(routeCommands(text).filter((l) => !/ table 51821( |$)/.test(l))).toEqual([]);
-    }
+    // The OpenVPN up script run against an `ip` stand-in (as OpenVPN runs it: dev and ifconfig_local in its
+    // environment); wg-quick runs each PostUp line with bash.
+    const tools = hostTools();
+    const up = withSetting(withSetting(openvpn, 'LEARNT_DIR', path.join(tools.dir, 'learnt')), 'RESTEER', 'true');
+    expect(tools.run(up, { dev: 'tun0', ifconfig_local: '10.8.0.2' }).status).toBe(0);
+    const postUp = wireguard.split('\n').filter((l) => l.startsWith('PostUp = ')).map((l) => l.slice('PostUp = '.length).replace('%i', 'tun0')).filter((l) => !l.includes('egress-resteer'));
+    expect(tools.run(postUp.join('\n')).status).toBe(0);
+    const routes = tools.routes().map((r) => r.replace(/^route /, ''));
+    expect(routes.length).toBeGreaterThanOrEqual(4);
+    expect(routes.filter((r) => !/^(add|replace|change|append) .* table 51821( |$)/.test(r))).toEqual([]);
     expect(wireguard).toMatch(/^Table = off$/m);
   });
 

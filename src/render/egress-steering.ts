@@ -15,6 +15,13 @@ import { renderWireguardConfig } from './wireguard-overlay-node';
 import { WG_RELOAD_FILE, wireguardReloadDropin } from '../host/wireguard-reload';
 import { mergeHostPlans } from '../host/host-plan';
 import { egressSteeringModel, overlayNodeModel } from '../lazy';
+import { asset, withSettings } from '../assets';
+
+const RESTEER_SCRIPT = asset(__dirname, 'egress-resteer.sh');
+const HANDSHAKE_SCRIPT = asset(__dirname, 'egress-wireguard-handshake.sh');
+const OPENVPN_UP_SCRIPT = asset(__dirname, 'egress-openvpn-up.sh');
+const OPENVPN_DOWN_SCRIPT = asset(__dirname, 'egress-openvpn-down.sh');
+const OPENVPN_PIN_SCRIPT = asset(__dirname, 'egress-openvpn-pin.sh');
 
 /** Returns the problems of EgressSteering props without throwing. */
 export function validateEgressSteering(props: unknown): Problem[] {
@@ -263,40 +270,7 @@ function rbac(p: EgressSteeringProps, f: Facts): KubeObject[] {
  * kubectl, `k3s kubectl` or `k0s kubectl`, whichever the node has.
  */
 export function renderResteerScript(node: string, iface: string, label: string, kubeconfig?: string): string {
-  return `#!/bin/sh
-# tunnelwright egress re-steer: Cilium caches the egress interface; a new <address>-<ifindex> label on the Node and
-# the CiliumNode makes it re-select the tunnel after every reconnect. Run by the tunnel on connect and by a timer.
-set -eu
-IFACE=${iface}
-NODE=${node}
-LABEL=${label}
-if [ -z "\${KUBECTL:-}" ]; then
-  # kubectl, or the distribution's own (k3s and k0s ship one).
-  if command -v kubectl >/dev/null 2>&1; then KUBECTL=kubectl
-  elif command -v k3s >/dev/null 2>&1; then KUBECTL="k3s kubectl"
-  elif command -v k0s >/dev/null 2>&1; then KUBECTL="k0s kubectl"
-  else echo "egress-resteer: no kubectl, k3s or k0s on this node (set KUBECTL)" >&2; exit 1
-  fi
-fi
-${kubeconfig ? `export KUBECONFIG=${kubeconfig}\n` : ''}value=""
-# TUNNELWRIGHT_TUNNEL_DOWN: called from a down hook that runs while the interface still exists (OpenVPN --down-pre).
-if [ -z "\${TUNNELWRIGHT_TUNNEL_DOWN:-}" ] && [ -r "/sys/class/net/$IFACE/ifindex" ]; then
-  ifindex=$(cat "/sys/class/net/$IFACE/ifindex")
-  addr=$(ip -o -4 addr show dev "$IFACE" | awk '{ split($4, a, "/"); print a[1]; exit }')
-  if [ -z "$addr" ]; then
-    # An IPv6 address is written with "." for ":" (a label value has no ":"), and never starts with ".".
-    addr=$(ip -o -6 addr show dev "$IFACE" scope global | awk '{ split($4, a, "/"); print a[1]; exit }' | tr ':' '.' | sed 's/^\\./0./')
-  fi
-  [ -z "$addr" ] || value="$addr-$ifindex"
-fi
-for kind in node ciliumnode; do
-  if [ -n "$value" ]; then
-    $KUBECTL label "$kind" "$NODE" --overwrite "$LABEL=$value"
-  else
-    $KUBECTL label "$kind" "$NODE" "$LABEL-" || true
-  fi
-done
-`;
+  return withSettings(RESTEER_SCRIPT, { IFACE: iface, NODE: node, LABEL: label, ...(kubeconfig ? { KUBECONFIG_FILE: kubeconfig } : {}) });
 }
 
 /**
@@ -305,25 +279,7 @@ done
  * interface gone the file holds no sample: VPNTunnelDown reports that.
  */
 export function renderHandshakeScript(iface: string, dir: string): string {
-  return `#!/bin/sh
-# tunnelwright: ${iface}'s latest WireGuard handshake, for node-exporter's textfile collector (VPNTunnelHandshakeStale).
-set -eu
-IFACE=${iface}
-DIR=${dir}
-OUT="$DIR/tunnelwright_wireguard_$IFACE.prom"
-mkdir -p "$DIR"
-# Not *.prom: the collector never reads a half-written file; removed when anything fails (the last good file stays,
-# its handshake ageing until VPNTunnelHandshakeStale fires).
-tmp="$OUT.$$"
-trap 'rm -f "$tmp"' EXIT
-{
-  echo "# HELP ${WG_HANDSHAKE_METRIC} Unix time of the latest handshake with the peer (0: never)."
-  echo "# TYPE ${WG_HANDSHAKE_METRIC} gauge"
-  # wg fails when the interface is gone (no sample: VPNTunnelDown); awk's own failure fails the script.
-  { wg show "$IFACE" latest-handshakes 2>/dev/null || true; } | awk -v i="$IFACE" 'NF == 2 { printf "%s{interface=\\"%s\\",public_key=\\"%s\\"} %s\\n", "${WG_HANDSHAKE_METRIC}", i, $1, $2 }'
-} > "$tmp"
-mv -f "$tmp" "$OUT"
-`;
+  return withSettings(HANDSHAKE_SCRIPT, { IFACE: iface, DIR: dir, METRIC: WG_HANDSHAKE_METRIC });
 }
 
 /** The closed state of the egress table: a blackhole default below the tunnel's route, so tunnel-sourced traffic never falls through to the main table. */
@@ -337,90 +293,13 @@ export const OPENVPN_PING = 10;
 export const OPENVPN_PING_RESTART = 60;
 
 function openvpnScripts(): { up: string; down: string; pin: string } {
-  const rule = `priority ${EGRESS_RULE_PRIORITY}`;
   return {
-    up: `#!/bin/sh
-# shellcheck disable=SC2154 # dev and ifconfig_local: OpenVPN's environment for --up
-# tunnelwright: OpenVPN --up (route-noexec: no routes of OpenVPN's). The address into the kill switch first (in a file
-# the table includes, so a reload keeps it; the table itself loaded again when a flush removed it), then policy routing
-# for tunnel-sourced traffic, then the re-steer hook. A failure exits non-zero: OpenVPN ends the connect, closed.
-set -eu
-mkdir -p ${KILL_SWITCH_LEARNT_DIR}
-echo "add element inet ${KILL_SWITCH_TABLE} ${KILL_SWITCH_SETS.tunnel[4]} { $ifconfig_local }" > ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft.partial
-mv -f ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft.partial ${KILL_SWITCH_LEARNT_DIR}/openvpn.nft
-# After \`nft flush ruleset\` (nftables.service, or /etc/nftables.conf by hand) the table is gone: load it again, with
-# the address just written.
-nft list table inet ${KILL_SWITCH_TABLE} >/dev/null 2>&1 || nft -f ${KILL_SWITCH_NFT_PATH}
-nft add element inet ${KILL_SWITCH_TABLE} ${KILL_SWITCH_SETS.tunnel[4]} "{ $ifconfig_local }"
-ip -4 route replace ${EGRESS_BLACKHOLE}
-while ip -4 rule del ${rule} 2>/dev/null; do :; done
-ip -4 rule add from "$ifconfig_local" lookup ${EGRESS_ROUTE_TABLE} ${rule}
-ip -4 route replace default dev "$dev" table ${EGRESS_ROUTE_TABLE}
-${RESTEER_PATH} || true
-`,
-    down: `#!/bin/sh
-# tunnelwright: OpenVPN --down. The rule from the tunnel address stays, and with the tunnel's route gone the table's
-# blackhole takes its traffic: it never falls through to the main table (and eth0) while the label still points here.
-# The kill switch keeps the address too. The hook removes the label: the interface is going.
-TUNNELWRIGHT_TUNNEL_DOWN=1 ${RESTEER_PATH} || true
-`,
-    pin: `#!/bin/sh
-# tunnelwright: the provider's config as OpenVPN reads it here.
-# - Never persist-tun: with it, a server that stops answering leaves tun0 up (a restart keeps it) and runs no down
-#   hook, so nothing that keys on the tunnel sees it dead. Without it, ping-restart closes tun0.
-# - Never keepalive: the unit gives --ping and --ping-restart, which OpenVPN refuses beside a keepalive.
-# - With a third argument \`pin\`, none of its own remotes: the pinned --remote is then the only server OpenVPN tries (a --remote
-#   given beside --config is appended to the config's list, and OpenVPN moves on to the next on failure).
-# - Never a program of the provider's: route-up, route-pre-down and ipchange run beside the unit's hooks
-#   (--route-noexec stops OpenVPN's own routes, not a route-up script that adds a default route); they are dropped.
-#   tls-verify and plugin are refused: they may check the server, and dropping that check would fail open.
-# - Never a management interface (management*): a control port on the node.
-# - Never daemon (the unit runs OpenVPN in the foreground), user, group, chroot or setcon (without persist-tun a
-#   reconnect reopens tun0, and the down hook labels the node: both need root), log or log-append (the journal has it).
-# A dropped line is said on stderr, in the unit's journal.
-# Each line's first token is read as OpenVPN reads it (options.c: parse_line() unquotes it, then
-# bypass_doubledash() drops a leading "--"), so "--persist-tun" or "\\"remote\\"" is recognised too, and so is an option
-# given as "setenv opt OPTION" (OpenVPN applies it). A line's
-# trailing carriage return goes (a config saved with Windows line ends: OpenVPN reads "\\r" as a space, so
-# "persist-tun\\r" is persist-tun to it).
-# Refused: config (another file, which this cannot rewrite), tls-verify and plugin, and <connection> blocks when pinning.
-# usage: egress-openvpn-pin CONFIG OUT [pin]
-set -eu
-umask 077
-awk -v pin="\${3:-}" '
-function bare(t) { gsub(/["\\047\\\\]/, "", t); sub(/^--/, "", t); return t }
-{
-  sub(/\\r$/, "")
-  # A UTF-8 byte-order mark: OpenVPN skips it (options.c, read_config_file), so line 1 is read without it here too.
-  if (NR == 1) sub(/^\\357\\273\\277/, "")
-  line = $0
-  sub(/^[ \\t]+/, "", line)
-  split(line, w, /[ \\t]+/)
-  tok = bare(w[1])
-  # "setenv opt X ...": OpenVPN reads X as an option of the config (options.c, "setenv opt"), so X is what counts here.
-  if (tok == "setenv" && bare(w[2]) == "opt") tok = bare(w[3])
-  # An inline file (<ca>, <tls-auth>, …) is data, copied as it is: a line of it is never read as an option.
-  if (block != "") { if (tok == "</" block ">") block = ""; print; next }
-  if (tok ~ /^<[a-z0-9-]+>$/ && tok != "<connection>") { block = substr(tok, 2, length(tok) - 2); print; next }
-  if (pin == "pin" && tok ~ /^<connection>/) { print "egress-openvpn-pin: " FILENAME " has <connection> blocks (each with its own remote): remove them to pin a remote" > "/dev/stderr"; exit 1 }
-  if (tok == "config") { print "egress-openvpn-pin: " FILENAME " reads another config (line " NR "), unseen here: inline it" > "/dev/stderr"; exit 1 }
-  if (tok == "persist-tun") next
-  # The unit gives --ping and --ping-restart: beside them a keepalive is a usage error (helper.c,
-  # helper_keepalive(): "--keepalive conflicts with --ping, --ping-exit, or --ping-restart") and OpenVPN never starts.
-  if (tok == "keepalive") next
-  # A check the provider runs on the server (tls-verify, or a plugin) is not dropped: without it the check fails open.
-  if (tok == "tls-verify" || tok == "plugin") { print "egress-openvpn-pin: " FILENAME " line " NR ": " tok " runs a program of the provider beside the unit: remove it (verify-x509-name checks the server name without one)" > "/dev/stderr"; exit 1 }
-  if (tok ~ /^(route-up|route-pre-down|ipchange|daemon|user|group|chroot|setcon|log|log-append)$/) {
-    print "egress-openvpn-pin: " FILENAME " line " NR ": " tok " dropped (the unit runs OpenVPN in the foreground, as root, with its own hooks only)" > "/dev/stderr"
-    next
-  }
-  # The management interface is a control port on the node (anyone who reaches it can stop or hold the tunnel).
-  if (tok ~ /^management/) { print "egress-openvpn-pin: " FILENAME " line " NR ": " tok " dropped (no management port on the node)" > "/dev/stderr"; next }
-  if (pin == "pin" && (tok == "remote" || tok == "remote-random" || tok == "remote-random-hostname")) next
-  print
-}' "$1" > "$2.partial"
-mv -f "$2.partial" "$2"
-`,
+    up: withSettings(OPENVPN_UP_SCRIPT, {
+      LEARNT_DIR: KILL_SWITCH_LEARNT_DIR, TABLE: KILL_SWITCH_TABLE, SET: KILL_SWITCH_SETS.tunnel[4], NFT_PATH: KILL_SWITCH_NFT_PATH,
+      BLACKHOLE: EGRESS_BLACKHOLE, PRIORITY: String(EGRESS_RULE_PRIORITY), TABLE_ID: String(EGRESS_ROUTE_TABLE), RESTEER: RESTEER_PATH,
+    }),
+    down: withSettings(OPENVPN_DOWN_SCRIPT, { RESTEER: RESTEER_PATH }),
+    pin: OPENVPN_PIN_SCRIPT,
   };
 }
 

@@ -52,8 +52,7 @@ describe('planEgressConformance', () => {
 
   it('documents one command, and the script names each tunnel with its stop and start', () => {
     expect(values.command).toBe("kubectl -n media get configmap egress-conformance -o jsonpath='{.data.egress-conformance\\.sh}' > egress-conformance.sh && sh egress-conformance.sh --destructive");
-    expect(values.script).toContain("check_source 'gateway' 'vpn-gateway vpn-gateway/vpn-gateway' 'media' 'egress-conformance-g0-vpn' 'egress-conformance-g0-direct' 'vpn-gateway' 'vpn-gateway' 'gluetun' 'tun0' '' '' ''\nrestore_all\n");
-    expect(values.script).toContain("check_source 'steering' 'egress-steering vpn-egress' 'media' 'egress-conformance-s0-vpn' 'egress-conformance-s0-direct' 'media' 'egress-conformance-s0-agent' 'agent' 'tun0' 'prod-gw' 'tunnelwright-openvpn.service' 'tunnelwright.dev/egress-uplink'\nrestore_all\n");
+    expect(values.script).toContain("SOURCES='gateway|vpn-gateway vpn-gateway/vpn-gateway|media|egress-conformance-g0-vpn|egress-conformance-g0-direct|vpn-gateway|vpn-gateway|gluetun|tun0|||\nsteering|egress-steering vpn-egress|media|egress-conformance-s0-vpn|egress-conformance-s0-direct|media|egress-conformance-s0-agent|agent|tun0|prod-gw|tunnelwright-openvpn.service|tunnelwright.dev/egress-uplink'\n");
   });
 
   it('is shellcheck-clean, and refuses to run without --destructive before calling kubectl', () => {

@@ -214,7 +214,7 @@ describe('planEgressSteering', () => {
     // An IPv6 remote is written in brackets in the props, and without them on OpenVPN's command line.
     const v6 = planEgressSteering({ ...prodSteering(), tunnel: { type: 'openvpn', configFrom: { file: '/etc/openvpn/pia.ovpn' }, remote: '[2001:db8::7]:1198' } }).hosts[0];
     expect(v6.units.find((u) => u.name === 'tunnelwright-openvpn.service')!.content).toContain(' --remote 2001:db8::7 1198\n');
-    expect(host.files.find((f) => f.path === '/opt/tunnelwright/bin/egress-openvpn-up')!.content).toContain('nft add element inet tunnelwright_killswitch tunnel_v4 "{ $ifconfig_local }"');
+    expect(host.files.find((f) => f.path === '/opt/tunnelwright/bin/egress-openvpn-up')!.content).toContain("TABLE='tunnelwright_killswitch'\nSET='tunnel_v4'\n");
   });
 
   it('installs the hook and its convergence timer even without a tunnel', () => {
@@ -305,7 +305,7 @@ describe('EgressSteering over its lifetime (unit level)', () => {
   it('keeps the egress table closed when the tunnel goes: a blackhole default, and the rule from the tunnel address stays', () => {
     const up = file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-up');
     const down = file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-down');
-    expect(up).toContain('ip -4 route replace blackhole default table 51821 metric 4294967295\n');
+    expect(up).toContain("BLACKHOLE='blackhole default table 51821 metric 4294967295'\n");
     expect(down).not.toMatch(/rule del|route del/);
     const conf = file(wireguardSteering(), '/etc/wireguard/tun0.conf');
     expect(conf).toContain('PostUp = ip -4 route replace blackhole default table 51821 metric 4294967295\n');
@@ -318,7 +318,7 @@ describe('EgressSteering over its lifetime (unit level)', () => {
   });
 
   it('keeps the learnt OpenVPN address across a reload of the table: written where the table includes it', () => {
-    expect(file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-up')).toContain('> /var/lib/tunnelwright/killswitch.d/openvpn.nft.partial\n');
+    expect(file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-up')).toContain("LEARNT_DIR='/var/lib/tunnelwright/killswitch.d'\n");
     expect(file(prodSteering(), '/etc/tunnelwright/killswitch.nft')).toMatch(/\ninclude "\/var\/lib\/tunnelwright\/killswitch\.d\/\*\.nft"\n$/);
   });
 

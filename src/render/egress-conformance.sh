@@ -1,0 +1,347 @@
+#!/bin/sh
+# shellcheck disable=SC2154,SC2153 # TIMEOUT, TARGETS, VPN_CIDRS, WAN_IPS, SOURCES …: the settings block
+# tunnelwright egress conformance (its ConfigMap names the check), written by tunnelwright.
+# DESTRUCTIVE: it stops each tunnel in turn; vpn-class egress pauses until the tunnel is back (at most
+# RECOVERY_SECONDS per tunnel). It always starts every tunnel it stopped again, also when a step fails.
+#   sh egress-conformance.sh --destructive        (needs kubectl and the probe Deployments applied)
+# Exit status: 0 every requirement holds, 1 one failed, 2 refused (see the message).
+# Requirements, for each tunnel:
+#   R1 vpn-class egress leaves from an address inside the VPN ranges
+#   R2 direct-class egress leaves from a WAN address
+#   R3 tunnel stopped: a vpn-class request gets no answer while a direct-class request at the same moment does
+#      (an echo outage cannot pass as a kill switch; an answer naming any address is a leak)
+#   R4 tunnel started again: vpn-class egress back inside the VPN ranges within RECOVERY_SECONDS, from a new
+#      tunnel interface (EgressSteering: the node's uplink label names it)
+#   R5 every tunnel stopped is started again (an EXIT trap), and the output says so; a dead-man restore armed on the
+#      target before each stop starts it DEADMAN_SECONDS later when this shell is killed outright
+set -u
+# @settings
+KUBECTL=${KUBECTL:-kubectl}
+RECOVERY_SECONDS=${RECOVERY_SECONDS:-$DEFAULT_RECOVERY_SECONDS}
+# The dead-man restore: armed on the target before each stop, it starts the tunnel this many seconds later unless the
+# run disarms it first (a run killed outright, or a kubectl that lost the API, cannot restore from here). Past R3's
+# requests (one timeout per target) with a margin for the kubectl calls around them; firing later is a no-op start.
+DEADMAN_SECONDS=${DEADMAN_SECONDS:-$DEFAULT_DEADMAN_SECONDS}
+RUN_ID=$(date +%s)-$$
+# From the settings: TARGETS, each echo target as "<host:port to pin, or -> <url>"; VPN_CIDRS and WAN_IPS; SOURCES,
+# one tunnel a line (check_source's arguments joined by "|").
+failures=0
+sources=0
+# The tunnel stopped and not yet back: "<kind>|<label>|<namespace>|<deployment>|<container>|<unit>|<dead-man name>".
+stopped=''
+
+if [ "${1:-}" != --destructive ]; then
+  echo "refused: this check stops each tunnel (vpn-class egress pauses); run it as: sh egress-conformance.sh --destructive" >&2
+  exit 2
+fi
+
+say() { printf '%s\n' "$*"; }
+oneline() { printf '%s' "$1" | tr '\n' ' ' | sed 's/ *$//'; }
+result() { # result <PASS|FAIL> <requirement> <tunnel> <evidence>
+  [ "$1" = PASS ] || failures=$((failures + 1))
+  say "$1 $2 [$3]: $4"
+}
+
+ip2int() {
+  # shellcheck disable=SC2046
+  set -- $(printf '%s' "$1" | tr . ' ')
+  echo $(( ($1 << 24) + ($2 << 16) + ($3 << 8) + $4 ))
+}
+in_cidr() { # in_cidr <ip> <cidr>
+  bits=${2#*/}
+  [ "$bits" -eq 0 ] && return 0
+  mask=$(( (0xFFFFFFFF << (32 - bits)) & 0xFFFFFFFF ))
+  [ $(( $(ip2int "$1") & mask )) -eq $(( $(ip2int "${2%/*}") & mask )) ]
+}
+in_list() { # in_list <ip> <cidrs or addresses>
+  for c in $2; do
+    case $c in */*) in_cidr "$1" "$c" && return 0 ;; *) [ "$1" = "$c" ] && return 0 ;; esac
+  done
+  return 1
+}
+
+# echo_from <namespace> <deployment> [<file> [<pins>]]: the first address an echo target answers with, or nothing;
+# when none answers, the exit status of each request goes to <file>: kubectl exec exits with the remote command's
+# status (curl's), and with 1 when it cannot run it at all (k8s.io/kubectl/pkg/cmd/util/helpers.go, checkErr).
+# With <pins> ("<host:port>:<address> …", from pins_from), each named target is asked at its pinned address
+# (curl --resolve): no name lookup, so a lookup that hangs cannot pass for a blocked request; a named target without
+# a pin is then not asked.
+echo_from() {
+  codes=''
+  # shellcheck disable=SC2086
+  set -- "$1" "$2" "${3:-}" "${4:-}" $TARGETS
+  ns=$1 dep=$2 why=$3 pins=$4
+  shift 4
+  while [ $# -ge 2 ]; do
+    key=$1 t=$2
+    shift 2
+    if [ -n "$pins" ] && [ "$key" != - ]; then
+      pin=''
+      for p in $pins; do case $p in "$key":*) pin=$p ;; esac; done
+      [ -n "$pin" ] || continue
+      body=$("$KUBECTL" -n "$ns" exec "deploy/$dep" -c "$PROBE" -- curl -s -4 --max-time "$TIMEOUT" --resolve "$pin" "$t" 2>/dev/null)
+    else
+      body=$("$KUBECTL" -n "$ns" exec "deploy/$dep" -c "$PROBE" -- curl -s -4 --max-time "$TIMEOUT" "$t" 2>/dev/null)
+    fi
+    rc=$?
+    a=$(printf '%s' "$body" | grep -Eo '([0-9]{1,3}[.]){3}[0-9]{1,3}' | head -n 1)
+    [ -n "$a" ] && { say "$a"; return 0; }
+    codes="$codes $rc"
+  done
+  [ -z "$why" ] || printf '%s
+' "$codes" >"$why"
+  return 1
+}
+
+# pins_from <namespace> <direct probe>: "<host:port>:<address>" for each named target, the address the direct-class
+# probe connected to (curl -w '%{remote_ip}'), or "-" when every target is an address already; nothing when no named
+# target resolved.
+pins_from() {
+  out='' named='' ns=$1 dep=$2
+  # shellcheck disable=SC2086
+  set -- $TARGETS
+  while [ $# -ge 2 ]; do
+    key=$1 t=$2
+    shift 2
+    [ "$key" = - ] && continue
+    named=1
+    ip=$("$KUBECTL" -n "$ns" exec "deploy/$dep" -c "$PROBE" -- curl -s -4 -o /dev/null -w '%{remote_ip}' --max-time "$TIMEOUT" "$t" 2>/dev/null | grep -Eo '^([0-9]{1,3}[.]){3}[0-9]{1,3}$')
+    [ -z "$ip" ] || out="$out $key:$ip"
+  done
+  if [ -z "$named" ]; then say -; else say "$out"; fi
+}
+
+# unanswered <exit statuses>: why they are not a blocked request (nothing when each is curl's timeout, 28, or
+# refused connection, 7: what a kill switch that drops or rejects gives).
+unanswered() {
+  for c in $1; do
+    case $c in
+      7|28) ;;
+      0) say "a vpn-class request was answered (without an address in the reply)"; return ;;
+      1) say "the vpn-class request failed before it was sent (exit 1: kubectl could not run it in the probe): that proves nothing about the kill switch"; return ;;
+      6) say "the vpn-class request failed before it was sent (curl exit 6: the name did not resolve): that proves nothing about the kill switch"; return ;;
+      *) say "the vpn-class request ended with curl exit $c (neither a timeout, 28, nor a refused connection, 7): that proves nothing about the kill switch"; return ;;
+    esac
+  done
+}
+
+# ifindex_of <namespace> <deployment> <container> <interface>
+ifindex_of() {
+  "$KUBECTL" -n "$1" exec "deploy/$2" -c "$3" -- cat "/sys/class/net/$4/ifindex" 2>/dev/null | tr -d '[:space:]'
+}
+
+# tunnel <stop|start> <kind> <namespace> <deployment> <container> <unit>
+tunnel() {
+  if [ "$2" = gateway ]; then
+    # gluetun's control server: PUT /v1/vpn/status {"status":"stopped"|"running"} (internal/server/vpn.go:39-40, 69-92);
+    # the image's GNU wget (Dockerfile: apk add wget) can send a PUT.
+    case $1 in stop) body='{"status":"stopped"}' ;; *) body='{"status":"running"}' ;; esac
+    reply=$("$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- wget -q -t 1 -T 30 -O - --method=PUT --header='Content-Type: application/json' --body-data="$body" "$CONTROL_URL/v1/vpn/status") || { rc=$?; printf '%s' "$reply"; return "$rc"; }
+    printf '%s
+' "$reply"
+    # gluetun answers {"outcome":…} with the status it reached, or "already <status>" when its loop was not in the one a
+    # change starts from (internal/loopstate/apply.go:31-38, 54-57 at v3.41.1): a stop counts only as "stopped"; a start
+    # as "running", or "already running"/"already starting" (its own restart is bringing it up). Else exit 90.
+    case $1:$reply in
+      stop:*'"outcome":"stopped"'*|start:*'"outcome":"running"'*|start:*'"outcome":"already running"'*|start:*'"outcome":"already starting"'*) ;;
+      *) return 90 ;;
+    esac
+  else
+    # The unit on the gateway node.
+    on_target "$2" "$3" "$4" "$5" systemctl "$1" "$6"
+  fi
+}
+
+# on_target <kind> <namespace> <deployment> <container> <command>…: runs the command where the tunnel is: in the
+# gluetun container (gateway), or on the gateway node from the node agent (steering; hostPID: nsenter into PID 1's
+# namespaces).
+on_target() {
+  on_kind=$1 on_ns=$2 on_dep=$3 on_ctr=$4
+  shift 4
+  [ "$on_kind" = steering ] && set -- nsenter -t 1 -m -u -i -n -p -- "$@"
+  "$KUBECTL" -n "$on_ns" exec "deploy/$on_dep" -c "$on_ctr" -- "$@"
+}
+
+# deadman <arm|disarm> <kind> <namespace> <deployment> <container> <unit> <name>: on the target itself, a start of the
+# tunnel DEADMAN_SECONDS from now, which survives this shell (SIGKILL, a lost API connection, a laptop put to sleep).
+# On the gateway node, a transient systemd timer (systemd-run --on-active), gone once elapsed or stopped; in the gluetun
+# container, a detached sleeper (its PID in /tmp/<name>.pid) that sends PUT running, as the stop did.
+deadman() {
+  case $2:$1 in
+    steering:arm) on_target "$2" "$3" "$4" "$5" systemd-run --quiet --collect --unit="$7" --on-active="$DEADMAN_SECONDS" --timer-property=RemainAfterElapsed=no systemctl start "$6" ;;
+    steering:disarm) on_target "$2" "$3" "$4" "$5" systemctl stop "$7.timer" ;;
+    *:arm)
+      # shellcheck disable=SC2016 # expanded by the shells in the container
+      on_target "$2" "$3" "$4" "$5" sh -c 'nohup sh -c "$1" sh "$2" "$3" "$4" "$5" </dev/null >/dev/null 2>&1 & echo $! > "/tmp/$2.pid"' sh \
+        'sleep "$2" && rm -f "/tmp/$1.pid" && exec wget -q -t 3 -T 30 -O - --method=PUT --header=Content-Type:application/json --body-data="$4" "$3"' \
+        "$7" "$DEADMAN_SECONDS" "$CONTROL_URL/v1/vpn/status" '{"status":"running"}' ;;
+    *)
+      # shellcheck disable=SC2016
+      on_target "$2" "$3" "$4" "$5" sh -c 'kill "$(cat "/tmp/$1.pid")" && rm -f "/tmp/$1.pid"' sh "$7" ;;
+  esac
+}
+
+# disarmed <kind> <namespace> <deployment> <container> <unit> <name>: disarms the dead-man restore; prints why not.
+disarmed() {
+  d=$(deadman disarm "$1" "$2" "$3" "$4" "$5" "$6" 2>&1) || say " (its dead-man restore $6 could not be disarmed: $(oneline "$d"); when it fires it starts the running tunnel once more, which changes nothing)"
+}
+
+restore_all() {
+  [ -n "$stopped" ] || return 0
+  old_ifs=$IFS
+  IFS='|'
+  # shellcheck disable=SC2086
+  set -- $stopped
+  IFS=$old_ifs
+  stopped=''
+  if out=$(tunnel start "$1" "$3" "$4" "$5" "${6:-}" 2>&1); then
+    say "RESTORED [$2]: the tunnel was started again after a failed or interrupted step${out:+ ($(oneline "$out"))}$(disarmed "$1" "$3" "$4" "$5" "${6:-}" "$7")"
+  else
+    failures=$((failures + 1))
+    say "NOT RESTORED [$2]: starting the tunnel failed: $(oneline "$out"); its dead-man restore $7 starts it ${DEADMAN_SECONDS}s after the stop, if the target is reachable: check that it did, or start it yourself now"
+  fi
+}
+# The node agents this run scaled up: "<namespace>/<deployment> …", scaled back to 0 once every tunnel is restored.
+agents=''
+agents_down() {
+  for a in $agents; do
+    if "$KUBECTL" -n "${a%%/*}" scale "deploy/${a#*/}" --replicas=0 >/dev/null 2>&1; then say "node agent $a scaled back to 0 replicas"
+    else say "node agent $a NOT scaled back to 0: run kubectl -n ${a%%/*} scale deploy/${a#*/} --replicas=0"; fi
+  done
+  agents=''
+}
+tmp=''
+finish() {
+  [ -z "$tmp" ] || rm -rf "$tmp"
+  restore_all
+  agents_down
+  if [ "$failures" -eq 0 ]; then say "conformance: PASS (every requirement holds)"; exit 0; fi
+  say "conformance: FAIL ($failures requirement(s) failed)"
+  exit 1
+}
+trap finish EXIT
+trap 'say "interrupted"; failures=$((failures + 1)); exit 1' INT TERM HUP
+
+# check_source <kind> <label> <probe ns> <vpn probe> <direct probe> <control ns> <control deploy> <container> <iface> <node> <unit> <uplink label>
+check_source() {
+  kind=$1 label=$2 pns=$3 vpnp=$4 dirp=$5 cns=$6 cdep=$7 cctr=$8 iface=$9
+  shift 9
+  node=${1:-} unit=${2:-} uplink=${3:-}
+  say "== $label"
+  for d in "$vpnp" "$dirp"; do
+    "$KUBECTL" -n "$pns" rollout status "deploy/$d" --timeout=120s >/dev/null 2>&1 || { result FAIL R0 "$label" "probe $pns/$d is not ready (apply the check's objects first)"; return 0; }
+  done
+  # The privileged node agent exists only while a run needs it (emitted at 0 replicas).
+  if [ "$kind" = steering ]; then
+    case " $agents " in *" $cns/$cdep "*) ;; *) agents="$agents $cns/$cdep" ;; esac
+    "$KUBECTL" -n "$cns" scale "deploy/$cdep" --replicas=1 >/dev/null 2>&1
+  fi
+  # What stops the tunnel must be ready too: else nothing was stopped, and nothing is to restore.
+  if ! "$KUBECTL" -n "$cns" rollout status "deploy/$cdep" --timeout=120s >/dev/null 2>&1; then
+    if [ "$kind" = steering ]; then result FAIL R0 "$label" "the node agent $cns/$cdep is not ready (apply the check's objects first; it is privileged: its namespace's Pod Security level must be privileged)"
+    else result FAIL R0 "$label" "the gateway $cns/$cdep is not ready"; fi
+    return 0
+  fi
+
+  a=$(echo_from "$pns" "$vpnp")
+  if [ -z "$a" ]; then result FAIL R1 "$label" "vpn-class egress: no echo target answered $pns/$vpnp (tunnel down, or every echo target down)"
+  elif in_list "$a" "$VPN_CIDRS"; then result PASS R1 "$label" "vpn-class egress: the echo saw $a, inside $VPN_CIDRS"
+  else result FAIL R1 "$label" "vpn-class egress: the echo saw $a, outside $VPN_CIDRS$(in_list "$a" "$WAN_IPS" && printf ' (a WAN address: a leak)')"; fi
+
+  a=$(echo_from "$pns" "$dirp")
+  if [ -z "$a" ]; then result FAIL R2 "$label" "direct-class egress: no echo target answered $pns/$dirp"
+  elif in_list "$a" "$WAN_IPS"; then result PASS R2 "$label" "direct-class egress: the echo saw $a, one of $WAN_IPS"
+  else result FAIL R2 "$label" "direct-class egress: the echo saw $a, not one of $WAN_IPS"; fi
+
+  # Every named target pinned to the address the direct class resolves it to (curl --resolve): while stopped, a
+  # vpn-class request is then judged by its connection, never by a name lookup that hangs (curl exit 28 as well).
+  pins=$(pins_from "$pns" "$dirp")
+  if [ -z "$pins" ]; then
+    result FAIL R3 "$label" "no named echo target resolved from the direct-class probe $pns/$dirp: a vpn-class request could not be pinned to an address (curl --resolve), and a name lookup that hangs could not be told from a blocked request; the tunnel was not stopped (R4 not run)"
+    return 0
+  fi
+  pinned=''
+  [ "$pins" = - ] || pinned=" (each name pinned to the address the direct class resolved:$pins)"
+
+  before=$(ifindex_of "$cns" "$cdep" "$cctr" "$iface")
+  sources=$((sources + 1))
+  dm="tunnelwright-conformance-restore-$RUN_ID-$sources"
+  if ! out=$(deadman arm "$kind" "$cns" "$cdep" "$cctr" "$unit" "$dm" 2>&1); then
+    result FAIL R3 "$label" "the dead-man restore could not be armed on the target, so the tunnel was not stopped (R4 not run): $(oneline "$out")"
+    return 0
+  fi
+  say "   dead-man restore $dm armed: it starts the tunnel ${DEADMAN_SECONDS}s from now unless this run does first"
+  stopped="$kind|$label|$cns|$cdep|$cctr|$unit|$dm"
+  out=$(tunnel stop "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1)
+  rc=$?
+  if [ "$rc" -eq 90 ]; then
+    result FAIL R3 "$label" "gluetun answered the stop with $(oneline "$out"), not stopped: it was restarting the VPN itself (its health check, HEALTH_RESTART_VPN), so the tunnel could come back during R3; retry once the gateway is steady (R4 not run)"
+    return 0
+  elif [ "$rc" -ne 0 ]; then
+    result FAIL R3 "$label" "the tunnel could not be stopped: $out"
+    return 0
+  fi
+  say "   tunnel stopped ($iface ifindex was ${before:-none})${out:+: $(oneline "$out")}"
+  # A private directory (mktemp -d: mode 0700, a name nobody can plant a symlink at), removed also when interrupted.
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/tw-conformance.XXXXXX") || { result FAIL R3 "$label" "no temporary directory (mktemp -d) for the simultaneous requests"; return 0; }
+  echo_from "$pns" "$vpnp" "$tmp/why" "$pins" >"$tmp/vpn" &
+  vpid=$!
+  echo_from "$pns" "$dirp" '' "$pins" >"$tmp/direct" &
+  dpid=$!
+  wait "$vpid" "$dpid"
+  va=$(cat "$tmp/vpn"); da=$(cat "$tmp/direct"); why=$(unanswered "$(cat "$tmp/why" 2>/dev/null)"); rm -rf "$tmp"; tmp=''
+  if [ -n "$va" ]; then result FAIL R3 "$label" "tunnel stopped: a vpn-class request was answered, the echo saw $va$(in_list "$va" "$WAN_IPS" && printf ' (a WAN address: vpn-class traffic left by the WAN)')"
+  elif [ -n "$why" ]; then result FAIL R3 "$label" "tunnel stopped: $why"
+  elif [ -z "$da" ]; then result FAIL R3 "$label" "tunnel stopped: the direct-class control got no answer either: an echo outage, not a proven kill switch"
+  elif ! in_list "$da" "$WAN_IPS"; then result FAIL R3 "$label" "tunnel stopped: the direct-class control was answered from $da, not a WAN address"
+  else result PASS R3 "$label" "tunnel stopped: the vpn-class request got no answer within ${TIMEOUT}s while the direct-class control at the same moment was answered from $da (no vpn-class request reached the echo by the WAN)$pinned"; fi
+
+  out=$(tunnel start "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1)
+  rc=$?
+  if [ "$rc" -eq 90 ]; then
+    result FAIL R4 "$label" "gluetun answered the start with $(oneline "$out"), not running"
+    return 0
+  elif [ "$rc" -ne 0 ]; then
+    result FAIL R4 "$label" "the tunnel could not be started: $out"
+    return 0
+  fi
+  t0=$(date +%s)
+  back=''
+  while :; do
+    a=$(echo_from "$pns" "$vpnp") && in_list "$a" "$VPN_CIDRS" && { back=$a; break; }
+    [ $(( $(date +%s) - t0 )) -ge "$RECOVERY_SECONDS" ] && break
+    sleep 1
+  done
+  secs=$(( $(date +%s) - t0 ))
+  after=$(ifindex_of "$cns" "$cdep" "$cctr" "$iface")
+  evidence="$iface ifindex ${before:-none} -> ${after:-none}"
+  if [ "$kind" = steering ]; then
+    value=$("$KUBECTL" get node "$node" -o "jsonpath={.metadata.labels.$(printf '%s' "$uplink" | sed 's/[.]/\\./g')}" 2>/dev/null)
+    evidence="$evidence, node $node $uplink=${value:-none}"
+  fi
+  if [ -z "$back" ]; then result FAIL R4 "$label" "tunnel started: vpn-class egress not back inside $VPN_CIDRS within ${RECOVERY_SECONDS}s ($evidence)"
+  elif [ -z "$after" ] || [ "$after" = "$before" ]; then result FAIL R4 "$label" "tunnel started: egress back after ${secs}s, but not from a new tunnel interface ($evidence)"
+  elif [ "$kind" = steering ] && [ "${value##*-}" != "$after" ]; then result FAIL R4 "$label" "tunnel started: the steering names a stale interface ($evidence)"
+  else result PASS R4 "$label" "tunnel started: vpn-class egress back through the tunnel after ${secs}s (the echo saw $back; bound ${RECOVERY_SECONDS}s) from a new interface ($evidence)"; fi
+  # Back: no longer the trap's to restore (a tunnel that did not come back is started once more by restore_all).
+  if [ -n "$back" ]; then stopped=''; say "RESTORED [$label]: the tunnel is running again$(disarmed "$kind" "$cns" "$cdep" "$cctr" "$unit" "$dm")"; fi
+}
+
+# Each tunnel in turn, one line of SOURCES each (its fields joined by "|"); the fields split without globbing, and
+# the shell's own IFS back before the check runs.
+nl='
+'
+old_ifs=$IFS
+rest=$SOURCES
+while [ -n "$rest" ]; do
+  src=${rest%%"$nl"*}
+  case $rest in *"$nl"*) rest=${rest#*"$nl"} ;; *) rest='' ;; esac
+  set -f
+  IFS='|'
+  # shellcheck disable=SC2086 # split on "|" into check_source's arguments
+  set -- $src
+  IFS=$old_ifs
+  set +f
+  check_source "$@"
+  restore_all
+done
