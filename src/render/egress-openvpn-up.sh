@@ -14,7 +14,11 @@ nft list table inet "$TABLE" >/dev/null 2>&1 || nft -f "$NFT_PATH"
 nft add element inet "$TABLE" "$SET" "{ $ifconfig_local }"
 # shellcheck disable=SC2086 # BLACKHOLE is words for ip
 ip -4 route replace $BLACKHOLE
-while ip -4 rule del priority "$PRIORITY" 2>/dev/null; do :; done
+# Only this address's rules: an earlier address's (a reconnect that was given a new one) stay, its hold included, so
+# what Cilium still sends from it while the label names it (the re-steer failing, or not read yet) is dropped here,
+# never routed by the main table to the WAN. This address's own hold (from an earlier down) goes.
+while ip -4 rule del from "$ifconfig_local" priority "$HOLD_PRIORITY" 2>/dev/null; do :; done
+while ip -4 rule del from "$ifconfig_local" priority "$PRIORITY" 2>/dev/null; do :; done
 ip -4 rule add from "$ifconfig_local" lookup "$TABLE_ID" priority "$PRIORITY"
 ip -4 route replace default dev "$dev" table "$TABLE_ID"
 "$RESTEER" || true

@@ -31,6 +31,8 @@ export function validateEgressSteering(props: unknown): Problem[] {
 /** The routing table and rule priority that send tunnel-sourced traffic out of the tunnel. */
 export const EGRESS_ROUTE_TABLE = 51821;
 export const EGRESS_RULE_PRIORITY = 5210;
+/** An OpenVPN address held after its session ended: `from <address> blackhole` at this priority (above the table's rule). */
+export const EGRESS_HOLD_PRIORITY = 5209;
 export const RESTEER_PATH = '/opt/tunnelwright/bin/egress-resteer';
 export const RESTEER_SERVICE = 'tunnelwright-egress-resteer.service';
 export const RESTEER_TIMER = 'tunnelwright-egress-resteer.timer';
@@ -296,9 +298,9 @@ function openvpnScripts(): { up: string; down: string; pin: string } {
   return {
     up: withSettings(OPENVPN_UP_SCRIPT, {
       LEARNT_DIR: KILL_SWITCH_LEARNT_DIR, TABLE: KILL_SWITCH_TABLE, SET: KILL_SWITCH_SETS.tunnel[4], NFT_PATH: KILL_SWITCH_NFT_PATH,
-      BLACKHOLE: EGRESS_BLACKHOLE, PRIORITY: String(EGRESS_RULE_PRIORITY), TABLE_ID: String(EGRESS_ROUTE_TABLE), RESTEER: RESTEER_PATH,
+      BLACKHOLE: EGRESS_BLACKHOLE, PRIORITY: String(EGRESS_RULE_PRIORITY), HOLD_PRIORITY: String(EGRESS_HOLD_PRIORITY), TABLE_ID: String(EGRESS_ROUTE_TABLE), RESTEER: RESTEER_PATH,
     }),
-    down: withSettings(OPENVPN_DOWN_SCRIPT, { RESTEER: RESTEER_PATH }),
+    down: withSettings(OPENVPN_DOWN_SCRIPT, { HOLD_PRIORITY: String(EGRESS_HOLD_PRIORITY), RESTEER: RESTEER_PATH }),
     pin: OPENVPN_PIN_SCRIPT,
   };
 }

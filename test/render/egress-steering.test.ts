@@ -5,6 +5,7 @@ import { checkKubeObjects } from '../../src/testing';
 import { prodSteering, wireguardSteering } from '../helpers/fixtures';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
 import { runs } from '../helpers/runs';
+import { hostTools, withSetting } from '../helpers/host-tools';
 
 describe('planEgressSteering', () => {
   it('selects vpn-class pods and one gateway node by hostname, by interface, never egressGateways', () => {
@@ -303,13 +304,49 @@ describe('EgressSteering over its lifetime (unit level)', () => {
   });
 
   it('keeps the egress table closed when the tunnel goes: a blackhole default, and the rule from the tunnel address stays', () => {
-    const up = file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-up');
-    const down = file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-down');
-    expect(up).toContain("BLACKHOLE='blackhole default table 51821 metric 4294967295'\n");
-    expect(down).not.toMatch(/rule del|route del/);
     const conf = file(wireguardSteering(), '/etc/wireguard/tun0.conf');
     expect(conf).toContain('PostUp = ip -4 route replace blackhole default table 51821 metric 4294967295\n');
     expect(conf).not.toMatch(/PostDown = .*rule del/);
+    const t = openvpnHooks();
+    t.up('10.8.0.2');
+    t.down('10.8.0.2');
+    expect(t.tools.routes()).toContain('route replace blackhole default table 51821 metric 4294967295');
+    expect(t.tools.rules()).toEqual(['5209:\tfrom 10.8.0.2 blackhole', '5210:\tfrom 10.8.0.2 lookup 51821']);
+  });
+
+  // OpenVPN's hooks run against an `ip` stand-in that keeps the rule list as the kernel does (test/helpers/host-tools).
+  const openvpnHooks = () => {
+    const tools = hostTools();
+    const up = withSetting(withSetting(file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-up'), 'RESTEER', 'true'), 'LEARNT_DIR', `${tools.dir}/learnt`);
+    const down = withSetting(file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-down'), 'RESTEER', 'true');
+    return {
+      tools,
+      up: (addr: string) => expect(tools.run(up, { dev: 'tun0', ifconfig_local: addr })).toMatchObject({ status: 0, stderr: '' }),
+      down: (addr: string) => expect(tools.run(down, { dev: 'tun0', ifconfig_local: addr })).toMatchObject({ status: 0, stderr: '' }),
+    };
+  };
+  /** Where the kernel sends traffic from `addr` by these rules: the first rule from it, in priority order. */
+  const fate = (rules: string[], addr: string) => {
+    const r = rules.find((l) => l.split('\t')[1].startsWith(`from ${addr} `));
+    return r === undefined ? 'main table (the WAN)' : r.split(`from ${addr} `)[1];
+  };
+
+  it.each<[string, string[], Record<string, string>]>([
+    ['a reconnect given a new address: the old one held (blackhole) until the label names the new one', ['up 10.8.0.2', 'down 10.8.0.2', 'up 10.8.0.6'], { '10.8.0.2': 'blackhole', '10.8.0.6': 'lookup 51821' }],
+    ['a reconnect given the same address: its own hold goes, one rule', ['up 10.8.0.2', 'down 10.8.0.2', 'up 10.8.0.2'], { '10.8.0.2': 'lookup 51821' }],
+    ['three addresses in turn: each earlier one held', ['up 10.8.0.2', 'down 10.8.0.2', 'up 10.8.0.6', 'down 10.8.0.6', 'up 10.8.0.10'], { '10.8.0.2': 'blackhole', '10.8.0.6': 'blackhole', '10.8.0.10': 'lookup 51821' }],
+    ['an unclean exit (no down hook), then a new address: the old one keeps its rule to the egress table, never the main table', ['up 10.8.0.2', 'up 10.8.0.6'], { '10.8.0.2': 'lookup 51821', '10.8.0.6': 'lookup 51821' }],
+    ['an up run twice for one address (a retried hook): one rule', ['up 10.8.0.2', 'up 10.8.0.2'], { '10.8.0.2': 'lookup 51821' }],
+  ])('OpenVPN\'s hooks touch only their own address\'s rules: %s', (_name, steps, expected) => {
+    const t = openvpnHooks();
+    for (const step of steps) {
+      const [verb, addr] = step.split(' ');
+      if (verb === 'up') t.up(addr);
+      else t.down(addr);
+    }
+    const rules = t.tools.rules();
+    expect(Object.fromEntries(Object.keys(expected).map((a) => [a, fate(rules, a)]))).toEqual(expected);
+    expect(rules).toHaveLength(new Set(rules).size);
   });
 
   it('makes WireGuard\'s PostUp idempotent: any rule left at its priority is deleted before the add', () => {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EgressSteeringProps, generateKeyPair, HostPlan, planEgressSteering } from '../../src';
-import { OPENVPN_PIN_PATH } from '../../src/render/egress-steering';
+import { OPENVPN_DOWN_PATH, OPENVPN_PIN_PATH, OPENVPN_UP_PATH, RESTEER_PATH } from '../../src/render/egress-steering';
 import { KILL_SWITCH_NFT_PATH } from '../../src/render/kill-switch';
 import { inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
 import { describeWithTools, must, sh, tmpdir } from './tools';
@@ -127,8 +127,11 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
       // keepalive 1 4 spelt out (helper.c:500-551 at v2.6.14): keepalive's own pushes come after the config's push
       // lines (options.c:3696), and these two must come after its ping-restart to override it, as a server's would.
       'server 10.8.0.0 255.255.255.0', 'ping 1', 'ping-restart 8', 'push "ping 1"', 'push "ping-restart 4"', 'push "ping-restart 0"', 'push "ping-restart  0"', 'push "ping-restart -1"', 'push "\\"ping-restart\\" 0"', 'push "ping-exit 0"', 'verify-client-cert none', 'username-as-common-name', 'duplicate-cn',
-      `auth-user-pass-verify ${dir}/verify.sh via-file`, 'script-security 2', 'verb 3', '',
+      `auth-user-pass-verify ${dir}/verify.sh via-file`, 'script-security 2', 'verb 3',
+      // The address a connect is given: the pool's, or the one in next-addr (a provider that hands out another).
+      `client-connect ${dir}/connect.sh`, '',
     ].join('\n'));
+    fs.writeFileSync(path.join(dir, 'connect.sh'), `#!/bin/sh\n[ -s ${dir}/next-addr ] && echo "ifconfig-push $(cat ${dir}/next-addr) 255.255.255.0" > "$1"\nexit 0\n`, { mode: 0o755 });
     must(sh(`ip netns exec ${ns.vpn} setsid openvpn --config ${dir}/server.conf </dev/null >${serverLog} 2>&1 & sleep 1; grep -q 'Initialization Sequence Completed' ${serverLog} || sleep 2; echo ok`), 'OpenVPN server');
     // The provider's .ovpn: a wrong remote first, the right one second (what a pinned remote must override).
     // Its own pull-filters accept what the unit ignores: the unit's come first on the command line, and the first
@@ -416,6 +419,53 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     const r = inPod(node, `${OPENVPN_PIN_PATH} /tmp/conn.ovpn /tmp/conn.pinned pin`);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('<connection> blocks');
+  });
+
+  const reconnects: Record<string, number | string> = {};
+  afterAll(() => process.stdout.write(`egress OpenVPN reconnect to a new address, packets from the old one at the WAN side: ${JSON.stringify(reconnects)}\n`));
+
+  it('a reconnect given a new address: the old address stays blackholed, 0 packets from it at the WAN with the re-steer failing and working; control: the old hooks (every rule at the priority deleted, no hold) send it to the WAN', () => {
+    const giveNext = (addr: string) => fs.writeFileSync(path.join(dir, 'next-addr'), addr);
+    const reconnectTo = (addr: string) => {
+      giveNext(addr);
+      inPod(node, 'rm -f /tmp/kubectl.log');
+      inPod(node, 'pkill -USR1 -x openvpn');
+      waitFor(`the reconnect to ${addr}`, () => tunAddr() === addr);
+    };
+    // The routing layer alone: the kill switch would hide what the hooks do (the up script loads its table again
+    // when it is gone, with the new address learnt), so it is removed before each count.
+    const sendFrom = (addr: string) => {
+      inPod(node, 'nft delete table inet tunnelwright_killswitch');
+      w.reset('leaked');
+      inPod(node, SEND(addr));
+      return w.counter('leaked');
+    };
+    stopClient();
+    giveNext('10.8.0.70');
+    startPre();
+    startClient(openvpnArgs());
+    waitFor('a fresh connect', () => tunAddr() === '10.8.0.70' && labelled());
+    // The re-steer failing: the label keeps naming 10.8.0.70 (Cilium's cached egress IP).
+    must(inPod(node, `printf '#!/bin/sh\\necho "$*" >> /tmp/kubectl.log\\nexit 1\\n' > ${KUBECTL_STUB}`), 'failing kubectl');
+    reconnectTo('10.8.0.71');
+    reconnects['re-steer failing, new address 10.8.0.71'] = sendFrom('10.8.0.70');
+    // The re-steer working: the label names the new address; the old one stays held.
+    must(inPod(node, `printf '#!/bin/sh\\necho "$*" >> /tmp/kubectl.log\\n' > ${KUBECTL_STUB}`), 'kubectl');
+    must(inPod(node, `KUBECTL=${KUBECTL_STUB} ${RESTEER_PATH}`), 're-steer');
+    expect(kubectl().at(-1)).toMatch(/^label ciliumnode prod-gw --overwrite tunnelwright\.dev\/egress-uplink=10\.8\.0\.71-\d+$/);
+    reconnects['re-steer working, new address 10.8.0.71'] = sendFrom('10.8.0.70');
+    expect(reconnects).toMatchObject({ 're-steer failing, new address 10.8.0.71': 0, 're-steer working, new address 10.8.0.71': 0 });
+    // Control: the hooks as they were (the up script deleted every rule at its priority; the down script held nothing),
+    // a real reconnect to another address.
+    must(inPod(node, [
+      `sed -i 's/rule del from "$ifconfig_local" priority "$PRIORITY"/rule del priority "$PRIORITY"/' ${OPENVPN_UP_PATH}`,
+      `sed -i 's/^  ip -4 rule add from "$ifconfig_local" blackhole.*$/  :/' ${OPENVPN_DOWN_PATH}`,
+      `grep -q 'rule del priority "$PRIORITY"' ${OPENVPN_UP_PATH}`,
+    ].join(' && ')), 'the old hooks');
+    reconnectTo('10.8.0.72');
+    reconnects['control: old hooks, new address 10.8.0.72'] = sendFrom('10.8.0.71');
+    expect(reconnects['control: old hooks, new address 10.8.0.72']).toBeGreaterThan(0);
+    fs.rmSync(path.join(dir, 'next-addr'));
   });
 });
 
