@@ -17,6 +17,13 @@ export interface HostKillSwitch {
   readonly tunnelCidrs: Cidr[];
   /** Pod (or other forwarded) sources that must leave by the tunnel or not at all. @default - none */
   readonly podCidrs?: Cidr[];
+  /**
+   * Ports on the node that a connection from the VPN side may open through the tunnel (TCP and UDP): a port your VPN
+   * provider forwards to a program on the node itself. Every other connection the VPN side opens to the node through
+   * the tunnel is dropped (the tunnel is an uplink, not a LAN); replies to the node's own connections pass.
+   * @default - none
+   */
+  readonly tunnelInboundPorts?: number[];
 }
 
 export interface KillSwitchProps {
@@ -68,6 +75,7 @@ export const hostKillSwitchSchema = z.strictObject({
   tunnelInterface: z.string(),
   tunnelCidrs: z.array(cidrSchema),
   podCidrs: z.optional(z.array(networkCidrSchema)),
+  tunnelInboundPorts: z.optional(z.array(portSchema)),
 });
 
 /** @internal */

@@ -121,7 +121,8 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
   const pods = host.podCidrs ?? [];
   const wan = host.wanInterface;
   const drop = wan ? `leaves by ${wan}` : 'leaves by any interface but the tunnel';
-  const counters = ['tunnel_via_tunnel', 'tunnel_via_wan_dropped', 'masqueraded_via_wan_dropped', ...(pods.length > 0 ? ['pods_via_tunnel', 'pods_via_wan_dropped'] : [])];
+  const counters = ['tunnel_via_tunnel', 'tunnel_via_wan_dropped', 'masqueraded_via_wan_dropped', 'tunnel_inbound_dropped', ...(pods.length > 0 ? ['pods_via_tunnel', 'pods_via_wan_dropped'] : [])];
+  const inbound = [...new Set(host.tunnelInboundPorts ?? [])].sort((a, b) => a - b);
   const lines = [
     `# tunnelwright kill switch on ${host.node}: traffic sourced from the tunnel${pods.length > 0 ? ' or the pods' : ''} leaves by ${host.tunnelInterface} or not at all (dropped when it ${drop}).`,
     '# The table is replaced atomically on load and stays loaded when the tunnel goes down: it fails closed.',
@@ -132,6 +133,16 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
     setDecl(KILL_SWITCH_SETS.tunnel[6], 6, host.tunnelCidrs),
     ...(pods.length > 0 ? [setDecl(KILL_SWITCH_SETS.pods[4], 4, pods), setDecl(KILL_SWITCH_SETS.pods[6], 6, pods)] : []),
     ...counters.map((c) => `\tcounter ${c} {\n\t}`),
+    '',
+    // The tunnel is an uplink, not a LAN: what the VPN side opens to the node itself through it is dropped (a service
+    // bound to 0.0.0.0 answers on the tunnel address too); replies to the node's own connections, and ICMP errors about
+    // them, are established or related and pass.
+    '\tchain input {',
+    '\t\ttype filter hook input priority filter; policy accept;',
+    `\t\tiifname "${host.tunnelInterface}" ct state established,related accept`,
+    ...(inbound.length > 0 ? [`\t\tiifname "${host.tunnelInterface}" meta l4proto { tcp, udp } th dport { ${inbound.join(', ')} } accept`] : []),
+    `\t\tiifname "${host.tunnelInterface}" counter name "tunnel_inbound_dropped" drop`,
+    '\t}',
     '',
     '\tchain output {',
     '\t\ttype filter hook output priority filter; policy accept;',

@@ -4,6 +4,7 @@ import { checkKubeObjects } from '../../src/testing';
 import { qbittorrentKillSwitch } from '../helpers/fixtures';
 import { expectGolden } from '../helpers/golden';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+import { describeWithTools, run } from '../system/tools';
 
 const labels = { 'app.kubernetes.io/managed-by': 'tunnelwright', 'tunnelwright.dev/component': 'kill-switch' };
 
@@ -141,5 +142,43 @@ describe('the Cilium kill switch without a gateway', () => {
       { toCIDRSet: [{ cidr: '10.42.0.0/16' }, { cidr: '10.43.0.0/16' }] },
       { toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': 'kube-system', 'k8s-app': 'kube-dns' } }], toPorts: [{ ports: [{ port: '53', protocol: 'UDP' }, { port: '53', protocol: 'TCP' }] }] },
     ]);
+  });
+});
+
+/**
+ * The host table as the kernel holds it: loaded by nft into a private network namespace (`unshare -n`: no name, so
+ * nothing shared with another run) and listed back as JSON, at unit speed. The verdicts on real traffic are the
+ * system lab's (test/system/kill-switch-netns.test.ts).
+ */
+describeWithTools('the host kill switch as nft loads it', ['nft', 'unshare'], () => {
+  type Json = { nftables: Array<{ chain?: { name: string; hook: string; prio: number }; rule?: { chain: string; expr: unknown[] } }> };
+  const loaded = (host: Parameters<typeof renderKillSwitchTable>[0]): Json => {
+    // The learnt-address include names a glob: no file there is fine for nft.
+    const r = run('unshare', ['-n', 'sh', '-c', 'nft -f - && nft -j list table inet tunnelwright_killswitch'], { input: renderKillSwitchTable(host) });
+    expect(r.stderr).toBe('');
+    return JSON.parse(r.stdout) as Json;
+  };
+  const chains = (j: Json) => Object.fromEntries(j.nftables.filter((x) => x.chain).map((x) => [x.chain!.name, { hook: x.chain!.hook, prio: x.chain!.prio }]));
+
+  it('hooks each chain where its traffic is: input and output at filter (0), postrouting after source NAT (srcnat is 100), so a packet NATed to the tunnel address is seen with it', () => {
+    const c = chains(loaded(qbittorrentKillSwitch().host!));
+    expect(c).toEqual({ input: { hook: 'input', prio: 0 }, output: { hook: 'output', prio: 0 }, forward: { hook: 'forward', prio: 0 }, postrouting: { hook: 'postrouting', prio: expect.any(Number) } });
+    expect(c.postrouting.prio).toBeGreaterThan(100);
+  });
+
+  it.each<[string, number[] | undefined, string[]]>([
+    ['no forwarded port: replies pass, everything else from the tunnel is dropped', undefined, ['accept established,related', 'drop']],
+    ['a forwarded port: replies pass, the port is let in, everything else is dropped', [51413, 6881, 51413], ['accept established,related', 'accept ports 6881,51413', 'drop']],
+  ])('the input chain, for what comes in by the tunnel only: %s', (_name, ports, verdicts) => {
+    const j = loaded({ ...qbittorrentKillSwitch().host!, tunnelInboundPorts: ports });
+    const rules = j.nftables.filter((x) => x.rule?.chain === 'input').map((x) => JSON.stringify(x.rule!.expr));
+    // Every rule matches the tunnel interface first (another interface's traffic is not this chain's business).
+    expect(rules.every((r) => r.startsWith('[{"match":{"op":"==","left":{"meta":{"key":"iifname"}},"right":"tun0"}}'))).toBe(true);
+    expect(rules.map((r) => {
+      const verdict = /"(accept|drop)":null/.exec(r)![1];
+      if (r.includes('"ct":{"key":"state"}')) return `${verdict} ${(/"right":\["?([a-z",]+)\]?/.exec(r.slice(r.indexOf('"ct"')))![1]).replace(/"/g, '')}`;
+      const set = /"payload":\{"protocol":"th","field":"dport"\}\},"right":\{"set":\[([0-9,]+)\]/.exec(r);
+      return set ? `${verdict} ports ${set[1]}` : verdict;
+    })).toEqual(verdicts);
   });
 });

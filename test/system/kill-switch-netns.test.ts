@@ -9,7 +9,7 @@ import { describeWithTools, must, sh, tmpdir } from './tools';
  * "internet" namespace that routes and hosts the target 203.0.113.1, and the VPN server, which masquerades. The
  * gateway loads the table KillSwitch generated. Leaks are counted on the WAN side, in the internet namespace.
  */
-describeWithTools('the host kill switch fails closed on a real network stack', ['nft', 'ip', 'ping', 'wg', 'wireguard-go'], () => {
+describeWithTools('the host kill switch fails closed on a real network stack', ['nft', 'ip', 'ping', 'wg', 'wireguard-go', 'python3'], () => {
   const id = process.pid % 10000;
   const [client, gw, inet, vpn, foreign] = ['client', 'gw', 'inet', 'vpn', 'fx'].map((n) => `twks${id}-${n}`);
   const tun = `twks${id}t`;
@@ -159,6 +159,54 @@ describeWithTools('the host kill switch fails closed on a real network stack', [
     }
     return found;
   };
+
+  /** A TCP service on a namespace: it appends the peer address of each connection it accepts to `file`. */
+  const SERVICE = 'import socket,sys\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\ns.bind((sys.argv[1],int(sys.argv[2])))\ns.listen(8)\nwhile True:\n  c,a=s.accept()\n  open(sys.argv[3],"a").write(a[0]+"\\n")\n  c.sendall(b"hi")\n  c.close()';
+  const CONNECT = 'import socket,sys\ns=socket.socket()\ns.settimeout(2)\nif len(sys.argv)>3: s.bind((sys.argv[3],0))\ns.connect((sys.argv[1],int(sys.argv[2])))\nprint(s.recv(2).decode())';
+  const serve = (ns: string, bind: string, port: number) => {
+    const file = path.join(dir, `accepted-${ns}-${port}`);
+    fs.writeFileSync(file, '');
+    fs.writeFileSync(path.join(dir, 'service.py'), SERVICE);
+    must(sh(`ip netns exec ${ns} setsid python3 ${path.join(dir, 'service.py')} ${bind} ${port} ${file} </dev/null >/dev/null 2>&1 & sleep 0.5`), `service on ${ns}:${port}`);
+    return () => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+  };
+  const connect = (ns: string, to: string, port: number, from?: string) => {
+    fs.writeFileSync(path.join(dir, 'connect.py'), CONNECT);
+    return sh(`ip netns exec ${ns} python3 ${path.join(dir, 'connect.py')} ${to} ${port} ${from ?? ''}`).status === 0;
+  };
+  const inbound: Record<string, number> = {};
+  afterAll(() => process.stdout.write(`host kill switch, connections from the VPN side accepted by the node's services: ${JSON.stringify(inbound)}\n`));
+
+  it('a connection the VPN side opens to the node through the tunnel is dropped, and the node\'s own connection out through the tunnel gets its replies; controls: without the drop rule the VPN side connects, and a port in tunnelInboundPorts is let in', () => {
+    // The node's service on every address (as node-exporter binds), and a service on the VPN side for the node to reach.
+    const accepted = serve(gw, '0.0.0.0', 18089);
+    const acceptedOut = serve(vpn, '10.99.0.1', 18091);
+    const drops = counter(gw, 'inet', KILL_SWITCH_TABLE, 'tunnel_inbound_dropped');
+    for (let i = 0; i < 3; i++) connect(vpn, '10.99.0.2', 18089);
+    inbound['from the VPN side, 3 tries'] = accepted();
+    inbound['drop counter moved by'] = counter(gw, 'inet', KILL_SWITCH_TABLE, 'tunnel_inbound_dropped') - drops;
+    expect(connect(gw, '10.99.0.1', 18091, '10.99.0.2')).toBe(true);
+    inbound['the node\'s own connection out, accepted on the VPN side'] = acceptedOut();
+    // Control: the same without the drop rule.
+    for (const { chain, handle } of rulesCounting('tunnel_inbound_dropped')) must(sh(`ip netns exec ${gw} nft delete rule inet ${KILL_SWITCH_TABLE} ${chain} handle ${handle}`), 'delete the drop');
+    connect(vpn, '10.99.0.2', 18089);
+    inbound['control: without the drop rule, 1 try'] = accepted() - inbound['from the VPN side, 3 tries'];
+    // A forwarded port (tunnelInboundPorts) is let in, and only it.
+    const ported = planKillSwitch({ selector: { app: 'client' }, namespace: 'default', allowCidrs: ['10.42.0.0/16'], host: { node: 'gw', wanInterface: 'wan0', tunnelInterface: tun, tunnelCidrs: ['10.99.0.2/32'], podCidrs: ['10.42.0.0/24'], tunnelInboundPorts: [18090] } });
+    fs.writeFileSync(path.join(dir, 'ported.nft'), ported.hosts[0].files.find((f) => f.path === KILL_SWITCH_NFT_PATH)!.content);
+    must(sh(`ip netns exec ${gw} nft -f ${path.join(dir, 'ported.nft')}`), 'the table with a forwarded port');
+    const acceptedPort = serve(gw, '0.0.0.0', 18090);
+    connect(vpn, '10.99.0.2', 18090);
+    connect(vpn, '10.99.0.2', 18089);
+    inbound['tunnelInboundPorts [18090]: to 18090'] = acceptedPort();
+    inbound['tunnelInboundPorts [18090]: to 18089'] = accepted() - inbound['from the VPN side, 3 tries'] - inbound['control: without the drop rule, 1 try'];
+    must(sh(`ip netns exec ${gw} nft -f ${path.join(dir, 'killswitch.nft')}`), 'reload the table');
+    expect(inbound).toEqual({
+      'from the VPN side, 3 tries': 0, 'drop counter moved by': expect.any(Number), 'the node\'s own connection out, accepted on the VPN side': 1,
+      'control: without the drop rule, 1 try': 1, 'tunnelInboundPorts [18090]: to 18090': 1, 'tunnelInboundPorts [18090]: to 18089': 0,
+    });
+    expect(inbound['drop counter moved by']).toBeGreaterThanOrEqual(3);
+  });
 
   it.each(probes)('%s stops %s; control: without it (and any rule behind it) the traffic reaches the WAN', (rule, _what, send, behind) => {
     must(sh(`ip -n ${gw} link set ${tun} down`), 'link down');
