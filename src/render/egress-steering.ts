@@ -191,11 +191,13 @@ export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules
           alert: 'VPNTunnelHandshakeStale',
           // WireGuard's interface outlives a dead peer: the age of the latest handshake, from the node's textfile. A
           // peer that answers re-handshakes at least every 2 minutes while traffic flows (REKEY_AFTER_TIME 120 s, and
-          // the keepalive keeps traffic flowing); 0 (never) is as old as it gets.
-          expr: `(time() - max(${onGateway(`${WG_HANDSHAKE_METRIC}{interface="${f.iface}"}`)}) > ${WG_HANDSHAKE_MAX_AGE}) and ${gate}`,
+          // the keepalive keeps traffic flowing); 0 (never) is as old as it gets. The metric absent while the tunnel
+          // is up fires too: a node-exporter without the textfile collector's directory (kube-prometheus-stack's
+          // default) never collects it, and a dead peer would otherwise raise nothing.
+          expr: `((time() - max(${onGateway(`${WG_HANDSHAKE_METRIC}{interface="${f.iface}"}`)}) > ${WG_HANDSHAKE_MAX_AGE}) or (absent(${onGateway(`${WG_HANDSHAKE_METRIC}{interface="${f.iface}"}`)}) and ${tunnelPresent})) and ${gate}`,
           for: '2m',
           labels: { severity: 'critical' },
-          annotations: annotations('VPNTunnelHandshakeStale', `the WireGuard peer of ${f.iface} on ${node} has not completed a handshake for more than ${WG_HANDSHAKE_MAX_AGE} s`, `Pods of class ${f.vpnClass} have no way out: the interface is up but its peer does not answer.`),
+          annotations: annotations('VPNTunnelHandshakeStale', `the WireGuard peer of ${f.iface} on ${node} has not completed a handshake for more than ${WG_HANDSHAKE_MAX_AGE} s, or its handshake is not collected`, `Pods of class ${f.vpnClass} have no way out while the interface is up and its peer does not answer. With no ${WG_HANDSHAKE_METRIC} series at all, node-exporter does not read the textfile directory the node writes it to: until it does, a dead peer cannot be seen.`),
         }] : []),
       ],
     },
@@ -220,7 +222,7 @@ const RUNBOOKS: Record<string, (f: Facts, node: string) => string> = {
   ].join('\n'),
   VPNTunnelHandshakeStale: (f, node) => [
     `1. wg show ${f.iface} on ${node}: latest handshake and transfer; the endpoint must answer on its UDP port.`,
-    `2. ${WG_HANDSHAKE_PATH} writes ${WG_HANDSHAKE_METRIC} (${WG_HANDSHAKE_TIMER}); node-exporter reads it with --collector.textfile.directory.`,
+    `2. No ${WG_HANDSHAKE_METRIC} series at all (absent): ${WG_HANDSHAKE_PATH} writes it (${WG_HANDSHAKE_TIMER}, systemctl list-timers) into monitoring.textfileDirectory; node-exporter reads it only with --collector.textfile.directory set to that directory (kube-prometheus-stack: prometheus-node-exporter.extraArgs and a hostPath mount).`,
   ].join('\n'),
   VPNEgressUplinkLabelMissing: (f, node) => [
     `1. ${RESTEER_PATH} on ${node}: it labels the node, or prints why not (credential, RBAC).`,

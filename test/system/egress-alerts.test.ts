@@ -34,6 +34,8 @@ interface Scenario {
   label: (m: number) => number | undefined;
   ksmPod?: (m: number) => string | undefined;
   handshake?: (m: number) => number | undefined;
+  /** A second node (another node-exporter, another nodename) with a tun0 and fresh handshakes: a control that must change nothing. */
+  otherNode?: boolean;
 }
 
 function seriesOf(s: Scenario, labelName: string): Series[] {
@@ -44,6 +46,14 @@ function seriesOf(s: Scenario, labelName: string): Series[] {
     { series: `node_network_info{${NODE_EXPORTER}, address="", adminstate="up", broadcast="", device="tun0", duplex="", ifalias="", operstate="unknown"}`, values: perMinute(minutes((m) => (s.ifindex(m) !== undefined ? 1 : undefined))) },
   ];
   if (s.handshake) out.push({ series: `tunnelwright_wireguard_latest_handshake_timestamp_seconds{${NODE_EXPORTER}, interface="tun0", public_key="xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg="}`, values: perMinute(minutes(s.handshake)) });
+  if (s.otherNode) {
+    const other = NODE_EXPORTER.replace('192.168.20.5:9100', '192.168.20.6:9100').replace('x7k2p', 'q4m9z');
+    out.push(
+      { series: `node_uname_info{${other}, domainname="(none)", machine="x86_64", nodename="other-gw", release="6.1.0-28-amd64", sysname="Linux", version="#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)"}`, values: perMinute(minutes(() => 1)) },
+      { series: `node_network_info{${other}, address="", adminstate="up", broadcast="", device="tun0", duplex="", ifalias="", operstate="unknown"}`, values: perMinute(minutes(() => 1)) },
+      { series: `tunnelwright_wireguard_latest_handshake_timestamp_seconds{${other}, interface="tun0", public_key="bmV3LWtleS1ub3QtdXNlZC1hbnl3aGVyZS1lbHNlMDA="}`, values: perMinute(minutes(handshakeEvery2)) },
+    );
+  }
   const pods = [...new Set(minutes(pod).filter((p): p is string => p !== undefined))];
   for (const p of pods) {
     out.push({ series: `kube_node_info{${ksmTarget(p)}, node="prod-gw", container_runtime_version="containerd://1.7.22", internal_ip="192.168.20.5", kernel_version="6.1.0-28-amd64", kubelet_version="v1.31.4", kubeproxy_version="deprecated", os_image="Debian GNU/Linux 12 (bookworm)", pod_cidr="10.42.3.0/24", provider_id="", system_uuid="4c4c4544-0042-3510-8052-b4c04f4e4d32"}`, values: perMinute(minutes((m) => (pod(m) === p ? 1 : undefined))) });
@@ -168,6 +178,21 @@ describeWithTools('EgressSteering alerts under promtool: when each fires and res
     expect(record('WireGuard, peer answering', 'wg-rules.yaml', wgAlive, alerts)).toEqual(Object.fromEntries(alerts.map((a) => [a, []])));
     const t = record('WireGuard, peer silent from 40 to 100 min (control)', 'wg-rules.yaml', wgSilent, ['VPNTunnelHandshakeStale', 'VPNTunnelDown']);
     expect(t).toEqual({ VPNTunnelHandshakeStale: [[46, 99]], VPNTunnelDown: [] });
+  });
+
+  it('WireGuard: VPNTunnelHandshakeStale fires when the handshake is never collected while the tunnel is up (no textfile directory), a second node\'s fresh handshakes masking nothing; silent when the tunnel is down too (VPNTunnelDown says it)', () => {
+    const absent: Scenario = { ...stable, otherNode: true };
+    const t = record('WireGuard, handshake never collected, a second node answering', 'wg-rules.yaml', absent, ['VPNTunnelHandshakeStale', 'VPNTunnelDown']);
+    expect(t).toEqual({ VPNTunnelHandshakeStale: [[2, 149]], VPNTunnelDown: [] });
+    // Collected for 60 minutes, then no longer (a node-exporter restarted without the directory): absent from 60 min, firing 2 minutes later.
+    const lost: Scenario = { ...stable, otherNode: true, handshake: (m) => (m < 60 ? handshakeEvery2(m) : undefined) };
+    expect(record('WireGuard, handshake collected until 60 min', 'wg-rules.yaml', lost, ['VPNTunnelHandshakeStale'])).toEqual({ VPNTunnelHandshakeStale: [[62, 149]] });
+    // Live and stale beside the second node: the second node changes neither.
+    expect(record('WireGuard, peer answering, a second node', 'wg-rules.yaml', { ...wgAlive, otherNode: true }, ['VPNTunnelHandshakeStale'])).toEqual({ VPNTunnelHandshakeStale: [] });
+    expect(record('WireGuard, peer silent from 40 to 100 min, a second node answering', 'wg-rules.yaml', { ...wgSilent, otherNode: true }, ['VPNTunnelHandshakeStale'])).toEqual({ VPNTunnelHandshakeStale: [[46, 99]] });
+    // The tunnel gone from 20 min, with its handshake file: VPNTunnelDown, not this alert.
+    const down: Scenario = { ifindex: (m) => (m < 20 ? 7 : undefined), label: () => 7, handshake: (m) => (m < 20 ? handshakeEvery2(m) : undefined), otherNode: true };
+    expect(record('WireGuard, tunnel gone at 20 min', 'wg-rules.yaml', down, ['VPNTunnelHandshakeStale', 'VPNTunnelDown'])).toEqual({ VPNTunnelHandshakeStale: [], VPNTunnelDown: [[22, 149]] });
   });
 
   it('fails when an alert that must fire does not (the harness can fail)', () => {
