@@ -243,6 +243,7 @@ check_source() {
     return 0
   fi
 
+  failed_before=$failures
   a=$(echo_from "$pns" "$vpnp")
   if [ -z "$a" ]; then result FAIL R1 "$label" "vpn-class egress: no echo target answered $pns/$vpnp (tunnel down, or every echo target down)"
   elif in_list "$a" "$VPN_CIDRS"; then result PASS R1 "$label" "vpn-class egress: the echo saw $a, inside $VPN_CIDRS"
@@ -253,6 +254,11 @@ check_source() {
   elif in_list "$a" "$WAN_IPS"; then result PASS R2 "$label" "direct-class egress: the echo saw $a, one of $WAN_IPS"
   else result FAIL R2 "$label" "direct-class egress: the echo saw $a, not one of $WAN_IPS"; fi
 
+  # Never a stop after a failed step: what R3 and R4 would prove rests on R1 and R2, and the pause would be for nothing.
+  if [ "$failures" -gt "$failed_before" ]; then
+    result FAIL R3 "$label" "not run: a step before failed (R1 or R2), so the tunnel was not stopped (R4 not run)"
+    return 0
+  fi
   # Every named target pinned to the address the direct class resolves it to (curl --resolve): while stopped, a
   # vpn-class request is then judged by its connection, never by a name lookup that hangs (curl exit 28 as well).
   pins=$(pins_from "$pns" "$dirp")

@@ -204,7 +204,7 @@ case $1 in
       curl*) [ -n "\${NO_NAME:-}" ] && case "$*" in *remote_ip*) exit 6 ;; esac
         case $dep in
           *-direct) echo 203.0.113.7 ;;
-          *) [ "$(cat $d/state)" = running ] && { echo 185.236.200.9; exit 0; }; ${leak}exit ${code} ;;
+          *) [ -n "\${R1_FAILS:-}" ] && exit 28; [ "$(cat $d/state)" = running ] && { echo 185.236.200.9; exit 0; }; ${leak}exit ${code} ;;
         esac ;;
       cat*) cat $d/ifindex ;;
       *systemd-run*) [ -z "\${NO_DEADMAN:-}" ] || { echo "Failed to start transient timer unit: Access denied" >&2; exit 1; } ;;
@@ -295,6 +295,18 @@ esac
     expect(calls[disarm]).toBe(`-n media exec deploy/egress-conformance-s0-agent -c agent -- nsenter -t 1 -m -u -i -n -p -- systemctl stop ${unit}.timer`);
     expect([arm < stop, stop < start, start < disarm]).toEqual([true, true, true]);
     expect(r.lines).toContain(`   dead-man restore ${unit} armed: it starts the tunnel 62s from now unless this run does first`);
+  });
+
+  it('a step before failed (R1: no vpn-class answer): the tunnel is never stopped, R3 says why; control: the same run with R1 passing stops it', () => {
+    const r = run('timeout', [], { R1_FAILS: '1' });
+    expect(r.lines.filter((l) => / R[134] /.test(l))).toEqual([
+      'FAIL R1 [egress-steering vpn-egress]: vpn-class egress: no echo target answered media/egress-conformance-s0-vpn (tunnel down, or every echo target down)',
+      'FAIL R3 [egress-steering vpn-egress]: not run: a step before failed (R1 or R2), so the tunnel was not stopped (R4 not run)',
+    ]);
+    expect(r.log).not.toMatch(/-- systemctl (stop|start) tunnelwright-openvpn/);
+    expect(r.log).not.toContain('systemd-run');
+    expect(r.status).toBe(1);
+    expect(run('timeout').log).toMatch(/-- systemctl stop tunnelwright-openvpn/);
   });
 
   it('a dead-man restore that cannot be armed: R3 fails saying so, and the tunnel is never stopped', () => {
