@@ -36,6 +36,8 @@ describe('behaviours planted bugs once changed unnoticed', () => {
     const table = planKillSwitch(qbittorrentKillSwitch()).hosts[0].files[0].content;
     const verdicts = [...table.matchAll(/counter name "(\w+)" (accept|drop)$/gm)].map((m) => `${m[1]} ${m[2]}`);
     expect(verdicts).toEqual([
+      // What the VPN side opens to the node through the tunnel (the input chain).
+      'tunnel_inbound_dropped drop',
       'tunnel_via_tunnel accept', 'tunnel_via_tunnel accept', 'tunnel_via_wan_dropped drop', 'tunnel_via_wan_dropped drop',
       'pods_via_tunnel accept', 'pods_via_tunnel accept', 'pods_via_wan_dropped drop', 'pods_via_wan_dropped drop',
       'masqueraded_via_wan_dropped drop', 'masqueraded_via_wan_dropped drop',
