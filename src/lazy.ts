@@ -1,8 +1,9 @@
 /**
- * Loading on first use (issue 30): requiring an entry point (`tunnelwright`, `tunnelwright/cdk8s`,
- * `tunnelwright/pulumi`) loads neither zod nor the schema modules nor our YAML serializer. They load, once, when the
- * first construct is validated or the first host file is rendered; every check still runs, in the same order, with the
- * same messages. `test/lazy-load.test.ts` holds the entry points to this.
+ * What still loads on first use: the `yaml` package (below), and `once`, a memoizer. Issue 30 loaded every model and
+ * renderer here too, which made every one of them import this module and be imported by it: an import circle through
+ * 19 files. Issue 42 removed that: the user's own `cdk8s synth` of each example takes the same time either way (within
+ * 1.10x of the same app without tunnelwright: bench/results/user.jsonl), so the entry points import what they export.
+ * This module imports none of tunnelwright's own, and `npm run lint` refuses any import circle (dpdm).
  */
 import * as path from 'node:path';
 import type * as Yaml from 'yaml';
@@ -21,27 +22,6 @@ export function once<T>(load: () => T): () => T {
 }
 
 /* eslint-disable @typescript-eslint/no-require-imports */
-export const commonModel = once(() => require('./model/common') as typeof import('./model/common'));
-export const cniModel = once(() => require('./model/cni') as typeof import('./model/cni'));
-export const killSwitchModel = once(() => require('./model/kill-switch') as typeof import('./model/kill-switch'));
-export const vpnGatewayModel = once(() => require('./model/vpn-gateway') as typeof import('./model/vpn-gateway'));
-export const overlayNodeModel = once(() => require('./model/wireguard-overlay-node') as typeof import('./model/wireguard-overlay-node'));
-export const meshModel = once(() => require('./model/wireguard-mesh') as typeof import('./model/wireguard-mesh'));
-export const egressSteeringModel = once(() => require('./model/egress-steering') as typeof import('./model/egress-steering'));
-export const egressProbeModel = once(() => require('./model/egress-probe') as typeof import('./model/egress-probe'));
-export const conformanceModel = once(() => require('./model/egress-conformance') as typeof import('./model/egress-conformance'));
-
-// The renderers, loaded when a construct of theirs is first planned: an app loads the renderers of the constructs it
-// makes, not the others' (the adapters in src/cdk8s and src/pulumi reach them only through these).
-export const overlayNodeRender = once(() => require('./render/wireguard-overlay-node') as typeof import('./render/wireguard-overlay-node'));
-export const meshRender = once(() => require('./render/wireguard-mesh') as typeof import('./render/wireguard-mesh'));
-export const killSwitchRender = once(() => require('./render/kill-switch') as typeof import('./render/kill-switch'));
-export const vpnGatewayRender = once(() => require('./render/vpn-gateway') as typeof import('./render/vpn-gateway'));
-export const egressSteeringRender = once(() => require('./render/egress-steering') as typeof import('./render/egress-steering'));
-export const egressProbeRender = once(() => require('./render/egress-probe') as typeof import('./render/egress-probe'));
-export const conformanceRender = once(() => require('./render/egress-conformance') as typeof import('./render/egress-conformance'));
-export const configHashRender = once(() => require('./render/config-hash') as typeof import('./render/config-hash'));
-
 /** The major version of the `yaml` package tunnelwright depends on. */
 export const YAML_MAJOR = 2;
 

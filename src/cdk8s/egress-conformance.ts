@@ -7,7 +7,7 @@ import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';
 import { EgressSteering } from './egress-steering';
 import { VpnGateway } from './vpn-gateway';
-import { conformanceRender } from '../lazy';
+import * as conformanceRender from '../render/egress-conformance';
 
 /** A gateway to prove: its props, or the VpnGateway construct itself. */
 export interface EgressConformanceGateway extends Omit<ConformanceGateway, 'gateway'> {
@@ -69,7 +69,7 @@ export class EgressConformance extends TunnelwrightConstruct {
       ...(vpnGateways ? { vpnGateways: vpnGateways.map((g) => ({ ...g, gateway: g.gateway instanceof VpnGateway ? g.gateway.props : g.gateway })) } : {}),
       ...(egressSteerings ? { egressSteerings: egressSteerings.map((s) => ({ ...s, steering: s.steering instanceof EgressSteering ? s.steering.props : s.steering })) } : {}),
     };
-    const plan = planAt(scope, id, 'EgressConformance', () => conformanceRender().planEgressConformance(core));
+    const plan = planAt(scope, id, 'EgressConformance', () => conformanceRender.planEgressConformance(core));
     super(scope, id, plan, objectClaims(plan.objects, core.cluster));
     this.plan = plan;
     const values = plan.values.egressConformance as { script: string; command: string };

@@ -3,7 +3,7 @@ import { objectClaims } from '../invariants';
 import type { EgressProbeProps } from '../model/egress-probe';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';
-import { egressProbeRender } from '../lazy';
+import * as egressProbeRender from '../render/egress-probe';
 
 /**
  * A blackbox-exporter probe running as a vpn-class workload (routed through a VpnGateway, or labelled for an
@@ -30,7 +30,7 @@ export class EgressProbe extends TunnelwrightConstruct {
   public readonly plan: Plan;
 
   public constructor(scope: Construct, id: string, props: EgressProbeProps) {
-    const plan = planAt(scope, id, 'EgressProbe', () => egressProbeRender().planEgressProbe(props));
+    const plan = planAt(scope, id, 'EgressProbe', () => egressProbeRender.planEgressProbe(props));
     super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
   }

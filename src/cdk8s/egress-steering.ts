@@ -4,7 +4,7 @@ import { IgnitionConfig } from '../host/ignition';
 import type { EgressSteeringProps } from '../model/egress-steering';
 import { Plan } from '../types';
 import { NodeArtefacts, planAt, TunnelwrightConstruct } from './base';
-import { egressSteeringRender } from '../lazy';
+import * as egressSteeringRender from '../render/egress-steering';
 
 /**
  * Cilium egress gateway out of a host VPN tunnel on one node: the CiliumEgressGatewayPolicy, label enforcement,
@@ -42,8 +42,8 @@ export class EgressSteering extends TunnelwrightConstruct {
   public readonly props: EgressSteeringProps;
 
   public constructor(scope: Construct, id: string, props: EgressSteeringProps) {
-    const plan = planAt(scope, id, 'EgressSteering', () => egressSteeringRender().planEgressSteering(props));
-    super(scope, id, plan, [...egressSteeringRender().egressSteeringClaims(props), ...objectClaims(plan.objects, props.cluster)]);
+    const plan = planAt(scope, id, 'EgressSteering', () => egressSteeringRender.planEgressSteering(props));
+    super(scope, id, plan, [...egressSteeringRender.egressSteeringClaims(props), ...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
     this.props = props;
     // Not rendered here: tunnelwright's App writes the node's merged artefacts itself, so this construct's own part

@@ -4,7 +4,7 @@ import { IgnitionConfig } from '../host/ignition';
 import type { KillSwitchProps } from '../model/kill-switch';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';
-import { killSwitchRender } from '../lazy';
+import * as killSwitchRender from '../render/kill-switch';
 
 /**
  * Fails closed: the selected pods reach only `allowCidrs`, cluster DNS and their gateway (a NetworkPolicy or
@@ -34,12 +34,12 @@ export class KillSwitch extends TunnelwrightConstruct {
   public readonly plan: Plan;
 
   public constructor(scope: Construct, id: string, props: KillSwitchProps) {
-    const plan = planAt(scope, id, 'KillSwitch', () => killSwitchRender().planKillSwitch(props));
+    const plan = planAt(scope, id, 'KillSwitch', () => killSwitchRender.planKillSwitch(props));
     super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
-    const vxlan = killSwitchRender().killSwitchVxlan(props, this.node.path);
+    const vxlan = killSwitchRender.killSwitchVxlan(props, this.node.path);
     if (vxlan) this._vxlan = { killSwitch: vxlan };
-    this._fences.push(killSwitchRender().killSwitchFence(props, this.node.path));
+    this._fences.push(killSwitchRender.killSwitchFence(props, this.node.path));
     if (plan.hosts.length > 0) {
       const a = this.artefactsOf(plan.hosts[0], '3.4.0');
       this.cloudConfig = a.cloudConfig;

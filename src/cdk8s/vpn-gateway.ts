@@ -9,7 +9,7 @@ import type { RoutePlan, RouteTarget } from '../render/vpn-gateway';
 import { Plan } from '../types';
 import { planAt, emitObject, TunnelwrightConstruct } from './base';
 import { autoscalersOf } from './checks';
-import { vpnGatewayRender } from '../lazy';
+import * as vpnGatewayRender from '../render/vpn-gateway';
 
 /**
  * A shared VPN egress gateway: one gluetun + pod-gateway pod that routed workloads send their traffic through over
@@ -55,11 +55,11 @@ export class VpnGateway extends TunnelwrightConstruct {
   public readonly _synthProblems = (): Problem[] => this.forwardedProblems();
 
   public constructor(scope: Construct, id: string, props: VpnGatewayProps) {
-    const plan = planAt(scope, id, 'VpnGateway', () => vpnGatewayRender().planVpnGateway(props));
-    super(scope, id, plan, [...vpnGatewayRender().vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)]);
+    const plan = planAt(scope, id, 'VpnGateway', () => vpnGatewayRender.planVpnGateway(props));
+    super(scope, id, plan, [...vpnGatewayRender.vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
     this.props = props;
-    this._vxlan = { gateway: vpnGatewayRender().vpnGatewayVxlan(props, this.node.path) };
+    this._vxlan = { gateway: vpnGatewayRender.vpnGatewayVxlan(props, this.node.path) };
   }
 
   /**
@@ -67,7 +67,7 @@ export class VpnGateway extends TunnelwrightConstruct {
    * `metadata.name` and `spec.ordinals.start` against route()'s, and an autoscaler of the app that targets it.
    */
   private forwardedProblems(): Problem[] {
-    return [...vpnGatewayRender().checkForwardedWorkloadRouted(this.props, this.routedTargets, this.node.path), ...(this.forwarded ? forwardedAtSynth(this.forwarded) : [])];
+    return [...vpnGatewayRender.checkForwardedWorkloadRouted(this.props, this.routedTargets, this.node.path), ...(this.forwarded ? forwardedAtSynth(this.forwarded) : [])];
   }
 
   /**
@@ -94,8 +94,8 @@ export class VpnGateway extends TunnelwrightConstruct {
     } catch {
       obj = undefined;
     }
-    if (!obj) return refuse(`expected an ApiObject of kind ${vpnGatewayRender().ROUTABLE_KINDS.join(', ')} (or a cdk8s-plus workload), received ${workload === null ? 'null' : typeof workload === 'object' ? 'a construct without an ApiObject' : typeof workload}`);
-    if (!(vpnGatewayRender().ROUTABLE_KINDS as readonly string[]).includes(obj.kind)) refuse(`expected a ${vpnGatewayRender().ROUTABLE_KINDS.join(', ')}, received a ${obj.kind} (${obj.node.path})`);
+    if (!obj) return refuse(`expected an ApiObject of kind ${vpnGatewayRender.ROUTABLE_KINDS.join(', ')} (or a cdk8s-plus workload), received ${workload === null ? 'null' : typeof workload === 'object' ? 'a construct without an ApiObject' : typeof workload}`);
+    if (!(vpnGatewayRender.ROUTABLE_KINDS as readonly string[]).includes(obj.kind)) refuse(`expected a ${vpnGatewayRender.ROUTABLE_KINDS.join(', ')}, received a ${obj.kind} (${obj.node.path})`);
     const json = targetJson(obj);
     if (!Array.isArray(json.spec?.template?.spec?.containers)) refuse(`expected ${obj.node.path} to have spec.template.spec.containers: a workload without a pod template cannot be routed`);
     const template = json.spec!.template!;
@@ -103,12 +103,12 @@ export class VpnGateway extends TunnelwrightConstruct {
     if (by !== undefined) refuse(`${obj.node.path} is already routed through ${by}: route a workload once, through one gateway (a second route would add a second client init container and a second kill switch)`);
     const target = targetOf(obj, json);
     const namespace = target.namespace;
-    const route = vpnGatewayRender().planRoute(this.props, target);
+    const route = vpnGatewayRender.planRoute(this.props, target);
     ROUTED_BY.set(obj, this.node.path);
     this.routedTargets.push(target);
-    if (vpnGatewayRender().isForwardedTarget(this.props, target)) this.forwarded = { obj, at: `${this.node.path}:route(${obj.node.path})`, routed: target };
-    this._fences.push(vpnGatewayRender().routeFence(this.props, target, route, this.node.path));
-    const routed = vpnGatewayRender().applyRoute(template.spec as unknown as IPodSpec, route);
+    if (vpnGatewayRender.isForwardedTarget(this.props, target)) this.forwarded = { obj, at: `${this.node.path}:route(${obj.node.path})`, routed: target };
+    this._fences.push(vpnGatewayRender.routeFence(this.props, target, route, this.node.path));
+    const routed = vpnGatewayRender.applyRoute(template.spec as unknown as IPodSpec, route);
     this._podSecurity.push({ namespace, what: `the routed ${obj.kind} ${namespace}/${json.metadata.name}`, need: requiredLevel(routed), at: `${this.node.path}:route(${obj.node.path})` });
     const base = '/spec/template/spec';
     const pod = template.spec!;
@@ -117,7 +117,7 @@ export class VpnGateway extends TunnelwrightConstruct {
     // slskd's VPN integration: env on its container (the core picks the index; applyRoute above refused a clash).
     const appEnv: JsonPatch[] = [];
     if (route.appEnv) {
-      const i = vpnGatewayRender().appContainerIndex(template.spec as unknown as IPodSpec, route);
+      const i = vpnGatewayRender.appContainerIndex(template.spec as unknown as IPodSpec, route);
       const own = (pod.containers as { env?: unknown[] }[])[i].env;
       if (own) appEnv.push(...route.appEnv.env.map((e) => JsonPatch.add(`${base}/containers/${i}/env/-`, e)));
       else appEnv.push(JsonPatch.add(`${base}/containers/${i}/env`, route.appEnv.env));
@@ -151,7 +151,7 @@ function forwardedAtSynth(forwarded: { obj: ApiObject; at: string; routed: Route
   const { obj, at, routed } = forwarded;
   const json = targetJson(obj);
   const target = targetOf(obj, json);
-  return vpnGatewayRender().checkForwardedWorkloadAtSynth(target, autoscalersOf(obj.node.root), at, routed);
+  return vpnGatewayRender.checkForwardedWorkloadAtSynth(target, autoscalersOf(obj.node.root), at, routed);
 }
 
 type WorkloadJson = { metadata: { name: string; namespace?: string }; spec?: { replicas?: number; ordinals?: { start?: number }; template?: { metadata?: { labels?: Record<string, string> }; spec?: { initContainers?: unknown[]; volumes?: unknown[]; containers?: unknown[] } } } };

@@ -3,7 +3,7 @@ import { objectClaims } from '../invariants';
 import type { WireguardMeshProps } from '../model/wireguard-mesh';
 import type { MeshPlan } from '../render/wireguard-mesh';
 import { planAt, NodeArtefacts, TunnelwrightConstruct } from './base';
-import { meshRender } from '../lazy';
+import * as meshRender from '../render/wireguard-mesh';
 
 /**
  * Every node of a WireGuard overlay, generated and checked as a whole: `mesh.nodes[name].cloudConfig` / `.ignition`.
@@ -32,7 +32,7 @@ export class WireguardMesh extends TunnelwrightConstruct {
   public readonly plan: MeshPlan;
 
   public constructor(scope: Construct, id: string, props: WireguardMeshProps) {
-    const plan = planAt(scope, id, 'WireguardMesh', () => meshRender().planWireguardMesh(props));
+    const plan = planAt(scope, id, 'WireguardMesh', () => meshRender.planWireguardMesh(props));
     super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)], props.ignitionVersion);
     this.plan = plan;
     const version = props.ignitionVersion ?? '3.4.0';

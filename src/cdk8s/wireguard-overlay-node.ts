@@ -4,7 +4,7 @@ import { IgnitionConfig } from '../host/ignition';
 import type { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';
-import { overlayNodeRender } from '../lazy';
+import * as overlayNodeRender from '../render/wireguard-overlay-node';
 
 /**
  * One node's host WireGuard interfaces, rendered into cloud-init and Ignition. Add it to an `App` (from
@@ -38,7 +38,7 @@ export class WireguardOverlayNode extends TunnelwrightConstruct {
   public readonly plan: Plan;
 
   public constructor(scope: Construct, id: string, props: WireguardOverlayNodeProps) {
-    const plan = planAt(scope, id, 'WireguardOverlayNode', () => overlayNodeRender().planWireguardOverlayNode(props));
+    const plan = planAt(scope, id, 'WireguardOverlayNode', () => overlayNodeRender.planWireguardOverlayNode(props));
     super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)], props.ignitionVersion);
     this.plan = plan;
     const a = this.artefactsOf(plan.hosts[0], props.ignitionVersion ?? '3.4.0');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Problem } from '../errors';
-import { commonModel } from '../lazy';
+import * as commonModel from './common';
 
 const LABEL_NAME = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$/;
 /** A DNS-1123 subdomain's syntax (its length is checked apart: `isDnsSubdomain`). */
@@ -50,7 +50,7 @@ export function checkSelector(selector: unknown, path: string, problems: Problem
     problems.push({ path, code: 'selector-empty', message: 'expected at least one label: an empty selector selects every pod' });
   }
   for (const [k, v] of entries) {
-    if (!isLabelKey(k)) problems.push({ path: `${path}[${JSON.stringify(k)}]`, code: 'label-key', message: `expected a label key ([prefix/]name, name ≤ 63 characters), ${commonModel().received(k)}` });
-    else if (typeof v === 'string' && !isLabelValue(v)) problems.push({ path: `${path}[${JSON.stringify(k)}]`, code: 'label-value', message: `expected a label value (≤ 63 characters of [-A-Za-z0-9_.], alphanumeric at both ends), ${commonModel().received(v)}: it would select nothing` });
+    if (!isLabelKey(k)) problems.push({ path: `${path}[${JSON.stringify(k)}]`, code: 'label-key', message: `expected a label key ([prefix/]name, name ≤ 63 characters), ${commonModel.received(k)}` });
+    else if (typeof v === 'string' && !isLabelValue(v)) problems.push({ path: `${path}[${JSON.stringify(k)}]`, code: 'label-value', message: `expected a label value (≤ 63 characters of [-A-Za-z0-9_.], alphanumeric at both ends), ${commonModel.received(v)}: it would select nothing` });
   }
 }

@@ -5,7 +5,7 @@ import { renderHostArtefacts, wireguardConfigs } from '../host/artefacts';
 import { DEFAULT_IGNITION_VERSION, IgnitionVersion } from '../host/ignition';
 import { Claim, VxlanEndpoint } from '../invariants';
 import { HostPlan, KubeObject, Plan } from '../types';
-import { configHashRender } from '../lazy';
+import * as configHashRender from '../render/config-hash';
 import { declareNamespace, registerComponent } from './registry';
 
 /** Host artefacts as Pulumi outputs, ready for a server's `userData`; secret exactly when they embed a secret. */
@@ -60,7 +60,7 @@ export function emitPlan(component: pulumi.ComponentResource, name: string, plan
   for (const o of plan.objects) if (o.kind === 'Namespace') declareNamespace(o.metadata.name, o.metadata.labels ?? {});
   // A workload after the ConfigMaps it mounts: the provider replaces a changed ConfigMap (delete, then create: its name
   // is fixed), and a pod of the new template must not read the old one, or none.
-  const mounts = configHashRender().mountedConfigMaps(plan.objects);
+  const mounts = configHashRender.mountedConfigMaps(plan.objects);
   const created: pulumi.CustomResource[] = [];
   const create = (i: number) => {
     const o = plan.objects[i];

@@ -2,7 +2,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { EgressConformanceProps } from '../model/egress-conformance';
 import { emitPlan, planAt, reserve } from './base';
-import { conformanceRender } from '../lazy';
+import * as conformanceRender from '../render/egress-conformance';
 
 /** Arguments of the EgressConformance component (plain values: the props your gateways and steerings were built from). */
 export type EgressConformanceArgs = EgressConformanceProps;
@@ -44,7 +44,7 @@ export class EgressConformance extends pulumi.ComponentResource {
   /** The one command that fetches the script from its ConfigMap and runs it. */
   public readonly command: string;
   public constructor(name: string, args: EgressConformanceArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'EgressConformance', () => conformanceRender().planEgressConformance(args));
+    const plan = planAt(name, 'EgressConformance', () => conformanceRender.planEgressConformance(args));
     reserve(name, plan, objectClaims(plan.objects, args.cluster));
     super('tunnelwright:index:EgressConformance', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);

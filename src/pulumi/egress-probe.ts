@@ -2,7 +2,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { EgressProbeProps } from '../model/egress-probe';
 import { planAt, emitPlan, reserve } from './base';
-import { egressProbeRender } from '../lazy';
+import * as egressProbeRender from '../render/egress-probe';
 
 /** Arguments of the EgressProbe component (plain values). */
 export type EgressProbeArgs = EgressProbeProps;
@@ -26,7 +26,7 @@ export class EgressProbe extends pulumi.ComponentResource {
   /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
   public readonly kubernetesResources: pulumi.CustomResource[];
   public constructor(name: string, args: EgressProbeArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'EgressProbe', () => egressProbeRender().planEgressProbe(args));
+    const plan = planAt(name, 'EgressProbe', () => egressProbeRender.planEgressProbe(args));
     reserve(name, plan, [...objectClaims(plan.objects, args.cluster)]);
     super('tunnelwright:index:EgressProbe', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);

@@ -2,7 +2,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { EgressSteeringProps } from '../model/egress-steering';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
-import { egressSteeringRender } from '../lazy';
+import * as egressSteeringRender from '../render/egress-steering';
 
 /** Arguments of the EgressSteering component (plain values). */
 export type EgressSteeringArgs = EgressSteeringProps;
@@ -36,8 +36,8 @@ export class EgressSteering extends pulumi.ComponentResource {
   public readonly values: Record<string, unknown>;
 
   public constructor(name: string, args: EgressSteeringArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'EgressSteering', () => egressSteeringRender().planEgressSteering(args));
-    reserve(name, plan, [...egressSteeringRender().egressSteeringClaims(args), ...objectClaims(plan.objects, args.cluster)]);
+    const plan = planAt(name, 'EgressSteering', () => egressSteeringRender.planEgressSteering(args));
+    reserve(name, plan, [...egressSteeringRender.egressSteeringClaims(args), ...objectClaims(plan.objects, args.cluster)]);
     super('tunnelwright:index:EgressSteering', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
     const out = nodeOutputs(plan.hosts[0], '3.4.0');

@@ -4,7 +4,7 @@ import type { KillSwitchProps } from '../model/kill-switch';
 import { formatProblems } from '../errors';
 import { registerFence } from './registry';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
-import { killSwitchRender } from '../lazy';
+import * as killSwitchRender from '../render/kill-switch';
 
 /** Arguments of the KillSwitch component (plain values). */
 export type KillSwitchArgs = KillSwitchProps;
@@ -34,12 +34,12 @@ export class KillSwitch extends pulumi.ComponentResource {
   public readonly ignition?: pulumi.Output<string>;
 
   public constructor(name: string, args: KillSwitchArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'KillSwitch', () => killSwitchRender().planKillSwitch(args));
-    const vxlan = killSwitchRender().killSwitchVxlan(args, name);
+    const plan = planAt(name, 'KillSwitch', () => killSwitchRender.planKillSwitch(args));
+    const vxlan = killSwitchRender.killSwitchVxlan(args, name);
     reserve(name, plan, [...objectClaims(plan.objects, args.cluster)], undefined, vxlan ? { killSwitch: vxlan } : undefined);
     super('tunnelwright:index:KillSwitch', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
-    const duplicates = registerFence(killSwitchRender().killSwitchFence(args, name));
+    const duplicates = registerFence(killSwitchRender.killSwitchFence(args, name));
     if (duplicates.length > 0) void pulumi.log.warn(formatProblems(duplicates), this);
     if (plan.hosts.length > 0) {
       const out = nodeOutputs(plan.hosts[0], '3.4.0');

@@ -10,7 +10,8 @@ import { lowerInputs } from './inputs';
 import { formatProblems, ValidationError } from '../errors';
 import { checkPodSecurity, PodSecurityNeed, podSecurityNeeds, requiredLevel } from '../model/pod-security';
 import { KubeObject } from '../types';
-import { once, vpnGatewayRender } from '../lazy';
+import { once } from '../lazy';
+import * as vpnGatewayRender from '../render/vpn-gateway';
 
 /** A Secret reference whose name and key may come from other resources (`Input`s). */
 export interface InputSecretKeyRef {
@@ -51,7 +52,7 @@ const INPUT_PATHS = [
 /** A transform usable in both `transforms` and `transformations`. */
 export type RouteTransform = pulumi.ResourceTransform & pulumi.ResourceTransformation;
 
-const routableTypes = once(() => new Set(vpnGatewayRender().ROUTABLE_KINDS.map((k) => `kubernetes:apps/v1:${k}`)));
+const routableTypes = once(() => new Set(vpnGatewayRender.ROUTABLE_KINDS.map((k) => `kubernetes:apps/v1:${k}`)));
 
 /**
  * A shared gluetun + pod-gateway egress gateway. `routeTransform()` routes workloads of the same program through it.
@@ -89,8 +90,8 @@ export class VpnGateway extends pulumi.ComponentResource {
   public constructor(name: string, args: VpnGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     const inputs = lowerInputs(args as VpnGatewayProps, INPUT_PATHS);
     const props = inputs.plain;
-    const plan = planAt(name, 'VpnGateway', () => vpnGatewayRender().planVpnGateway(props));
-    reserve(name, plan, [...vpnGatewayRender().vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)], undefined, { gateway: vpnGatewayRender().vpnGatewayVxlan(props, name) });
+    const plan = planAt(name, 'VpnGateway', () => vpnGatewayRender.planVpnGateway(props));
+    reserve(name, plan, [...vpnGatewayRender.vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)], undefined, { gateway: vpnGatewayRender.vpnGatewayVxlan(props, name) });
     super('tunnelwright:index:VpnGateway', name, {}, opts);
     this.args = props;
     this.resolve = inputs.resolve;
@@ -142,12 +143,12 @@ export class VpnGateway extends pulumi.ComponentResource {
       // Unset, @pulumi/kubernetes auto-names the object `<logical name>-<random hex>` (apps/v1/statefulSet.d.ts:25,
       // "Create a StatefulSet with auto-naming"; provider/pkg/metadata/naming.go), so its pod is `<name>-<hex>-0`
       // (the hostname: stateful_set_utils.go:383-387) and the forwarded workload's hostname guard would refuse it.
-      if ((props.metadata?.name === undefined || props.metadata.name === '') && vpnGatewayRender().isForwardedTarget(this.args, { namespace, podLabels: {}, name: args.name, kind })) {
+      if ((props.metadata?.name === undefined || props.metadata.name === '') && vpnGatewayRender.isForwardedTarget(this.args, { namespace, podLabels: {}, name: args.name, kind })) {
         throw new ValidationError([{ path: `routeTransform(${args.name}).metadata.name`, code: 'name', message: `${kind} ${args.name} is the port-forwarding workload and has no metadata.name: Pulumi would auto-name it ${args.name}-<random suffix>, so its pod would not be ${args.name}-<ordinal> and vpn-route-init's hostname guard would refuse it forever; set metadata.name explicitly` }], `VpnGateway route at ${this.componentName}`);
       }
       const target: RouteTarget = { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}), ...(props.spec.ordinals?.start !== undefined ? { ordinalsStart: props.spec.ordinals.start } : {}) };
-      const route = vpnGatewayRender().planRoute(this.args, target);
-      const duplicates = registerFence(vpnGatewayRender().routeFence(this.args, target, route, this.componentName));
+      const route = vpnGatewayRender.planRoute(this.args, target);
+      const duplicates = registerFence(vpnGatewayRender.routeFence(this.args, target, route, this.componentName));
       if (duplicates.length > 0) void pulumi.log.warn(formatProblems(duplicates), this);
       const follow = routeObjectOptions(args.opts ?? {}, this);
       const configMaps: k8s.apiextensions.CustomResource[] = [];
@@ -161,7 +162,7 @@ export class VpnGateway extends pulumi.ComponentResource {
         }
         if (o.kind === 'ConfigMap') configMaps.push(made);
       }
-      const spec = vpnGatewayRender().applyRoute(props.spec.template.spec, route);
+      const spec = vpnGatewayRender.applyRoute(props.spec.template.spec, route);
       // A Secret named by an Input (the control API key's) is a placeholder in the plan: turned back into the Input.
       const resolved = this.resolve(spec) as IPodSpec;
       this.warnPodSecurity([{ namespace, what: `the routed ${args.type.split(':').pop()} ${namespace}/${name}`, need: requiredLevel(spec), at: `${this.componentName}:routeTransform(${args.name})` }], []);

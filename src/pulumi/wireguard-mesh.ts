@@ -2,7 +2,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { WireguardMeshProps } from '../model/wireguard-mesh';
 import { planAt, emitPlan, NodeOutputs, nodeOutputs, reserve } from './base';
-import { meshRender } from '../lazy';
+import * as meshRender from '../render/wireguard-mesh';
 
 /** Arguments of the WireguardMesh component (plain values). */
 export type WireguardMeshArgs = WireguardMeshProps;
@@ -30,7 +30,7 @@ export class WireguardMesh extends pulumi.ComponentResource {
   public readonly nodes: Readonly<Record<string, NodeOutputs>>;
 
   public constructor(name: string, args: WireguardMeshArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'WireguardMesh', () => meshRender().planWireguardMesh(args));
+    const plan = planAt(name, 'WireguardMesh', () => meshRender.planWireguardMesh(args));
     reserve(name, plan, [...objectClaims(plan.objects, args.cluster)], args.ignitionVersion);
     super('tunnelwright:index:WireguardMesh', name, {}, opts);
     emitPlan(this, name, plan, opts);

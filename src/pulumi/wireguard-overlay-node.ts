@@ -2,7 +2,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { WireguardOverlayNodeProps } from '../model/wireguard-overlay-node';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
-import { overlayNodeRender } from '../lazy';
+import * as overlayNodeRender from '../render/wireguard-overlay-node';
 
 /** Arguments of the WireguardOverlayNode component: the core props, as plain values (validated before anything is registered). */
 export type WireguardOverlayNodeArgs = WireguardOverlayNodeProps;
@@ -34,7 +34,7 @@ export class WireguardOverlayNode extends pulumi.ComponentResource {
   public readonly wireguardConfigs: Readonly<Record<string, pulumi.Output<string>>>;
 
   public constructor(name: string, args: WireguardOverlayNodeArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'WireguardOverlayNode', () => overlayNodeRender().planWireguardOverlayNode(args));
+    const plan = planAt(name, 'WireguardOverlayNode', () => overlayNodeRender.planWireguardOverlayNode(args));
     reserve(name, plan, [...objectClaims(plan.objects, args.cluster)], args.ignitionVersion);
     super('tunnelwright:index:WireguardOverlayNode', name, {}, opts);
     emitPlan(this, name, plan, opts);

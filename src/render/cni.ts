@@ -1,5 +1,6 @@
 import type { OverlayCni } from '../model/cni';
-import { cniModel, commonModel } from '../lazy';
+import * as cniModel from '../model/cni';
+import * as commonModel from '../model/common';
 
 /** IPIP's overhead (an outer IPv4 header): kube-router's tunnels between IPv4 node addresses. */
 export const IPIP_OVERHEAD = 20;
@@ -58,7 +59,7 @@ export function k0sNetwork(cni: OverlayCni, iface: string, overlayMtu: number | 
     case 'calico':
       return { provider: 'calico', calico: { mode: 'vxlan', ipAutodetectionMethod: `interface=${iface}`, ...(overlayMtu !== undefined ? { mtu: overlayMtu - cniOverhead('vxlan', outerIpv6) } : {}) } };
     default:
-      return { provider: cniModel().k0sProvider(cni) };
+      return { provider: cniModel.k0sProvider(cni) };
   }
 }
 
@@ -209,7 +210,7 @@ export function mergeK0sSpec(user: Record<string, unknown> | undefined, ours: Re
   if (!user) return ours;
   const merge = (a: unknown, b: unknown, path: string): unknown => {
     if (path === 'api.sans' && Array.isArray(a) && Array.isArray(b)) return [...new Set([...a, ...b])];
-    if (commonModel().isRecord(a) && commonModel().isRecord(b)) {
+    if (commonModel.isRecord(a) && commonModel.isRecord(b)) {
       const out: Record<string, unknown> = { ...a };
       for (const [k, v] of Object.entries(b)) out[k] = k in a ? merge(a[k], v, path ? `${path}.${k}` : k) : v;
       return out;

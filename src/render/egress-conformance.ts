@@ -8,14 +8,15 @@ import { KubeObject, Plan } from '../types';
 import { OPENVPN_UNIT } from './egress-steering';
 import { withConfigHashes } from './config-hash';
 import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
-import { conformanceModel, egressSteeringModel } from '../lazy';
+import * as conformanceModel from '../model/egress-conformance';
+import * as egressSteeringModel from '../model/egress-steering';
 import { asset, withSettings } from '../assets';
 
 const CONFORMANCE_BODY = asset(__dirname, 'egress-conformance.sh');
 
 /** Returns the problems of EgressConformance props without throwing. */
 export function validateEgressConformance(props: unknown): Problem[] {
-  return conformanceModel().checkEgressConformance(props).problems;
+  return conformanceModel.checkEgressConformance(props).problems;
 }
 
 /** The file name of the check in its ConfigMap and in `plan.values.egressConformance`. */
@@ -76,7 +77,7 @@ export function conformanceSources(p: EgressConformanceProps): ConformanceSource
       iface,
       node: st.gatewayNode,
       unit,
-      uplinkLabel: st.uplinkLabel ?? egressSteeringModel().DEFAULT_UPLINK_LABEL,
+      uplinkLabel: st.uplinkLabel ?? egressSteeringModel.DEFAULT_UPLINK_LABEL,
     });
   });
   return out;
@@ -96,8 +97,8 @@ function sourceLine(s: ConformanceSource): string {
  */
 export function renderConformanceScript(p: EgressConformanceProps): string {
   const sources = conformanceSources(p);
-  const timeout = p.requestTimeoutSeconds ?? conformanceModel().DEFAULT_REQUEST_TIMEOUT_SECONDS;
-  const recovery = p.recoverySeconds ?? conformanceModel().DEFAULT_RECOVERY_SECONDS;
+  const timeout = p.requestTimeoutSeconds ?? conformanceModel.DEFAULT_REQUEST_TIMEOUT_SECONDS;
+  const recovery = p.recoverySeconds ?? conformanceModel.DEFAULT_RECOVERY_SECONDS;
   // Each target with the host:port curl's --resolve pins (`-` for an address literal: nothing to resolve).
   const targets = p.targets.map((t) => {
     const u = new URL(t);
@@ -115,7 +116,7 @@ export function renderConformanceScript(p: EgressConformanceProps): string {
 
 /** Plans the check: a vpn-class and a direct-class probe per tunnel, the node agent per steering, the script. */
 export function planEgressConformance(props: EgressConformanceProps): Plan {
-  const checked = conformanceModel().checkEgressConformance(props);
+  const checked = conformanceModel.checkEgressConformance(props);
   throwIfProblems(checked.problems, 'EgressConformance props');
   const p = checked.value!;
   const name = p.name ?? 'egress-conformance';
@@ -125,7 +126,7 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
     terminationGracePeriodSeconds: 1,
     containers: [{
       name: PROBE_CONTAINER,
-      image: p.image ?? conformanceModel().DEFAULT_CONFORMANCE_IMAGE,
+      image: p.image ?? conformanceModel.DEFAULT_CONFORMANCE_IMAGE,
       command: ['sleep', 'infinity'],
       securityContext: { runAsNonRoot: true, runAsUser: 65534, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
       resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
@@ -150,11 +151,11 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
   });
   (p.egressSteerings ?? []).forEach((st, j) => {
     const s = sources[(p.vpnGateways ?? []).length + j];
-    const classLabel = st.steering.egressClassLabel ?? egressSteeringModel().DEFAULT_EGRESS_CLASS_LABEL;
+    const classLabel = st.steering.egressClassLabel ?? egressSteeringModel.DEFAULT_EGRESS_CLASS_LABEL;
     objects.push(deployment(s.vpnProbe, st.probeNamespace, probeSpec(), { [classLabel]: st.steering.vpnClass ?? 'vpn' }));
     // The steering's own Kyverno policy (enforceLabels) refuses any Pod in its namespaces without an admitted class:
     // the control probe and the agent carry its direct class (the agent is hostNetwork: no class steers it).
-    const direct = { [classLabel]: conformanceModel().directClassOf(st.steering) ?? 'direct' };
+    const direct = { [classLabel]: conformanceModel.directClassOf(st.steering) ?? 'direct' };
     objects.push(deployment(s.directProbe, st.probeNamespace, probeSpec(), direct));
     // The node agent: on the gateway node, in the host's PID and network namespaces, to stop and start the unit
     // (nsenter -t 1) and read the tunnel's ifindex.
@@ -169,7 +170,7 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
       hostNetwork: true,
       containers: [{
         name: 'agent',
-        image: p.agentImage ?? conformanceModel().DEFAULT_AGENT_IMAGE,
+        image: p.agentImage ?? conformanceModel.DEFAULT_AGENT_IMAGE,
         command: ['sleep', '2147483647'],
         securityContext: { privileged: true },
         resources: { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } },

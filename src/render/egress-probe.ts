@@ -10,11 +10,13 @@ import { KubeObject, Plan } from '../types';
 import { withConfigHashes } from './config-hash';
 import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
 import { durationSeconds } from '../model/values';
-import { egressProbeModel, egressSteeringModel, yaml } from '../lazy';
+import { yaml } from '../lazy';
+import * as egressProbeModel from '../model/egress-probe';
+import * as egressSteeringModel from '../model/egress-steering';
 
 /** Returns the problems of EgressProbe props without throwing. */
 export function validateEgressProbe(props: unknown): Problem[] {
-  return egressProbeModel().checkEgressProbe(props).problems;
+  return egressProbeModel.checkEgressProbe(props).problems;
 }
 
 export const BLACKBOX_PORT = 9115;
@@ -173,7 +175,7 @@ function ipv4Complement(cidrs: readonly string[]): string[] {
  */
 function dnsModules(d: DnsLeakProbe): Record<string, Record<string, unknown>> {
   const bad = [...(d.leakedCidrs ?? []), ...(d.tunnelCidrs ? ipv4Complement(d.tunnelCidrs) : [])].map(ipv4RangeRegexp);
-  const dns = { query_name: d.queryName ?? egressProbeModel().DEFAULT_DNS_LEAK_NAME, query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false };
+  const dns = { query_name: d.queryName ?? egressProbeModel.DEFAULT_DNS_LEAK_NAME, query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false };
   return {
     [DNS_LEAK_MODULE]: { prober: 'dns', timeout: '10s', dns: { ...dns, valid_rcodes: DNS_RCODES, validate_answer_rrs: { fail_if_matches_regexp: [`\\tA\\t(${bad.join('|')})$`] } } },
     [DNS_RESOLVES_MODULE]: { prober: 'dns', timeout: '10s', dns: { ...dns, valid_rcodes: ['NOERROR'], validate_answer_rrs: { fail_if_none_matches_regexp: ['\\tA\\t[0-9.]+$'] } } },
@@ -246,13 +248,13 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
           expr: `${by} (probe_dns_query_succeeded{${ns}, job="${dnsJob}"}) == 1 and ${on} ${by} (probe_dns_answer_rrs{${ns}, job="${dnsJob}"}) > 0 and ${on} ${by} (probe_success{${ns}, job="${dnsJob}"}) == 0`,
           for: '1m',
           labels: { severity: 'critical' },
-          annotations: { summary: 'vpn-class DNS lookups leave by the WAN: the probe\'s resolver reached the name\'s servers from a WAN-side resolver', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? egressProbeModel().DEFAULT_DNS_LEAK_NAME} with a resolver address that is not the tunnel's: every name vpn-class pods look up is seen outside the VPN.`, runbook: PROBE_RUNBOOKS.VPNDNSLeak, ...link('VPNDNSLeak') },
+          annotations: { summary: 'vpn-class DNS lookups leave by the WAN: the probe\'s resolver reached the name\'s servers from a WAN-side resolver', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? egressProbeModel.DEFAULT_DNS_LEAK_NAME} with a resolver address that is not the tunnel's: every name vpn-class pods look up is seen outside the VPN.`, runbook: PROBE_RUNBOOKS.VPNDNSLeak, ...link('VPNDNSLeak') },
         }, {
           alert: 'VPNDNSProbeFailing',
           expr: `${by} (probe_success{${ns}, job="${dnsResolvesJob}"}) == 0`,
           for: '10m',
           labels: { severity: 'warning' },
-          annotations: { summary: 'the vpn-class resolver has given no address for 10 minutes', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? egressProbeModel().DEFAULT_DNS_LEAK_NAME} with an error rcode, no A record, or not at all: vpn-class pods cannot resolve names (an outage, not a leak).`, runbook: PROBE_RUNBOOKS.VPNDNSProbeFailing, ...link('VPNDNSProbeFailing') },
+          annotations: { summary: 'the vpn-class resolver has given no address for 10 minutes', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? egressProbeModel.DEFAULT_DNS_LEAK_NAME} with an error rcode, no A record, or not at all: vpn-class pods cannot resolve names (an outage, not a leak).`, runbook: PROBE_RUNBOOKS.VPNDNSProbeFailing, ...link('VPNDNSProbeFailing') },
         }] : []),
       ],
     },
@@ -261,7 +263,7 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
 
 /** Plans the probe: exporter config, exporter Deployment(s) and Service(s), Probe objects and the PrometheusRule. */
 export function planEgressProbe(props: EgressProbeProps): Plan {
-  const checked = egressProbeModel().checkEgressProbe(props);
+  const checked = egressProbeModel.checkEgressProbe(props);
   throwIfProblems(checked.problems, 'EgressProbe props');
   const p = checked.value!;
   const name = p.name ?? 'egress-probe';
@@ -274,12 +276,12 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
 
   const exporter = (workload: string, egressClass: 'vpn' | 'direct'): { deployment: IDeployment; service: IService; extra: KubeObject[] } => {
     const steering = 'egressSteering' in p.via ? p.via.egressSteering : undefined;
-    const classLabel = steering ? { [steering.egressClassLabel ?? egressSteeringModel().DEFAULT_EGRESS_CLASS_LABEL]: egressClass === 'vpn' ? (steering.vpnClass ?? 'vpn') : 'direct' } : {};
+    const classLabel = steering ? { [steering.egressClassLabel ?? egressSteeringModel.DEFAULT_EGRESS_CLASS_LABEL]: egressClass === 'vpn' ? (steering.vpnClass ?? 'vpn') : 'direct' } : {};
     const labels = { 'app.kubernetes.io/name': workload, ...managed };
     let spec: IPodSpec = {
       containers: [{
         name: 'blackbox-exporter',
-        image: p.image ?? egressProbeModel().DEFAULT_BLACKBOX_IMAGE,
+        image: p.image ?? egressProbeModel.DEFAULT_BLACKBOX_IMAGE,
         args: ['--config.file=/config/blackbox.yml'],
         ports: [{ name: 'http', containerPort: BLACKBOX_PORT, protocol: 'TCP' }],
         readinessProbe: { httpGet: { path: '/-/healthy', port: BLACKBOX_PORT } },

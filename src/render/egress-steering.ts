@@ -14,7 +14,8 @@ import { KILL_SWITCH_LEARNT_DIR, KILL_SWITCH_NFT_PATH, KILL_SWITCH_SETS, KILL_SW
 import { renderWireguardConfig } from './wireguard-overlay-node';
 import { WG_RELOAD_FILE, wireguardReloadDropin } from '../host/wireguard-reload';
 import { mergeHostPlans } from '../host/host-plan';
-import { egressSteeringModel, overlayNodeModel } from '../lazy';
+import * as egressSteeringModel from '../model/egress-steering';
+import * as overlayNodeModel from '../model/wireguard-overlay-node';
 import { asset, withSettings } from '../assets';
 
 const RESTEER_SCRIPT = asset(__dirname, 'egress-resteer.sh');
@@ -25,7 +26,7 @@ const OPENVPN_PIN_SCRIPT = asset(__dirname, 'egress-openvpn-pin.sh');
 
 /** Returns the problems of EgressSteering props without throwing. */
 export function validateEgressSteering(props: unknown): Problem[] {
-  return egressSteeringModel().checkEgressSteering(props).problems;
+  return egressSteeringModel.checkEgressSteering(props).problems;
 }
 
 /** The routing table and rule priority that send tunnel-sourced traffic out of the tunnel. */
@@ -53,9 +54,9 @@ function facts(p: EgressSteeringProps): Facts {
     name: p.name ?? 'vpn-egress',
     cluster: p.cluster ?? 'default',
     iface: p.interface ?? 'tun0',
-    classLabel: p.egressClassLabel ?? egressSteeringModel().DEFAULT_EGRESS_CLASS_LABEL,
+    classLabel: p.egressClassLabel ?? egressSteeringModel.DEFAULT_EGRESS_CLASS_LABEL,
     vpnClass: p.vpnClass ?? 'vpn',
-    uplinkLabel: p.uplinkLabel ?? egressSteeringModel().DEFAULT_UPLINK_LABEL,
+    uplinkLabel: p.uplinkLabel ?? egressSteeringModel.DEFAULT_UPLINK_LABEL,
   };
 }
 
@@ -65,10 +66,10 @@ const MANAGED = { 'app.kubernetes.io/managed-by': 'tunnelwright' };
 export function excludedCidrsOf(p: EgressSteeringProps): string[] {
   if (p.excludedCidrs) return p.excludedCidrs;
   const destinations = (p.destinationCidrs ?? ['0.0.0.0/0']).map((d) => parseCidr(d)!);
-  const candidates = [...egressSteeringModel().RFC1918, ...p.clusterCidrs, ...(p.lanCidrs ?? [])];
+  const candidates = [...egressSteeringModel.RFC1918, ...p.clusterCidrs, ...(p.lanCidrs ?? [])];
   // A private block that is itself a destination is steered, not excluded (that would steer nothing); the cluster and
   // LAN ranges are always excluded.
-  const parsed = candidates.map((c, k) => ({ c, p: parseCidr(c)!, rfc1918: k < egressSteeringModel().RFC1918.length }))
+  const parsed = candidates.map((c, k) => ({ c, p: parseCidr(c)!, rfc1918: k < egressSteeringModel.RFC1918.length }))
     .filter(({ p, rfc1918 }) => destinations.some((d) => cidrContains(d, p) && !(rfc1918 && p.start === d.start && p.end === d.end)));
   // Keep each block once, and none that another candidate already covers (an equal block: the first one; a block
   // always contains itself, so it is kept unless an earlier one equals it).
@@ -137,7 +138,7 @@ export const DEFAULT_TEXTFILE_DIRECTORY = '/var/lib/node_exporter/textfile_colle
 export function egressAlertGroups(p: EgressSteeringProps): { name: string; rules: Record<string, unknown>[] }[] {
   const f = facts(p);
   const node = p.gatewayNode;
-  const label = egressSteeringModel().ksmLabelName(f.uplinkLabel);
+  const label = egressSteeringModel.ksmLabelName(f.uplinkLabel);
   const onGateway = (metric: string) => `${metric} * on(instance) group_left(nodename) node_uname_info{nodename="${node}"}`;
   const gate = `on() (count(kube_node_info{node="${node}"}) > 0)`;
   // The same over a kube-state-metrics restart (its series gone for a minute or two): a firing alert keeps firing.
@@ -226,7 +227,7 @@ const RUNBOOKS: Record<string, (f: Facts, node: string) => string> = {
   ].join('\n'),
   VPNEgressUplinkLabelMissing: (f, node) => [
     `1. ${RESTEER_PATH} on ${node}: it labels the node, or prints why not (credential, RBAC).`,
-    `2. kube-state-metrics must export the label: metricLabelsAllowlist ["${egressSteeringModel().ksmAllowlistEntry(f.uplinkLabel)}"] (plan.values.kubeStateMetrics, under kube-state-metrics: in kube-prometheus-stack's values).`,
+    `2. kube-state-metrics must export the label: metricLabelsAllowlist ["${egressSteeringModel.ksmAllowlistEntry(f.uplinkLabel)}"] (plan.values.kubeStateMetrics, under kube-state-metrics: in kube-prometheus-stack's values).`,
   ].join('\n'),
 };
 
@@ -399,7 +400,7 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   host.files.push({ path: OPENVPN_DOWN_PATH, mode: 0o755, owner: 'root:root', content: scripts.down });
   host.files.push({ path: OPENVPN_PIN_PATH, mode: 0o755, owner: 'root:root', content: scripts.pin });
   // Validated as host:port: OpenVPN takes the host without brackets, and the port apart.
-  const remote = t.remote ? overlayNodeModel().parseEndpoint(t.remote)! : undefined;
+  const remote = t.remote ? overlayNodeModel.parseEndpoint(t.remote)! : undefined;
   const pinned = `${config.path}.pinned`;
   const args = [
     // The pull-filters come before --config, the other options after it. OpenVPN reads --config where it stands on the
@@ -472,7 +473,7 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
 export function mergedKsmAllowlist(yours: unknown, uplinkLabel: string): string[] {
   // An empty entry joins into a leading or doubled "," that kube-state-metrics refuses at start-up: dropped.
   const list = Array.isArray(yours) ? yours.map(String).filter((e) => e.trim() !== '') : [];
-  const model = egressSteeringModel();
+  const model = egressSteeringModel;
   // The group kube-state-metrics reads for nodes (the last *= one, else the last nodes= one), wherever it is written:
   // the label goes in before its closing "]", and the rest of your text is left as it is.
   const kept = model.ksmNodeGroup(model.ksmAllowlistGroups(list));
@@ -500,7 +501,7 @@ export function egressSteeringValues(p: EgressSteeringProps): Record<string, unk
 
 /** Plans the steering: the policy, label enforcement, alerts, the hook's RBAC, Helm values and the gateway node's host plan. */
 export function planEgressSteering(props: EgressSteeringProps): Plan {
-  const checked = egressSteeringModel().checkEgressSteering(props);
+  const checked = egressSteeringModel.checkEgressSteering(props);
   throwIfProblems(checked.problems, 'EgressSteering props');
   const p = checked.value!;
   const f = facts(p);

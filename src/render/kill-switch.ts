@@ -6,12 +6,12 @@ import { parseCidr } from '../model/net';
 import { boundedName } from '../model/labels';
 import { Fence, VxlanEndpoint } from '../invariants';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
-import { killSwitchModel } from '../lazy';
+import * as killSwitchModel from '../model/kill-switch';
 import { nftLoaderUnit } from '../host/host-plan';
 
 /** Returns the problems of KillSwitch props without throwing. */
 export function validateKillSwitch(props: unknown): Problem[] {
-  return killSwitchModel().checkKillSwitch(props).problems;
+  return killSwitchModel.checkKillSwitch(props).problems;
 }
 
 /** The nftables table of a host kill switch (never named `wg-quick-*`: wg-quick deletes those on down). */
@@ -33,7 +33,7 @@ export function killSwitchName(props: Pick<KillSwitchProps, 'name' | 'selector'>
 
 /** Plans the kill switch: the pod policy, and the host table when `host` is set. */
 export function planKillSwitch(props: KillSwitchProps): Plan {
-  const checked = killSwitchModel().checkKillSwitch(props);
+  const checked = killSwitchModel.checkKillSwitch(props);
   throwIfProblems(checked.problems, 'KillSwitch props');
   return renderKillSwitch(checked.value!);
 }
@@ -58,7 +58,7 @@ function networkPolicy(props: KillSwitchProps): KubeObject {
   if (props.gatewayPodLabels) {
     egress.push({
       to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': props.gatewayNamespace ?? props.namespace } }, podSelector: { matchLabels: { ...props.gatewayPodLabels } } }],
-      ports: [{ protocol: 'UDP', port: props.vxlanPort ?? killSwitchModel().DEFAULT_VXLAN_PORT }],
+      ports: [{ protocol: 'UDP', port: props.vxlanPort ?? killSwitchModel.DEFAULT_VXLAN_PORT }],
     });
   }
   const policy: INetworkPolicy = {
@@ -85,7 +85,7 @@ function ciliumPolicy(props: KillSwitchProps): KubeObject {
   if (props.gatewayPodLabels) {
     egress.push({
       toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': props.gatewayNamespace ?? props.namespace, ...props.gatewayPodLabels } }],
-      toPorts: [{ ports: [{ port: String(props.vxlanPort ?? killSwitchModel().DEFAULT_VXLAN_PORT), protocol: 'UDP' }] }],
+      toPorts: [{ ports: [{ port: String(props.vxlanPort ?? killSwitchModel.DEFAULT_VXLAN_PORT), protocol: 'UDP' }] }],
     });
   }
   return {
@@ -177,7 +177,7 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
 
 /** The host plan of a kill switch: the table, and a unit that loads it before the network (and so any tunnel) starts. */
 export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
-  throwIfProblems(killSwitchModel().checkHostKillSwitchInput(host), 'host kill switch');
+  throwIfProblems(killSwitchModel.checkHostKillSwitchInput(host), 'host kill switch');
   const plan = emptyHostPlan(host.node);
   plan.packages.push('nftables');
   plan.files.push({ path: KILL_SWITCH_NFT_PATH, mode: 0o644, owner: 'root:root', content: renderKillSwitchTable(host) });
@@ -199,7 +199,7 @@ export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
 /** The kill switch's VXLAN endpoint (when it lets its pods reach gateway pods), for the cross-construct port check. */
 export function killSwitchVxlan(props: KillSwitchProps, construct: string): VxlanEndpoint | undefined {
   if (!props.gatewayPodLabels) return undefined;
-  return { construct, cluster: props.cluster ?? 'default', namespace: props.gatewayNamespace ?? props.namespace, podLabels: props.gatewayPodLabels, port: props.vxlanPort ?? killSwitchModel().DEFAULT_VXLAN_PORT };
+  return { construct, cluster: props.cluster ?? 'default', namespace: props.gatewayNamespace ?? props.namespace, podLabels: props.gatewayPodLabels, port: props.vxlanPort ?? killSwitchModel.DEFAULT_VXLAN_PORT };
 }
 
 /** The pods a KillSwitch fences, for `checkDuplicateKillSwitches`. */

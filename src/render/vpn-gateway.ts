@@ -17,7 +17,8 @@ import { LOCATION_FILTERS, LocationFilter, providerName } from '../model/vpn-pro
 import { KubeObject, Plan } from '../types';
 import { configMapsHash, withConfigHashes } from './config-hash';
 import { renderKillSwitch } from './kill-switch';
-import { commonModel, vpnGatewayModel } from '../lazy';
+import * as commonModel from '../model/common';
+import * as vpnGatewayModel from '../model/vpn-gateway';
 import { asset, inlineScript } from '../assets';
 
 /** gluetun's default control-server role for the loopback-only server: every route, no auth (fields of auth.Role, settings.go:111-126 at v3.41.1). */
@@ -25,7 +26,7 @@ const LOOPBACK_CONTROL_ROLE = '{"name":"loopback","auth":"none"}';
 
 /** Returns the problems of VpnGateway props without throwing. */
 export function validateVpnGateway(props: unknown): Problem[] {
-  return vpnGatewayModel().checkVpnGateway(props).problems;
+  return vpnGatewayModel.checkVpnGateway(props).problems;
 }
 
 /** Istio ambient's ztunnel address, kept local with `mesh: 'istio-ambient'`. */
@@ -69,7 +70,7 @@ export function vxlanPortFor(cni: VpnGatewayProps['cni']): number {
 
 export function gatewayFacts(props: VpnGatewayProps): GatewayFacts {
   const name = props.name ?? 'vpn-gateway';
-  const row = vpnGatewayModel().providerRow(props.vpnProvider)!;
+  const row = vpnGatewayModel.providerRow(props.vpnProvider)!;
   const vpnType = props.vpnType ?? 'wireguard';
   const vx = parseCidr(props.vxlanNetwork ?? '172.16.0.0/24')!;
   const podMtu = props.podMtu ?? 1450;
@@ -81,12 +82,12 @@ export function gatewayFacts(props: VpnGatewayProps): GatewayFacts {
     vxlanPort: vxlanPortFor(props.cni),
     vxlanPrefix: [24n, 16n, 8n].map((s) => String((vx.start >> s) & 255n)).join('.'),
     vxlanMtu: vpnType === 'wireguard' ? Math.min(WIREGUARD_MTU, podMtu - 50) : podMtu - 50,
-    clusterDnsIp: vpnGatewayModel().clusterDnsIpOf(props)!,
+    clusterDnsIp: vpnGatewayModel.clusterDnsIpOf(props)!,
     clusterDomain: props.clusterDomain ?? 'cluster.local',
     dnssec: props.dnssec ?? true,
     localCidrs: [...props.clusterCidrs, ...props.nodeCidrs, ...(props.mesh === 'istio-ambient' ? [ZTUNNEL_CIDR] : [])].filter((c) => parseCidr(c)!.family === 4),
     podLabels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'vpn-gateway', 'app.kubernetes.io/managed-by': 'tunnelwright' },
-    images: { gluetun: props.images?.gluetun ?? vpnGatewayModel().DEFAULT_IMAGES.gluetun, podGateway: props.images?.podGateway ?? vpnGatewayModel().DEFAULT_IMAGES.podGateway, portSync: props.images?.portSync ?? vpnGatewayModel().DEFAULT_IMAGES.portSync },
+    images: { gluetun: props.images?.gluetun ?? vpnGatewayModel.DEFAULT_IMAGES.gluetun, podGateway: props.images?.podGateway ?? vpnGatewayModel.DEFAULT_IMAGES.podGateway, portSync: props.images?.portSync ?? vpnGatewayModel.DEFAULT_IMAGES.portSync },
     vpnTrafficPort: props.vpnEndpointPort ?? (vpnType === 'wireguard' ? row.wireguard!.defaultPort : row.openvpn!.defaultPort),
   };
 }
@@ -95,7 +96,7 @@ const SECRETS_DIR = '/run/secrets';
 
 /** gluetun's environment: only variables gluetun reads; secrets as files (`*_SECRETFILE`) or Secret references. */
 export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
-  const row = vpnGatewayModel().providerRow(props.vpnProvider)!;
+  const row = vpnGatewayModel.providerRow(props.vpnProvider)!;
   const vpnType = props.vpnType ?? 'wireguard';
   const env: IEnvVar[] = [];
   const set = (name: string, value: string | number | undefined) => {
@@ -159,7 +160,7 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
       const to = `${f.vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`;
       // port-forward-up.sh, its values as arguments: gluetun replaces {{PORT}} (service/command.go:20-21). With an
       // app: the same port on the workload ("same": no translation). It refuses a forwarded port the pod serves.
-      const served = vpnGatewayModel().servedPorts(pf);
+      const served = vpnGatewayModel.servedPorts(pf);
       const args = ['port-forward-up', '{{PORT}}', to, String(pf.toPort ?? 'same'), served.length ? served.join(',') : 'none'];
       set('VPN_PORT_FORWARDING_UP_COMMAND', `/bin/sh -c '${PORT_FORWARD_UP}' ${args.join(' ')}`);
       set('VPN_PORT_FORWARDING_DOWN_COMMAND', `/bin/sh -c 'iptables -t nat -F ${PF_NAT_CHAIN} 2>/dev/null || true; iptables -F ${PF_FORWARD_CHAIN} 2>/dev/null || true'`);
@@ -316,7 +317,7 @@ function secretVolume(props: VpnGatewayProps): IVolume {
 
 /** Plans the gateway: settings ConfigMap, headless Service (clients find the pod by DNS) and the Deployment. */
 export function planVpnGateway(props: VpnGatewayProps): Plan {
-  const checked = vpnGatewayModel().checkVpnGateway(props);
+  const checked = vpnGatewayModel.checkVpnGateway(props);
   throwIfProblems(checked.problems, 'VpnGateway props');
   const plan = renderVpnGateway(checked.value!);
   return { ...plan, warnings: checked.warnings };
@@ -354,7 +355,7 @@ export function renderVpnGateway(props: VpnGatewayProps): Plan {
   const pf = props.portForwarding;
   // Only where gluetun keeps state (PIA's piaportforward.json): a claim for another provider would only wait for a
   // volume, and on a cluster without a default StorageClass keep the gateway from ever scheduling.
-  const state = pf && vpnGatewayModel().keepsPortForwardState(props.vpnProvider, pf) ? pf.stateClaim ?? {} : undefined;
+  const state = pf && vpnGatewayModel.keepsPortForwardState(props.vpnProvider, pf) ? pf.stateClaim ?? {} : undefined;
   const stateClaimName = state ? state.existingClaim ?? `${f.name}-gluetun-state` : undefined;
   const stateClaim: KubeObject | undefined = state && state.existingClaim === undefined ? {
     apiVersion: 'v1',
@@ -465,7 +466,7 @@ export function vpnGatewayClaims(props: VpnGatewayProps): Claim[] {
     : props.serverHostnames?.length === 1 ? { server: props.serverHostnames[0], path: 'serverHostnames[0]' }
       : props.serverNames?.length === 1 ? { server: props.serverNames[0], path: 'serverNames[0]' } : undefined;
   const credential = key ? `${f.namespace}/${key.name}/${key.key ?? 'private-key'}` : props.openvpnCredentialsSecret ? `${f.namespace}/${props.openvpnCredentialsSecret.name}` : undefined;
-  if (pinned && credential) claims.push({ key: `vpn-server/${vpnGatewayModel().providerRow(props.vpnProvider)!.gluetunName}/${pinned.server}/${credential}`, path: pinned.path, what: `VPN server ${pinned.server} with the credential ${credential} (two gateways on one server and account steal each other's session)` });
+  if (pinned && credential) claims.push({ key: `vpn-server/${vpnGatewayModel.providerRow(props.vpnProvider)!.gluetunName}/${pinned.server}/${credential}`, path: pinned.path, what: `VPN server ${pinned.server} with the credential ${credential} (two gateways on one server and account steal each other's session)` });
   return claims;
 }
 
@@ -536,7 +537,7 @@ export interface RoutePlan {
  * node) removes the object before the old pod stops: that is the one way two pods still meet.
  */
 export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): RoutePlan {
-  const checked = vpnGatewayModel().checkVpnGateway(gatewayProps);
+  const checked = vpnGatewayModel.checkVpnGateway(gatewayProps);
   const problems = [...checked.problems, ...checkRouteTarget(target)];
   // Read from the props as given, so that a refusal is reported beside the gateway's own problems (all at once).
   const isForwarded = isForwardedTarget(gatewayProps, target);
@@ -606,8 +607,8 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
 
 /** Whether `target` is the gateway's port-forwarding workload (`portForwarding.workload` in `workloadNamespace`, with `toPort` or `app`). */
 export function isForwardedTarget(gatewayProps: VpnGatewayProps, target: RouteTarget): boolean {
-  const pf = commonModel().isRecord(gatewayProps) && commonModel().isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
-  return commonModel().isRecord(target) && pf !== undefined && (pf.toPort !== undefined || pf.app !== undefined)
+  const pf = commonModel.isRecord(gatewayProps) && commonModel.isRecord(gatewayProps.portForwarding) ? gatewayProps.portForwarding : undefined;
+  return commonModel.isRecord(target) && pf !== undefined && (pf.toPort !== undefined || pf.app !== undefined)
     && pf.workload === target.name && pf.workloadNamespace === target.namespace;
 }
 
@@ -656,14 +657,14 @@ function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget):
     { name: 'APP', value: app },
     { name: 'GLUETUN_URL', value: `http://${f.vxlanPrefix}.1:${CONTROL_PORT}` },
     { name: 'GLUETUN_API_KEY_FILE', value: '/run/port-sync-secrets/gluetun-api-key' },
-    ...(app !== 'command' && app !== 'slskd' ? [{ name: 'APP_URL', value: pf.appUrl ?? `http://127.0.0.1:${vpnGatewayModel().APP_API_PORTS[app]}` }] : []),
+    ...(app !== 'command' && app !== 'slskd' ? [{ name: 'APP_URL', value: pf.appUrl ?? `http://127.0.0.1:${vpnGatewayModel.APP_API_PORTS[app]}` }] : []),
     ...(userItem.length ? [{ name: 'APP_USERNAME_FILE', value: '/run/port-sync-secrets/app-username' }] : []),
     ...(pf.appCredentialsSecret ? [{ name: 'APP_PASSWORD_FILE', value: '/run/port-sync-secrets/app-password' }] : []),
     ...(pf.appApiKeySecret ? [{ name: 'APP_API_KEY_FILE', value: '/run/port-sync-secrets/app-api-key' }] : []),
     ...(pf.command !== undefined ? [{ name: 'COMMAND', value: pf.command }] : []),
     { name: 'PERIOD', value: String(pf.syncPeriodSeconds ?? 15) },
     { name: 'METRICS_PORT', value: String(PORT_SYNC_METRICS_PORT) },
-    { name: 'SERVED_PORTS', value: vpnGatewayModel().servedPorts(pf).join(',') },
+    { name: 'SERVED_PORTS', value: vpnGatewayModel.servedPorts(pf).join(',') },
     { name: 'METRICS_FILE', value: '/tmp/port-sync/metrics' },
   ];
   const container: IContainer = {
@@ -778,12 +779,12 @@ const PORT_FORWARD_RUNBOOKS = {
 
 /** The problems of a route target (from JavaScript or YAML, anything may arrive). */
 function checkRouteTarget(target: unknown): Problem[] {
-  if (!commonModel().isRecord(target)) return [{ path: 'route', code: 'type', message: `expected the workload to route ({ namespace, podLabels, name }), received ${typeof target === 'object' ? 'null' : typeof target}` }];
+  if (!commonModel.isRecord(target)) return [{ path: 'route', code: 'type', message: `expected the workload to route ({ namespace, podLabels, name }), received ${typeof target === 'object' ? 'null' : typeof target}` }];
   const problems: Problem[] = [];
-  if (typeof target.namespace !== 'string' || !isDnsLabel(target.namespace)) problems.push({ path: 'route.namespace', code: 'namespace', message: `expected the workload's namespace, ${typeof target.namespace === 'string' ? commonModel().received(target.namespace) : `received ${typeof target.namespace}`}` });
-  if (typeof target.name !== 'string' || !isDnsSubdomain(target.name)) problems.push({ path: 'route.name', code: 'name', message: `expected the workload's name, ${typeof target.name === 'string' ? commonModel().received(target.name) : `received ${typeof target.name}`}` });
+  if (typeof target.namespace !== 'string' || !isDnsLabel(target.namespace)) problems.push({ path: 'route.namespace', code: 'namespace', message: `expected the workload's namespace, ${typeof target.namespace === 'string' ? commonModel.received(target.namespace) : `received ${typeof target.namespace}`}` });
+  if (typeof target.name !== 'string' || !isDnsSubdomain(target.name)) problems.push({ path: 'route.name', code: 'name', message: `expected the workload's name, ${typeof target.name === 'string' ? commonModel.received(target.name) : `received ${typeof target.name}`}` });
   const labels = target.podLabels;
-  if (!commonModel().isRecord(labels) || Object.values(labels).some((v) => typeof v !== 'string')) problems.push({ path: 'route.podLabels', code: 'labels', message: 'expected the pod template\'s labels: a map of strings' });
+  if (!commonModel.isRecord(labels) || Object.values(labels).some((v) => typeof v !== 'string')) problems.push({ path: 'route.podLabels', code: 'labels', message: 'expected the pod template\'s labels: a map of strings' });
   else if (Object.keys(labels).length === 0) problems.push({ path: 'route.podLabels', code: 'selector-empty', message: 'the routed workload has no pod labels: its kill switch would select every pod in the namespace' });
   return problems;
 }
@@ -803,7 +804,7 @@ function checkForwardedTarget(target: RouteTarget): Problem[] {
   const problems: Problem[] = [];
   if (kind !== 'StatefulSet') {
     const shown = target.kind === undefined ? 'a Deployment (route.kind unset: the default)'
-      : typeof kind === 'string' && /^[A-Z][A-Za-z]{0,62}$/.test(kind) ? `a ${kind}` : `of kind ${commonModel().describeValue(kind)}`;
+      : typeof kind === 'string' && /^[A-Z][A-Za-z]{0,62}$/.test(kind) ? `a ${kind}` : `of kind ${commonModel.describeValue(kind)}`;
     const why = kind === 'DaemonSet'
       ? 'it runs a pod on every node it fits, and each would take the one fixed VXLAN address'
       : kind === 'Deployment' || kind === 'ReplicaSet'
@@ -813,11 +814,11 @@ function checkForwardedTarget(target: RouteTarget): Problem[] {
   }
   const start: unknown = target.ordinalsStart;
   if (start !== undefined && (typeof start !== 'number' || !Number.isInteger(start) || start < 0)) {
-    problems.push({ path: 'route.ordinalsStart', code: 'type', message: `expected the port-forwarding workload ${what}'s spec.ordinals.start as a plain whole number, received ${commonModel().describeValue(start)}: its init container lets only the pod of that ordinal start` });
+    problems.push({ path: 'route.ordinalsStart', code: 'type', message: `expected the port-forwarding workload ${what}'s spec.ordinals.start as a plain whole number, received ${commonModel.describeValue(start)}: its init container lets only the pod of that ordinal start` });
   }
   const replicas: unknown = target.replicas;
   if (replicas !== undefined && (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0)) {
-    problems.push({ path: 'route.replicas', code: 'type', message: `expected the port-forwarding workload ${what}'s spec.replicas as a plain whole number (0 or 1), received ${commonModel().describeValue(replicas)}: a value known only at deploy time (a Pulumi Output) cannot be checked for a second pod` });
+    problems.push({ path: 'route.replicas', code: 'type', message: `expected the port-forwarding workload ${what}'s spec.replicas as a plain whole number (0 or 1), received ${commonModel.describeValue(replicas)}: a value known only at deploy time (a Pulumi Output) cannot be checked for a second pod` });
   } else if (typeof replicas === 'number' && replicas > 1) {
     problems.push({ path: 'route.replicas', code: 'two-pods', message: `the port-forwarding workload ${what} has ${replicas} replicas: they would all take the one fixed VXLAN address and one forwarded port; set replicas to 1` });
   }
@@ -891,11 +892,11 @@ export function checkForwardedWorkloadRouted(gatewayProps: VpnGatewayProps, rout
 
 /** A pod spec routed through the gateway: the client init container first, the sidecar last, DNS by the gateway. Pure. */
 export function applyRoute(spec: IPodSpec, route: RoutePlan): IPodSpec {
-  if (!commonModel().isRecord(spec) || !Array.isArray(spec.containers) || spec.containers.some((c) => !commonModel().isRecord(c))) {
+  if (!commonModel.isRecord(spec) || !Array.isArray(spec.containers) || spec.containers.some((c) => !commonModel.isRecord(c))) {
     throw new ValidationError([{ path: 'spec', code: 'pod-spec', message: 'expected a pod spec with its containers (spec.template.spec of a Deployment, StatefulSet or DaemonSet)' }], 'routed pod spec');
   }
   for (const key of ['initContainers', 'volumes'] as const) {
-    if (spec[key] !== undefined && !Array.isArray(spec[key])) throw new ValidationError([{ path: `spec.${key}`, code: 'type', message: `expected a list, received ${commonModel().describeValue(spec[key])}` }], 'routed pod spec');
+    if (spec[key] !== undefined && !Array.isArray(spec[key])) throw new ValidationError([{ path: `spec.${key}`, code: 'type', message: `expected a list, received ${commonModel.describeValue(spec[key])}` }], 'routed pod spec');
   }
   const has = (list: { name: string }[] | undefined, name: string) => (list ?? []).some((c) => c.name === name);
   if (has(spec.initContainers, route.initContainer.name)) return spec;

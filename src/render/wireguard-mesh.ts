@@ -4,11 +4,12 @@ import type { WireguardMeshProps } from '../model/wireguard-mesh';
 import { formatIp, parseCidr } from '../model/net';
 import { HostPlan, Plan } from '../types';
 import { PeerSection, RenderInterface, RenderPeer, renderOverlayHost } from './wireguard-overlay-node';
-import { meshModel, overlayNodeModel } from '../lazy';
+import * as meshModel from '../model/wireguard-mesh';
+import * as overlayNodeModel from '../model/wireguard-overlay-node';
 
 /** Returns the problems of WireguardMesh props without throwing. */
 export function validateWireguardMesh(props: unknown): Problem[] {
-  return meshModel().checkWireguardMesh(props).problems;
+  return meshModel.checkWireguardMesh(props).problems;
 }
 
 /** One node's part of a mesh plan. */
@@ -27,23 +28,23 @@ export interface MeshPlan extends Plan {
 
 /** Generates every node's interface and peers (full mesh or hub-and-spoke) and plans each node's host files. */
 export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
-  const checked = meshModel().checkWireguardMesh(props);
+  const checked = meshModel.checkWireguardMesh(props);
   throwIfProblems(checked.problems, 'WireguardMesh props');
   const mesh = checked.value!;
   const network = parseCidr(mesh.network)!;
   const hostBits = network.family === 4 ? 32 : 128;
-  const keepalive = mesh.persistentKeepalive ?? meshModel().DEFAULT_KEEPALIVE;
+  const keepalive = mesh.persistentKeepalive ?? meshModel.DEFAULT_KEEPALIVE;
   const name = mesh.interfaceName ?? 'wg0';
   const hub = typeof mesh.topology === 'object' ? mesh.topology.hub : undefined;
-  const mtu = mesh.underlayMtu !== undefined ? meshModel().meshMtu(mesh.underlayMtu, mesh.nodes) : undefined;
+  const mtu = mesh.underlayMtu !== undefined ? meshModel.meshMtu(mesh.underlayMtu, mesh.nodes) : undefined;
 
   // Each node as others see it: computed once, so a full mesh of n nodes costs O(n) here and O(n²) only in output.
   const seen = mesh.nodes.map((n) => {
-    const cidr = meshModel().meshNodeAddress(n.address, network, mesh.network).cidr!;
+    const cidr = meshModel.meshNodeAddress(n.address, network, mesh.network).cidr!;
     const ip = parseCidr(cidr)!;
     const listenPort = n.listenPort ?? mesh.listenPort;
-    const e = n.endpoint !== undefined ? overlayNodeModel().parseEndpoint(n.endpoint, true)! : undefined;
-    const endpoint = e ? overlayNodeModel().formatEndpoint(e.host, e.port ?? listenPort!) : undefined;
+    const e = n.endpoint !== undefined ? overlayNodeModel.parseEndpoint(n.endpoint, true)! : undefined;
+    const endpoint = e ? overlayNodeModel.formatEndpoint(e.host, e.port ?? listenPort!) : undefined;
     const base = { comment: n.node, publicKey: n.publicKey, allowedIPs: [`${formatIp(ip.family, ip.address)}/${hostBits}`] };
     const withEndpoint: RenderPeer = endpoint ? { ...base, endpoint } : base;
     return { node: n, cidr, listenPort, endpoint, asPeer: withEndpoint, asPeerKeepalive: { ...withEndpoint, persistentKeepalive: keepalive } as RenderPeer };

@@ -11,16 +11,18 @@ import type { OverlayCni } from '../model/cni';
 import { cniOverhead, cniValues, k0sNetwork, k3sFlannel, kubeRouterSnat, mergeK0sSpec } from './cni';
 import { parseCidr, formatIp } from '../model/net';
 import { emptyHostPlan, HostFile, HostPlan, Plan } from '../types';
-import { cniModel, overlayNodeModel, yaml } from '../lazy';
+import { yaml } from '../lazy';
+import * as cniModel from '../model/cni';
+import * as overlayNodeModel from '../model/wireguard-overlay-node';
 
 /** Returns the problems of WireguardOverlayNode props without throwing (warnings are not problems). */
 export function validateWireguardOverlayNode(props: unknown): Problem[] {
-  return overlayNodeModel().checkWireguardOverlayNode(props).problems;
+  return overlayNodeModel.checkWireguardOverlayNode(props).problems;
 }
 
 /** Plans one node's WireGuard interfaces: `/etc/wireguard/<name>.conf`, `wg-quick@<name>.service`, key units, the distribution's ordering and node IP. */
 export function planWireguardOverlayNode(props: WireguardOverlayNodeProps): Plan {
-  const checked = overlayNodeModel().checkWireguardOverlayNode(props);
+  const checked = overlayNodeModel.checkWireguardOverlayNode(props);
   throwIfProblems(checked.problems, 'WireguardOverlayNode props');
   const plan = renderOverlayNode(checked.value!, checked.warnings);
   return { ...plan, warnings: [...plan.warnings, ...userDataSizeWarnings(plan.hosts[0], 'wireguard')] };
@@ -50,7 +52,7 @@ export interface RenderInterface extends WireguardInterface {
 
 /** True when the endpoint is a hostname (not an IP literal). */
 export function isHostnameEndpoint(endpoint: string | undefined): boolean {
-  return endpoint !== undefined && overlayNodeModel().parseEndpoint(endpoint, true)?.isHostname === true;
+  return endpoint !== undefined && overlayNodeModel.parseEndpoint(endpoint, true)?.isHostname === true;
 }
 
 /** What the distribution calls its node unit, by role. */
@@ -110,7 +112,7 @@ export function renderWireguardConfig(node: string, iface: RenderInterface, priv
 export function renderWireguardConfigShared(node: string, iface: RenderInterface, privateKeyPath?: string, presharedKeyPaths: ReadonlyMap<number, string> = new Map(), sections?: WeakMap<RenderPeer, PeerSection>): { readonly text: string; readonly encoded?: string; readonly length?: number } {
   // The interface's own public key, as a comment: a rotated key changes the node's own config, so a deploy that reloads
   // the nodes whose files changed reloads it too (its reload resolves the new private key from its source).
-  const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, ...(iface.publicKey !== undefined ? [`# public key: ${iface.publicKey}`] : []), '[Interface]', `Address = ${overlayNodeModel().interfaceAddresses(iface.address).join(', ')}`];
+  const lines = [`# ${iface.name} on ${node}: written by tunnelwright`, ...(iface.publicKey !== undefined ? [`# public key: ${iface.publicKey}`] : []), '[Interface]', `Address = ${overlayNodeModel.interfaceAddresses(iface.address).join(', ')}`];
   if (iface.listenPort !== undefined) lines.push(`ListenPort = ${iface.listenPort}`);
   const mtu = interfaceMtu(iface);
   if (mtu !== undefined) lines.push(`MTU = ${mtu}`);
@@ -156,7 +158,7 @@ export function renderWireguardConfigShared(node: string, iface: RenderInterface
 /** The MTU written for an interface: `mtu`, else derived from `underlayMtu`, else none (wg-quick's choice). */
 export function interfaceMtu(iface: WireguardInterface): number | undefined {
   if (iface.mtu !== undefined) return iface.mtu;
-  return iface.underlayMtu !== undefined ? overlayNodeModel().derivedMtu(iface.underlayMtu, iface.peers.map((p) => p.endpoint)) : undefined;
+  return iface.underlayMtu !== undefined ? overlayNodeModel.derivedMtu(iface.underlayMtu, iface.peers.map((p) => p.endpoint)) : undefined;
 }
 
 /** VXLAN's overhead (flannel, Calico VXLAN, Cilium tunnel mode): pods crossing the overlay need their MTU this much below it. */
@@ -297,16 +299,16 @@ function kubeRouterFailClosedUnitContent(iface: string, routes: readonly string[
 function kubeRouterSnatHooks(host: HostPlan, iface: RenderInterface, cni: OverlayCni, distribution: Distribution, role: NodeRole, installPackages: boolean, k0sConfig: Record<string, unknown> | undefined, clusterK0sConfig: boolean, podCidrs: readonly string[] = []): { preUp?: string[]; units?: HostPlan['units'] } {
   if (!iface.nodeAddress || cni !== 'kube-router' || (distribution === 'k0s' && role === 'controller')) return {};
   // k0s's kube-proxy takes its masquerade bit from the controller's k0s.yaml (a mesh's workers get the mesh's k0sConfig).
-  const bit = distribution === 'k0s' ? cniModel().kubeProxyMasqueradeBit(k0sConfig) : cniModel().DEFAULT_MASQUERADE_BIT;
-  const snat = kubeRouterSnat(iface.name, overlayNodeModel().interfaceAddresses(iface.address), bit);
+  const bit = distribution === 'k0s' ? cniModel.kubeProxyMasqueradeBit(k0sConfig) : cniModel.DEFAULT_MASQUERADE_BIT;
+  const snat = kubeRouterSnat(iface.name, overlayNodeModel.interfaceAddresses(iface.address), bit);
   if (!snat) return {};
-  const routes = kubeRouterFailClosedRoutes(overlayNodeModel().interfaceAddresses(iface.address), distribution, k0sConfig, clusterK0sConfig || role !== 'worker', podCidrs);
+  const routes = kubeRouterFailClosedRoutes(overlayNodeModel.interfaceAddresses(iface.address), distribution, k0sConfig, clusterK0sConfig || role !== 'worker', podCidrs);
   const failClosed = { name: kubeRouterFailClosedUnit(iface.name), enabled: true, content: kubeRouterFailClosedUnitContent(iface.name, routes) };
   // With kube-proxy disabled nothing sets its mark: k0s then runs kube-router without its service proxy
   // (pkg/component/controller/kuberouter.go:116-118 `run-service-proxy: "false"`, the user's extraArgs merged over it
   // at :135), and where a user turns that on, kube-router SNATs to the node's primary IP itself
   // (pkg/controllers/proxy/network_services_controller.go:1147-1148): the overlay address only with k0s's --node-ip.
-  if (cniModel().kubeProxyDisabled(distribution, k0sConfig)) return { units: [failClosed] };
+  if (cniModel.kubeProxyDisabled(distribution, k0sConfig)) return { units: [failClosed] };
   const path = kubeRouterSnatPath(iface.name);
   host.files.push({ path, mode: 0o644, owner: 'root:root', content: snat.nft });
   if (installPackages && !host.packages.includes('nftables')) host.packages.push('nftables');
@@ -341,7 +343,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
   let nodeIps: string[] | undefined;
   let overlayMtu: number | undefined;
   let overlayIface = '';
-  const cni = input.cni ?? cniModel().defaultCni(distribution);
+  const cni = input.cni ?? cniModel.defaultCni(distribution);
   for (const given of input.wireguard) {
     const { units: snatUnits, ...snatHooks } = kubeRouterSnatHooks(host, given, cni, distribution, role, input.installPackages !== false, input.k0sConfig, input.clusterK0sConfig === true, input.podCidrs);
     const iface: RenderInterface = { ...given, ...snatHooks, hostnameEndpoints: 'after-up' };
@@ -385,7 +387,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     host.dropins.push(wireguardReloadDropin(wgUnit, refresh, endpointsUnit));
     if (iface.nodeAddress) {
       // IPv4 first: the first address is the one a single-address setting (k0s api.address, etcd) takes.
-      nodeIps = overlayNodeModel().interfaceAddresses(iface.address).map((a) => parseCidr(a)!).sort((a, b) => a.family - b.family).map((c) => formatIp(c.family, c.address));
+      nodeIps = overlayNodeModel.interfaceAddresses(iface.address).map((a) => parseCidr(a)!).sort((a, b) => a.family - b.family).map((c) => formatIp(c.family, c.address));
       overlayMtu = interfaceMtu(iface);
       overlayIface = iface.name;
     }
@@ -406,7 +408,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
     values.node = { name: node, nodeIp, nodeIps, apiSans };
     // The CNI carries pod traffic between nodes over the overlay interface: in the distribution's file where the
     // library owns it (k0s.yaml, k3s's config), else in values.cni for the CNI's install (src/render/cni.ts).
-    if (!cniModel().cniOwnedByDistribution(distribution, cni)) {
+    if (!cniModel.cniOwnedByDistribution(distribution, cni)) {
       const handed = cniValues(cni, overlayIface, overlayMtu, outerIpv6, { families: new Set(nodeIps.map((ip) => (ip.includes(':') ? 6 : 4))), podCidrs: input.podCidrs });
       if (handed) values.cni = handed;
     }
@@ -433,7 +435,7 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
         const defaults = `# written by tunnelwright: register the overlay address\nKUBELET_EXTRA_ARGS=--node-ip=${nodeIps.join(',')}\n`;
         for (const path of KUBEADM_KUBELET_DEFAULTS_PATHS) host.files.push({ path, mode: 0o644, owner: 'root:root', content: defaults });
         if (controller) {
-          const minor = overlayNodeModel().kubernetesMinor(input.kubernetesVersion ?? overlayNodeModel().DEFAULT_KUBERNETES_VERSION)!;
+          const minor = overlayNodeModel.kubernetesMinor(input.kubernetesVersion ?? overlayNodeModel.DEFAULT_KUBERNETES_VERSION)!;
           const v4 = minor >= 31;
           const apiVersion = v4 ? 'kubeadm.k8s.io/v1beta4' : 'kubeadm.k8s.io/v1beta3';
           const kubeletExtraArgs = v4 ? [{ name: 'node-ip', value: nodeIps.join(',') }] : { 'node-ip': nodeIps.join(',') };
@@ -472,7 +474,7 @@ function renderK0s(host: HostPlan, input: OverlayNodeInput, k8sUnit: string, nod
   }
   const install = input.installK0s;
   if (!install) return out;
-  const binary = install.binary ?? overlayNodeModel().DEFAULT_K0S_BINARY;
+  const binary = install.binary ?? overlayNodeModel.DEFAULT_K0S_BINARY;
   const after = input.wireguard.map((i) => `wg-quick@${i.name}.service`);
   const args = [binary, 'install', controller ? 'controller' : 'worker'];
   if (input.role === 'controller+worker') args.push('--enable-worker');
