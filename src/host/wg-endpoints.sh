@@ -1,6 +1,6 @@
 #!/bin/bash
 # tunnelwright: keep working the endpoints of peers dialled by name ("$deferred host:port" in CONFIG).
-# usage: wg-endpoints [--once] INTERFACE [CONFIG]; see the README, "An endpoint by hostname"
+# usage: wg-endpoints [--once] INTERFACE [CONFIG]
 set -uo pipefail
 once=0
 if [ "${1:-}" = --once ]; then once=1; shift; fi

@@ -42,7 +42,7 @@ export interface EgressSteeringMonitoring {
    * @default '/var/lib/node_exporter/textfile_collector'
    */
   readonly textfileDirectory?: string;
-  /** Where each alert's `runbook_url` points (`<runbookUrl>#<alert in lowercase>`). @default - tunnelwright's runbooks in its npm package's README on npmjs.com */
+  /** Where each alert's `runbook_url` points (`<runbookUrl>#<alert in lowercase>`). @default - no link: each alert carries its runbook in its `runbook` annotation (docs/runbooks.md has them too) */
   readonly runbookUrl?: string;
 }
 
@@ -291,7 +291,7 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
     const coreDns = steered && !steered.includes('kube-system')
       ? `; labelling the CoreDNS pods with the vpn class does nothing here, since the policy selects pods only in ${quotedList(steered)} and CoreDNS runs in kube-system: add kube-system to namespaces for that, or point CoreDNS's forward at a resolver reached only through the tunnel`
       : ': label the CoreDNS pods with the vpn class, or point CoreDNS\'s forward at a resolver reached only through the tunnel';
-    warnings.push({ path: 'clusterCidrs', code: 'dns-wan', message: `vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN${coreDns} (see the README, "DNS leaves by the WAN")` });
+    warnings.push({ path: 'clusterCidrs', code: 'dns-wan', message: `vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN${coreDns} (see docs/egress-steering.md, "DNS leaves by the WAN")` });
     warnings.push({ path: 'vpnClass', code: 'policy-delay', message: 'Cilium applies the policy to a new pod shortly after it starts: until then its traffic leaves with its own node\'s address (Cilium\'s egress gateway docs, limitations). No policy closes that window: for workloads that must never leak, route them with VpnGateway (pod-level routing with its kill switch) instead' });
     const enforce = input.enforceLabels;
     if (isRecord(enforce)) {

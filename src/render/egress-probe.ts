@@ -192,7 +192,7 @@ export function dnsLeakResolver(p: EgressProbeProps): string {
 const PROBE_RUNBOOKS = {
   VPNEgressLeak: '1. Treat it as an incident: stop the affected vpn-class workloads.\n2. Check the steering or the gateway (VPNTunnelDown, VPNEgressSteeringStale) and the kill switch counters.',
   VPNEgressProbeFailing: '1. The IP-echo targets are unreachable from the vpn class: often the tunnel is down (VPNTunnelDown) and the kill switch is holding.\n2. Check the targets themselves from elsewhere.',
-  VPNDNSLeak: '1. Find who resolves for the vpn class: the routed pods\' gateway dnsmasq forwards outside names to gluetun\'s DNS_ADDRESS through the tunnel; vpn-class pods of an EgressSteering ask CoreDNS, whose forward leaves from its own node.\n2. Make that resolver\'s upstream reachable only through the tunnel (README: "DNS leaves by the WAN"), then watch probe_success of the dns-leak job return to 1.',
+  VPNDNSLeak: '1. Find who resolves for the vpn class: the routed pods\' gateway dnsmasq forwards outside names to gluetun\'s DNS_ADDRESS through the tunnel; vpn-class pods of an EgressSteering ask CoreDNS, whose forward leaves from its own node.\n2. Make that resolver\'s upstream reachable only through the tunnel (docs/egress-steering.md, "DNS leaves by the WAN"), then watch probe_success of the dns-leak job return to 1.',
   VPNEgressProbeAbsent: '1. kubectl -n <namespace> get deploy,pods,probe -l app.kubernetes.io/component=egress-probe: a pod not admitted (Pod Security, quota) or not scheduled runs no probe.\n2. Prometheus must select the Probe objects (probeSelector, probeNamespaceSelector): the job must be listed under Status > Targets, and up for it must be 1.',
   VPNDNSProbeFailing: '1. Ask the resolver from a vpn-class pod (dig @<resolver> whoami.akamai.net): SERVFAIL or a timeout usually means the tunnel is down (VPNTunnelDown) or its DNS upstream is unreachable.\n2. The leak check cannot judge while nothing answers: VPNDNSLeak stays silent during an outage.',
 };
@@ -356,7 +356,7 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
   // The WAN addresses (`wanIps`, `dnsLeak.leakedCidrs`) are in blackbox.yml and in no other object of this plan: an
   // unsalted hash of it on every pod would let anyone who may read pods (not ConfigMaps) find them by trying each IPv4
   // address. The hash is of the config with documentation addresses in their place, so a change of those alone does
-  // not roll the exporter (README: restart it).
+  // not roll the exporter (docs/vpn-gateway.md says to restart it).
   const redacted: EgressProbeProps = { ...p, wanIps: p.wanIps.map(() => '192.0.2.1'), ...(p.dnsLeak ? { dnsLeak: { ...p.dnsLeak, ...(p.dnsLeak.leakedCidrs ? { leakedCidrs: p.dnsLeak.leakedCidrs.map(() => '192.0.2.0/24') } : {}) } } : {}) };
   const hashed = (m: IConfigMap) => (m.metadata?.name === configName ? { ...m, data: { 'blackbox.yml': blackboxConfig(redacted, name) } } : m);
   return { objects: withConfigHashes(objects, hashed), hosts: [], values: {}, warnings: [] };

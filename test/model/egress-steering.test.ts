@@ -188,9 +188,9 @@ describe('EgressSteering validation', () => {
   });
 
   it.each<[string, string[] | undefined, string]>([
-    ['every namespace steered: labelling CoreDNS works', undefined, 'vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN: label the CoreDNS pods with the vpn class, or point CoreDNS\'s forward at a resolver reached only through the tunnel (see the README, "DNS leaves by the WAN")'],
-    ['kube-system steered: labelling CoreDNS works', ['media', 'kube-system'], 'vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN: label the CoreDNS pods with the vpn class, or point CoreDNS\'s forward at a resolver reached only through the tunnel (see the README, "DNS leaves by the WAN")'],
-    ['kube-system not steered: labelling CoreDNS does nothing', ['media', 'downloads'], 'vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN; labelling the CoreDNS pods with the vpn class does nothing here, since the policy selects pods only in "media", "downloads" and CoreDNS runs in kube-system: add kube-system to namespaces for that, or point CoreDNS\'s forward at a resolver reached only through the tunnel (see the README, "DNS leaves by the WAN")'],
+    ['every namespace steered: labelling CoreDNS works', undefined, 'vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN: label the CoreDNS pods with the vpn class, or point CoreDNS\'s forward at a resolver reached only through the tunnel (see docs/egress-steering.md, "DNS leaves by the WAN")'],
+    ['kube-system steered: labelling CoreDNS works', ['media', 'kube-system'], 'vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN: label the CoreDNS pods with the vpn class, or point CoreDNS\'s forward at a resolver reached only through the tunnel (see docs/egress-steering.md, "DNS leaves by the WAN")'],
+    ['kube-system not steered: labelling CoreDNS does nothing', ['media', 'downloads'], 'vpn-class pods resolve names through the cluster DNS (the cluster CIDRs are never steered), which forwards outside names over the WAN; labelling the CoreDNS pods with the vpn class does nothing here, since the policy selects pods only in "media", "downloads" and CoreDNS runs in kube-system: add kube-system to namespaces for that, or point CoreDNS\'s forward at a resolver reached only through the tunnel (see docs/egress-steering.md, "DNS leaves by the WAN")'],
   ])('the DNS warning says what steers CoreDNS: %s', (_name, namespaces, message) => {
     const props = prod((p) => { if (namespaces) p.namespaces = namespaces; else delete p.namespaces; p.enforceLabels!.namespaces = namespaces ?? ['media']; });
     expect(planEgressSteering(props).warnings.find((w) => w.code === 'dns-wan')!.message).toBe(message);
@@ -209,7 +209,7 @@ describe('EgressSteering validation', () => {
     expect(planEgressSteering({ ...v6, denyIpv6: true, acknowledge: ['dns-wan', 'policy-delay', 'ignition-packages'] }).warnings).toEqual([]);
   });
 
-  // The codes a user can put in `acknowledge`, written out as the README lists them: each one silences its own warning
+  // The codes a user can put in `acknowledge`, written out as docs/egress-steering.md lists them: each one silences its own warning
   // and no other, and the list refuses a code that is not one of them.
   it.each<[string, Props]>([
     ['dns-wan', prodSteering()],

@@ -180,7 +180,7 @@ describe('planEgressSteering', () => {
     }), { seed: 35, numRuns: runs(300) });
   });
 
-  it('two steerings with different uplink labels: the second, given the first\'s values, exports both labels in one nodes= group (as the README says)', () => {
+  it('two steerings with different uplink labels: the second, given the first\'s values, exports both labels in one nodes= group (as docs/egress-steering.md says)', () => {
     const first = planEgressSteering({ ...prodSteering(), uplinkLabel: 'example.com/uplink-a', acknowledge: ['kube-state-metrics'] } as never);
     const second = planEgressSteering({ ...prodSteering(), gatewayNode: 'gw-2', uplinkLabel: 'example.com/uplink-b', monitoring: { ...prodSteering().monitoring, kubeStateMetricsValues: first.values.kubeStateMetrics } } as never);
     const list = (second.values.kubeStateMetrics as { metricLabelsAllowlist: string[] }).metricLabelsAllowlist;
