@@ -392,9 +392,15 @@ export function renderOverlayHost(input: OverlayNodeInput): { host: HostPlan; va
       overlayIface = iface.name;
     }
   }
-  // One drop-in per interface, so two constructs adding interfaces to one node merge instead of clashing.
+  // One drop-in per interface, so two constructs adding interfaces to one node merge instead of clashing. The
+  // distribution requires the interface that carries its node address (`Requires=`: stopped with it, never started
+  // without it); any other interface (a backup link) it only wants, after it: a key that never arrives for that one
+  // fails its unit, and with `Requires=` would keep the distribution from ever starting, and `systemctl stop` of it
+  // would stop the distribution too (systemd.unit(5), Requires=). Without a node-address interface every one is required.
+  const anchor = input.wireguard.findIndex((w) => w.nodeAddress === true);
   for (const [i, wgUnit] of wgUnits.entries()) {
-    host.dropins.push({ unit: k8sUnit, name: `10-tunnelwright-${input.wireguard[i].name}.conf`, content: `[Unit]\nAfter=${wgUnit}\nRequires=${wgUnit}\n` });
+    const dependency = anchor < 0 || anchor === i ? 'Requires' : 'Wants';
+    host.dropins.push({ unit: k8sUnit, name: `10-tunnelwright-${input.wireguard[i].name}.conf`, content: `[Unit]\nAfter=${wgUnit}\n${dependency}=${wgUnit}\n` });
   }
   const values: Record<string, unknown> = {};
   // The CNI encapsulates between the node addresses: with an IPv6 one its outer header is IPv6 (src/render/cni.ts).

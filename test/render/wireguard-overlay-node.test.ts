@@ -137,6 +137,11 @@ describe('planWireguardOverlayNode', () => {
     expect(host.units.map((u) => u.name).filter((n) => n.endsWith('-endpoints.service'))).toEqual(['tunnelwright-wg0-endpoints.service', 'tunnelwright-wg1-endpoints.service']);
     expect(host.files.find((f) => f.path === '/etc/wireguard/wg1.conf')!.content).toContain('\n# tunnelwright: Endpoint = site-b.example.net:51821\n');
     expect(() => renderHostArtefacts(host).ignitionJson).not.toThrow();
+    // The distribution requires the interface of its node address (wg0) and only wants the other (wg1): a wg1 whose
+    // key never arrives must not keep it from starting. Control: wg0's drop-in requires it.
+    const dropin = (name: string) => host.dropins.find((d) => d.unit === 'k0scontroller.service' && d.name === `10-tunnelwright-${name}.conf`)!.content;
+    expect(dropin('wg0')).toBe('[Unit]\nAfter=wg-quick@wg0.service\nRequires=wg-quick@wg0.service\n');
+    expect(dropin('wg1')).toBe('[Unit]\nAfter=wg-quick@wg1.service\nWants=wg-quick@wg1.service\n');
   });
 
   it('orders the key unit before the interface and the interface before k0s', () => {
