@@ -28,9 +28,9 @@ fi
 for kind in node ciliumnode; do
   if [ -n "$value" ]; then
     # shellcheck disable=SC2086 # KUBECTL may be two words (k3s kubectl)
-    $KUBECTL label "$kind" "$NODE" --overwrite "$LABEL=$value"
+    $KUBECTL label "$kind" "$NODE" --overwrite --request-timeout=10s "$LABEL=$value"
   else
     # shellcheck disable=SC2086
-    $KUBECTL label "$kind" "$NODE" "$LABEL-" || true
+    $KUBECTL label "$kind" "$NODE" --request-timeout=10s "$LABEL-" || true
   fi
 done

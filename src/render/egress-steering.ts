@@ -325,7 +325,10 @@ function hostPlan(p: EgressSteeringProps, f: Facts): HostPlan {
   host.files.push({ path: RESTEER_PATH, mode: 0o755, owner: 'root:root', content: renderResteerScript(p.gatewayNode, f.iface, f.uplinkLabel, kubeconfig) });
   host.units.push({
     name: RESTEER_SERVICE,
-    content: ['[Unit]', `Description=tunnelwright: label ${p.gatewayNode} with the live ${f.iface} so Cilium re-selects it`, ...before.flatMap((u) => [`After=${u}`, `Wants=${u}`]), '', '[Service]', 'Type=oneshot', `ExecStart=${RESTEER_PATH}`, ''].join('\n'),
+    content: ['[Unit]', `Description=tunnelwright: label ${p.gatewayNode} with the live ${f.iface} so Cilium re-selects it`, ...before.flatMap((u) => [`After=${u}`, `Wants=${u}`]), '', '[Service]', 'Type=oneshot', `ExecStart=${RESTEER_PATH}`,
+      // A oneshot has no start timeout by default (systemd.service(5)): a hung API call would stall the unit, and the
+      // timer that starts it would never fire again. kubectl's own calls stop after 10 s (--request-timeout).
+      'TimeoutStartSec=60', ''].join('\n'),
   });
   host.units.push({
     name: RESTEER_TIMER,

@@ -58,7 +58,7 @@ for a in "$@"; do [ "$a" = --overwrite ] && overwrite=1; done
 mkdir -p "$d/labels"; f="$d/labels/$kind.$name"; touch "$f"
 for a in "$@"; do
   case $a in
-    --overwrite) ;;
+    --overwrite | --request-timeout=*) ;;
     *=*) k=\${a%%=*} v=\${a#*=}
       old=$(grep -F "$k=" "$f" | head -n 1 | cut -d= -f2-)
       if [ -n "$old" ] && [ "$old" != "$v" ] && [ -z "$overwrite" ]; then

@@ -424,3 +424,23 @@ describe('one gateway per VPN server and session', () => {
     expect(keys(a)[0] === keys(b)[0]).toBe(clash);
   });
 });
+
+describe('the re-steer hook never hangs on the API server', () => {
+  it('labels the Node and the CiliumNode with each kubectl call bounded (--request-timeout), and its unit has a start timeout', () => {
+    const tools = hostTools('1: lo    inet 10.2.0.2/32 scope global lo\n');
+    // IFACE: an interface this host has (its ifindex is read from /sys); the address comes from the ip stand-in.
+    const files = planEgressSteering(prodSteering()).hosts[0].files;
+    const hook = withSetting(files.find((f) => f.path === '/opt/tunnelwright/bin/egress-resteer')!.content, 'IFACE', 'lo');
+    const r = tools.run(hook);
+    expect(r.status).toBe(0);
+    const labels = tools.calls().filter((c) => c.startsWith('kubectl label'));
+    expect(labels.map((c) => c.split(' ')[2])).toEqual(['node', 'ciliumnode']);
+    // kubectl's default (--request-timeout 0) waits for ever on an API server that accepts and never answers.
+    expect(labels.every((c) => c.split(' ').includes('--request-timeout=10s'))).toBe(true);
+    expect(tools.labels('node', 'prod-gw')).toEqual([expect.stringMatching(/^tunnelwright\.dev\/egress-uplink=10\.2\.0\.2-\d+$/)]);
+    // A oneshot has no start timeout by default: a hung run would also keep its timer from firing again.
+    const unit = planEgressSteering(prodSteering()).hosts[0].units.find((u) => u.name === 'tunnelwright-egress-resteer.service')!;
+    expect(unit.content).toContain('\nType=oneshot\n');
+    expect(unit.content).toContain('\nTimeoutStartSec=60\n');
+  });
+});

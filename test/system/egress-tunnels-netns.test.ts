@@ -194,14 +194,14 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
       // (An earlier address, given before a reconnect without a down hook, keeps its own rule: the hooks touch only theirs.)
       expect(rule().split('\n')).toContain(`5210:\tfrom ${addr} lookup 51821`);
       expect(set()).toMatch(new RegExp(`elements = \\{[^}]*\\b${addr.replace(/\./g, '\\.')}\\b`));
-      expect(kubectl().slice(-2)).toEqual([`label node prod-gw --overwrite tunnelwright.dev/egress-uplink=${addr}-${ifindex}`, `label ciliumnode prod-gw --overwrite tunnelwright.dev/egress-uplink=${addr}-${ifindex}`]);
+      expect(kubectl().slice(-2)).toEqual([`label node prod-gw --overwrite --request-timeout=10s tunnelwright.dev/egress-uplink=${addr}-${ifindex}`, `label ciliumnode prod-gw --overwrite --request-timeout=10s tunnelwright.dev/egress-uplink=${addr}-${ifindex}`]);
       // Disconnect: the server stops answering, the client restarts its session (down script, tun0 closed).
       inPod(node, 'rm -f /tmp/kubectl.log');
       must(inNs(ns.vpn, 'iptables -I INPUT -p udp --dport 1194 -j DROP'), 'block the server');
       inPod(node, 'pkill -USR1 -x openvpn');
       waitFor('tun0 to go', () => tunAddr() === undefined);
       waitFor('the label to be removed', () => kubectl().length >= 2);
-      expect(kubectl()).toEqual(['label node prod-gw tunnelwright.dev/egress-uplink-', 'label ciliumnode prod-gw tunnelwright.dev/egress-uplink-']);
+      expect(kubectl()).toEqual(['label node prod-gw --request-timeout=10s tunnelwright.dev/egress-uplink-', 'label ciliumnode prod-gw --request-timeout=10s tunnelwright.dev/egress-uplink-']);
       // Closed while down: the rule stays (the table's blackhole takes the traffic), the kill switch keeps the address.
       expect(rule().split('\n')).toContain(`5210:\tfrom ${addr} lookup 51821`);
       expect(set()).toMatch(new RegExp(`elements = \\{[^}]*\\b${addr.replace(/\./g, '\\.')}\\b`));
@@ -454,7 +454,7 @@ describeWithTools('EgressSteering over OpenVPN: pinned remote, reconnects, kill-
     // The re-steer working: the label names the new address; the old one stays held.
     must(inPod(node, `printf '#!/bin/sh\\necho "$*" >> /tmp/kubectl.log\\n' > ${KUBECTL_STUB}`), 'kubectl');
     must(inPod(node, `KUBECTL=${KUBECTL_STUB} ${RESTEER_PATH}`), 're-steer');
-    expect(kubectl().at(-1)).toMatch(/^label ciliumnode prod-gw --overwrite tunnelwright\.dev\/egress-uplink=10\.8\.0\.71-\d+$/);
+    expect(kubectl().at(-1)).toMatch(/^label ciliumnode prod-gw --overwrite --request-timeout=10s tunnelwright\.dev\/egress-uplink=10\.8\.0\.71-\d+$/);
     reconnects['re-steer working, new address 10.8.0.71'] = sendFrom('10.8.0.70');
     expect(reconnects).toMatchObject({ 're-steer failing, new address 10.8.0.71': 0, 're-steer working, new address 10.8.0.71': 0 });
     // Control: the hooks as they were (the up script deleted every rule at its priority; the down script held nothing),
@@ -520,7 +520,7 @@ describeWithTools('EgressSteering over WireGuard: reconnects, and a second up af
       expect(inPod(node, 'ping -c1 -W2 -I 10.2.0.2 10.2.0.1').status).toBe(0);
       expect(rule()).toBe('5210:\tfrom 10.2.0.2 lookup 51821');
       const ifindex = inPod(node, 'cat /sys/class/net/tun0/ifindex').stdout.trim();
-      expect(kubectl().slice(-1)).toEqual([`label ciliumnode gw-1 --overwrite tunnelwright.dev/egress-uplink=10.2.0.2-${ifindex}`]);
+      expect(kubectl().slice(-1)).toEqual([`label ciliumnode gw-1 --overwrite --request-timeout=10s tunnelwright.dev/egress-uplink=10.2.0.2-${ifindex}`]);
       inPod(node, 'rm -f /tmp/kubectl.log');
       if (how === 'clean') must(inPod(node, 'wg-quick down tun0', { env }), 'wg-quick down');
       else must(inPod(node, 'pkill -9 -x wireguard-go; for i in $(seq 50); do [ -e /sys/class/net/tun0 ] || exit 0; sleep 0.1; done; exit 1'), 'unclean exit');
@@ -539,7 +539,7 @@ describeWithTools('EgressSteering over WireGuard: reconnects, and a second up af
     }
     // A clean down runs PostDown after the interface is gone: the hook removes the label. (An unclean exit runs no hook:
     // the timer converges the label.)
-    const removed = ['label node gw-1 tunnelwright.dev/egress-uplink-', 'label ciliumnode gw-1 tunnelwright.dev/egress-uplink-'];
+    const removed = ['label node gw-1 --request-timeout=10s tunnelwright.dev/egress-uplink-', 'label ciliumnode gw-1 --request-timeout=10s tunnelwright.dev/egress-uplink-'];
     expect(results.filter((x) => x.how === 'clean').map((x) => x.labelsWhileDown)).toEqual([removed, removed, removed]);
   });
 

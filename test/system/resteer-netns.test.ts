@@ -41,8 +41,8 @@ describeWithTools('the re-steer hook labels the gateway from the live tunnel int
     create('10.2.0.2/32');
     const first = ifindex();
     expect(resteer()).toEqual([
-      `label node gw-1 --overwrite tunnelwright.dev/egress-uplink=10.2.0.2-${first}`,
-      `label ciliumnode gw-1 --overwrite tunnelwright.dev/egress-uplink=10.2.0.2-${first}`,
+      `label node gw-1 --overwrite --request-timeout=10s tunnelwright.dev/egress-uplink=10.2.0.2-${first}`,
+      `label ciliumnode gw-1 --overwrite --request-timeout=10s tunnelwright.dev/egress-uplink=10.2.0.2-${first}`,
     ]);
     destroy();
     // Another link takes an index in between, as on a busy host: the re-created tunnel's index differs.
@@ -51,14 +51,14 @@ describeWithTools('the re-steer hook labels the gateway from the live tunnel int
     const second = ifindex();
     expect(second).not.toBe(first);
     expect(resteer()).toEqual([
-      `label node gw-1 --overwrite tunnelwright.dev/egress-uplink=10.2.0.2-${second}`,
-      `label ciliumnode gw-1 --overwrite tunnelwright.dev/egress-uplink=10.2.0.2-${second}`,
+      `label node gw-1 --overwrite --request-timeout=10s tunnelwright.dev/egress-uplink=10.2.0.2-${second}`,
+      `label ciliumnode gw-1 --overwrite --request-timeout=10s tunnelwright.dev/egress-uplink=10.2.0.2-${second}`,
     ]);
     destroy();
   });
 
   it('removes the label while the interface is gone', () => {
-    expect(resteer()).toEqual(['label node gw-1 tunnelwright.dev/egress-uplink-', 'label ciliumnode gw-1 tunnelwright.dev/egress-uplink-']);
+    expect(resteer()).toEqual(['label node gw-1 --request-timeout=10s tunnelwright.dev/egress-uplink-', 'label ciliumnode gw-1 --request-timeout=10s tunnelwright.dev/egress-uplink-']);
   });
 
   it('uses the distribution\'s kubectl (k3s kubectl) when the node has no kubectl', () => {
@@ -71,7 +71,7 @@ describeWithTools('the re-steer hook labels the gateway from the live tunnel int
     fs.writeFileSync(path.join(bin, 'k3s'), `#!/bin/sh\necho "k3s $*" >> ${log}\n`, { mode: 0o755 });
     fs.writeFileSync(log, '');
     must(sh(`ip netns exec ${ns} env -u KUBECTL PATH=${bin} ${bin}/sh ${script}`), 'egress-resteer with k3s');
-    expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toEqual(['k3s kubectl label node gw-1 tunnelwright.dev/egress-uplink-', 'k3s kubectl label ciliumnode gw-1 tunnelwright.dev/egress-uplink-']);
+    expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toEqual(['k3s kubectl label node gw-1 --request-timeout=10s tunnelwright.dev/egress-uplink-', 'k3s kubectl label ciliumnode gw-1 --request-timeout=10s tunnelwright.dev/egress-uplink-']);
   });
 
   it('encodes an IPv6 address into a valid label value', () => {
