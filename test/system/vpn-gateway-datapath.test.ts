@@ -264,6 +264,9 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
     const dnatRules = () => inPod(gw, 'iptables-save -t nat').stdout.split('\n').filter((l) => l.includes('-p tcp') && l.includes(`--dport ${FORWARDED} `) && l.includes('DNAT')).length;
     must(inPod(gw, up), 'up command of the restarted gluetun');
     expect(dnatRules()).toBe(1);
+    // Where the up command sends the port, as its rule says (the command runs a script with its values as arguments).
+    const rule = inPod(gw, 'iptables-save -t nat').stdout.split('\n').find((l) => l.includes(`--dport ${FORWARDED} `) && l.includes('DNAT'))!;
+    const [, toIp, toPort] = /--to-destination ([0-9.]+):(\d+)/.exec(rule)!;
     expect(connect().stdout.trim()).toBe('qbittorrent');
     must(inPod(gw, down), 'down command');
     expect(dnatRules()).toBe(0);
@@ -271,7 +274,6 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
 
     // Control: the same two runs with rules appended straight to PREROUTING and FORWARD (the up command before
     // the fix), undone once: the port stays open.
-    const [, toIp, toPort] = /--to-destination ([0-9.]+):(\d+)/.exec(up)!;
     const appended = `iptables -t nat -A PREROUTING -i tun0 -p tcp --dport ${FORWARDED} -j DNAT --to-destination ${toIp}:${toPort}; iptables -I FORWARD -i tun0 -d ${toIp} -p tcp --dport ${toPort} -j ACCEPT`;
     must(inPod(gw, `${appended}; ${appended}`), 'appended twice');
     must(inPod(gw, appended.replace(' -A PREROUTING', ' -D PREROUTING').replace(' -I FORWARD', ' -D FORWARD')), 'deleted once');
