@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import fc from 'fast-check';
 import { egressSteeringClaims, planEgressSteering, renderHostArtefacts } from '../../src';
 import { mergedKsmAllowlist } from '../../src/render/egress-steering';
@@ -438,6 +440,11 @@ describe('the re-steer hook never hangs on the API server', () => {
     // kubectl's default (--request-timeout 0) waits for ever on an API server that accepts and never answers.
     expect(labels.every((c) => c.split(' ').includes('--request-timeout=10s'))).toBe(true);
     expect(tools.labels('node', 'prod-gw')).toEqual([expect.stringMatching(/^tunnelwright\.dev\/egress-uplink=10\.2\.0\.2-\d+$/)]);
+    // A reconnect to a new address relabels both objects: kubectl refuses to change a label without --overwrite (the
+    // stand-in refuses as kubectl does), so a hook without it would leave Cilium on the old address.
+    fs.writeFileSync(path.join(tools.dir, 'addr'), '1: lo    inet 10.2.0.3/32 scope global lo\n');
+    expect(tools.run(hook).status).toBe(0);
+    expect([...tools.labels('node', 'prod-gw'), ...tools.labels('ciliumnode', 'prod-gw')]).toEqual([expect.stringMatching(/=10\.2\.0\.3-\d+$/), expect.stringMatching(/=10\.2\.0\.3-\d+$/)]);
     // A oneshot has no start timeout by default: a hung run would also keep its timer from firing again.
     const unit = planEgressSteering(prodSteering()).hosts[0].units.find((u) => u.name === 'tunnelwright-egress-resteer.service')!;
     expect(unit.content).toContain('\nType=oneshot\n');
