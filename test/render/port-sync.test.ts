@@ -21,6 +21,13 @@ async function lab(o: SyncLabOptions): Promise<SyncLab> {
   return l;
 }
 
+/** Five refused logins from elsewhere (the user's browser through kubectl port-forward arrives from 127.0.0.1 too): qBittorrent bans the address. */
+async function banFromElsewhere(l: SyncLab): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    await fetch(`http://127.0.0.1:${l.ports.app}/api/v2/auth/login`, { method: 'POST', body: 'username=admin&password=guess', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Connection': 'close' } });
+  }
+}
+
 const qbt = { app: 'qbittorrent', appCredentialsSecret: { name: 'qbt' } };
 const trm = { app: 'transmission', appCredentialsSecret: { name: 'trm' } };
 const dlg = { app: 'deluge', appCredentialsSecret: { name: 'dlg' } };
@@ -83,11 +90,7 @@ describeWithTools('port-sync against each app version\'s answers', ['busybox', '
 
   it('qbittorrent-5.1 already banning the address: counted as a ban and tried again only after BAN_BACKOFF', async () => {
     const l = await lab({ standIn: 'qbittorrent-5.1', portForwarding: qbt, banBackoff: '2', forwarded: 0 });
-    // Five refusals from elsewhere (the user's browser through kubectl port-forward arrives from 127.0.0.1 too), then
-    // a port is forwarded.
-    for (let i = 0; i < 5; i++) {
-      await fetch(`http://127.0.0.1:${l.ports.app}/api/v2/auth/login`, { method: 'POST', body: 'username=admin&password=guess', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Connection': 'close' } });
-    }
+    await banFromElsewhere(l);
     l.setForwarded(FORWARDED);
     expect(await l.until(() => l.metrics().tunnelwright_port_forward_bans_total === 1)).toBe(true);
     await new Promise((r) => setTimeout(r, 1000));
@@ -99,9 +102,7 @@ describeWithTools('port-sync against each app version\'s answers', ['busybox', '
 
   it('a port forwarded anew while the app bans the address reaches the metrics at the next period, not after BAN_BACKOFF', async () => {
     const l = await lab({ standIn: 'qbittorrent-5.1', portForwarding: qbt, banBackoff: '60', forwarded: 0 });
-    for (let i = 0; i < 5; i++) {
-      await fetch(`http://127.0.0.1:${l.ports.app}/api/v2/auth/login`, { method: 'POST', body: 'username=admin&password=guess', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Connection': 'close' } });
-    }
+    await banFromElsewhere(l);
     l.setForwarded(FORWARDED);
     expect(await l.until(() => l.metrics().tunnelwright_port_forward_bans_total === 1)).toBe(true);
     expect(l.metrics().tunnelwright_port_forward_forwarded_port).toBe(FORWARDED);
