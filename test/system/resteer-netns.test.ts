@@ -76,12 +76,12 @@ describeWithTools('the re-steer hook labels the gateway from the live tunnel int
 
   it('encodes an IPv6 address into a valid label value', () => {
     create('fd00::2/128');
-    const value = resteer()[0].split('=')[1];
+    const value = resteer()[0].split('=').pop()!;
     expect(value).toBe(`fd00..2-${ifindex()}`);
     expect(isLabelValue(value)).toBe(true);
     destroy();
     create('::2/128');
-    const leading = resteer()[0].split('=')[1];
+    const leading = resteer()[0].split('=').pop()!;
     expect(leading).toBe(`0..2-${ifindex()}`);
     expect(isLabelValue(leading)).toBe(true);
     destroy();
