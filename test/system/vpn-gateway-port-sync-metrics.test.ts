@@ -153,7 +153,7 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
     expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
   });
 
-  it('control: the endpoint as it was, answering before it read the request, is scraped 0 times in 12 ("connection reset by peer")', async () => {
+  it('control: the endpoint as it was, answering before it read the request, is scraped 0 times in 12 (the connection reset)', async () => {
     const old = lab.file('port-sync/port-sync-old.sh');
     const script = fs.readFileSync(lab.file('port-sync/port-sync.sh'), 'utf8');
     // The request-reading lines removed: what the endpoint did before.
@@ -176,6 +176,8 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
     expect(total).toBeGreaterThanOrEqual(12);
     expect(Number(was['sum_over_time(up[1m])'][0].value[1])).toBe(0);
     expect(was['{__name__=~"tunnelwright_port_forward_.*"}']).toEqual([]);
-    expect(was.lastError[0].metric.error).toContain('connection reset by peer');
+    // Which error Go's HTTP client reports depends on when the reset lands: while it writes the request
+    // ("connection reset by peer") or while it peeks for the answer ("readLoopPeekFailLocked"); CI saw both.
+    expect(was.lastError[0].metric.error).toMatch(/connection reset by peer|readLoopPeekFailLocked|EOF/);
   });
 });
