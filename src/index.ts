@@ -28,7 +28,7 @@ export { type CredentialsSecretRef, type PortForwardingApp, type PortForwardingP
 export { PROVIDERS, type ProviderOpenvpn, type ProviderRow, type ProviderWireguard } from './model/vpn-providers';
 export { applyRoute, planRoute, planVpnGateway, portForwardAlertGroups, ROUTE_CONFIG_HASH_ENV, type RoutePlan, type RouteTarget, validateVpnGateway, vpnGatewayClaims } from './render/vpn-gateway';
 export { CONFIG_HASH_ANNOTATION, configMapsHash } from './render/config-hash';
-export { PORT_SYNC_SCRIPT } from './render/port-sync';
+export { PORT_SYNC_SCRIPT } from './render/vpn-gateway';
 export { type EgressSteeringMonitoring, type EgressSteeringProps, type EgressTunnel } from './model/egress-steering';
 export { egressAlertGroups, egressSteeringClaims, egressSteeringValues, excludedCidrsOf, planEgressSteering, renderResteerScript, validateEgressSteering } from './render/egress-steering';
 export { type DnsLeakProbe, type EgressProbeProps, type EgressProbeVia } from './model/egress-probe';

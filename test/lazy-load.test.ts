@@ -31,7 +31,7 @@ function loadedAfter(code: string): Loaded {
       cdk8sYaml: files.some((f) => f.startsWith(nm + '/cdk8s/node_modules/yaml/')),
       schemas: files.filter((f) => f.startsWith(src + '/model/')).map((f) => require('node:path').basename(f, '.ts'))
         .filter((m) => ${JSON.stringify(SCHEMA_MODULES)}.includes(m)).sort(),
-      renderers: files.filter((f) => f.startsWith(src + '/render/')).map((f) => require('node:path').basename(f, '.ts')).sort(),
+      renderers: files.filter((f) => f.startsWith(src + '/render/')).map((f) => f.slice(src.length + '/render/'.length, -'.ts'.length)).sort(),
     }));`;
   const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', probe], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: 'tsconfig.dev.json' } });
   if (r.status !== 0) throw new Error(`node failed: ${r.stderr}`);
@@ -40,8 +40,8 @@ function loadedAfter(code: string): Loaded {
 }
 
 const ALL_SCHEMAS = [...SCHEMA_MODULES].sort();
-/** Every module of src/render/ (the entry points export from each). */
-const ALL_RENDERERS = fs.readdirSync(path.join(ROOT, 'src', 'render')).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3)).sort();
+/** Every module of src/render/ and its folders (`vpn-gateway/route`): the entry points export from each. */
+const ALL_RENDERERS = (fs.readdirSync(path.join(ROOT, 'src', 'render'), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3)).sort();
 const EVERYTHING: Loaded = { zod: true, ownYaml: false, cdk8sYaml: false, schemas: ALL_SCHEMAS, renderers: ALL_RENDERERS };
 
 describe('requiring an entry point loads what it exports, and no yaml of ours', () => {

@@ -1,0 +1,26 @@
+import type { PortForwardingProps } from '../../model/vpn-gateway';
+import { CONTROL_PORT, FORWARDED_WORKLOAD_HOST, GatewayFacts } from './facts';
+
+/** The iptables chains that hold the forwarded port's DNAT and FORWARD accept rules in the gateway pod. */
+export const PF_NAT_CHAIN = 'TW-PF-DNAT';
+export const PF_FORWARD_CHAIN = 'TW-PF-FORWARD';
+
+/** gluetun's /iptables/post-rules.txt: VXLAN and ICMP from the cluster, through gluetun's INPUT DROP. */
+export function postRules(f: GatewayFacts, pf?: PortForwardingProps): string {
+  // localCidrs are IPv4 only (gatewayFacts).
+  const lines = f.localCidrs.flatMap((c) => [
+    `iptables -A INPUT -i eth0 -s ${c} -p udp --dport ${f.vxlanPort} -j ACCEPT`,
+    `iptables -A INPUT -i eth0 -s ${c} -p icmp -j ACCEPT`,
+    `iptables -A OUTPUT -o eth0 -d ${c} -p icmp -j ACCEPT`,
+  ]);
+  if (pf?.workload !== undefined && (pf.toPort !== undefined || pf.app !== undefined)) {
+    // gateway_init.sh adds `-A POSTROUTING -j MASQUERADE` with no -o when SNAT_IP is unset: every forwarded connection
+    // would reach the workload from 172.16.0.1. Connections leaving by vxlan0 keep the peer's own address.
+    lines.push('iptables -t nat -I POSTROUTING 1 -o vxlan0 -j RETURN');
+  }
+  if (pf?.app !== undefined) {
+    // The control server: only the forwarded workload's address, over the VXLAN.
+    lines.push(`iptables -I INPUT 1 -i vxlan0 -p tcp --dport ${CONTROL_PORT} ! -s ${f.vxlanPrefix}.${FORWARDED_WORKLOAD_HOST} -j DROP`);
+  }
+  return `${lines.join('\n')}\n`;
+}
