@@ -2,6 +2,7 @@ import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import { IgnitionConfig } from '../host/ignition';
 import type { EgressSteeringProps } from '../model/egress-steering';
+import { egressSteeringSpec } from '../model/egress-steering-spec';
 import { Plan } from '../types';
 import { NodeArtefacts, planAt, TunnelwrightConstruct } from './base';
 import * as egressSteeringRender from '../render/egress-steering';
@@ -42,8 +43,12 @@ export class EgressSteering extends TunnelwrightConstruct {
   public readonly props: EgressSteeringProps;
 
   public constructor(scope: Construct, id: string, props: EgressSteeringProps) {
-    const plan = planAt(scope, id, 'EgressSteering', () => egressSteeringRender.planEgressSteering(props));
-    super(scope, id, plan, [...egressSteeringRender.egressSteeringClaims(props), ...objectClaims(plan.objects, props.cluster)]);
+    // Parsed once: the plan and the claims come from the same spec.
+    const { spec, plan } = planAt(scope, id, 'EgressSteering', () => {
+      const parsed = egressSteeringSpec(props);
+      return { spec: parsed, plan: egressSteeringRender.planSteering(parsed) };
+    });
+    super(scope, id, plan, [...egressSteeringRender.steeringClaims(spec), ...objectClaims(plan.objects, props.cluster)]);
     this.plan = plan;
     this.props = props;
     // Not rendered here: tunnelwright's App writes the node's merged artefacts itself, so this construct's own part

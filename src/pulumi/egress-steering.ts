@@ -1,6 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { EgressSteeringProps } from '../model/egress-steering';
+import { egressSteeringSpec } from '../model/egress-steering-spec';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
 import * as egressSteeringRender from '../render/egress-steering';
 
@@ -36,8 +37,12 @@ export class EgressSteering extends pulumi.ComponentResource {
   public readonly values: Record<string, unknown>;
 
   public constructor(name: string, args: EgressSteeringArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'EgressSteering', () => egressSteeringRender.planEgressSteering(args));
-    reserve(name, plan, [...egressSteeringRender.egressSteeringClaims(args), ...objectClaims(plan.objects, args.cluster)]);
+    // Parsed once: the plan and the claims come from the same spec.
+    const { spec, plan } = planAt(name, 'EgressSteering', () => {
+      const parsed = egressSteeringSpec(args);
+      return { spec: parsed, plan: egressSteeringRender.planSteering(parsed) };
+    });
+    reserve(name, plan, [...egressSteeringRender.steeringClaims(spec), ...objectClaims(plan.objects, args.cluster)]);
     super('tunnelwright:index:EgressSteering', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
     const out = nodeOutputs(plan.hosts[0], '3.4.0');

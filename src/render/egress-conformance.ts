@@ -5,7 +5,7 @@ import { Problem, throwIfProblems } from '../errors';
 import type { EgressConformanceProps } from '../model/egress-conformance';
 import { boundedName } from '../model/labels';
 import { KubeObject, Plan } from '../types';
-import { OPENVPN_UNIT } from './egress-steering';
+import { OPENVPN_UNIT } from './egress-steering/constants';
 import { withConfigHashes } from './config-hash';
 import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
 import * as conformanceModel from '../model/egress-conformance';
