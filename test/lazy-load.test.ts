@@ -29,9 +29,10 @@ function loadedAfter(code: string): Loaded {
       zod: files.some((f) => f.startsWith(nm + '/zod/')),
       ownYaml: files.some((f) => f.startsWith(nm + '/yaml/')),
       cdk8sYaml: files.some((f) => f.startsWith(nm + '/cdk8s/node_modules/yaml/')),
-      schemas: files.filter((f) => f.startsWith(src + '/model/')).map((f) => require('node:path').basename(f, '.ts'))
+      // A module by its path under model/ or render/ (a folder's index by the folder's name).
+      schemas: files.filter((f) => f.startsWith(src + '/model/')).map((f) => f.slice(src.length + 7, -3).replace(/\\/index$/, ''))
         .filter((m) => ${JSON.stringify(SCHEMA_MODULES)}.includes(m)).sort(),
-      renderers: files.filter((f) => f.startsWith(src + '/render/')).map((f) => f.slice(src.length + '/render/'.length, -'.ts'.length)).sort(),
+      renderers: files.filter((f) => f.startsWith(src + '/render/')).map((f) => f.slice(src.length + 8, -3).replace(/\\/index$/, '')).sort(),
     }));`;
   const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', probe], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: 'tsconfig.dev.json' } });
   if (r.status !== 0) throw new Error(`node failed: ${r.stderr}`);
@@ -40,8 +41,8 @@ function loadedAfter(code: string): Loaded {
 }
 
 const ALL_SCHEMAS = [...SCHEMA_MODULES].sort();
-/** Every module of src/render/ and its folders (`vpn-gateway/route`): the entry points export from each. */
-const ALL_RENDERERS = (fs.readdirSync(path.join(ROOT, 'src', 'render'), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3)).sort();
+/** Every module of src/render/ (the entry points export from each). */
+const ALL_RENDERERS = fs.readdirSync(path.join(ROOT, 'src', 'render'), { recursive: true }).map(String).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3).replace(/\/index$/, '')).sort();
 const EVERYTHING: Loaded = { zod: true, ownYaml: false, cdk8sYaml: false, schemas: ALL_SCHEMAS, renderers: ALL_RENDERERS };
 
 describe('requiring an entry point loads what it exports, and no yaml of ours', () => {

@@ -108,7 +108,7 @@ export const K0S_WORKER_POD_CIDR = 'this k0s worker\'s pod CIDR is not known (a 
 
 /**
  * A standalone k0s worker (`role: 'worker'`) on kube-router: its fail-closed routes
- * (src/render/wireguard-overlay-node.ts kubeRouterFailClosedRoutes) cover the pod CIDR only when k0sConfig names it,
+ * (src/render/wireguard-overlay-node/kube-router.ts kubeRouterFailClosedRoutes) cover the pod CIDR only when k0sConfig names it,
  * since k0s's default would be a guess (and a wrong /16 unreachable beats the default route for its addresses).
  * `getsTable` as for checkKubeRouterSnatPackages.
  */

@@ -91,10 +91,10 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
       peers,
       ...(postUp ? { postUp } : {}),
     };
-    const { host, values } = renderOverlayHost({
-      peerText, node: self.node.node, role: self.node.role ?? 'worker', distribution: mesh.distribution ?? 'k0s', wireguard: [wireguard],
+    const { host, values } = renderOverlayHost(overlayNodeModel.overlayNodeSpec({
+      node: self.node.node, role: self.node.role, distribution: mesh.distribution, wireguard: [wireguard],
       kubernetesVersion: mesh.kubernetesVersion, installK0s: self.node.installK0s, installPackages: mesh.installPackages, cni: mesh.cni, k0sConfig: mesh.k0sConfig, clusterK0sConfig: true, podCidrs: mesh.podCidrs, k0sNodeLocalLoadBalancing,
-    });
+    }), peerText);
     nodes[self.node.node] = { node: self.node.node, host, wireguard, values };
     hosts.push(host);
     warnings.push(...userDataSizeWarnings(host, `nodes[${index}]`));

@@ -1,7 +1,7 @@
 import { dataUrl } from '../../src/host/ignition';
 import { DEFERRED_ENDPOINT_PREFIX } from '../../src/host/wireguard-reload';
 import { planWireguardMesh, renderHostArtefacts } from '../../src';
-import * as overlayModel from '../../src/model/wireguard-overlay-node';
+import * as endpointsModel from '../../src/model/wireguard-overlay-node/endpoints';
 import { KEYS, numberedKey, threeNodeMesh } from '../helpers/fixtures';
 
 const confOf = (plan: ReturnType<typeof planWireguardMesh>, node: string) => plan.nodes[node].host.files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content;
@@ -186,7 +186,7 @@ describe('a full mesh parses each endpoint once per node, not once per pair (iss
   // once per mesh. The answer is the same; the parses are counted.
   const parses = (n: number) => {
     const nodes = Array.from({ length: n }, (_, i) => ({ node: `n${i}`, address: `10.10.0.${i + 1}`, publicKey: numberedKey(i), privateKeyFrom: { file: '/run/wg.key' }, endpoint: i === n - 1 ? `n${i}.example.net` : `198.51.100.${i + 1}` }));
-    const spy = jest.spyOn(overlayModel, 'parseEndpoint');
+    const spy = jest.spyOn(endpointsModel, 'parseEndpoint');
     try {
       const plan = planWireguardMesh({ network: '10.10.0.0/24', listenPort: 51820, nodes, installPackages: false });
       return { calls: spy.mock.calls.length, plan };
