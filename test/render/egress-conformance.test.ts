@@ -204,7 +204,7 @@ case $1 in
       curl*) [ -n "\${NO_NAME:-}" ] && case "$*" in *remote_ip*) exit 6 ;; esac
         case $dep in
           *-direct) echo 203.0.113.7 ;;
-          *) [ -n "\${R1_FAILS:-}" ] && exit 28; [ "$(cat $d/state)" = running ] && { echo 185.236.200.9; exit 0; }; ${leak}exit ${code} ;;
+          *) [ -n "\${R1_FAILS:-}" ] && exit 28; [ "$(cat $d/state)" = running ] && { echo \${VPN_ANSWER:-185.236.200.9}; exit 0; }; ${leak}exit ${code} ;;
         esac ;;
       cat*) cat $d/ifindex ;;
       *systemd-run*) [ -z "\${NO_DEADMAN:-}" ] || { echo "Failed to start transient timer unit: Access denied" >&2; exit 1; } ;;
@@ -231,6 +231,22 @@ esac
     expect(r.stderr).toBe('');
     expect(r.lines.filter((l) => l.includes(' R3 '))).toEqual([r3]);
     expect(r.status).toBe(r3.startsWith('PASS') ? 0 : 1);
+    expect(r.state).toBe('running');
+  });
+
+  // The address match as the script does it (in_cidr in sh arithmetic), at both edges of the VPN range 185.236.200.0/22
+  // and one address beyond each: a mask one bit short (/21: to .207.255) or one bit long (/23: to .201.255) fails here.
+  it.each([
+    ['the first address of the range', '185.236.200.0', 'PASS'],
+    ['the last address of the range', '185.236.203.255', 'PASS'],
+    ['the address after the range (inside its /21)', '185.236.204.0', 'FAIL'],
+    ['the address before the range', '185.236.199.255', 'FAIL'],
+    ['an address sharing only the first 21 bits', '185.236.207.1', 'FAIL'],
+  ])('R1 with the vpn class answered from %s (%s): %s', (_what, address, verdict) => {
+    const r = run('timeout', [], { VPN_ANSWER: address });
+    expect(r.lines.filter((l) => l.startsWith(`${verdict} R1 `))).toHaveLength(1);
+    expect(r.lines.filter((l) => / R1 /.test(l))).toHaveLength(1);
+    expect(r.status).toBe(verdict === 'PASS' ? 0 : 1);
     expect(r.state).toBe('running');
   });
 
