@@ -85,6 +85,15 @@ describe('behaviours planted bugs once changed unnoticed', () => {
     await valueOf(pulumi.output(1));
   });
 
+  it.each(['3.3.0', '3.4.0', '3.5.0'] as const)('renders the Ignition version %s asked for in the Pulumi WireguardOverlayNode, and 3.4.0 when none is', async (version) => {
+    tw.resetRegistry();
+    const version0 = (text: string) => (JSON.parse(text) as { ignition: { version: string } }).ignition.version;
+    const asked = new tw.WireguardOverlayNode(`ign-${version}`, { ...siteA(), node: `n-${version}`, installK0s: {}, ignitionVersion: version });
+    const none = new tw.WireguardOverlayNode(`ign-default-${version}`, { ...siteA(), node: `d-${version}`, installK0s: {} });
+    expect([version0(await valueOf(asked.ignition)), version0(await valueOf(none.ignition))]).toEqual([version, '3.4.0']);
+    await valueOf(pulumi.output(1));
+  });
+
   it('compares whole addresses for duplicates in a mesh (not one octet)', () => {
     const nodes = threeNodeMesh().nodes;
     const wide = { ...threeNodeMesh(), network: '10.10.0.0/16' };
