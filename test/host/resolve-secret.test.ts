@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RESOLVE_SECRET_SCRIPT } from '../../src/host/secret-source';
-import { describeWithTools, sh, tmpdir } from './tools';
+import { describeWithTools, sh, tmpdir } from '../system/tools';
 
 /**
- * The resolver every secret unit runs, and every OpenVPN start runs again (`ExecStartPre=-… 0`), against a stand-in
+ * (A unit test since issue 48: no root, no network.) The resolver every secret unit runs, and every OpenVPN start runs again (`ExecStartPre=-… 0`), against a stand-in
  * for curl: `--output FILE` gets $STUB_BODY, and the exit status is $STUB_RC. What a unit reads is the file after it.
  */
 describeWithTools('resolve-secret keeps the secret it has when a source answers with nothing', ['sh', 'cp', 'date'], () => {
