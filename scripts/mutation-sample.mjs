@@ -120,7 +120,9 @@ if (!(Number.isInteger(part) && Number.isInteger(lastPart) && Number.isInteger(p
 const noop = () => {};
 const logger = Object.fromEntries(['trace', 'debug', 'info', 'warn', 'error', 'fatal'].flatMap((l) => [[l, noop], [`is${l[0].toUpperCase()}${l.slice(1)}Enabled`, () => false]]));
 
-const files = ['src/model', 'src/render', 'src/host'].flatMap((dir) => fs.readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'index.ts').map((f) => path.join(dir, f))).sort();
+// Every TypeScript file under the three folders, their sub-folders included (a construct's render may be a folder of
+// files), less every index.ts: what stryker.config.json's `mutate` globs take.
+const files = ['src/model', 'src/render', 'src/host'].flatMap((dir) => fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.ts') && path.basename(f) !== 'index.ts').map((f) => path.join(dir, f))).sort();
 const { mutants } = await new Instrumenter(logger).instrument(files.map((name) => ({ name, content: fs.readFileSync(name, 'utf8'), mutate: true })), { plugins: null, excludedMutations: [], ignorers: [] });
 
 // mulberry32: the same seed draws the same sample from the same sources.
