@@ -29,9 +29,9 @@ function loadedAfter(code: string): Loaded {
       zod: files.some((f) => f.startsWith(nm + '/zod/')),
       ownYaml: files.some((f) => f.startsWith(nm + '/yaml/')),
       cdk8sYaml: files.some((f) => f.startsWith(nm + '/cdk8s/node_modules/yaml/')),
-      // A module by its path under model/ or render/ (a folder's index by the folder's name).
-      schemas: files.filter((f) => f.startsWith(src + '/model/')).map((f) => f.slice(src.length + 7, -3).replace(/\\/index$/, ''))
-        .filter((m) => ${JSON.stringify(SCHEMA_MODULES)}.includes(m)).sort(),
+      // A module by its path under model/ or render/ (a model folder by its name; a render folder's index by the folder's name).
+      schemas: files.filter((f) => f.startsWith(src + '/model/')).map((f) => f.slice(src.length + '/model/'.length).split('/')[0].replace(/\\.ts$/, ''))
+        .filter((m, i, all) => ${JSON.stringify(SCHEMA_MODULES)}.includes(m) && all.indexOf(m) === i).sort(),
       renderers: files.filter((f) => f.startsWith(src + '/render/')).map((f) => f.slice(src.length + 8, -3).replace(/\\/index$/, '')).sort(),
     }));`;
   const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', probe], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: 'tsconfig.dev.json' } });

@@ -5,7 +5,7 @@ import { HostContribution, mergeContributions } from '../host/host-plan';
 import { IgnitionVersion } from '../host/ignition';
 import { checkClaims, checkDuplicateKillSwitches, checkVxlanPorts, VxlanEndpoint } from '../invariants';
 import { checkPodSecurity } from '../model/pod-security';
-import type { AutoscalerTarget } from '../render/vpn-gateway';
+import type { AutoscalerTarget } from '../model/vpn-gateway';
 import { HostPlan } from '../types';
 import { isTunnelwrightConstruct } from './identity';
 

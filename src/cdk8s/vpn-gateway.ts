@@ -1,11 +1,12 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { objectClaims } from '../invariants';
 import { Construct, IConstruct } from 'constructs';
-import type { VpnGatewayProps } from '../model/vpn-gateway';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
-import { Problem, ValidationError } from '../errors';
+import { Problem, throwIfProblems, ValidationError } from '../errors';
 import { requiredLevel } from '../model/pod-security';
-import type { RoutePlan, RouteTarget } from '../render/vpn-gateway';
+import * as vpnGatewayModel from '../model/vpn-gateway';
+import type { RouteTarget, VpnGatewayProps, VpnGatewaySpec } from '../model/vpn-gateway';
+import type { RoutePlan } from '../render/vpn-gateway';
 import { Plan } from '../types';
 import { planAt, emitObject, TunnelwrightConstruct } from './base';
 import { autoscalersOf } from './checks';
@@ -46,6 +47,8 @@ export class VpnGateway extends TunnelwrightConstruct {
   public readonly plan: Plan;
   /** The props it was built from (EgressConformance takes the construct for them). */
   public readonly props: VpnGatewayProps;
+  /** The props parsed once: what every plan of the gateway and its routes is made from. */
+  private readonly spec: VpnGatewaySpec;
   private readonly routed = new Set<string>();
   /** The port-forwarding workload's ApiObject, once routed, and where (read again at synth). */
   private forwarded?: { obj: ApiObject; at: string; routed: RouteTarget };
@@ -55,11 +58,12 @@ export class VpnGateway extends TunnelwrightConstruct {
   public readonly _synthProblems = (): Problem[] => this.forwardedProblems();
 
   public constructor(scope: Construct, id: string, props: VpnGatewayProps) {
-    const plan = planAt(scope, id, 'VpnGateway', () => vpnGatewayRender.planVpnGateway(props));
-    super(scope, id, plan, [...vpnGatewayRender.vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)]);
+    const { spec, plan } = planAt(scope, id, 'VpnGateway', () => vpnGatewayRender.gatewayPlan(props));
+    super(scope, id, plan, [...spec.claims, ...objectClaims(plan.objects, spec.cluster)]);
     this.plan = plan;
     this.props = props;
-    this._vxlan = { gateway: vpnGatewayRender.vpnGatewayVxlan(props, this.node.path) };
+    this.spec = spec;
+    this._vxlan = { gateway: vpnGatewayRender.vpnGatewayVxlan(spec, this.node.path) };
   }
 
   /**
@@ -67,7 +71,7 @@ export class VpnGateway extends TunnelwrightConstruct {
    * `metadata.name` and `spec.ordinals.start` against route()'s, and an autoscaler of the app that targets it.
    */
   private forwardedProblems(): Problem[] {
-    return [...vpnGatewayRender.checkForwardedWorkloadRouted(this.props, this.routedTargets, this.node.path), ...(this.forwarded ? forwardedAtSynth(this.forwarded) : [])];
+    return [...vpnGatewayModel.checkForwardedWorkloadRouted(this.spec, this.routedTargets, this.node.path), ...(this.forwarded ? forwardedAtSynth(this.forwarded) : [])];
   }
 
   /**
@@ -94,8 +98,8 @@ export class VpnGateway extends TunnelwrightConstruct {
     } catch {
       obj = undefined;
     }
-    if (!obj) return refuse(`expected an ApiObject of kind ${vpnGatewayRender.ROUTABLE_KINDS.join(', ')} (or a cdk8s-plus workload), received ${workload === null ? 'null' : typeof workload === 'object' ? 'a construct without an ApiObject' : typeof workload}`);
-    if (!(vpnGatewayRender.ROUTABLE_KINDS as readonly string[]).includes(obj.kind)) refuse(`expected a ${vpnGatewayRender.ROUTABLE_KINDS.join(', ')}, received a ${obj.kind} (${obj.node.path})`);
+    if (!obj) return refuse(`expected an ApiObject of kind ${vpnGatewayModel.ROUTABLE_KINDS.join(', ')} (or a cdk8s-plus workload), received ${workload === null ? 'null' : typeof workload === 'object' ? 'a construct without an ApiObject' : typeof workload}`);
+    if (!(vpnGatewayModel.ROUTABLE_KINDS as readonly string[]).includes(obj.kind)) refuse(`expected a ${vpnGatewayModel.ROUTABLE_KINDS.join(', ')}, received a ${obj.kind} (${obj.node.path})`);
     const json = targetJson(obj);
     if (!Array.isArray(json.spec?.template?.spec?.containers)) refuse(`expected ${obj.node.path} to have spec.template.spec.containers: a workload without a pod template cannot be routed`);
     const template = json.spec!.template!;
@@ -103,11 +107,13 @@ export class VpnGateway extends TunnelwrightConstruct {
     if (by !== undefined) refuse(`${obj.node.path} is already routed through ${by}: route a workload once, through one gateway (a second route would add a second client init container and a second kill switch)`);
     const target = targetOf(obj, json);
     const namespace = target.namespace;
-    const route = vpnGatewayRender.planRoute(this.props, target);
+    const forwarded = this.spec.portForwarding?.workload;
+    throwIfProblems(vpnGatewayModel.checkRoute(forwarded, target), 'VpnGateway route');
+    const route = vpnGatewayRender.renderRoute(this.spec, target);
     ROUTED_BY.set(obj, this.node.path);
     this.routedTargets.push(target);
-    if (vpnGatewayRender.isForwardedTarget(this.props, target)) this.forwarded = { obj, at: `${this.node.path}:route(${obj.node.path})`, routed: target };
-    this._fences.push(vpnGatewayRender.routeFence(this.props, target, route, this.node.path));
+    if (vpnGatewayModel.isForwardedTarget(forwarded, target)) this.forwarded = { obj, at: `${this.node.path}:route(${obj.node.path})`, routed: target };
+    this._fences.push(vpnGatewayRender.routeFence(this.spec, target, route, this.node.path));
     const routed = vpnGatewayRender.applyRoute(template.spec as unknown as IPodSpec, route);
     this._podSecurity.push({ namespace, what: `the routed ${obj.kind} ${namespace}/${json.metadata.name}`, need: requiredLevel(routed), at: `${this.node.path}:route(${obj.node.path})` });
     const base = '/spec/template/spec';
@@ -151,7 +157,7 @@ function forwardedAtSynth(forwarded: { obj: ApiObject; at: string; routed: Route
   const { obj, at, routed } = forwarded;
   const json = targetJson(obj);
   const target = targetOf(obj, json);
-  return vpnGatewayRender.checkForwardedWorkloadAtSynth(target, autoscalersOf(obj.node.root), at, routed);
+  return vpnGatewayModel.checkForwardedWorkloadAtSynth(target, autoscalersOf(obj.node.root), at, routed);
 }
 
 type WorkloadJson = { metadata: { name: string; namespace?: string }; spec?: { replicas?: number; ordinals?: { start?: number }; template?: { metadata?: { labels?: Record<string, string> }; spec?: { initContainers?: unknown[]; volumes?: unknown[]; containers?: unknown[] } } } };

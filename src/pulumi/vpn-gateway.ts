@@ -2,12 +2,12 @@ import * as k8s from '@pulumi/kubernetes';
 import { objectClaims } from '../invariants';
 import * as pulumi from '@pulumi/pulumi';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
-import type { VpnGatewayProps } from '../model/vpn-gateway';
-import type { RouteTarget } from '../render/vpn-gateway';
+import * as vpnGatewayModel from '../model/vpn-gateway';
+import type { RouteTarget, VpnGatewayProps, VpnGatewaySpec } from '../model/vpn-gateway';
 import { childName, planAt, emitPlan, reserve } from './base';
 import { declaredNamespaces, registerFence } from './registry';
 import { lowerInputs } from './inputs';
-import { formatProblems, ValidationError } from '../errors';
+import { formatProblems, throwIfProblems, ValidationError } from '../errors';
 import { checkPodSecurity, PodSecurityNeed, podSecurityNeeds, requiredLevel } from '../model/pod-security';
 import { KubeObject } from '../types';
 import { once } from '../lazy';
@@ -52,7 +52,7 @@ const INPUT_PATHS = [
 /** A transform usable in both `transforms` and `transformations`. */
 export type RouteTransform = pulumi.ResourceTransform & pulumi.ResourceTransformation;
 
-const routableTypes = once(() => new Set(vpnGatewayRender.ROUTABLE_KINDS.map((k) => `kubernetes:apps/v1:${k}`)));
+const routableTypes = once(() => new Set(vpnGatewayModel.ROUTABLE_KINDS.map((k) => `kubernetes:apps/v1:${k}`)));
 
 /**
  * A shared gluetun + pod-gateway egress gateway. `routeTransform()` routes workloads of the same program through it.
@@ -82,7 +82,8 @@ const routableTypes = once(() => new Set(vpnGatewayRender.ROUTABLE_KINDS.map((k)
 export class VpnGateway extends pulumi.ComponentResource {
   /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
   public readonly kubernetesResources: pulumi.CustomResource[];
-  private readonly args: VpnGatewayProps;
+  /** The props parsed once: what every plan of the gateway and its routes is made from. */
+  private readonly spec: VpnGatewaySpec;
   private readonly componentName: string;
   private readonly routed = new Map<string, k8s.apiextensions.CustomResource>();
   private readonly resolve: (value: unknown) => unknown;
@@ -90,10 +91,10 @@ export class VpnGateway extends pulumi.ComponentResource {
   public constructor(name: string, args: VpnGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     const inputs = lowerInputs(args as VpnGatewayProps, INPUT_PATHS);
     const props = inputs.plain;
-    const plan = planAt(name, 'VpnGateway', () => vpnGatewayRender.planVpnGateway(props));
-    reserve(name, plan, [...vpnGatewayRender.vpnGatewayClaims(props), ...objectClaims(plan.objects, props.cluster)], undefined, { gateway: vpnGatewayRender.vpnGatewayVxlan(props, name) });
+    const { spec, plan } = planAt(name, 'VpnGateway', () => vpnGatewayRender.gatewayPlan(props));
+    reserve(name, plan, [...spec.claims, ...objectClaims(plan.objects, spec.cluster)], undefined, { gateway: vpnGatewayRender.vpnGatewayVxlan(spec, name) });
     super('tunnelwright:index:VpnGateway', name, {}, opts);
-    this.args = props;
+    this.spec = spec;
     this.resolve = inputs.resolve;
     this.componentName = name;
     this.kubernetesResources = emitPlan(this, name, plan, opts, inputs.resolve);
@@ -143,12 +144,14 @@ export class VpnGateway extends pulumi.ComponentResource {
       // Unset, @pulumi/kubernetes auto-names the object `<logical name>-<random hex>` (apps/v1/statefulSet.d.ts:25,
       // "Create a StatefulSet with auto-naming"; provider/pkg/metadata/naming.go), so its pod is `<name>-<hex>-0`
       // (the hostname: stateful_set_utils.go:383-387) and the forwarded workload's hostname guard would refuse it.
-      if ((props.metadata?.name === undefined || props.metadata.name === '') && vpnGatewayRender.isForwardedTarget(this.args, { namespace, podLabels: {}, name: args.name, kind })) {
+      const forwarded = this.spec.portForwarding?.workload;
+      if ((props.metadata?.name === undefined || props.metadata.name === '') && vpnGatewayModel.isForwardedTarget(forwarded, { namespace, podLabels: {}, name: args.name, kind })) {
         throw new ValidationError([{ path: `routeTransform(${args.name}).metadata.name`, code: 'name', message: `${kind} ${args.name} is the port-forwarding workload and has no metadata.name: Pulumi would auto-name it ${args.name}-<random suffix>, so its pod would not be ${args.name}-<ordinal> and vpn-route-init's hostname guard would refuse it forever; set metadata.name explicitly` }], `VpnGateway route at ${this.componentName}`);
       }
       const target: RouteTarget = { namespace, podLabels: props.spec.template.metadata?.labels ?? {}, name, kind, ...(props.spec.replicas !== undefined ? { replicas: props.spec.replicas } : {}), ...(props.spec.ordinals?.start !== undefined ? { ordinalsStart: props.spec.ordinals.start } : {}) };
-      const route = vpnGatewayRender.planRoute(this.args, target);
-      const duplicates = registerFence(vpnGatewayRender.routeFence(this.args, target, route, this.componentName));
+      throwIfProblems(vpnGatewayModel.checkRoute(forwarded, target), 'VpnGateway route');
+      const route = vpnGatewayRender.renderRoute(this.spec, target);
+      const duplicates = registerFence(vpnGatewayRender.routeFence(this.spec, target, route, this.componentName));
       if (duplicates.length > 0) void pulumi.log.warn(formatProblems(duplicates), this);
       const follow = routeObjectOptions(args.opts ?? {}, this);
       const configMaps: k8s.apiextensions.CustomResource[] = [];

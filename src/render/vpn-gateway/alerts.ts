@@ -1,21 +1,25 @@
-import { throwIfProblems } from '../../errors';
-import type { VpnGatewayProps } from '../../model/vpn-gateway';
-import { gatewayFacts } from './facts';
+import type { VpnGatewaySpec } from '../../model/vpn-gateway';
+
+/** When the port-forwarding alerts fire, and where their runbooks are. */
+export interface PortForwardAlertOptions {
+  /** How long the app may listen on another port than the forwarded one. @default '5m' */
+  readonly mismatchFor?: string;
+  /** How long no port may be forwarded. @default '15m' */
+  readonly lostFor?: string;
+  /** Base URL of docs/runbooks.md: each rule gets `runbook_url` `<base>#<alert, lowercase>`. @default - none */
+  readonly runbookUrl?: string;
+}
 
 /**
  * Alerts on port-sync's metrics (scrape the routed pod's `port-sync` port): the app listens on another port than the
  * one forwarded for longer than a reconnect takes, or no port has been forwarded for a long time. With `app: 'command'`
  * port-sync cannot read the app's port: its `app_listen_port` is the port the command last succeeded with, so the
  * first is `VPNForwardedPortCommandFailing` instead (after `mismatchFor`), which fires while the command keeps
- * failing or timing out with the forwarded port; an app that forgets a port the command set is not seen.
+ * failing or timing out with the forwarded port; an app that forgets a port the command set is not seen. The spec is
+ * one `checkPortForwardAlerts` accepted (slskd has no port-sync to read).
  */
-export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchFor?: string; lostFor?: string; runbookUrl?: string } = {}): { name: string; rules: Record<string, unknown>[] }[] {
-  const f = gatewayFacts(props);
-  if (props.portForwarding?.app === 'slskd') {
-    // slskd syncs its port itself: no port-sync sidecar, so no metrics for these rules to read.
-    throwIfProblems([{ path: 'portForwarding.app', code: 'no-metrics', message: 'no port-forwarding alerts for slskd: slskd polls gluetun itself and no port-sync sidecar serves the metrics these rules read; watch slskd\'s own VPN state (its log: "Waiting for VPN client")' }], 'port-forwarding alerts');
-  }
-  const app = props.portForwarding?.app ?? 'app';
+export function renderPortForwardAlertGroups(f: VpnGatewaySpec, opts: PortForwardAlertOptions = {}): { name: string; rules: Record<string, unknown>[] }[] {
+  const app = f.portForwarding?.app ?? 'app';
   const rules: { alert: keyof typeof PORT_FORWARD_RUNBOOKS; expr: string; for: string; labels: Record<string, string>; annotations: Record<string, string> }[] = [
     ...(app === 'command' ? [{
       // app_listen_port is the port the command last succeeded with (0: none yet), and the command is stopped after
@@ -43,10 +47,10 @@ export function portForwardAlertGroups(props: VpnGatewayProps, opts: { mismatchF
     {
       // Without a scrape of the sidecar none of the others can fire: the forwarded workload's series, absent for 10m.
       alert: 'VPNPortSyncAbsent' as const,
-      expr: `absent_over_time(tunnelwright_port_forward_forwarded_port{namespace="${props.portForwarding?.workloadNamespace ?? ''}"}[10m])`,
+      expr: `absent_over_time(tunnelwright_port_forward_forwarded_port{namespace="${f.portForwarding?.workload?.namespace ?? ''}"}[10m])`,
       for: '5m',
       labels: { severity: 'warning' },
-      annotations: { summary: 'no port-sync metrics are scraped', description: `${props.portForwarding?.workloadNamespace ?? ''}: Prometheus has no tunnelwright_port_forward_* series from port-sync in this namespace, so no port-forwarding alert can fire. Scrape the vpn-port-sync container's metrics port.` },
+      annotations: { summary: 'no port-sync metrics are scraped', description: `${f.portForwarding?.workload?.namespace ?? ''}: Prometheus has no tunnelwright_port_forward_* series from port-sync in this namespace, so no port-forwarding alert can fire. Scrape the vpn-port-sync container's metrics port.` },
     },
     {
       alert: 'VPNNoForwardedPort',

@@ -1,19 +1,20 @@
-import type { PortForwardingProps } from '../../model/vpn-gateway';
-import { CONTROL_PORT, FORWARDED_WORKLOAD_HOST, GatewayFacts } from './facts';
+import { FORWARDED_WORKLOAD_HOST, VpnGatewaySpec } from '../../model/vpn-gateway';
+import { CONTROL_PORT } from './constants';
 
 /** The iptables chains that hold the forwarded port's DNAT and FORWARD accept rules in the gateway pod. */
 export const PF_NAT_CHAIN = 'TW-PF-DNAT';
 export const PF_FORWARD_CHAIN = 'TW-PF-FORWARD';
 
 /** gluetun's /iptables/post-rules.txt: VXLAN and ICMP from the cluster, through gluetun's INPUT DROP. */
-export function postRules(f: GatewayFacts, pf?: PortForwardingProps): string {
-  // localCidrs are IPv4 only (gatewayFacts).
+export function postRules(f: VpnGatewaySpec): string {
+  const pf = f.portForwarding;
+  // localCidrs are IPv4 only (parseVpnGateway).
   const lines = f.localCidrs.flatMap((c) => [
     `iptables -A INPUT -i eth0 -s ${c} -p udp --dport ${f.vxlanPort} -j ACCEPT`,
     `iptables -A INPUT -i eth0 -s ${c} -p icmp -j ACCEPT`,
     `iptables -A OUTPUT -o eth0 -d ${c} -p icmp -j ACCEPT`,
   ]);
-  if (pf?.workload !== undefined && (pf.toPort !== undefined || pf.app !== undefined)) {
+  if (pf?.workload !== undefined) {
     // gateway_init.sh adds `-A POSTROUTING -j MASQUERADE` with no -o when SNAT_IP is unset: every forwarded connection
     // would reach the workload from 172.16.0.1. Connections leaving by vxlan0 keep the peer's own address.
     lines.push('iptables -t nat -I POSTROUTING 1 -o vxlan0 -j RETURN');

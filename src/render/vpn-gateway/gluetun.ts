@@ -1,54 +1,47 @@
 import type { Container as IContainer } from 'kubernetes-types/core/v1';
 import type { EnvVar as IEnvVar } from 'kubernetes-types/core/v1';
 import type { Volume as IVolume } from 'kubernetes-types/core/v1';
-import type { PortForwardingProps, VpnGatewayProps } from '../../model/vpn-gateway';
-import { LOCATION_FILTERS, LocationFilter, providerName } from '../../model/vpn-providers';
-import * as vpnGatewayModel from '../../model/vpn-gateway';
+import type { PortForwardingApp, VpnGatewaySpec } from '../../model/vpn-gateway';
+import { WIREGUARD_MTU } from '../../model/vpn-gateway';
 import { asset, inlineScript } from '../../assets';
-import { CONTROL_PORT, FORWARDED_WORKLOAD_HOST, GatewayFacts, HEALTH_PORT, WIREGUARD_MTU } from './facts';
+import { AUTH_DIR, CONTROL_PORT, HEALTH_PORT, SECRETS_DIR } from './constants';
 import { PF_FORWARD_CHAIN, PF_NAT_CHAIN } from './firewall';
 
 /** gluetun's default control-server role for the loopback-only server: every route, no auth (fields of auth.Role, settings.go:111-126 at v3.41.1). */
 const LOOPBACK_CONTROL_ROLE = '{"name":"loopback","auth":"none"}';
 
-export const SECRETS_DIR = '/run/secrets';
-
 /** gluetun's environment: only variables gluetun reads; secrets as files (`*_SECRETFILE`) or Secret references. */
-export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
-  const row = vpnGatewayModel.providerRow(props.vpnProvider)!;
-  const vpnType = props.vpnType ?? 'wireguard';
+export function gluetunEnv(f: VpnGatewaySpec): IEnvVar[] {
   const env: IEnvVar[] = [];
   const set = (name: string, value: string | number | undefined) => {
     if (value !== undefined) env.push({ name, value: String(value) });
   };
-  set('VPN_SERVICE_PROVIDER', row.gluetunName);
-  set('VPN_TYPE', vpnType);
+  set('VPN_SERVICE_PROVIDER', f.provider);
+  set('VPN_TYPE', f.vpnType);
   set('VPN_INTERFACE', 'tun0');
-  if (vpnType === 'wireguard') {
+  const wg = f.wireguard;
+  if (wg) {
     set('WIREGUARD_PRIVATE_KEY_SECRETFILE', `${SECRETS_DIR}/wireguard_private_key`);
-    if (props.wireguardPresharedKeySecret) set('WIREGUARD_PRESHARED_KEY_SECRETFILE', `${SECRETS_DIR}/wireguard_preshared_key`);
-    if (props.wireguardAddresses) set('WIREGUARD_ADDRESSES', props.wireguardAddresses.join(','));
+    if (wg.presharedKey) set('WIREGUARD_PRESHARED_KEY_SECRETFILE', `${SECRETS_DIR}/wireguard_preshared_key`);
+    if (wg.addresses) set('WIREGUARD_ADDRESSES', wg.addresses.join(','));
     set('WIREGUARD_MTU', WIREGUARD_MTU);
     // Only custom has them (validation refuses both for any other provider).
-    set('WIREGUARD_ENDPOINT_IP', props.vpnEndpointIp);
-    set('WIREGUARD_PUBLIC_KEY', props.wireguardPublicKey);
-    set('WIREGUARD_ENDPOINT_PORT', props.vpnEndpointPort);
+    set('WIREGUARD_ENDPOINT_IP', wg.endpointIp);
+    set('WIREGUARD_PUBLIC_KEY', wg.publicKey);
+    set('WIREGUARD_ENDPOINT_PORT', wg.endpointPort);
   } else {
     set('OPENVPN_USER_SECRETFILE', `${SECRETS_DIR}/openvpn_user`);
     set('OPENVPN_PASSWORD_SECRETFILE', `${SECRETS_DIR}/openvpn_password`);
-    set('OPENVPN_ENDPOINT_PORT', props.vpnEndpointPort);
+    set('OPENVPN_ENDPOINT_PORT', f.openvpn?.endpointPort);
   }
-  for (const filter of Object.keys(LOCATION_FILTERS) as LocationFilter[]) {
-    const v = props[filter];
-    if (v && v.length > 0) set(LOCATION_FILTERS[filter], v.join(','));
-  }
+  for (const [name, value] of f.serverFilters) set(name, value);
   set('FIREWALL_OUTBOUND_SUBNETS', f.localCidrs.join(','));
   set('FIREWALL_INPUT_PORTS', HEALTH_PORT);
   set('HEALTH_SERVER_ADDRESS', `:${HEALTH_PORT}`);
   set('HEALTH_RESTART_VPN', 'on');
   set('DNS_SERVER', 'off');
-  set('DNS_ADDRESS', props.dnsAddress ?? '1.1.1.1');
-  const pf = props.portForwarding;
+  set('DNS_ADDRESS', f.dnsAddress);
+  const pf = f.portForwarding;
   if (pf?.app !== undefined) {
     // Bound to the gateway's VXLAN address only (vxlan0 exists before gluetun starts: gateway-init creates it), so
     // only routed pods reach it; post-rules.txt drops every VXLAN client but the forwarded workload's address, and
@@ -69,17 +62,17 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
   }
   if (pf) {
     set('VPN_PORT_FORWARDING', 'on');
-    set('VPN_PORT_FORWARDING_PROVIDER', providerName(pf.provider));
-    if (pf.credentialsSecret) {
+    set('VPN_PORT_FORWARDING_PROVIDER', pf.provider);
+    if (pf.credentials) {
       // gluetun reads any setting from `<NAME>_SECRETFILE` (sources/secrets/reader.go): never the environment.
       set('VPN_PORT_FORWARDING_USERNAME_SECRETFILE', `${SECRETS_DIR}/vpn_port_forwarding_username`);
       set('VPN_PORT_FORWARDING_PASSWORD_SECRETFILE', `${SECRETS_DIR}/vpn_port_forwarding_password`);
     }
-    if (pf.toPort !== undefined || pf.app !== undefined) {
-      const to = `${f.vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`;
+    if (pf.workload) {
+      const to = pf.workload.address;
       // port-forward-up.sh, its values as arguments: gluetun replaces {{PORT}} (service/command.go:20-21). With an
       // app: the same port on the workload ("same": no translation). It refuses a forwarded port the pod serves.
-      const served = vpnGatewayModel.servedPorts(pf);
+      const served = pf.servedPorts;
       const args = ['port-forward-up', '{{PORT}}', to, String(pf.toPort ?? 'same'), served.length ? served.join(',') : 'none'];
       set('VPN_PORT_FORWARDING_UP_COMMAND', `/bin/sh -c '${PORT_FORWARD_UP}' ${args.join(' ')}`);
       set('VPN_PORT_FORWARDING_DOWN_COMMAND', `/bin/sh -c 'iptables -t nat -F ${PF_NAT_CHAIN} 2>/dev/null || true; iptables -F ${PF_FORWARD_CHAIN} 2>/dev/null || true'`);
@@ -87,9 +80,6 @@ export function gluetunEnv(props: VpnGatewayProps, f: GatewayFacts): IEnvVar[] {
   }
   return env;
 }
-
-/** Where the gateway's init container writes gluetun's auth file (a memory emptyDir: the key never reaches the state volume). */
-export const AUTH_DIR = '/run/gluetun-auth';
 
 /**
  * gluetun's up command (port-forward-up.sh beside this module): DNATs the forwarded port to the workload, never onto a port
@@ -102,7 +92,7 @@ const PORT_FORWARD_UP = inlineScript(asset(__dirname, 'port-forward-up.sh'));
  * public IP first (an empty one means "VPN down") and then the port (slskd/slskd src/slskd/Integrations/VPN/Clients/
  * Gluetun.cs:93, :105 at 5770c7e). Both are valid gluetun routes (internal/server/middlewares/auth/settings.go:156-157).
  */
-export function controlRoutes(app: PortForwardingProps['app']): string[] {
+export function controlRoutes(app: PortForwardingApp | undefined): string[] {
   return app === 'slskd' ? ['GET /v1/publicip/ip', 'GET /v1/portforward'] : ['GET /v1/portforward'];
 }
 
@@ -110,7 +100,7 @@ export function controlRoutes(app: PortForwardingProps['app']): string[] {
  * Writes gluetun's auth file from the API key Secret (a TOML file cannot read a Secret itself): one role, the API key,
  * the routes its reader needs (`controlRoutes`). Refuses a key that would break out of the TOML string.
  */
-export function gluetunAuthScript(app: PortForwardingProps['app']): string {
+export function gluetunAuthScript(app: PortForwardingApp | undefined): string {
   const routes = controlRoutes(app).map((r) => `"${r}"`).join(', ');
   return [
     'set -eu',
@@ -123,17 +113,18 @@ export function gluetunAuthScript(app: PortForwardingProps['app']): string {
 /** The auth-file script for port-sync (the one route `GET /v1/portforward`). */
 export const GLUETUN_AUTH_SCRIPT = gluetunAuthScript('qbittorrent');
 
-export function secretVolume(props: VpnGatewayProps): IVolume {
+/** The projected volume of gluetun's secrets, each a file under `SECRETS_DIR`. */
+export function secretVolume(f: VpnGatewaySpec): IVolume {
   const sources: { secret: { name: string; items: { key: string; path: string }[] } }[] = [];
-  if ((props.vpnType ?? 'wireguard') === 'wireguard') {
-    sources.push({ secret: { name: props.wireguardPrivateKeySecret!.name, items: [{ key: props.wireguardPrivateKeySecret!.key ?? 'private-key', path: 'wireguard_private_key' }] } });
-    if (props.wireguardPresharedKeySecret) sources.push({ secret: { name: props.wireguardPresharedKeySecret.name, items: [{ key: props.wireguardPresharedKeySecret.key ?? 'preshared-key', path: 'wireguard_preshared_key' }] } });
+  if (f.wireguard) {
+    sources.push({ secret: { name: f.wireguard.privateKey.name, items: [{ key: f.wireguard.privateKey.key, path: 'wireguard_private_key' }] } });
+    if (f.wireguard.presharedKey) sources.push({ secret: { name: f.wireguard.presharedKey.name, items: [{ key: f.wireguard.presharedKey.key, path: 'wireguard_preshared_key' }] } });
   } else {
-    const c = props.openvpnCredentialsSecret!;
-    sources.push({ secret: { name: c.name, items: [{ key: c.userKey ?? 'username', path: 'openvpn_user' }, { key: c.passwordKey ?? 'password', path: 'openvpn_password' }] } });
+    const c = f.openvpn!.credentials;
+    sources.push({ secret: { name: c.name, items: [{ key: c.userKey!, path: 'openvpn_user' }, { key: c.passwordKey, path: 'openvpn_password' }] } });
   }
-  const pf = props.portForwarding?.credentialsSecret;
-  if (pf) sources.push({ secret: { name: pf.name, items: [{ key: pf.userKey ?? 'username', path: 'vpn_port_forwarding_username' }, { key: pf.passwordKey ?? 'password', path: 'vpn_port_forwarding_password' }] } });
+  const pf = f.portForwarding?.credentials;
+  if (pf) sources.push({ secret: { name: pf.name, items: [{ key: pf.userKey!, path: 'vpn_port_forwarding_username' }, { key: pf.passwordKey, path: 'vpn_port_forwarding_password' }] } });
   return { name: 'gluetun-secrets', projected: { defaultMode: 0o400, sources } };
 }
 
@@ -147,8 +138,8 @@ export function secretVolume(props: VpnGatewayProps): IVolume {
 export const GLUETUN_WIREGUARD_COMMAND = ['/bin/sh', '-c', inlineScript(asset(__dirname, 'gluetun-start.sh'))];
 
 /** gluetun's security context and resources for the way it gets /dev/net/tun (see `tunDevice`). */
-export function gluetunDevice(props: VpnGatewayProps): Pick<IContainer, 'securityContext' | 'resources'> {
-  const tun = props.tunDevice;
+export function gluetunDevice(f: VpnGatewaySpec): Pick<IContainer, 'securityContext' | 'resources'> {
+  const tun = f.tunDevice;
   const resources = { requests: { cpu: '50m', memory: '256Mi' } as Record<string, string>, limits: { memory: '512Mi' } as Record<string, string> };
   if (typeof tun === 'object') {
     resources.requests[tun.resource] = '1';

@@ -1,6 +1,6 @@
-import type { VpnGatewayProps } from '../../model/vpn-gateway';
-import { FORWARDED_WORKLOAD_HOST, GatewayFacts } from './facts';
+import { FORWARDED_WORKLOAD_HOST, VpnGatewaySpec } from '../../model/vpn-gateway';
 
+/** A settings file pod-gateway's scripts source (`/config/settings.sh`), each value double-quoted. */
 export function settingsSh(lines: [string, string | number][]): string {
   return `# pod-gateway settings, written by tunnelwright\n${lines.map(([k, v]) => `${k}=${JSON.stringify(String(v))}`).join('\n')}\n`;
 }
@@ -20,12 +20,12 @@ export function clientLookupName(workload: string): string {
  * app is DNATed by gluetun's up command instead. A client's copy holds only its own entry, under the name
  * client_init.sh computes for its pods (`key`): no other workload, in this namespace or another, can match it.
  */
-export function natConf(props: VpnGatewayProps, key?: string | null): string {
-  const pf = props.portForwarding;
+export function natConf(f: VpnGatewaySpec, key?: string | null): string {
+  const pf = f.portForwarding;
   const lines = ['# name ip ports: a routed workload with a fixed VXLAN address (pod-gateway nat.conf)'];
   const ports = pf?.toPort !== undefined ? ` tcp:${pf.toPort},udp:${pf.toPort}` : '';
   if (typeof key === 'string') lines.push(`${key} ${FORWARDED_WORKLOAD_HOST}${ports}`);
-  else if (key === undefined && pf?.workload && pf.toPort !== undefined) lines.push(`${clientLookupName(pf.workload)} ${FORWARDED_WORKLOAD_HOST}${ports}`);
+  else if (key === undefined && pf?.workload && pf.toPort !== undefined) lines.push(`${clientLookupName(pf.workload.name)} ${FORWARDED_WORKLOAD_HOST}${ports}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -33,7 +33,7 @@ export function natConf(props: VpnGatewayProps, key?: string | null): string {
 export const DNSMASQ_RESERVED_PATH = '/etc/dnsmasq.d/tunnelwright-reserved.conf';
 
 /** The gateway's pod-gateway settings (gateway side). */
-export function gatewaySettings(f: GatewayFacts): string {
+export function gatewaySettings(f: VpnGatewaySpec): string {
   return settingsSh([
     ['VXLAN_ID', f.vxlanId],
     ['VXLAN_PORT', f.vxlanPort],
@@ -60,7 +60,7 @@ export function gatewaySettings(f: GatewayFacts): string {
  * dynamically (`config_find_by_address`): the line holds `.255` for a client id pod-gateway's clients never send
  * (busybox udhcpc sends `01` and the MAC).
  */
-export function dnsmasqReserved(f: GatewayFacts): string {
+export function dnsmasqReserved(f: VpnGatewaySpec): string {
   return [
     '# Written by tunnelwright: no routed pod leases the VXLAN broadcast address (pod-gateway\'s dhcp-range ends at .255).',
     `dhcp-host=id:tunnelwright-vxlan-broadcast,${f.vxlanPrefix}.255`,

@@ -3,11 +3,9 @@ import type { EnvVar as IEnvVar } from 'kubernetes-types/core/v1';
 import type { Volume as IVolume } from 'kubernetes-types/core/v1';
 import { asset } from '../../assets';
 import { boundedName } from '../../model/labels';
-import type { VpnGatewayProps } from '../../model/vpn-gateway';
+import type { RouteTarget, VpnGatewaySpec } from '../../model/vpn-gateway';
 import { KubeObject } from '../../types';
-import * as vpnGatewayModel from '../../model/vpn-gateway';
-import { CONTROL_PORT, GatewayFacts, PORT_SYNC_METRICS_PORT } from './facts';
-import type { RouteTarget } from './target';
+import { CONTROL_PORT, PORT_SYNC_METRICS_PORT } from './constants';
 
 /**
  * The port-sync sidecar's script: a POSIX sh reconcile loop that keeps a routed app's listen port equal to the port
@@ -54,23 +52,23 @@ export const PORT_SYNC_SCRIPT = asset(__dirname, 'port-sync.sh');
  * one (VPNService.cs:209-222): the start-up port 0 is never written. slskd reads options from environment variables,
  * its YAML file or the command line only (no `_FILE` form), so the API key comes from the Secret by `secretKeyRef`.
  */
-export function slskdEnv(props: VpnGatewayProps, f: GatewayFacts): { container?: string; env: IEnvVar[] } {
-  const pf = props.portForwarding!;
+export function slskdEnv(f: VpnGatewaySpec): { container?: string; env: IEnvVar[] } {
+  const pf = f.portForwarding!;
   return {
     ...(pf.appContainer !== undefined ? { container: pf.appContainer } : {}),
     env: [
       { name: 'SLSKD_VPN', value: 'true' },
       { name: 'SLSKD_VPN_PORT_FORWARDING', value: 'true' },
       { name: 'SLSKD_VPN_GLUETUN_URL', value: `http://${f.vxlanPrefix}.1:${CONTROL_PORT}` },
-      { name: 'SLSKD_VPN_GLUETUN_API_KEY', valueFrom: { secretKeyRef: { name: pf.controlApiKeySecret!.name, key: pf.controlApiKeySecret!.key ?? 'api-key' } } },
-      ...(pf.syncPeriodSeconds !== undefined ? [{ name: 'SLSKD_VPN_POLLING_INTERVAL', value: String(pf.syncPeriodSeconds * 1000) }] : []),
+      { name: 'SLSKD_VPN_GLUETUN_API_KEY', valueFrom: { secretKeyRef: { name: pf.controlApiKey!.name, key: pf.controlApiKey!.key } } },
+      ...(pf.syncPeriodGiven !== undefined ? [{ name: 'SLSKD_VPN_POLLING_INTERVAL', value: String(pf.syncPeriodGiven * 1000) }] : []),
     ],
   };
 }
 
 /** The port-sync sidecar of the port-forwarding workload: its script ConfigMap, container and volumes. */
-export function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteTarget): { configMap: KubeObject; container: IContainer; volumes: IVolume[] } {
-  const pf = props.portForwarding!;
+export function portSync(f: VpnGatewaySpec, target: RouteTarget): { configMap: KubeObject; container: IContainer; volumes: IVolume[] } {
+  const pf = f.portForwarding!;
   const app = pf.app!;
   const name = boundedName(target.name, '-vpn-port-sync');
   const configMap = {
@@ -80,24 +78,25 @@ export function portSync(props: VpnGatewayProps, f: GatewayFacts, target: RouteT
     data: { 'port-sync.sh': PORT_SYNC_SCRIPT },
   } as KubeObject;
   const sources: { secret: { name: string; items: { key: string; path: string }[] } }[] = [
-    { secret: { name: pf.controlApiKeySecret!.name, items: [{ key: pf.controlApiKeySecret!.key ?? 'api-key', path: 'gluetun-api-key' }] } },
+    { secret: { name: pf.controlApiKey!.name, items: [{ key: pf.controlApiKey!.key, path: 'gluetun-api-key' }] } },
   ];
-  // Deluge's Web UI has a password only: a username key is not asked for (a missing key would stop the pod).
-  const userItem = pf.appCredentialsSecret && app !== 'deluge' ? [{ key: pf.appCredentialsSecret.userKey ?? 'username', path: 'app-username' }] : [];
-  if (pf.appCredentialsSecret) sources.push({ secret: { name: pf.appCredentialsSecret.name, items: [...userItem, { key: pf.appCredentialsSecret.passwordKey ?? 'password', path: 'app-password' }] } });
-  if (pf.appApiKeySecret) sources.push({ secret: { name: pf.appApiKeySecret.name, items: [{ key: pf.appApiKeySecret.key ?? 'api-key', path: 'app-api-key' }] } });
+  // Deluge's Web UI has a password only: its spec has no username key (a missing key would stop the pod).
+  const creds = pf.appCredentials;
+  const userItem = creds?.userKey !== undefined ? [{ key: creds.userKey, path: 'app-username' }] : [];
+  if (creds) sources.push({ secret: { name: creds.name, items: [...userItem, { key: creds.passwordKey, path: 'app-password' }] } });
+  if (pf.appApiKey) sources.push({ secret: { name: pf.appApiKey.name, items: [{ key: pf.appApiKey.key, path: 'app-api-key' }] } });
   const env: IEnvVar[] = [
     { name: 'APP', value: app },
     { name: 'GLUETUN_URL', value: `http://${f.vxlanPrefix}.1:${CONTROL_PORT}` },
     { name: 'GLUETUN_API_KEY_FILE', value: '/run/port-sync-secrets/gluetun-api-key' },
-    ...(app !== 'command' && app !== 'slskd' ? [{ name: 'APP_URL', value: pf.appUrl ?? `http://127.0.0.1:${vpnGatewayModel.APP_API_PORTS[app]}` }] : []),
+    ...(pf.appUrl !== undefined ? [{ name: 'APP_URL', value: pf.appUrl }] : []),
     ...(userItem.length ? [{ name: 'APP_USERNAME_FILE', value: '/run/port-sync-secrets/app-username' }] : []),
-    ...(pf.appCredentialsSecret ? [{ name: 'APP_PASSWORD_FILE', value: '/run/port-sync-secrets/app-password' }] : []),
-    ...(pf.appApiKeySecret ? [{ name: 'APP_API_KEY_FILE', value: '/run/port-sync-secrets/app-api-key' }] : []),
+    ...(creds ? [{ name: 'APP_PASSWORD_FILE', value: '/run/port-sync-secrets/app-password' }] : []),
+    ...(pf.appApiKey ? [{ name: 'APP_API_KEY_FILE', value: '/run/port-sync-secrets/app-api-key' }] : []),
     ...(pf.command !== undefined ? [{ name: 'COMMAND', value: pf.command }] : []),
-    { name: 'PERIOD', value: String(pf.syncPeriodSeconds ?? 15) },
+    { name: 'PERIOD', value: String(pf.syncPeriodSeconds) },
     { name: 'METRICS_PORT', value: String(PORT_SYNC_METRICS_PORT) },
-    { name: 'SERVED_PORTS', value: vpnGatewayModel.servedPorts(pf).join(',') },
+    { name: 'SERVED_PORTS', value: pf.servedPorts.join(',') },
     { name: 'METRICS_FILE', value: '/tmp/port-sync/metrics' },
   ];
   const container: IContainer = {

@@ -3,25 +3,18 @@ import type { Container as IContainer } from 'kubernetes-types/core/v1';
 import type { EnvVar as IEnvVar } from 'kubernetes-types/core/v1';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import type { Volume as IVolume } from 'kubernetes-types/core/v1';
-import { throwIfProblems, ValidationError } from '../../errors';
 import { Fence } from '../../invariants';
 import type { KillSwitchProps } from '../../model/kill-switch';
 import { boundedName } from '../../model/labels';
-import type { VpnGatewayProps } from '../../model/vpn-gateway';
+import { isForwardedTarget, RouteTarget, VpnGatewaySpec } from '../../model/vpn-gateway';
 import { KubeObject } from '../../types';
 import { configMapsHash } from '../config-hash';
 import { renderKillSwitch } from '../kill-switch';
-import * as commonModel from '../../model/common';
-import * as vpnGatewayModel from '../../model/vpn-gateway';
-import { gatewayFacts } from './facts';
 import { clientLookupName, natConf, settingsSh } from './pod-gateway-config';
 import { portSync, slskdEnv } from './port-sync';
-import { checkForwardedTarget, checkRouteTarget } from './route-checks';
-import { isForwardedTarget, RouteTarget } from './target';
 
 /** The route init container's variable that holds the hash of the ConfigMaps a routed pod reads at start. */
 export const ROUTE_CONFIG_HASH_ENV = 'TUNNELWRIGHT_CONFIG_HASH';
-
 
 /** The changes routing makes to a workload's pod spec, and the objects it needs. */
 export interface RoutePlan {
@@ -54,9 +47,10 @@ export interface RoutePlan {
 }
 
 /**
- * Plans routing one workload through the gateway (pure: the same for the cdk8s route() and Pulumi's routeTransform()).
+ * Plans routing one workload through the gateway from its spec (pure: the same for the cdk8s route() and Pulumi's
+ * routeTransform()); the target is one `checkRoute` accepted.
  *
- * The port-forwarding workload is refused unless it is a StatefulSet of at most one replica: its pods take the one
+ * The port-forwarding workload is refused (by `checkRoute`) unless it is a StatefulSet of at most one replica: its pods take the one
  * fixed VXLAN address, and two at once would split the forwarded port and the control server between them (whichever
  * answers ARP last). A Deployment cannot promise one pod, even with `Recreate` (which covers rollouts only): when its
  * pod is deleted, drained or evicted, the ReplicaSet controller counts only active pods, and a pod with a deletion
@@ -69,15 +63,8 @@ export interface RoutePlan {
  * comes only once the old object is gone. A force delete (`--grace-period=0 --force`, or of a pod on a partitioned
  * node) removes the object before the old pod stops: that is the one way two pods still meet.
  */
-export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): RoutePlan {
-  const checked = vpnGatewayModel.checkVpnGateway(gatewayProps);
-  const problems = [...checked.problems, ...checkRouteTarget(target)];
-  // Read from the props as given, so that a refusal is reported beside the gateway's own problems (all at once).
-  const isForwarded = isForwardedTarget(gatewayProps, target);
-  if (isForwarded) problems.push(...checkForwardedTarget(target as RouteTarget));
-  throwIfProblems(problems, 'VpnGateway route');
-  const props = checked.value!;
-  const f = gatewayFacts(props);
+export function renderRoute(f: VpnGatewaySpec, target: RouteTarget): RoutePlan {
+  const isForwarded = isForwardedTarget(f.portForwarding?.workload, target);
   // One ConfigMap per routed workload: two routes in one namespace (or a probe beside them) never clash.
   const configName = boundedName(target.name, '-vpn-route');
   const settings = settingsSh([
@@ -96,7 +83,7 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     metadata: { name: configName, namespace: target.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'app.kubernetes.io/component': 'vpn-gateway-client' } },
     // The forwarded workload is a StatefulSet (checkForwardedTarget): its pods are hostnamed <name>-<ordinal>, and the
     // key is what client_init.sh cuts from that.
-    data: { 'settings.sh': settings, 'nat.conf': natConf(props, isForwarded ? clientLookupName(target.name) : null) },
+    data: { 'settings.sh': settings, 'nat.conf': natConf(f, isForwarded ? clientLookupName(target.name) : null) },
   };
   const killSwitch: KillSwitchProps = {
     cluster: f.cluster,
@@ -111,12 +98,12 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     // where both sides of the connection are either managed by Cilium or use an IP belonging to a node in the
     // cluster": cilium/cilium Documentation/security/policy/language.rst, "IP/CIDR based"): under Cilium the cluster
     // is allowed as the `cluster` entity, kube-dns and the gateway by endpoint (the KillSwitch's cilium flavour).
-    flavor: props.cni === 'cilium' ? 'cilium' : 'kubernetes',
+    flavor: f.killSwitchFlavor,
   };
   const mount = { name: 'vpn-gateway-client', mountPath: '/config', readOnly: true };
   const caps = { capabilities: { add: ['NET_ADMIN', 'NET_RAW'] }, runAsUser: 0, runAsNonRoot: false };
-  const app = isForwarded ? props.portForwarding!.app : undefined;
-  const sync = app !== undefined && app !== 'slskd' ? portSync(props, f, target) : undefined;
+  const app = isForwarded ? f.portForwarding!.app : undefined;
+  const sync = app !== undefined && app !== 'slskd' ? portSync(f, target) : undefined;
   // What the routed pod reads once, at start (client_init.sh and port-sync): its hash on the route's own init container.
   // The pod template's metadata is the user's, and a changed container is a changed template as well: the workload's
   // controller rolls its pods when an apply changes these ConfigMaps (see CONFIG_HASH_ANNOTATION).
@@ -134,10 +121,9 @@ export function planRoute(gatewayProps: VpnGatewayProps, target: RouteTarget): R
     },
     extraContainers: sync ? [sync.container] : [],
     extraVolumes: sync ? sync.volumes : [],
-    ...(app === 'slskd' ? { appEnv: slskdEnv(props, f) } : {}),
+    ...(app === 'slskd' ? { appEnv: slskdEnv(f) } : {}),
   };
 }
-
 
 /**
  * The forwarded workload's init command: pod-gateway's client_init.sh, only in the StatefulSet's first pod
@@ -157,14 +143,11 @@ function forwardedInitCommand(target: RouteTarget): string[] {
   return ['/bin/sh', '-c', `h=$(hostname); [ "\${h%%.*}" = "${first}" ] || { echo "${refusal}" >&2; exit 1; }; exec /bin/client_init.sh`];
 }
 
-/** A pod spec routed through the gateway: the client init container first, the sidecar last, DNS by the gateway. Pure. */
-export function applyRoute(spec: IPodSpec, route: RoutePlan): IPodSpec {
-  if (!commonModel.isRecord(spec) || !Array.isArray(spec.containers) || spec.containers.some((c) => !commonModel.isRecord(c))) {
-    throw new ValidationError([{ path: 'spec', code: 'pod-spec', message: 'expected a pod spec with its containers (spec.template.spec of a Deployment, StatefulSet or DaemonSet)' }], 'routed pod spec');
-  }
-  for (const key of ['initContainers', 'volumes'] as const) {
-    if (spec[key] !== undefined && !Array.isArray(spec[key])) throw new ValidationError([{ path: `spec.${key}`, code: 'type', message: `expected a list, received ${commonModel.describeValue(spec[key])}` }], 'routed pod spec');
-  }
+/**
+ * A pod spec routed through the gateway: the client init container first, the sidecar last, DNS by the gateway. Pure;
+ * the spec is one `checkRoutedPodSpec` accepted (`applyRoute` checks it first).
+ */
+export function routePodSpec(spec: IPodSpec, route: RoutePlan): IPodSpec {
   const has = (list: { name: string }[] | undefined, name: string) => (list ?? []).some((c) => c.name === name);
   if (has(spec.initContainers, route.initContainer.name)) return spec;
   const containers = [...spec.containers];
@@ -184,26 +167,15 @@ export function applyRoute(spec: IPodSpec, route: RoutePlan): IPodSpec {
 
 /**
  * The index of the container that gets `route.appEnv` (slskd's): the one named `portForwarding.appContainer`, else the
- * first. Refuses a name the pod does not have, and a variable the container already sets (it would be set twice, and
- * Kubernetes keeps the last). Pure; the cdk8s adapter patches the same index.
+ * first (`checkRoutedPodSpec` refused a name the pod does not have). Pure; the cdk8s adapter patches the same index.
  */
 export function appContainerIndex(spec: IPodSpec, route: RoutePlan): number {
   const want = route.appEnv?.container;
-  const i = want === undefined ? 0 : spec.containers.findIndex((c) => c.name === want);
-  if (i < 0) {
-    throw new ValidationError([{ path: 'portForwarding.appContainer', code: 'container', message: `the routed workload has no container "${want}" (it has ${spec.containers.map((c) => `"${c.name}"`).join(', ')}): name the container that runs slskd` }], 'routed pod spec');
-  }
-  const own = new Set((spec.containers[i].env ?? []).map((e) => e.name));
-  const clash = (route.appEnv?.env ?? []).filter((e) => own.has(e.name)).map((e) => e.name);
-  if (clash.length > 0) {
-    throw new ValidationError([{ path: `spec.containers[${i}].env`, code: 'conflict', message: `the container "${spec.containers[i].name}" already sets ${clash.join(', ')}: remove ${clash.length > 1 ? 'them' : 'it'}, the gateway sets slskd's VPN integration (the API key from portForwarding.controlApiKeySecret)` }], 'routed pod spec');
-  }
-  return i;
+  return want === undefined ? 0 : spec.containers.findIndex((c) => c.name === want);
 }
 
-
 /** The pods a route's kill switch fences, for `checkDuplicateKillSwitches`; `construct` is the gateway's path. */
-export function routeFence(gatewayProps: VpnGatewayProps, target: RouteTarget, route: RoutePlan, construct: string): Fence {
+export function routeFence(f: VpnGatewaySpec, target: RouteTarget, route: RoutePlan, construct: string): Fence {
   const policy = route.objects.find((o) => o.kind.endsWith('NetworkPolicy'));
-  return { construct, cluster: gatewayProps.cluster ?? 'default', namespace: target.namespace, selector: target.podLabels, route: { workload: `${target.namespace}/${target.name}`, policy: policy?.metadata.name ?? '' } };
+  return { construct, cluster: f.cluster, namespace: target.namespace, selector: target.podLabels, route: { workload: `${target.namespace}/${target.name}`, policy: policy?.metadata.name ?? '' } };
 }
