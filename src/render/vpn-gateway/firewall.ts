@@ -1,10 +1,6 @@
 import { FORWARDED_WORKLOAD_HOST, VpnGatewaySpec } from '../../model/vpn-gateway';
 import { CONTROL_PORT } from './constants';
 
-/** The iptables chains that hold the forwarded port's DNAT and FORWARD accept rules in the gateway pod. */
-export const PF_NAT_CHAIN = 'TW-PF-DNAT';
-export const PF_FORWARD_CHAIN = 'TW-PF-FORWARD';
-
 /** gluetun's /iptables/post-rules.txt: VXLAN and ICMP from the cluster, through gluetun's INPUT DROP. */
 export function postRules(f: VpnGatewaySpec): string {
   const pf = f.portForwarding;

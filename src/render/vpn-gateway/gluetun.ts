@@ -5,7 +5,6 @@ import type { PortForwardingApp, VpnGatewaySpec } from '../../model/vpn-gateway'
 import { WIREGUARD_MTU } from '../../model/vpn-gateway';
 import { asset, inlineScript } from '../../assets';
 import { AUTH_DIR, CONTROL_PORT, HEALTH_PORT, SECRETS_DIR } from './constants';
-import { PF_FORWARD_CHAIN, PF_NAT_CHAIN } from './firewall';
 
 /** gluetun's default control-server role for the loopback-only server: every route, no auth (fields of auth.Role, settings.go:111-126 at v3.41.1). */
 const LOOPBACK_CONTROL_ROLE = '{"name":"loopback","auth":"none"}';
@@ -75,7 +74,7 @@ export function gluetunEnv(f: VpnGatewaySpec): IEnvVar[] {
       const served = pf.servedPorts;
       const args = ['port-forward-up', '{{PORT}}', to, String(pf.toPort ?? 'same'), served.length ? served.join(',') : 'none'];
       set('VPN_PORT_FORWARDING_UP_COMMAND', `/bin/sh -c '${PORT_FORWARD_UP}' ${args.join(' ')}`);
-      set('VPN_PORT_FORWARDING_DOWN_COMMAND', `/bin/sh -c 'iptables -t nat -F ${PF_NAT_CHAIN} 2>/dev/null || true; iptables -F ${PF_FORWARD_CHAIN} 2>/dev/null || true'`);
+      set('VPN_PORT_FORWARDING_DOWN_COMMAND', `/bin/sh -c '${PORT_FORWARD_DOWN}'`);
     }
   }
   return env;
@@ -86,6 +85,12 @@ export function gluetunEnv(f: VpnGatewaySpec): IEnvVar[] {
  * the workload's pod serves. Held in single quotes in the command gluetun splits (internal/command/split.go).
  */
 const PORT_FORWARD_UP = inlineScript(asset(__dirname, 'port-forward-up.sh'));
+
+/** gluetun's down command (port-forward-down.sh beside this module): empties the chains the up command fills. */
+const PORT_FORWARD_DOWN = inlineScript(asset(__dirname, 'port-forward-down.sh'));
+
+/** The gluetun-auth init container's script (gluetun-auth.sh beside this module). */
+const GLUETUN_AUTH = inlineScript(asset(__dirname, 'gluetun-auth.sh'));
 
 /**
  * The control-server routes each app's reader calls, and nothing else: port-sync reads only the port; slskd reads the
@@ -102,12 +107,7 @@ export function controlRoutes(app: PortForwardingApp | undefined): string[] {
  */
 export function gluetunAuthScript(app: PortForwardingApp | undefined): string {
   const routes = controlRoutes(app).map((r) => `"${r}"`).join(', ');
-  return [
-    'set -eu',
-    'key=$(cat /run/control-api-key/api-key)',
-    'case "$key" in "" | *[!A-Za-z0-9._~+/=-]*) echo "the control API key must be 1 or more of A-Z a-z 0-9 . _ ~ + / = -" >&2; exit 1 ;; esac',
-    `umask 077; printf '[[roles]]\nname = "${app === 'slskd' ? 'slskd' : 'port-sync'}"\nroutes = [${routes}]\nauth = "apikey"\napikey = "%s"\n' "$key" > ${AUTH_DIR}/config.toml`,
-  ].join('\n');
+  return GLUETUN_AUTH.replace('@ROLE@', app === 'slskd' ? 'slskd' : 'port-sync').replace('@ROUTES@', routes);
 }
 
 /** The auth-file script for port-sync (the one route `GET /v1/portforward`). */

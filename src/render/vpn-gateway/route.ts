@@ -3,6 +3,7 @@ import type { Container as IContainer } from 'kubernetes-types/core/v1';
 import type { EnvVar as IEnvVar } from 'kubernetes-types/core/v1';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import type { Volume as IVolume } from 'kubernetes-types/core/v1';
+import { asset, inlineScript } from '../../assets';
 import { Fence } from '../../invariants';
 import type { KillSwitchProps } from '../../model/kill-switch';
 import { boundedName } from '../../model/labels';
@@ -12,6 +13,9 @@ import { configMapsHash } from '../config-hash';
 import { renderKillSwitch } from '../kill-switch';
 import { clientLookupName, natConf, settingsSh } from './pod-gateway-config';
 import { portSync, slskdEnv } from './port-sync';
+
+/** The forwarded workload's init script (forwarded-route-init.sh beside this module). */
+const FORWARDED_ROUTE_INIT = inlineScript(asset(__dirname, 'forwarded-route-init.sh'));
 
 /** The route init container's variable that holds the hash of the ConfigMaps a routed pod reads at start. */
 export const ROUTE_CONFIG_HASH_ENV = 'TUNNELWRIGHT_CONFIG_HASH';
@@ -139,8 +143,7 @@ export function renderRoute(f: VpnGatewaySpec, target: RouteTarget): RoutePlan {
  */
 function forwardedInitCommand(target: RouteTarget): string[] {
   const first = `${target.name}-${target.ordinalsStart ?? 0}`;
-  const refusal = `vpn-route-init: this pod is $h, not ${first}: only ${first} may take the forwarded workload's fixed VXLAN address (a second replica of the StatefulSet ${target.name}, from kubectl scale, an autoscaler or a replicas patch, would take it too); scale ${target.name} to 1`;
-  return ['/bin/sh', '-c', `h=$(hostname); [ "\${h%%.*}" = "${first}" ] || { echo "${refusal}" >&2; exit 1; }; exec /bin/client_init.sh`];
+  return ['/bin/sh', '-c', FORWARDED_ROUTE_INIT.replace(/@POD@/g, first).replace(/@WORKLOAD@/g, target.name)];
 }
 
 /**
