@@ -13,6 +13,9 @@ const qbit = (pf: Record<string, unknown> = {}): VpnGatewayProps => ({
 });
 const target = { namespace: 'media', podLabels: { app: 'qbittorrent' }, name: 'qbittorrent', kind: 'StatefulSet' as const };
 
+/** A container's environment as the kubelet sets it (plain values only). */
+const envOf = (c: { env?: { name: string; value?: string }[] }): Record<string, string> => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value ?? '']));
+
 describe('port forwarding to an app: refusals', () => {
   it.each<[string, Record<string, unknown>, { path: string; code: string; message: string }[]]>([
     ['toPort with a torrent client', { toPort: 6881 }, [{ path: 'portForwarding.toPort', code: 'translation', message: 'refused with qbittorrent: a torrent client announces its own listen port to trackers and peers, so a port translated to toPort is a port nobody forwards; leave toPort out (the forwarded port reaches the same port on the workload, and port-sync sets qbittorrent\'s listen port to it)' }]],
@@ -273,7 +276,8 @@ describeWithTools('gluetun\'s auth file, as the gateway\'s init container writes
     fs.writeFileSync(path.join(dir, 'key', 'api-key'), 'k3y-abc');
     const init = (planVpnGateway(qbit(pf)).objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment).spec!.template.spec!.initContainers!.find((c) => c.name === 'gluetun-auth')!;
     const script = init.command![2].replace(/\/run\/control-api-key/g, path.join(dir, 'key')).replace(/\/run\/gluetun-auth/g, dir);
-    expect(run('sh', ['-c', script]).status).toBe(0);
+    // Its values come by the container's environment, as the kubelet sets it.
+    expect(run('sh', ['-c', script], { env: envOf(init) }).status).toBe(0);
     const r = run('python3', ['-c', 'import tomllib,json,sys; print(json.dumps(tomllib.load(open(sys.argv[1],"rb"))["roles"]))', path.join(dir, 'config.toml')]);
     return JSON.parse(r.stdout) as unknown[];
   };
@@ -396,16 +400,16 @@ describeWithTools('port forwarding: only the StatefulSet\'s first pod takes the 
     const vendor = fs.readFileSync(path.join(VENDOR_DIR, 'pod-gateway-v1.13.0', 'bin', 'client_init.sh'), 'utf8').split('\n');
     lookup = [vendor.find((l) => l.includes('HOSTNAME_REAL=$(hostname | cut'))!.trim(), vendor.find((l) => l.startsWith('NAT_ENTRY='))!.replace('/config/nat.conf', path.join(dir, 'nat.conf'))];
   });
-  const initFor = (t: object) => planRoute(qbit(), { ...target, ...t }).initContainer.command!;
-  /** Runs a command as the pod hostnamed `hostname` would (busybox sh, `hostname` answered by a stub on PATH). */
-  const runAs = (hostname: string, command: string[], natConf: string) => {
+  const initFor = (t: object) => planRoute(qbit(), { ...target, ...t }).initContainer;
+  /** Runs a container's command, with its environment, as the pod hostnamed `hostname` would (busybox sh, `hostname` answered by a stub on PATH). */
+  const runAs = (hostname: string, { command, env }: { command?: string[]; env?: { name: string; value?: string }[] }, natConf: string) => {
     fs.mkdirSync(path.join(dir, hostname, 'bin'), { recursive: true });
     fs.writeFileSync(path.join(dir, hostname, 'bin', 'hostname'), `#!/bin/sh\necho ${hostname}\n`, { mode: 0o755 });
     fs.writeFileSync(path.join(dir, 'client_init.sh'), `#!/bin/sh\n${lookup.join('\n')}\necho "took: $NAT_ENTRY"\n`, { mode: 0o755 });
     fs.writeFileSync(path.join(dir, 'nat.conf'), natConf);
-    const [shell, flag, script] = command.length === 1 ? ['/bin/sh', '-c', 'exec /bin/client_init.sh'] : command;
+    const [shell, flag, script] = command!.length === 1 ? ['/bin/sh', '-c', 'exec /bin/client_init.sh'] : command!;
     expect([shell, flag]).toEqual(['/bin/sh', '-c']);
-    return run('busybox', ['sh', '-c', script.replace('/bin/client_init.sh', path.join(dir, 'client_init.sh'))], { env: { PATH: `${path.join(dir, hostname, 'bin')}:${process.env.PATH}`, KUBERNETES_SERVICE_HOST: '10.96.0.1' } });
+    return run('busybox', ['sh', '-c', script.replace('/bin/client_init.sh', path.join(dir, 'client_init.sh'))], { env: { ...envOf({ env }), PATH: `${path.join(dir, hostname, 'bin')}:${process.env.PATH}`, KUBERNETES_SERVICE_HOST: '10.96.0.1' } });
   };
   const natConf = (planRoute(qbit(), target).objects[0] as unknown as { data: Record<string, string> }).data['nat.conf'];
 
@@ -419,7 +423,7 @@ describeWithTools('port forwarding: only the StatefulSet\'s first pod takes the 
     const r = runAs('qbittorrent-1', initFor({}), natConf);
     expect(r).toEqual({ status: 1, stdout: '', stderr: 'vpn-route-init: this pod is qbittorrent-1, not qbittorrent-0: only qbittorrent-0 may take the forwarded workload\'s fixed VXLAN address (a second replica of the StatefulSet qbittorrent, from kubectl scale, an autoscaler or a replicas patch, would take it too); scale qbittorrent to 1\n', output: expect.any(String) });
     // Control: pod-gateway's own command, as routed before (and for workloads that forward nothing).
-    expect(runAs('qbittorrent-1', ['/bin/client_init.sh'], natConf)).toMatchObject({ status: 0, stdout: 'took: qbittorrent 5\n' });
+    expect(runAs('qbittorrent-1', { command: ['/bin/client_init.sh'] }, natConf)).toMatchObject({ status: 0, stdout: 'took: qbittorrent 5\n' });
   });
 
   it('with ordinals.start 3 only qbittorrent-3 starts; qbittorrent-0 is refused', () => {

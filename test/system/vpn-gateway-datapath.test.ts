@@ -48,6 +48,8 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
   const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'StatefulSet' });
   const POD_NAME = 'my-qbit-0';
   const initCommand = route.initContainer.command!.map(quote).join(' ');
+  /** The route init container's environment, as the kubelet sets it (its values quoted for the shell inPod runs). */
+  const initEnv = Object.fromEntries(route.initContainer.env!.map((e) => [e.name, quote(e.value!)]));
   const routeData = (route.objects[0] as unknown as { data: Record<string, string> }).data;
   const vendor = (p: string) => fs.readFileSync(path.join(PG, p), 'utf8');
   const scripts = Object.fromEntries(['gateway_init.sh', 'gateway_sidecar.sh', 'client_init.sh', 'client_sidecar.sh', 'copy_resolv.sh'].map((s) => [`/usr/bin/${s}`, { content: vendor(`bin/${s}`), mode: 0o755 }]));
@@ -175,7 +177,7 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
     });
     const k8s = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
     // The route's own init command: pod-gateway's client_init.sh behind the check that this pod is my-qbit-0.
-    must(inPod(client, initCommand, { env: k8s, timeout: 60_000 }), 'vpn-route-init');
+    must(inPod(client, initCommand, { env: { ...initEnv, ...k8s }, timeout: 60_000 }), 'vpn-route-init');
     startInPod(client, 'client_sidecar.sh', 'sidecar.log', k8s);
     // The workload: a listener on the forwarded port's target.
     startInPod(client, `python3 -c ${quote('import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("0.0.0.0", 6881)); s.listen()\nwhile True:\n    c,a=s.accept(); c.sendall(b"qbittorrent\\n"); c.close()')}`, 'listener.log');
@@ -332,7 +334,7 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
       '/config/nat.conf': { content: routeData['nat.conf'] },
       '/etc/resolv.conf': { content: `nameserver ${route.dnsConfig.nameservers![0]}\n` },
     });
-    const env = { env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, timeout: 60_000 };
+    const env = { env: { ...initEnv, KUBERNETES_SERVICE_HOST: '10.96.0.1' }, timeout: 60_000 };
     try {
       const r = inPod(pod, initCommand, env);
       expect(r.status).toBe(1);

@@ -218,7 +218,8 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
     // The Secret mounted where the gateway's gluetun-auth init container reads it, and its emptyDir (the pod's /run is a tmpfs).
     must(inPod(gw, `mkdir -p /run/control-api-key /run/gluetun-auth && printf %s ${API_KEY} > /run/control-api-key/api-key`), 'secret');
     // The library's init container, run as written (its image's /bin/sh: dash here).
-    must(inPod(gw, `${authInit.command![0]} -c ${quote(authInit.command![2])}`), 'gluetun-auth init');
+    // Its values by the container's environment, as the kubelet sets it.
+    must(inPod(gw, `${authInit.command![0]} -c ${quote(authInit.command![2])}`, { env: Object.fromEntries(authInit.env!.map((e) => [e.name, quote(e.value!)])) }), 'gluetun-auth init');
     must(inPod(gw, gluetunStandIn(), { timeout: 30_000 }), 'gluetun stand-in');
     startInPod(gw, `exec python3 /opt/control.py ${gluetunEnv.HTTP_CONTROL_SERVER_AUTH_CONFIG_FILEPATH}`, 'control.log');
     startInPod(gw, 'gateway_sidecar.sh', 'sidecar.log');

@@ -126,7 +126,7 @@ export interface AutoscalerTarget {
  * The problems of the port-forwarding workload as it is finally written (an adapter reads it once the app is built,
  * after every patch): `final` is the routed target read again (a `replicas` patch added after route() counts), and
  * an autoscaler of the app that scales it is refused, since its second pod would start (and, without the init
- * container's check, take the fixed address: see `forwardedInitCommand`). `path` prefixes each problem's path.
+ * container's check, take the fixed address: see `forwardedInit` in src/render/vpn-gateway/route.ts). `path` prefixes each problem's path.
  * `routed`, the target as route() saw it, is what its init command (`<name>-<ordinals.start>`) and nat.conf key were
  * made from: a `metadata.name` or `spec.ordinals.start` patched after route() is refused, since the StatefulSet
  * controller creates only `<final name>-<final start>` (kubernetes v1.28.0 pkg/controller/statefulset/

@@ -9,7 +9,7 @@ import { KubeObject, Plan } from '../../types';
 import { withConfigHashes } from '../config-hash';
 import { AUTH_DIR, HEALTH_PORT, SECRETS_DIR } from './constants';
 import { postRules } from './firewall';
-import { GLUETUN_WIREGUARD_COMMAND, gluetunAuthScript, gluetunDevice, gluetunEnv, secretVolume } from './gluetun';
+import { GLUETUN_AUTH_SCRIPT, GLUETUN_WIREGUARD_COMMAND, gluetunAuthEnv, gluetunDevice, gluetunEnv, secretVolume } from './gluetun';
 import { dnsmasqReserved, DNSMASQ_RESERVED_PATH, gatewaySettings, natConf } from './pod-gateway-config';
 
 /** Plans the gateway from its spec: settings ConfigMap, headless Service (clients find the pod by DNS), the Deployment, the state claim and the Namespace. */
@@ -47,7 +47,8 @@ export function renderVpnGateway(f: VpnGatewaySpec): Plan {
       ...(app ? [{
         name: 'gluetun-auth',
         image: f.images.gluetun,
-        command: ['/bin/sh', '-c', gluetunAuthScript(pf?.app)],
+        command: ['/bin/sh', '-c', GLUETUN_AUTH_SCRIPT],
+        env: gluetunAuthEnv(pf?.app),
         securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
         volumeMounts: [{ name: 'control-api-key', mountPath: '/run/control-api-key', readOnly: true }, { name: 'gluetun-auth', mountPath: AUTH_DIR }],
       }] : []),

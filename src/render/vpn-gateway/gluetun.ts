@@ -89,9 +89,6 @@ const PORT_FORWARD_UP = inlineScript(asset(__dirname, 'port-forward-up.sh'));
 /** gluetun's down command (port-forward-down.sh beside this module): empties the chains the up command fills. */
 const PORT_FORWARD_DOWN = inlineScript(asset(__dirname, 'port-forward-down.sh'));
 
-/** The gluetun-auth init container's script (gluetun-auth.sh beside this module). */
-const GLUETUN_AUTH = inlineScript(asset(__dirname, 'gluetun-auth.sh'));
-
 /**
  * The control-server routes each app's reader calls, and nothing else: port-sync reads only the port; slskd reads the
  * public IP first (an empty one means "VPN down") and then the port (slskd/slskd src/slskd/Integrations/VPN/Clients/
@@ -102,16 +99,16 @@ export function controlRoutes(app: PortForwardingApp | undefined): string[] {
 }
 
 /**
- * Writes gluetun's auth file from the API key Secret (a TOML file cannot read a Secret itself): one role, the API key,
- * the routes its reader needs (`controlRoutes`). Refuses a key that would break out of the TOML string.
+ * The gluetun-auth init container's script (gluetun-auth.sh beside this module): writes gluetun's auth file from the API
+ * key Secret (a TOML file cannot read a Secret itself), one role with the routes its reader needs (`controlRoutes`), and
+ * refuses a key that would break out of the TOML string. Its values come from `gluetunAuthEnv`.
  */
-export function gluetunAuthScript(app: PortForwardingApp | undefined): string {
-  const routes = controlRoutes(app).map((r) => `"${r}"`).join(', ');
-  return GLUETUN_AUTH.replace('@ROLE@', app === 'slskd' ? 'slskd' : 'port-sync').replace('@ROUTES@', routes);
-}
+export const GLUETUN_AUTH_SCRIPT = inlineScript(asset(__dirname, 'gluetun-auth.sh'));
 
-/** The auth-file script for port-sync (the one route `GET /v1/portforward`). */
-export const GLUETUN_AUTH_SCRIPT = gluetunAuthScript('qbittorrent');
+/** The gluetun-auth script's environment: the role's name and its routes (comma-separated). */
+export function gluetunAuthEnv(app: PortForwardingApp | undefined): IEnvVar[] {
+  return [{ name: 'AUTH_ROLE', value: app === 'slskd' ? 'slskd' : 'port-sync' }, { name: 'AUTH_ROUTES', value: controlRoutes(app).join(',') }];
+}
 
 /** The projected volume of gluetun's secrets, each a file under `SECRETS_DIR`. */
 export function secretVolume(f: VpnGatewaySpec): IVolume {

@@ -6,7 +6,7 @@
  */
 export { CONTROL_PORT, HEALTH_PORT, PORT_SYNC_METRICS_PORT } from './constants';
 export { FORWARDED_WORKLOAD_HOST, isForwardedTarget, ROUTABLE_KINDS, type RouteTarget, type AutoscalerTarget, vxlanPortFor, WIREGUARD_MTU, ZTUNNEL_CIDR } from '../../model/vpn-gateway';
-export { controlRoutes, GLUETUN_AUTH_SCRIPT, GLUETUN_WIREGUARD_COMMAND, gluetunAuthScript, gluetunEnv } from './gluetun';
+export { controlRoutes, GLUETUN_AUTH_SCRIPT, GLUETUN_WIREGUARD_COMMAND, gluetunAuthEnv, gluetunEnv } from './gluetun';
 export { clientLookupName, DNSMASQ_RESERVED_PATH } from './pod-gateway-config';
 export { renderVpnGateway, vpnGatewayVxlan } from './gateway';
 export { appContainerIndex, renderRoute, ROUTE_CONFIG_HASH_ENV, type RoutePlan, routeFence, routePodSpec } from './route';

@@ -111,10 +111,11 @@ export function renderRoute(f: VpnGatewaySpec, target: RouteTarget): RoutePlan {
   // What the routed pod reads once, at start (client_init.sh and port-sync): its hash on the route's own init container.
   // The pod template's metadata is the user's, and a changed container is a changed template as well: the workload's
   // controller rolls its pods when an apply changes these ConfigMaps (see CONFIG_HASH_ANNOTATION).
+  const guard = isForwarded ? forwardedInit(target) : undefined;
   const configHash = configMapsHash([configMap, ...(sync ? [sync.configMap as unknown as IConfigMap] : [])]);
   return {
     objects: [configMap as KubeObject, ...(sync ? [sync.configMap] : []), ...renderKillSwitch(killSwitch).objects],
-    initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: isForwarded ? forwardedInitCommand(target) : ['/bin/client_init.sh'], env: [{ name: ROUTE_CONFIG_HASH_ENV, value: configHash }], securityContext: caps, volumeMounts: [mount] },
+    initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: guard?.command ?? ['/bin/client_init.sh'], env: [{ name: ROUTE_CONFIG_HASH_ENV, value: configHash }, ...(guard?.env ?? [])], securityContext: caps, volumeMounts: [mount] },
     sidecar: { name: 'vpn-route-sidecar', image: f.images.podGateway, command: ['/bin/client_sidecar.sh'], securityContext: caps, volumeMounts: [mount] },
     volume: { name: 'vpn-gateway-client', configMap: { name: configName } },
     dnsPolicy: 'None',
@@ -130,20 +131,19 @@ export function renderRoute(f: VpnGatewaySpec, target: RouteTarget): RoutePlan {
 }
 
 /**
- * The forwarded workload's init command: pod-gateway's client_init.sh, only in the StatefulSet's first pod
+ * The forwarded workload's init command and its values (forwarded-route-init.sh): pod-gateway's client_init.sh, only in the StatefulSet's first pod
  * `<name>-<ordinals.start>`. client_init.sh looks its nat.conf entry up by `hostname | cut -d'-' -f1` (pod-gateway
  * v1.13.0 bin/client_init.sh:42-44, :54) and takes its fixed address (:93-95), and the StatefulSet controller hostnames
  * every ordinal by its pod name (kubernetes v1.28.0 pkg/controller/statefulset/stateful_set_utils.go:383-387
  * `initIdentity`): `<name>-1`, made by `kubectl scale`, an HPA or a `replicas` patch, cuts to the same key and would
  * take the same address. Any other pod exits 1 here and never starts. The sidecar's reconnect (client_sidecar.sh) runs
- * client_init.sh in a pod that passed this check. A pod name is a DNS subdomain: no quoting needed. Only the first
+ * client_init.sh in a pod that passed this check. Only the first
  * label is compared (`${h%%.*}`, POSIX sh and busybox ash): with `setHostnameAsFQDN: true` the kernel hostname is
  * `<pod>.<subdomain>.<ns>.svc.<domain>` (kubernetes v1.28.0 pkg/kubelet/util/util.go:33-45, from kubelet_pods.go:482;
  * the StatefulSet sets the subdomain to serviceName, stateful_set_utils.go:387).
  */
-function forwardedInitCommand(target: RouteTarget): string[] {
-  const first = `${target.name}-${target.ordinalsStart ?? 0}`;
-  return ['/bin/sh', '-c', FORWARDED_ROUTE_INIT.replace(/@POD@/g, first).replace(/@WORKLOAD@/g, target.name)];
+function forwardedInit(target: RouteTarget): { command: string[]; env: IEnvVar[] } {
+  return { command: ['/bin/sh', '-c', FORWARDED_ROUTE_INIT], env: [{ name: 'FORWARDED_POD', value: `${target.name}-${target.ordinalsStart ?? 0}` }, { name: 'FORWARDED_WORKLOAD', value: target.name }] };
 }
 
 /**
