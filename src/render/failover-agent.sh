@@ -1,0 +1,177 @@
+#!/bin/sh
+# shellcheck disable=SC2154 # POD_NAME, PEER_POD, NAMESPACE, LEASE: the container's environment
+# tunnelwright failover agent: one in each of a VpnGateway's two pods. The pod holds the gateway role (the
+# coordination.k8s.io/v1 Lease LEASE, and the ROLE_LABEL=active label the gateway's Service selects) only while its
+# own tunnel is healthy:
+#   - a standby takes the role only after ACQUIRE_AFTER healthy checks in a row, and only when the Lease is free or
+#     has not changed for LEASE_SECONDS by its own clock (client-go's leaderelection observedTime: no clock is shared);
+#   - the holder renews while healthy (no failback: a recovered standby never takes the role from a healthy holder),
+#     and gives the role up after RELEASE_AFTER failed checks in a row;
+#   - every write carries the resourceVersion read (a 409 means someone else wrote first: read again next period);
+#   - a pod without the role is fenced: FENCE_LINK (pod-gateway's vxlan0) is down, so its clients' heartbeat fails
+#     and they re-resolve the gateway's name (client_sidecar.sh :20, client_init.sh :53); a holder that cannot renew
+#     fences itself (a watchdog beside the loop, so a slow API call cannot delay it) RENEW_MARGIN seconds before the
+#     Lease can expire for the standby.
+set -u
+API_URL=${API_URL:-https://kubernetes.default.svc}
+SA_DIR=${SA_DIR:-/var/run/secrets/kubernetes.io/serviceaccount}
+HEALTH_URL=${HEALTH_URL:-http://127.0.0.1:9999/}
+PERIOD=${PERIOD:-2}
+ACQUIRE_AFTER=${ACQUIRE_AFTER:-3}
+RELEASE_AFTER=${RELEASE_AFTER:-2}
+LEASE_SECONDS=${LEASE_SECONDS:-15}
+RENEW_MARGIN=${RENEW_MARGIN:-$((2 * PERIOD))}
+API_TIMEOUT=${API_TIMEOUT:-2}
+ROLE_LABEL=${ROLE_LABEL:-tunnelwright.io/role}
+FENCE_LINK=${FENCE_LINK:-vxlan0}
+STATE_DIR=${STATE_DIR:-/run/failover}
+mkdir -p "$STATE_DIR"
+lease_path="/apis/coordination.k8s.io/v1/namespaces/$NAMESPACE/leases/$LEASE"
+body="$STATE_DIR/body.json"
+headers="$STATE_DIR/headers"
+
+log() { echo "failover-agent: $*"; }
+# Seconds since boot: a clock no one can set.
+now() { cut -d. -f1 /proc/uptime; }
+
+# api METHOD PATH [CONTENT-TYPE DATA]: the HTTP status ("000" when the API cannot be reached); the answer in $body.
+# The token is read on each call (kubelet rotates it) and passed in a file, never on a command line.
+api() {
+  {
+    if [ -r "$SA_DIR/token" ]; then printf 'Authorization: Bearer %s\n' "$(cat "$SA_DIR/token")"; fi
+    if [ $# -ge 4 ]; then printf 'Content-Type: %s\n' "$3"; fi
+  } >"$headers"
+  set -- "$1" "$2" "${3:-}" "${4:-}"
+  cacert=""
+  if [ -r "$SA_DIR/ca.crt" ]; then cacert="$SA_DIR/ca.crt"; fi
+  if [ -n "$4" ]; then
+    curl -sS -m "$API_TIMEOUT" ${cacert:+--cacert "$cacert"} -H "@$headers" -X "$1" -o "$body" -w '%{http_code}' --data-binary "$4" "$API_URL$2" 2>/dev/null
+  else
+    curl -sS -m "$API_TIMEOUT" ${cacert:+--cacert "$cacert"} -H "@$headers" -X "$1" -o "$body" -w '%{http_code}' "$API_URL$2" 2>/dev/null
+  fi
+}
+
+# field NAME: a string or number field of the Lease read last (the API server writes compact JSON).
+field() {
+  sed -n "s/.*\"$1\":\"\\{0,1\\}\\([^\",}]*\\).*/\\1/p" "$body" | head -n 1
+}
+
+micro_time() { date -u +%Y-%m-%dT%H:%M:%S.000000Z; }
+
+# put_lease HOLDER DURATION ACQUIRE_TIME TRANSITIONS: an update that fails with 409 if the Lease changed since read.
+put_lease() {
+  api PUT "$lease_path" application/json "$(printf '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"%s","namespace":"%s","resourceVersion":"%s"},"spec":{"holderIdentity":"%s","leaseDurationSeconds":%s,"acquireTime":"%s","renewTime":"%s","leaseTransitions":%s}}' \
+    "$LEASE" "$NAMESPACE" "$rv" "$1" "$2" "$3" "$(micro_time)" "$4")"
+}
+
+label_pod() {
+  if [ "$2" = active ]; then value='"active"'; else value=null; fi
+  patched=$(api PATCH "/api/v1/namespaces/$NAMESPACE/pods/$1" application/merge-patch+json "{\"metadata\":{\"labels\":{\"$ROLE_LABEL\":$value}}}")
+  # 404: the pod is gone (a peer being replaced), which is as good as unlabelled.
+  [ "$patched" = 200 ] || { [ "$2" != active ] && [ "$patched" = 404 ]; }
+}
+
+set_role() { role=$1; echo "$1" >"$STATE_DIR/role"; }
+# The watchdog: the link goes down once the last renewal (written before the link ever goes up) is too old.
+renewed_at() { echo "$1" >"$STATE_DIR/renewed.tmp" && mv "$STATE_DIR/renewed.tmp" "$STATE_DIR/renewed"; }
+renewed_at 0
+set_role standby
+(
+  while sleep 1; do
+    if [ "$(cat "$STATE_DIR/role")" = active ] && [ $(($(now) - $(cat "$STATE_DIR/renewed"))) -ge $((LEASE_SECONDS - RENEW_MARGIN)) ]; then
+      ip link set "$FENCE_LINK" down 2>/dev/null || true
+      echo fenced >"$STATE_DIR/role"
+    fi
+  done
+) &
+watchdog=$!
+fence() {
+  ip link set "$FENCE_LINK" down 2>/dev/null || true
+  if [ "$role" = active ]; then log "fenced: $1"; fi
+  set_role standby
+  label_pod "$POD_NAME" standby || true
+}
+
+# Stopped (a drain, a rollout): a holder fences and frees the Lease, so the standby takes over at its next check.
+stop() {
+  if [ "$role" = active ]; then
+    fence "stopping"
+    if [ "$(api GET "$lease_path")" = 200 ] && [ "$(field holderIdentity)" = "$POD_NAME" ]; then
+      rv=$(field resourceVersion)
+      log "released the lease ($(put_lease "" 1 "$(field acquireTime)" "$(field leaseTransitions)"))"
+    fi
+  fi
+  kill "$watchdog" 2>/dev/null
+  exit 0
+}
+trap stop TERM INT
+healthy=0
+failed=0
+last_renew=0
+seen_rv=""
+seen_at=$(now)
+fence "starting"
+log "started as $POD_NAME (peer ${PEER_POD:-none}), lease $NAMESPACE/$LEASE"
+while :; do
+  if [ "$role" = active ] && [ "$(cat "$STATE_DIR/role")" != active ]; then fence "the watchdog fenced: no renewal for $((LEASE_SECONDS - RENEW_MARGIN)) s"; fi
+  if curl -fsS -m 3 -o /dev/null "$HEALTH_URL" 2>/dev/null; then healthy=$((healthy + 1)); failed=0; else failed=$((failed + 1)); healthy=0; fi
+  t=$(now)
+  code=$(api GET "$lease_path")
+  if [ "$code" = 200 ]; then
+    rv=$(field resourceVersion)
+    holder=$(field holderIdentity)
+    transitions=$(field leaseTransitions)
+    acquired=$(field acquireTime)
+    if [ -z "$acquired" ]; then acquired=$(micro_time); fi
+    if [ "$rv" != "$seen_rv" ]; then seen_rv=$rv; seen_at=$t; fi
+    if [ "$holder" = "$POD_NAME" ]; then
+      if [ "$failed" -ge "$RELEASE_AFTER" ]; then
+        # Fenced before the Lease is free: the standby's clients never meet this gateway still answering.
+        fence "tunnel unhealthy ($failed checks)"
+        code=$(put_lease "" 1 "$acquired" "${transitions:-0}")
+        log "released the lease ($code)"
+      else
+        code=$(put_lease "$POD_NAME" "$LEASE_SECONDS" "$acquired" "${transitions:-0}")
+        if [ "$code" = 200 ]; then
+          last_renew=$t
+          renewed_at "$t"
+          if [ "$role" != active ]; then
+            # Taken over from an earlier run of this agent (a restarted container): the role is ours again.
+            if [ -n "${PEER_POD:-}" ]; then label_pod "$PEER_POD" standby || true; fi
+            label_pod "$POD_NAME" active && { set_role active; ip link set "$FENCE_LINK" up; log "holds the role (renewed)"; }
+          elif [ -n "${PEER_POD:-}" ]; then
+            label_pod "$PEER_POD" standby || true
+          fi
+        fi
+      fi
+    else
+      if [ "$role" = active ]; then fence "the lease is held by ${holder:-nobody}"; fi
+      free=no
+      if [ -z "$holder" ] || [ $((t - seen_at)) -ge "$LEASE_SECONDS" ]; then free=yes; fi
+      if [ "$free" = yes ] && [ "$healthy" -ge "$ACQUIRE_AFTER" ]; then
+        code=$(put_lease "$POD_NAME" "$LEASE_SECONDS" "$(micro_time)" $((${transitions:-0} + 1)))
+        if [ "$code" = 200 ]; then
+          last_renew=$t
+          renewed_at "$t"
+          seen_rv=$(field resourceVersion); seen_at=$t
+          log "acquired the lease from ${holder:-nobody}"
+          # The old holder loses the Service's selector first: the name never resolves to two gateways for long
+          # (client_init.sh :53 exits with two addresses). It is this pod that unlabels it: a frozen node cannot.
+          if [ -n "${PEER_POD:-}" ]; then label_pod "$PEER_POD" standby || true; fi
+          if label_pod "$POD_NAME" active; then
+            set_role active
+            ip link set "$FENCE_LINK" up
+          fi
+        else
+          log "lost the race for the lease ($code)"
+        fi
+      fi
+    fi
+  fi
+  # Cut off from the API (or refused): fenced before the standby may take the Lease by its own clock.
+  if [ "$role" = active ] && [ $((t - last_renew)) -ge $((LEASE_SECONDS - RENEW_MARGIN)) ]; then
+    fence "lease not renewed for $((t - last_renew)) s (API answered $code)"
+  fi
+  sleep "$PERIOD" &
+  wait $!
+done
