@@ -4,12 +4,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 /**
- * The failover agent (src/render/failover-agent.sh) run as its container runs it, at unit speed: busybox sh and
+ * The failover agent (src/render/vpn-gateway/failover-agent.sh) run as its container runs it, at unit speed: busybox sh and
  * busybox's applets (the image's), the real curl, against the Lease/pod API stand-in (test/helpers/lease-api-stand-in.js,
  * which answers 409 on a stale resourceVersion as kube-apiserver does). `ip` is a stand-in that keeps each link's state
  * in a file and records every call; the tunnel's health is a file that curl reads (present: healthy).
  */
-const AGENT = path.resolve(__dirname, '../../src/render/failover-agent.sh');
+const AGENT = path.resolve(__dirname, '../../src/render/vpn-gateway/failover-agent.sh');
 const STAND_IN = path.resolve(__dirname, '../helpers/lease-api-stand-in.js');
 const TOKEN = 'vgf-unit-token-5e1d2c';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vgf-agent-'));

@@ -7,6 +7,7 @@ import { serverFilterFindings } from '../server-filters';
 import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, nearestProvider, PROVIDER_ALIASES, providerName, PROVIDERS, ProviderRow } from '../vpn-providers';
 import { DEFAULT_IMAGES, PortForwardingProps, servedPorts, VpnGatewayProps } from './props';
 import { vpnGatewaySchema } from './schema';
+import { checkStandby } from '../vpn-gateway-failover';
 
 /** The provider's row (aliases resolved), or undefined. */
 export function providerRow(name: string): ProviderRow | undefined {
@@ -90,6 +91,7 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
   }
   if (input.dnsOverTls === true) push('dnsOverTls', 'dns-collision', "gluetun's DNS server (which DNS over TLS needs) binds :53 on every interface and collides with pod-gateway's dnsmasq, which routed pods need for cluster names; leave dnsOverTls off: DNS still leaves through the tunnel");
   checkPortForwarding(input, row, vpnType as string, push);
+  problems.push(...checkStandby(input, isRecord(input.portForwarding) && keepsPortForwardState(input.vpnProvider, input.portForwarding)));
   checkNetwork(input, row && vpnType === 'wireguard' ? row : undefined, push);
 }
 

@@ -1,5 +1,7 @@
 import type { Cidr, SecretKeyRef } from '../common';
 import { PORT_FORWARDING_APPS, PORT_SYNC_METRICS_PORT } from '../values';
+import type { VpnGatewayStandbyProps } from '../vpn-gateway-failover';
+export type { VpnGatewayStandbyProps } from '../vpn-gateway-failover';
 
 /** OpenVPN credentials in a Secret: user and password keys. */
 export interface CredentialsSecretRef {
@@ -204,6 +206,12 @@ export interface VpnGatewayProps {
    */
   readonly tunDevice?: 'runtime' | 'privileged' | { readonly resource: string };
   /** Images. @default - pinned: qmcgaw/gluetun:v3.41.1, ghcr.io/angelnu/pod-gateway:v1.13.0, curlimages/curl:8.11.1 (port-sync: sh, curl, busybox nc) */
+  /**
+   * A warm standby (issue 43): two gateway pods (StatefulSets `<name>-a`, `<name>-b`, on different nodes), each with a
+   * tunnel of its own key; one holds the role by a Lease while its tunnel is healthy, and only it is behind the
+   * gateway's name. See docs/vpn-gateway.md, "Failover". @default - one gateway pod (a Deployment)
+   */
+  readonly standby?: VpnGatewayStandbyProps;
   readonly images?: { readonly gluetun?: string; readonly podGateway?: string; readonly portSync?: string };
 }
 

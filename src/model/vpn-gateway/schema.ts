@@ -1,6 +1,7 @@
 import * as z from '../../zod';
 import { cidrSchema, networkCidrSchema, clusterSchema, intInRange, ipSchema, portSchema, secretKeyRefSchema } from '../common';
 import { PORT_FORWARDING_APPS } from '../values';
+import { standbySchema } from '../vpn-gateway-failover';
 
 const credentials = z.strictObject({
   name: secretKeyRefSchema.shape.name,
@@ -56,6 +57,7 @@ export const vpnGatewaySchema = z.strictObject({
   cni: z.optional(z.enum(['cilium', 'flannel', 'calico', 'kube-router', 'other'])),
   podMtu: z.optional(intInRange(1280, 9000, 'a pod MTU')),
   mesh: z.optional(z.enum(['none', 'istio-ambient'])),
+  standby: z.optional(standbySchema),
   images: z.optional(z.strictObject({ gluetun: z.optional(z.string()), podGateway: z.optional(z.string()), portSync: z.optional(z.string()) })),
   createNamespace: z.optional(z.boolean()),
   tunDevice: z.optional(z.union([

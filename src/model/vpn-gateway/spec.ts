@@ -95,8 +95,20 @@ export interface VpnGatewaySpec {
   readonly createNamespace: boolean;
   readonly tunDevice: NonNullable<VpnGatewayProps['tunDevice']>;
   readonly portForwarding?: PortForwardingSpec;
+  /** With `standby`: the standby pod's own key (and addresses, preshared key) and the agent's timing. */
+  readonly standby?: StandbySpec;
   /** What the gateway claims across an App: its VXLAN id in its cluster, its key Secret, a pinned server with its credential. */
   readonly claims: Claim[];
+}
+
+/** The standby, parsed: its Secrets' keys defaulted, the agent's timing defaulted. */
+export interface StandbySpec {
+  readonly privateKey: SecretKey;
+  readonly presharedKey?: SecretKey;
+  readonly addresses?: readonly string[];
+  readonly leaseSeconds: number;
+  readonly acquireAfter: number;
+  readonly releaseAfter: number;
 }
 
 /** The VXLAN UDP port: Cilium and flannel own 8472 and Calico's VXLAN owns 4789. */
@@ -162,6 +174,14 @@ function specOf(props: VpnGatewayProps): VpnGatewaySpec {
     killSwitchFlavor: props.cni === 'cilium' ? 'cilium' : 'kubernetes',
     createNamespace: props.createNamespace !== false,
     tunDevice: props.tunDevice ?? 'runtime',
+    ...(props.standby ? { standby: {
+      // checkVpnGateway requires the standby's key with WireGuard (the only VPN type a standby is offered for).
+      privateKey: secretKey(props.standby.wireguardPrivateKeySecret!, 'private-key'),
+      ...(props.standby.wireguardAddresses ? { addresses: props.standby.wireguardAddresses } : {}),
+      leaseSeconds: props.standby.leaseSeconds ?? 15,
+      acquireAfter: props.standby.acquireAfter ?? 3,
+      releaseAfter: props.standby.releaseAfter ?? 3,
+    } } : {}),
     ...(props.portForwarding ? { portForwarding: portForwardingSpec(props, props.portForwarding, `${vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`, name) } : {}),
   };
   return { ...spec, claims: claimsOf(props, spec) };

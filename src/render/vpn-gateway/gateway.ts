@@ -8,6 +8,7 @@ import type { VpnGatewaySpec } from '../../model/vpn-gateway';
 import { KubeObject, Plan } from '../../types';
 import { withConfigHashes } from '../config-hash';
 import { AUTH_DIR, HEALTH_PORT, SECRETS_DIR } from './constants';
+import { withStandby } from './failover';
 import { postRules } from './firewall';
 import { GLUETUN_AUTH_SCRIPT, GLUETUN_WIREGUARD_COMMAND, gluetunAuthEnv, gluetunDevice, gluetunEnv, secretVolume } from './gluetun';
 import { dnsmasqReserved, DNSMASQ_RESERVED_PATH, gatewaySettings, natConf } from './pod-gateway-config';
@@ -107,7 +108,7 @@ export function renderVpnGateway(f: VpnGatewaySpec): Plan {
       },
     },
   };
-  const objects = [configMap, service, ...(stateClaim ? [stateClaim] : []), deployment] as KubeObject[];
+  const objects = withStandby(f, [configMap, service, ...(stateClaim ? [stateClaim] : []), deployment] as KubeObject[]);
   if (f.createNamespace) {
     // Privileged: gateway-init is (pod-gateway's routes need it), and gluetun adds NET_ADMIN.
     const level = requiredLevel(podSpec).level;

@@ -1,0 +1,60 @@
+import * as z from '../zod';
+import { Problem } from '../errors';
+import { Cidr, cidrSchema, intInRange, isRecord, SecretKeyRef, secretKeyRefSchema } from './common';
+
+/**
+ * A warm standby for a VpnGateway (issue 43): two gateway pods on different nodes, each with a tunnel of its own
+ * credential; exactly one holds the gateway role, decided by a `coordination.k8s.io/v1` Lease that each pod's failover
+ * agent takes and renews only while its own tunnel is healthy (gluetun's health server), with hysteresis and no
+ * failback. Only the holder is behind the gateway's name (its pod is labelled `tunnelwright.io/role=active`, which the
+ * Service selects); a pod without the role takes pod-gateway's `vxlan0` down, so its clients re-resolve the name and
+ * move (pod-gateway's client_sidecar.sh re-runs client_init.sh when its heartbeat fails: ~15 s).
+ */
+export interface VpnGatewayStandbyProps {
+  /**
+   * The standby pod's own WireGuard private key (a Secret in the gateway namespace, key default `private-key`). Required
+   * with WireGuard, and refused when it is the active pod's: the provider follows the latest handshake, so two hot
+   * tunnels on one key steal the session from each other (research: 13 of 31 requests failed in 20 s).
+   */
+  readonly wireguardPrivateKeySecret?: SecretKeyRef;
+  /** `WIREGUARD_ADDRESSES` of the standby's key, where the provider assigns them per key. @default - the provider's default */
+  readonly wireguardAddresses?: Cidr[];
+  /** Seconds the Lease lives without renewal: a frozen holder's clients move after about this plus ~15 s. @default 15 */
+  readonly leaseSeconds?: number;
+  /** Healthy checks in a row (one each 2 s) before a pod takes a free role. @default 3 */
+  readonly acquireAfter?: number;
+  /** Failed checks in a row (one each 2 s) before the holder gives the role up. @default 3 */
+  readonly releaseAfter?: number;
+}
+
+/** @internal */
+export const standbySchema = z.strictObject({
+  wireguardPrivateKeySecret: z.optional(secretKeyRefSchema),
+  wireguardAddresses: z.optional(z.array(cidrSchema)),
+  leaseSeconds: z.optional(intInRange(6, 300, 'seconds')),
+  acquireAfter: z.optional(intInRange(1, 30, 'a count of checks')),
+  releaseAfter: z.optional(intInRange(1, 30, 'a count of checks')),
+});
+
+/** The standby's refusals, each at its prop with what to do. */
+export function checkStandby(input: Record<string, unknown>, keepsPortForwardState: boolean): Problem[] {
+  const sb = input.standby;
+  if (!isRecord(sb)) return [];
+  const problems: Problem[] = [];
+  const vpnType = input.vpnType ?? 'wireguard';
+  const key = (r: unknown) => (isRecord(r) ? `${String(r.name)}/${String(r.key ?? 'private-key')}` : undefined);
+  if (vpnType === 'wireguard') {
+    if (sb.wireguardPrivateKeySecret === undefined) {
+      problems.push({ path: 'standby.wireguardPrivateKeySecret', code: 'required', message: 'required with WireGuard: the standby keeps its tunnel up, and needs a key of its own (create a second key or device at your provider and put it in its own Secret)' });
+    } else if (key(sb.wireguardPrivateKeySecret) === key(input.wireguardPrivateKeySecret)) {
+      problems.push({ path: 'standby.wireguardPrivateKeySecret', code: 'shared-credential', message: 'is the active gateway\'s key: the provider follows the latest handshake, so two hot tunnels on one key steal the session from each other and requests fail; create a second key at your provider and give its Secret here' });
+    }
+  } else {
+    for (const k of ['wireguardPrivateKeySecret', 'wireguardAddresses'] as const) if (sb[k] !== undefined) problems.push({ path: `standby.${k}`, code: 'forbidden', message: 'a WireGuard setting, but vpnType is openvpn' });
+    problems.push({ path: 'standby', code: 'openvpn', message: 'a standby is offered for WireGuard only so far (each gateway pod needs its own credential, and the OpenVPN credentials Secret is one per gateway); use vpnType wireguard with a second key' });
+  }
+  if (keepsPortForwardState) {
+    problems.push({ path: 'standby', code: 'state-claim', message: 'refused with private internet access port forwarding: gluetun keeps its port in a ReadWriteOnce claim (portForwarding.stateClaim) that two gateway pods on different nodes cannot share; remove standby or the port forwarding' });
+  }
+  return problems;
+}

@@ -1,0 +1,140 @@
+import type { Container as IContainer, PodSpec as IPodSpec, Service as IService } from 'kubernetes-types/core/v1';
+import type { Deployment as IDeployment, StatefulSet as IStatefulSet } from 'kubernetes-types/apps/v1';
+import { asset, inlineScript } from '../../assets';
+import type { StandbySpec, VpnGatewaySpec } from '../../model/vpn-gateway';
+import { KubeObject } from '../../types';
+
+/** The label the holder's agent sets on its own pod (and clears on the other), which the gateway's Service selects. */
+export const ROLE_LABEL = 'tunnelwright.io/role';
+/** Which of the two gateway pods (its StatefulSet: `<name>-a`, `<name>-b`). */
+export const MEMBER_LABEL = 'tunnelwright.io/gateway-member';
+/** Seconds between two checks of the agent (client-go's leader election retries every 2 s too). */
+export const FAILOVER_PERIOD_SECONDS = 2;
+
+const AGENT_SCRIPT = inlineScript(asset(__dirname, 'failover-agent.sh'));
+
+/** The two members: StatefulSet name and its one pod's name (fixed: the RBAC names them). */
+export function standbyMembers(f: Pick<VpnGatewaySpec, 'name'>): { member: 'a' | 'b'; statefulSet: string; pod: string }[] {
+  return (['a', 'b'] as const).map((m) => ({ member: m, statefulSet: `${f.name}-${m}`, pod: `${f.name}-${m}-0` }));
+}
+
+function agentContainer(f: VpnGatewaySpec, sb: StandbySpec, peer: string): IContainer {
+  return {
+    name: 'failover-agent',
+    // curlimages/curl: busybox sh and ip, and curl (the same pinned image as port-sync).
+    image: f.images.portSync,
+    command: ['/bin/sh', '-c', AGENT_SCRIPT],
+    env: [
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'PEER_POD', value: peer },
+      { name: 'NAMESPACE', value: f.namespace },
+      { name: 'LEASE', value: f.name },
+      { name: 'ROLE_LABEL', value: ROLE_LABEL },
+      { name: 'PERIOD', value: String(FAILOVER_PERIOD_SECONDS) },
+      { name: 'LEASE_SECONDS', value: String(sb.leaseSeconds) },
+      { name: 'ACQUIRE_AFTER', value: String(sb.acquireAfter) },
+      { name: 'RELEASE_AFTER', value: String(sb.releaseAfter) },
+    ],
+    // Root with NET_ADMIN only: it takes the pod's vxlan0 down and up (curlimages/curl runs as uid 100 by default).
+    securityContext: { runAsUser: 0, runAsNonRoot: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['NET_ADMIN'] } },
+    resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
+    volumeMounts: [{ name: 'failover-state', mountPath: '/run/failover' }],
+  };
+}
+
+/** The standby member's pod spec: its own key (and addresses) in place of the active member's. */
+function standbyKeys(spec: IPodSpec, sb: StandbySpec): IPodSpec {
+  const key = sb.privateKey;
+  return {
+    ...spec,
+    containers: spec.containers.map((c) => (c.name !== 'gluetun' || !sb.addresses ? c : {
+      ...c, env: (c.env ?? []).map((e) => (e.name === 'WIREGUARD_ADDRESSES' ? { name: e.name, value: sb.addresses!.join(',') } : e)),
+    })),
+    volumes: (spec.volumes ?? []).map((v) => (v.name !== 'gluetun-secrets' ? v : {
+      ...v,
+      projected: {
+        ...v.projected,
+        sources: (v.projected?.sources ?? []).map((s) => (s.secret?.items?.[0]?.path === 'wireguard_private_key' ? { secret: { name: key.name, items: [{ key: key.key ?? 'private-key', path: 'wireguard_private_key' }] } } : s)),
+      },
+    })),
+  };
+}
+
+/**
+ * With `standby`: the Deployment becomes two StatefulSets of one pod each (fixed pod names, which the RBAC names;
+ * required anti-affinity: never on one node), each with the failover agent; the Service selects only the pod labelled
+ * `tunnelwright.io/role=active`; a Lease, a ServiceAccount with get/update on that Lease and patch on the two pods
+ * only, and a PodDisruptionBudget that lets a drain evict one gateway at a time. The Lease is created here, so the
+ * agent needs no `create` (which cannot be limited by resourceNames).
+ */
+export function withStandby(f: VpnGatewaySpec, objects: KubeObject[]): KubeObject[] {
+  const sb = f.standby;
+  if (!sb) return objects;
+  const members = standbyMembers(f);
+  const sa = `${f.name}-failover`;
+  const out: KubeObject[] = [];
+  for (const o of objects) {
+    if (o.kind === 'Service') {
+      const s = o as unknown as IService;
+      out.push({ ...s, spec: { ...s.spec, selector: { ...s.spec!.selector, [ROLE_LABEL]: 'active' } } } as unknown as KubeObject);
+    } else if (o.kind === 'Deployment') {
+      const d = o as unknown as IDeployment;
+      const template = d.spec!.template;
+      for (const m of members) {
+        const peer = members.find((p) => p.member !== m.member)!.pod;
+        const base = m.member === 'b' ? standbyKeys(template.spec!, sb) : template.spec!;
+        const spec: IPodSpec = {
+          ...base,
+          serviceAccountName: sa,
+          affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: f.podLabels }, topologyKey: 'kubernetes.io/hostname' }] } },
+          containers: [...base.containers, agentContainer(f, sb, peer)],
+          volumes: [...(base.volumes ?? []), { name: 'failover-state', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }],
+        };
+        const labels = { ...template.metadata!.labels, [MEMBER_LABEL]: m.member };
+        const sts: IStatefulSet = {
+          apiVersion: 'apps/v1',
+          kind: 'StatefulSet',
+          metadata: { name: m.statefulSet, namespace: f.namespace, labels: f.podLabels },
+          spec: {
+            replicas: 1,
+            serviceName: f.name,
+            selector: { matchLabels: { ...f.podLabels, [MEMBER_LABEL]: m.member } },
+            template: { metadata: { ...template.metadata, labels }, spec },
+          },
+        };
+        out.push(sts as unknown as KubeObject);
+      }
+    } else {
+      out.push(o);
+    }
+  }
+  const meta = (name: string) => ({ name, namespace: f.namespace, labels: f.podLabels });
+  out.push(
+    { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: meta(f.name), spec: {} } as unknown as KubeObject,
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(sa) } as unknown as KubeObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta(sa),
+      rules: [
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [f.name], verbs: ['get', 'update'] },
+        { apiGroups: [''], resources: ['pods'], resourceNames: members.map((m) => m.pod), verbs: ['patch'] },
+      ],
+    } as unknown as KubeObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta(sa),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: sa },
+      subjects: [{ kind: 'ServiceAccount', name: sa, namespace: f.namespace }],
+    } as unknown as KubeObject,
+    {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: meta(f.name),
+      // One of the two at a time: a drain never takes both tunnels (a standby whose tunnel is down does not count).
+      spec: { minAvailable: 1, selector: { matchLabels: f.podLabels } },
+    } as unknown as KubeObject,
+  );
+  return out;
+}

@@ -1,0 +1,93 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Chart } from 'cdk8s';
+import { planVpnGateway, validateVpnGateway, VpnGatewayProps } from '../../src';
+import { App, VpnGateway } from '../../src/cdk8s';
+import { nordvpnGateway } from '../helpers/fixtures';
+
+type Obj = { kind: string; metadata: { name: string; namespace?: string }; spec?: any; rules?: any[] }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const standby = (extra: Partial<VpnGatewayProps> = {}): VpnGatewayProps => ({ ...nordvpnGateway(), standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard-standby' } }, ...extra });
+const objects = (p: VpnGatewayProps) => planVpnGateway(p).objects as unknown as Obj[];
+
+describe('VpnGateway standby: refusals', () => {
+  it.each([
+    ['no key of its own', { standby: {} }, 'standby.wireguardPrivateKeySecret', 'required'],
+    ['the active gateway\'s key', { standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' } } }, 'standby.wireguardPrivateKeySecret', 'shared-credential'],
+    ['the active gateway\'s key, its key named', { standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard', key: 'private-key' } } }, 'standby.wireguardPrivateKeySecret', 'shared-credential'],
+    ['a lease shorter than three checks', { standby: { wireguardPrivateKeySecret: { name: 'b' }, leaseSeconds: 4 } }, 'standby.leaseSeconds', undefined],
+  ])('refuses %s', (_, extra, at, code) => {
+    const problems = validateVpnGateway({ ...nordvpnGateway(), ...extra });
+    expect(problems.map((p) => p.path)).toContain(at);
+    if (code) expect(problems.find((p) => p.path === at)!.code).toBe(code);
+    // Each with what to do.
+    expect(problems.find((p) => p.path === at)!.message.length).toBeGreaterThan(20);
+  });
+
+  it('refuses a standby with PIA port forwarding (a ReadWriteOnce claim two nodes cannot share)', () => {
+    const pia: VpnGatewayProps = {
+      ...nordvpnGateway(), vpnProvider: 'custom', vpnEndpointIp: '203.0.113.7', vpnEndpointPort: 1337, wireguardPublicKey: 'x'.repeat(43) + '=', wireguardAddresses: ['10.5.0.2/32'],
+      serverNames: ['ch'], serverCountries: undefined, portForwarding: { provider: 'private internet access', credentialsSecret: { name: 'pia' } },
+      standby: { wireguardPrivateKeySecret: { name: 'b' } },
+    };
+    expect(validateVpnGateway(pia).map((p) => p.code)).toContain('state-claim');
+    // control: the same gateway without standby has no such problem
+    expect(validateVpnGateway({ ...pia, standby: undefined }).map((p) => p.code)).not.toContain('state-claim');
+  });
+
+  it('refuses a standby over OpenVPN, and accepts the valid standby', () => {
+    expect(validateVpnGateway({ ...nordvpnGateway(), vpnType: 'openvpn', wireguardPrivateKeySecret: undefined, openvpnCredentialsSecret: { name: 'o' }, standby: {} }).map((p) => p.path)).toContain('standby');
+    expect(validateVpnGateway(standby())).toEqual([]);
+  });
+});
+
+describe('VpnGateway standby: the plan', () => {
+  const objs = objects(standby());
+  const sts = objs.filter((o) => o.kind === 'StatefulSet');
+
+  it('two StatefulSets of one pod, never on one node, each with its own key and the agent; no Deployment', () => {
+    expect(objs.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual(expect.arrayContaining([
+      'StatefulSet vpn-gateway-a', 'StatefulSet vpn-gateway-b', 'Lease vpn-gateway', 'ServiceAccount vpn-gateway-failover', 'Role vpn-gateway-failover', 'RoleBinding vpn-gateway-failover', 'PodDisruptionBudget vpn-gateway',
+    ]));
+    expect(objs.some((o) => o.kind === 'Deployment')).toBe(false);
+    const keys = sts.map((s) => s.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'gluetun-secrets').projected.sources[0].secret.name);
+    expect(keys).toEqual(['nordvpn-wireguard', 'nordvpn-wireguard-standby']);
+    for (const s of sts) {
+      expect(s.spec.replicas).toBe(1);
+      const anti = s.spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0];
+      expect(anti.topologyKey).toBe('kubernetes.io/hostname');
+      // The anti-affinity selects both members: it must match the other StatefulSet's pods.
+      const other = sts.find((x) => x !== s)!;
+      expect(Object.entries(anti.labelSelector.matchLabels).every(([k, v]) => other.spec.template.metadata.labels[k] === v)).toBe(true);
+      const agent = s.spec.template.spec.containers.find((c: { name: string }) => c.name === 'failover-agent');
+      expect(agent.securityContext.capabilities).toEqual({ drop: ['ALL'], add: ['NET_ADMIN'] });
+      expect(agent.env.find((e: { name: string }) => e.name === 'PEER_POD').value).toBe(other.metadata.name + '-0');
+    }
+  });
+
+  it('the Service selects only the pod labelled active; the Role names the one Lease and the two pods, and grants no create', () => {
+    const svc = objs.find((o) => o.kind === 'Service')!;
+    expect(svc.spec.selector['tunnelwright.io/role']).toBe('active');
+    const role = objs.find((o) => o.kind === 'Role')!;
+    expect(role.rules).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['vpn-gateway'], verbs: ['get', 'update'] },
+      { apiGroups: [''], resources: ['pods'], resourceNames: ['vpn-gateway-a-0', 'vpn-gateway-b-0'], verbs: ['patch'] },
+    ]);
+    for (const s of sts) expect(s.spec.template.spec.serviceAccountName).toBe('vpn-gateway-failover');
+    const pdb = objs.find((o) => o.kind === 'PodDisruptionBudget')!;
+    expect(pdb.spec.minAvailable).toBe(1);
+  });
+
+  it('control: without standby, one Deployment and nothing of the failover', () => {
+    const plain = objects(nordvpnGateway());
+    expect(plain.filter((o) => ['Deployment', 'StatefulSet', 'Lease', 'Role', 'PodDisruptionBudget'].includes(o.kind)).map((o) => o.kind)).toEqual(['Deployment']);
+  });
+
+  it('cdk8s: the VpnGateway construct writes the same objects', () => {
+    const chart = new Chart(new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'vgf-cdk8s-')) }), 'vpn');
+    new VpnGateway(chart, 'gateway', standby());
+    const kinds = (chart.toJson() as Obj[]).map((o) => `${o.kind} ${o.metadata.name}`);
+    expect(kinds).toEqual(objs.map((o) => `${o.kind} ${o.metadata.name}`));
+  });
+});

@@ -1,0 +1,341 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { generateKeyPair, planRoute, planVpnGateway, VpnGatewayProps } from '../../src';
+import { inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
+import { describeWithTools, must, sh, tmpdir, VENDOR_DIR } from './tools';
+
+const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
+const AGENT = path.resolve(__dirname, '../../src/render/vpn-gateway/failover-agent.sh');
+const STAND_IN = path.resolve(__dirname, '../helpers/lease-api-stand-in.js');
+
+/**
+ * VpnGateway failover (issue 43), in network namespaces: two gateway pods, each with pod-gateway's own scripts
+ * (../shared/vendor, unchanged), a real wireguard-go tunnel of its own key to one VPN server, and the library's
+ * failover agent (src/render/vpn-gateway/failover-agent.sh) run as its container runs it; one routed client running pod-gateway's
+ * client_init.sh / client_sidecar.sh; the Lease and the pods' labels in a stand-in API (409 on a stale
+ * resourceVersion) that, as the endpoint controller and CoreDNS do, makes the gateway's name resolve to the pod
+ * labelled active.
+ *
+ *   client 10.244.0.3 ──vxlan──▶ gateway A 10.244.0.2 ─tun0─┐
+ *                     ──vxlan──▶ gateway B 10.244.0.4 ─tun0─┴─▶ VPN server 198.18.0.2 (A exits as .2, B as .4) ─▶ echo .3
+ *   node: bridge, kube-dns stand-in 10.96.0.10, API stand-in 10.96.0.1:443, NAT to its WAN (counted: nothing but tunnel traffic may leave)
+ *
+ * gluetun cannot run here: its tunnel, fwmark routing, firewall and health server are stood in (each step cited).
+ */
+describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s clients', [
+  'ip', 'wg', 'wireguard-go', 'iptables', 'dnsmasq', 'dig', 'udhcpc', 'route', 'killall', 'inotifywait', 'ping', 'python3', 'nft', 'nsenter', 'unshare', 'node', 'curl',
+  path.join(PG, 'bin', 'gateway_init.sh'),
+], () => {
+  const ns = { node: 'vgf-node', inet: 'vgf-inet', vpn: 'vgf-vpn', a: 'vgf-gwa', b: 'vgf-gwb', client: 'vgf-cl' };
+  const dir = tmpdir('vgf-lab-');
+  const TOKEN = 'vgf-lab-token-8c2f';
+  const serverKey = generateKeyPair();
+  const keys = { a: generateKeyPair(), b: generateKeyPair() }; // a key each: a hot standby cannot share one
+  const gw = {
+    a: { pod: 'vpn-gateway-a-0', ip: '10.244.0.2', tunnel: '10.2.0.2', exit: '198.18.0.2', veth: 'pod0' },
+    b: { pod: 'vpn-gateway-b-0', ip: '10.244.0.4', tunnel: '10.2.0.3', exit: '198.18.0.4', veth: 'pod1' },
+  } as const;
+  const props: VpnGatewayProps = {
+    clusterCidrs: ['10.244.0.0/16', '10.96.0.0/12'],
+    nodeCidrs: ['192.168.77.0/24'],
+    vpnProvider: 'custom',
+    vpnEndpointIp: '198.18.0.2',
+    vpnEndpointPort: 51820,
+    wireguardPublicKey: serverKey.publicKey,
+    wireguardPrivateKeySecret: { name: 'vpn-wireguard' },
+    wireguardAddresses: ['10.2.0.2/32'],
+    dnsAddress: '10.2.0.1',
+    dnssec: false,
+  };
+  const gateway = planVpnGateway(props);
+  const gatewayData = (gateway.objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data;
+  const route = planRoute(props, { namespace: 'default', podLabels: { app: 'web' }, name: 'web', kind: 'Deployment' });
+  const routeData = (route.objects[0] as unknown as { data: Record<string, string> }).data;
+  const gatewayName = /^GATEWAY_NAME="([^"]+)"/m.exec(routeData['settings.sh'])![1];
+  const vendor = (p: string) => fs.readFileSync(path.join(PG, p), 'utf8');
+  const scripts = Object.fromEntries(['gateway_init.sh', 'gateway_sidecar.sh', 'client_init.sh', 'client_sidecar.sh', 'copy_resolv.sh'].map((s) => [`/usr/bin/${s}`, { content: vendor(`bin/${s}`), mode: 0o755 }]));
+  const image: Record<string, PodFile> = { ...scripts, '/default_config/settings.sh': { content: vendor('config/settings.sh') } };
+  const pods: Partial<Record<'a' | 'b' | 'client', Pod>> = {};
+  const figures: Record<string, unknown>[] = [];
+
+  const inNs = (n: string, cmd: string, timeout = 30_000) => sh(`ip netns exec ${n} bash -c ${quote(cmd)}`, { env: { WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD: '1' }, timeout });
+  const uptime = () => Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+  type Entry = { t: number; op: string; from?: string; to?: string; active?: string[] };
+  const entries = (): Entry[] => fs.readFileSync(path.join(dir, 'api.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Entry);
+  const holder = () => entries().filter((e) => e.op === 'holder').at(-1)?.to ?? '';
+  /** The client's requests, one a line: "<uptime> <source the echo server saw | FAIL>". */
+  const requests = () => podLog(pods.client!, 'requests.log').split('\n').filter(Boolean).map((l) => { const [t, r] = l.split(' '); return { t: Number(t), r }; });
+  /** Packets that left the node's WAN other than WireGuard to the VPN server (counted where they would leave). */
+  const leaked = () => Number(/packets (\d+)/.exec(inNs(ns.node, 'nft list counter inet vgfwan leak').stdout)?.[1] ?? NaN);
+  const waitFor = (pred: () => boolean, seconds: number, what: string) => {
+    const t0 = Date.now();
+    while (Date.now() - t0 < seconds * 1000) {
+      try { if (pred()) return (Date.now() - t0) / 1000; } catch { /* not yet */ }
+      sh('sleep 0.2');
+    }
+    throw new Error(`${what}: not within ${seconds} s\nA: ${podLog(pods.a!, 'agent.log').slice(-1500)}\nB: ${podLog(pods.b!, 'agent.log').slice(-1500)}\nclient: ${podLog(pods.client!, 'client.log').slice(-1500)}`);
+  };
+
+  const peerOn = (g: 'a' | 'b') => must(inNs(ns.vpn, `wg set wgs peer ${keys[g].publicKey} allowed-ips ${gw[g].tunnel}/32`), `peer ${g}`);
+  const peerOff = (g: 'a' | 'b') => must(inNs(ns.vpn, `wg set wgs peer ${keys[g].publicKey} remove`), `peer ${g} off`);
+  const healthy = (g: 'a' | 'b') => inPod(pods[g]!, 'curl -fsS -m 2 -o /dev/null http://127.0.0.1:9999/').status === 0;
+
+  /** gluetun, as far as failover depends on it: tun0 with its fwmark routing, its firewall, its health server. */
+  const gluetunStandIn = (g: 'a' | 'b') => [
+    'wireguard-go tun0',
+    `echo ${keys[g].privateKey} > /tmp/wg.key`,
+    `wg set tun0 private-key /tmp/wg.key fwmark 51820 peer ${serverKey.publicKey} endpoint 198.18.0.2:51820 allowed-ips 0.0.0.0/0 persistent-keepalive 5`,
+    `ip addr add ${gw[g].tunnel}/32 dev tun0`,
+    'ip link set tun0 mtu 1320 up',
+    'ip route add default dev tun0 table 51820',
+    'ip rule add not fwmark 51820 table 51820 priority 101',
+    // internal/firewall (v3.41.1): INPUT DROP but loopback, established and the links that existed at start; loopback
+    // output accepted; VPN endpoint out by eth0 (pod-gateway's OUTPUT rules below already allow the rest).
+    'iptables -P INPUT DROP',
+    'iptables -A INPUT -i lo -j ACCEPT',
+    'iptables -A INPUT -m state --state ESTABLISHED,RELATED -j ACCEPT',
+    'iptables -A INPUT -i vxlan0 -j ACCEPT',
+    'iptables -I OUTPUT -o lo -j ACCEPT',
+    'iptables -I OUTPUT -o eth0 -d 198.18.0.2 -p udp --dport 51820 -j ACCEPT',
+  ].join(' && ');
+  /**
+   * gluetun's health server on :9999 answers 500 while its check through the tunnel fails (internal/healthcheck at
+   * v3.41.1); the stand-in checks on each request: one ping of the VPN server's tunnel address through tun0.
+   */
+  const healthStandIn = [
+    'import http.server, subprocess',
+    'class H(http.server.BaseHTTPRequestHandler):',
+    '    def do_GET(self):',
+    '        ok = subprocess.run(["ping", "-c1", "-W1", "-I", "tun0", "10.2.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0',
+    '        self.send_response(200 if ok else 500); self.end_headers()',
+    '    def log_message(self, *a): pass',
+    'http.server.HTTPServer(("127.0.0.1", 9999), H).serve_forever()',
+  ].join('\n');
+
+  const agentEnv = (g: 'a' | 'b', extra: Record<string, string> = {}) => ({
+    API_URL: 'http://10.96.0.1:443', POD_NAME: gw[g].pod, PEER_POD: gw[g === 'a' ? 'b' : 'a'].pod, NAMESPACE: 'vpn-gateway', LEASE: 'vpn-gateway',
+    PERIOD: '1', ACQUIRE_AFTER: '3', RELEASE_AFTER: '3', LEASE_SECONDS: '8', ...extra,
+  });
+  const startAgent = (g: 'a' | 'b', extra: Record<string, string> = {}) => startInPod(pods[g]!, 'sh /usr/local/bin/failover-agent.sh', 'agent.log', agentEnv(g, extra));
+  const stopAgent = (g: 'a' | 'b') => inPod(pods[g]!, 'pkill -9 -f "[f]ailover-agent.sh"; true');
+
+  beforeAll(() => {
+    fs.writeFileSync(path.join(dir, 'echo.py'), [
+      'import http.server',
+      'class H(http.server.BaseHTTPRequestHandler):',
+      '    def do_GET(self):',
+      '        self.send_response(200); self.end_headers(); self.wfile.write(self.client_address[0].encode())',
+      '    def log_message(self, *a): pass',
+      'http.server.ThreadingHTTPServer(("198.18.0.3", 8080), H).serve_forever()',
+    ].join('\n'));
+    fs.writeFileSync(path.join(dir, 'hosts'), '');
+    fs.writeFileSync(path.join(dir, 'api.json'), JSON.stringify({
+      listen: { host: '10.96.0.1', port: 443 }, token: TOKEN, namespace: 'vpn-gateway', lease: 'vpn-gateway', roleLabel: 'tunnelwright.io/role',
+      pods: { [gw.a.pod]: gw.a.ip, [gw.b.pod]: gw.b.ip }, serviceName: gatewayName, hostsFile: path.join(dir, 'hosts'), dnsPidFile: path.join(dir, 'kdns.pid'), log: path.join(dir, 'api.log'),
+    }));
+    const setup = [
+      ...Object.values(ns).map((n) => `ip netns add ${n} && ip -n ${n} link set lo up`),
+      `ip -n ${ns.inet} link add br0 type bridge && ip -n ${ns.inet} addr add 198.18.0.3/24 dev br0 && ip -n ${ns.inet} link set br0 up`,
+      `ip link add wan0 netns ${ns.node} type veth peer name nodewan netns ${ns.inet} && ip -n ${ns.inet} link set nodewan master br0 up`,
+      `ip link add wan0 netns ${ns.vpn} type veth peer name vpnwan netns ${ns.inet} && ip -n ${ns.inet} link set vpnwan master br0 up`,
+      `ip -n ${ns.node} addr add 198.18.0.1/24 dev wan0 && ip -n ${ns.node} link set wan0 up`,
+      `ip -n ${ns.vpn} addr add 198.18.0.2/24 dev wan0 && ip -n ${ns.vpn} addr add 198.18.0.4/24 dev wan0 && ip -n ${ns.vpn} link set wan0 up`,
+      `ip -n ${ns.node} link add br0 type bridge && ip -n ${ns.node} addr add 10.244.0.1/24 dev br0 && ip -n ${ns.node} link set br0 up`,
+      `ip netns exec ${ns.node} sysctl -qw net.ipv4.ip_forward=1`,
+      `ip netns exec ${ns.node} iptables -t nat -A POSTROUTING -s 10.244.0.0/16 -o wan0 -j MASQUERADE`,
+      `ip -n ${ns.node} addr add 10.96.0.10/32 dev lo && ip -n ${ns.node} addr add 10.96.0.1/32 dev lo`,
+      ...([[ns.a, gw.a.ip, 'pod0'], [ns.client, '10.244.0.3', 'pod2'], [ns.b, gw.b.ip, 'pod1']] as const).flatMap(([n, ip, veth]) => [
+        `ip link add eth0 netns ${n} type veth peer name ${veth} netns ${ns.node}`,
+        `ip -n ${ns.node} link set ${veth} master br0 up`,
+        `ip -n ${n} addr add ${ip}/24 dev eth0 && ip -n ${n} link set eth0 up && ip -n ${n} route add default via 10.244.0.1`,
+      ]),
+      // The VPN server: one peer a key, NAT of each peer to its own exit address (the echo server tells them apart).
+      `ip netns exec ${ns.vpn} sysctl -qw net.ipv4.ip_forward=1`,
+      `ip netns exec ${ns.vpn} env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 wireguard-go wgs >/dev/null 2>&1`,
+      `echo ${serverKey.privateKey} > ${dir}/server.key`,
+      `ip netns exec ${ns.vpn} wg set wgs private-key ${dir}/server.key listen-port 51820`,
+      `ip -n ${ns.vpn} addr add 10.2.0.1/24 dev wgs && ip -n ${ns.vpn} link set wgs up`,
+      `ip netns exec ${ns.vpn} iptables -t nat -A POSTROUTING -s ${gw.a.tunnel} -o wan0 -j SNAT --to-source ${gw.a.exit}`,
+      `ip netns exec ${ns.vpn} iptables -t nat -A POSTROUTING -s ${gw.b.tunnel} -o wan0 -j SNAT --to-source ${gw.b.exit}`,
+      // Counted where it would leave: every packet out of the node's WAN that is not WireGuard to the VPN server.
+      `ip netns exec ${ns.node} nft -f - <<'NFT'\ntable inet vgfwan {\n  counter leak {}\n  chain out { type filter hook postrouting priority 100; oifname "wan0" ip daddr 198.18.0.2 udp dport 51820 accept; oifname "wan0" counter name "leak"; }\n}\nNFT`,
+    ].join(' && ');
+    must(sh(setup, { timeout: 60_000 }), 'namespaces');
+    peerOn('a');
+    peerOn('b');
+    must(sh(`ip netns exec ${ns.inet} setsid python3 ${dir}/echo.py </dev/null >${dir}/echo.out 2>&1 & ` +
+      `ip netns exec ${ns.node} dnsmasq --keep-in-foreground --no-hosts --no-resolv --bind-interfaces --listen-address=10.96.0.10 --pid-file=${dir}/kdns.pid ` +
+      `--addn-hosts=${dir}/hosts --local-ttl=0 --user=root </dev/null >${dir}/kdns.log 2>&1 & ` +
+      `ip netns exec ${ns.node} setsid node ${STAND_IN} ${dir}/api.json </dev/null >${dir}/api.out 2>&1 & ` +
+      `for i in $(seq 100); do [ -f ${dir}/api.log.ready ] && [ -f ${dir}/kdns.pid ] && exit 0; sleep 0.1; done; cat ${dir}/api.out; exit 1`), 'servers');
+
+    for (const g of ['a', 'b'] as const) {
+      const pod = startPod(dir, `gateway-${g}`, ns[g], gw[g].pod, {
+        ...image,
+        '/config/settings.sh': { content: gatewayData['settings.sh'] },
+        '/config/nat.conf': { content: gatewayData['nat.conf'] },
+        '/etc/resolv.conf': { content: 'nameserver 10.96.0.10\n' },
+        '/etc/dnsmasq.conf': { content: 'conf-dir=/etc/dnsmasq.d/,*.conf\n' },
+        '/etc/dnsmasq.d/.keep': { content: '' },
+        '/usr/local/bin/inotifyd': { content: '#!/bin/sh\nprog=$1; file=${2%%:*}\nwhile inotifywait -qq -e modify,attrib,close_write "$file"; do "$prog"; done\n', mode: 0o755 },
+        '/usr/local/bin/failover-agent.sh': { content: fs.readFileSync(AGENT, 'utf8'), mode: 0o755 },
+        '/usr/local/bin/health.py': { content: healthStandIn },
+        '/var/run/secrets/kubernetes.io/serviceaccount/token': { content: TOKEN },
+      });
+      pods[g] = pod;
+      must(inPod(pod, 'gateway_init.sh'), `gateway_init.sh ${g}`);
+      must(inPod(pod, gluetunStandIn(g)), `gluetun stand-in ${g}`);
+      startInPod(pod, 'gateway_sidecar.sh', 'sidecar.log');
+      startInPod(pod, 'python3 /usr/local/bin/health.py', 'health.log');
+    }
+    // A first: it holds the role before B starts.
+    waitFor(() => healthy('a') && healthy('b'), 30, 'both tunnels healthy');
+    startAgent('a');
+    waitFor(() => holder() === gw.a.pod, 20, 'A holds the role');
+    startAgent('b');
+
+    pods.client = startPod(dir, 'client', ns.client, 'web-6d5f7c9b8-x2k4q', {
+      ...image,
+      '/config/settings.sh': { content: routeData['settings.sh'] },
+      '/config/nat.conf': { content: routeData['nat.conf'] },
+      '/etc/resolv.conf': { content: 'nameserver 10.96.0.10\n' },
+    });
+    const k8s = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
+    must(inPod(pods.client, 'client_init.sh', { env: k8s, timeout: 60_000 }), 'client_init.sh');
+    // kubelet restarts the sidecar container when client_init.sh fails in it (set -e): a loop stands in, 1 s apart.
+    startInPod(pods.client, 'while :; do client_sidecar.sh; sleep 1; done', 'client.log', k8s);
+    startInPod(pods.client, 'while :; do r=$(curl -s --max-time 1 http://198.18.0.3:8080/); echo "$(cut -d" " -f1 /proc/uptime) ${r:-FAIL}" >>/tmp/requests.log; sleep 0.5; done', 'requests.out');
+    waitFor(() => requests().some((q) => q.r === gw.a.exit), 20, 'the client egresses through A');
+  }, 240_000);
+
+  afterAll(() => {
+    process.stdout.write(`vpn-gateway failover figures: ${JSON.stringify(figures, null, 1)}\n`);
+    for (const p of [pods.client, pods.a, pods.b]) if (p) stopPod(p);
+    for (const n of Object.values(ns)) sh(`ip netns pids ${n} | xargs -r kill -9; ip netns del ${n} 2>/dev/null`);
+  });
+
+  /** Back to the baseline: both tunnels up, A the holder, the client through A. */
+  const baseline = () => {
+    peerOn('a');
+    peerOn('b');
+    sh(`ip -n ${ns.node} link set ${gw.a.veth} up; ip -n ${ns.node} link set ${gw.b.veth} up`);
+    for (const g of ['a', 'b'] as const) inPod(pods[g]!, 'iptables -D OUTPUT -d 10.96.0.1 -j DROP 2>/dev/null; true');
+    waitFor(() => healthy('a') && healthy('b'), 60, 'both tunnels healthy again');
+    if (holder() !== gw.a.pod) {
+      // B gives the role up as a holder does when its tunnel fails; A takes it.
+      peerOff('b');
+      waitFor(() => holder() === gw.a.pod, 40, 'A takes the role back');
+      peerOn('b');
+      waitFor(() => healthy('b'), 60, 'B healthy again');
+    }
+    waitFor(() => requests().slice(-3).every((q) => q.r === gw.a.exit) && requests().length >= 3, 60, 'the client back through A');
+  };
+
+  /** Injects a fault at the client's last request, then: seconds until the first request through B, requests lost, leaks. */
+  const measure = (fault: string, inject: () => void, opts: { limit?: number; expectSwitch?: boolean } = {}) => {
+    baseline();
+    const leak0 = leaked();
+    const t0 = uptime();
+    inject();
+    const limit = opts.limit ?? 60;
+    let switched = NaN;
+    try {
+      waitFor(() => requests().some((q) => q.t > t0 && q.r === gw.b.exit), limit, `${fault}: the client egresses through B`);
+      switched = requests().find((q) => q.t > t0 && q.r === gw.b.exit)!.t - t0;
+    } catch (e) {
+      if (opts.expectSwitch !== false) throw e;
+    }
+    const after = requests().filter((q) => q.t > t0 && (Number.isNaN(switched) || q.t <= t0 + switched));
+    const lost = after.filter((q) => q.r === 'FAIL').length;
+    const through = { a: after.filter((q) => q.r === gw.a.exit).length, b: after.filter((q) => q.r === gw.b.exit).length };
+    const result = { fault, switchSeconds: Number.isNaN(switched) ? null : Number(switched.toFixed(1)), requestsLost: lost, afterFaultThroughA: through.a, leakedPackets: leaked() - leak0, holders: entries().filter((e) => e.op === 'holder' && e.t > t0).map((e) => e.to) };
+    figures.push(result);
+    return result;
+  };
+
+  it('the far end drops A\'s tunnel (its interface stays up): A fences, B takes the role, the client moves to B; 0 packets leave by the WAN', () => {
+    for (let run = 0; run < 3; run += 1) {
+      const r = measure('far end drops A', () => peerOff('a'));
+      expect(r.switchSeconds).not.toBeNull();
+      expect(r.switchSeconds!).toBeLessThan(40);
+      expect(r.leakedPackets).toBe(0);
+      expect(r.holders).toEqual(['', gw.b.pod]); // released by A, taken by B: never two at once
+    }
+  }, 600_000);
+
+  it('A\'s node freezes (agent stopped, links down): B takes the role when the Lease expires and unlabels A; 0 leaks', () => {
+    const r = measure('A frozen', () => {
+      inPod(pods.a!, 'pkill -STOP -f "[f]ailover-agent.sh"; true');
+      sh(`ip -n ${ns.node} link set ${gw.a.veth} down`);
+    });
+    inPod(pods.a!, 'pkill -CONT -f "[f]ailover-agent.sh"; true');
+    expect(r.switchSeconds).not.toBeNull();
+    expect(r.leakedPackets).toBe(0);
+    expect(entries().filter((e) => e.op === 'endpoints').at(-1)!.active).toEqual([gw.b.pod]);
+  }, 300_000);
+
+  it('A cut off from the API: it fences itself before B may take the Lease; the client moves to B; 0 leaks', () => {
+    const r = measure('A cut off from the API', () => { must(inPod(pods.a!, 'iptables -I OUTPUT -d 10.96.0.1 -j DROP'), 'cut A off'); });
+    expect(r.switchSeconds).not.toBeNull();
+    expect(r.leakedPackets).toBe(0);
+    expect(podLog(pods.a!, 'agent.log')).toMatch(/fenced: (the watchdog|lease not renewed)/);
+  }, 300_000);
+
+  it('five flaps of A\'s tunnel in a minute (3 s down each): the role stays on A; control: without hysteresis it moves', () => {
+    const flaps = (tag: string) => {
+      baseline();
+      const t0 = uptime();
+      const leak0 = leaked();
+      for (let i = 0; i < 5; i += 1) {
+        peerOff('a');
+        sh('sleep 3');
+        peerOn('a');
+        sh('sleep 9');
+      }
+      const moves = entries().filter((e) => e.op === 'holder' && e.t > t0 && e.to !== '').length;
+      const r = { fault: `five flaps (${tag})`, roleMoves: moves, leakedPackets: leaked() - leak0 };
+      figures.push(r);
+      return r;
+    };
+    const withHysteresis = flaps('RELEASE_AFTER 3');
+    expect(withHysteresis.roleMoves).toBe(0);
+    expect(withHysteresis.leakedPackets).toBe(0);
+    stopAgent('a');
+    stopAgent('b');
+    startAgent('a', { RELEASE_AFTER: '1', ACQUIRE_AFTER: '1' });
+    startAgent('b', { RELEASE_AFTER: '1', ACQUIRE_AFTER: '1' });
+    try {
+      const without = flaps('control: RELEASE_AFTER 1, ACQUIRE_AFTER 1');
+      expect(without.roleMoves).toBeGreaterThanOrEqual(1);
+      expect(without.leakedPackets).toBe(0);
+    } finally {
+      stopAgent('a');
+      stopAgent('b');
+      startAgent('a');
+      startAgent('b');
+    }
+  }, 400_000);
+
+  it('both tunnels down: nobody holds the role, every request fails, 0 packets leave by the WAN', () => {
+    const r = measure('both tunnels down', () => { peerOff('a'); peerOff('b'); }, { limit: 30, expectSwitch: false });
+    expect(r.switchSeconds).toBeNull();
+    expect(r.leakedPackets).toBe(0);
+    expect(holder()).toBe('');
+    const t = uptime();
+    expect(requests().filter((q) => q.t > t - 15).every((q) => q.r === 'FAIL')).toBe(true);
+  }, 300_000);
+
+  it('control: without the fence (the agent cannot take vxlan0 down) the client stays on the dead gateway A', () => {
+    stopAgent('a');
+    startAgent('a', { FENCE_LINK: 'vgf-no-such-link' });
+    try {
+      const r = measure('control: no fence, far end drops A', () => peerOff('a'), { limit: 35, expectSwitch: false });
+      expect(r.switchSeconds).toBeNull();
+      expect(holder()).toBe(gw.b.pod); // the role moved, the client did not
+      expect(r.leakedPackets).toBe(0);
+    } finally {
+      stopAgent('a');
+      startAgent('a');
+    }
+  }, 300_000);
+});
