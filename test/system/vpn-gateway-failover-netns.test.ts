@@ -97,6 +97,8 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
     'iptables -A INPUT -i vxlan0 -j ACCEPT',
     'iptables -I OUTPUT -o lo -j ACCEPT',
     'iptables -I OUTPUT -o eth0 -d 198.18.0.2 -p udp --dport 51820 -j ACCEPT',
+    // then /iptables/post-rules.txt (the library's file, run line by line as gluetun does).
+    'while read -r rule; do [ -n "$rule" ] && $rule; done < /iptables/post-rules.txt',
   ].join(' && ');
   /**
    * gluetun's health server on :9999 answers 500 while its check through the tunnel fails (internal/healthcheck at
@@ -174,6 +176,7 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
         ...image,
         '/config/settings.sh': { content: gatewayData['settings.sh'] },
         '/config/nat.conf': { content: gatewayData['nat.conf'] },
+        '/iptables/post-rules.txt': { content: gatewayData['post-rules.txt'] },
         '/etc/resolv.conf': { content: 'nameserver 10.96.0.10\n' },
         '/etc/dnsmasq.conf': { content: 'conf-dir=/etc/dnsmasq.d/,*.conf\n' },
         '/etc/dnsmasq.d/.keep': { content: '' },
