@@ -57,6 +57,7 @@ function routedTwice(props: VpnGatewayProps): string {
 describe('golden output', () => {
   it.each<[string, () => string]>([
     ['vpn-gateway.nordvpn.yaml', () => gatewayWithRoute(nordvpnGateway())],
+    ['vpn-gateway.standby.yaml', () => gatewayWithRoute({ ...nordvpnGateway(), standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard-standby' } } })],
     ['vpn-gateway.pia-openvpn.yaml', () => gatewayWithRoute(gatewayFor('private internet access'))],
     ['vpn-gateway.custom.yaml', () => gatewayWithRoute(gatewayFor('custom'))],
     ['vpn-gateway.every-option.yaml', () => gatewayWithRoute({

@@ -51,9 +51,9 @@ api() {
   fi
 }
 
-# field NAME: a string or number field of the Lease read last (the API server writes compact JSON).
+# field NAME: a string or number field of the Lease read last (the API server writes compact JSON); "" when absent or null.
 field() {
-  sed -n "s/.*\"$1\":\"\\{0,1\\}\\([^\",}]*\\).*/\\1/p" "$body" | head -n 1
+  sed -n "s/.*\"$1\":\"\\{0,1\\}\\([^\",}]*\\).*/\\1/p" "$body" | head -n 1 | sed 's/^null$//'
 }
 
 micro_time() { date -u +%Y-%m-%dT%H:%M:%S.000000Z; }
