@@ -2,9 +2,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Chart } from 'cdk8s';
-import { planVpnGateway, validateVpnGateway, VpnGatewayProps } from '../../src';
+import { stringify } from 'yaml';
+import { failoverAlertGroups, planVpnGateway, validateVpnGateway, VpnGatewayProps } from '../../src';
 import { App, VpnGateway } from '../../src/cdk8s';
 import { nordvpnGateway } from '../helpers/fixtures';
+import { describeWithTools, run, tmpdir } from '../system/tools';
 
 type Obj = { kind: string; metadata: { name: string; namespace?: string }; spec?: any; rules?: any[] }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -89,5 +91,70 @@ describe('VpnGateway standby: the plan', () => {
     new VpnGateway(chart, 'gateway', standby());
     const kinds = (chart.toJson() as Obj[]).map((o) => `${o.kind} ${o.metadata.name}`);
     expect(kinds).toEqual(objs.map((o) => `${o.kind} ${o.metadata.name}`));
+  });
+});
+
+describeWithTools('the failover alerts under promtool', ['promtool'], () => {
+  const dir = tmpdir('vgf-prom-');
+  const groups = failoverAlertGroups(standby());
+  fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups }));
+  const rule = (name: string) => groups[0].rules.find((r) => r.alert === name) as { labels: Record<string, string>; annotations: Record<string, string> };
+  const fired = (name: string, labels: Record<string, string>) => [{ exp_labels: { ...rule(name).labels, ...labels }, exp_annotations: rule(name).annotations }];
+  // Series as kube-state-metrics names them (internal/store/lease.go, endpoint.go, pod.go); a second gateway in
+  // another namespace ("other") is the control in each.
+  const owner = (ns: string, holder: string, values: string) => ({ series: `kube_lease_owner{lease="vpn-gateway", namespace="${ns}", owner_kind="", owner_name="", lease_holder="${holder}"}`, values });
+  const ready = (ns: string, pod: string, values: string) => ({ series: `kube_pod_status_ready{namespace="${ns}", pod="${pod}", uid="u-${pod}", condition="true"}`, values });
+  const address = (ns: string, ip: string, values: string) => ({ series: `kube_endpoint_address{namespace="${ns}", endpoint="vpn-gateway", port_protocol="UDP", port_number="4789", port_name="vxlan", ip="${ip}", ready="true"}`, values });
+  const tests = [
+    {
+      name: 'the role moves from a to b at 5m; the other namespace keeps one holder',
+      input_series: [owner('vpn-gateway', 'vpn-gateway-a-0', '1x4'), owner('vpn-gateway', 'vpn-gateway-b-0', '_x4 1x20'), owner('other', 'vpn-gateway-a-0', '1x25')],
+      alert_rule_test: [
+        { eval_time: '3m', alertname: 'VPNGatewayRoleMoved', exp_alerts: [] },
+        { eval_time: '6m', alertname: 'VPNGatewayRoleMoved', exp_alerts: fired('VPNGatewayRoleMoved', { namespace: 'vpn-gateway', lease: 'vpn-gateway' }) },
+        { eval_time: '24m', alertname: 'VPNGatewayRoleMoved', exp_alerts: [] },
+      ],
+    },
+    {
+      name: 'b not ready from 2m on; both ready in the other namespace',
+      input_series: [ready('vpn-gateway', 'vpn-gateway-a-0', '1x30'), ready('vpn-gateway', 'vpn-gateway-b-0', '1x2 0x28'), ready('other', 'vpn-gateway-a-0', '1x30'), ready('other', 'vpn-gateway-b-0', '1x30')],
+      alert_rule_test: [
+        { eval_time: '8m', alertname: 'VPNGatewayNoHealthyStandby', exp_alerts: [] },
+        { eval_time: '13m', alertname: 'VPNGatewayNoHealthyStandby', exp_alerts: fired('VPNGatewayNoHealthyStandby', { namespace: 'vpn-gateway' }) },
+      ],
+    },
+    {
+      // _x3: no sample at 0-2m; stale: the address gone at 7m.
+      name: 'two ready addresses behind the name from 3m to 6m; one in the other namespace',
+      input_series: [address('vpn-gateway', '10.1.0.5', '1x10'), address('vpn-gateway', '10.1.0.9', '_x3 1x3 stale'), address('other', '10.1.0.7', '1x10')],
+      alert_rule_test: [
+        { eval_time: '3m', alertname: 'VPNGatewayTwoHolders', exp_alerts: [] },
+        { eval_time: '5m', alertname: 'VPNGatewayTwoHolders', exp_alerts: fired('VPNGatewayTwoHolders', { namespace: 'vpn-gateway', endpoint: 'vpn-gateway' }) },
+        { eval_time: '8m', alertname: 'VPNGatewayTwoHolders', exp_alerts: [] },
+      ],
+    },
+    {
+      name: 'renewed every minute until 5m, then not (renew time in seconds since the epoch, as time() at eval)',
+      input_series: [{ series: 'kube_lease_renew_time{lease="vpn-gateway"}', values: '0+60x5 300x10' }, { series: 'kube_lease_renew_time{lease="another"}', values: '0+60x15' }],
+      alert_rule_test: [
+        { eval_time: '5m', alertname: 'VPNGatewayLeaseNotRenewed', exp_alerts: [] },
+        { eval_time: '8m', alertname: 'VPNGatewayLeaseNotRenewed', exp_alerts: fired('VPNGatewayLeaseNotRenewed', { lease: 'vpn-gateway' }) },
+      ],
+    },
+  ];
+  fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: tests.map((t) => ({ interval: '1m', ...t })) }));
+
+  it('promtool check rules accepts them', () => {
+    const r = run('promtool', ['check', 'rules', path.join(dir, 'rules.yaml')]);
+    expect(r.output).toBe(`Checking ${path.join(dir, 'rules.yaml')}\n  SUCCESS: 4 rules found\n\n`);
+  });
+
+  it('promtool test rules: each fires on its gateway only, and is silent before and after', () => {
+    const r = run('promtool', ['test', 'rules', 'tests.yaml'], { cwd: dir });
+    expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
+  });
+
+  it('refuses the alerts for a gateway without standby', () => {
+    expect(() => failoverAlertGroups(nordvpnGateway())).toThrow(/standby/);
   });
 });

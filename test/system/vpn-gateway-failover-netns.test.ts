@@ -73,7 +73,10 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
       try { if (pred()) return (Date.now() - t0) / 1000; } catch { /* not yet */ }
       sh('sleep 0.2');
     }
-    throw new Error(`${what}: not within ${seconds} s\nA: ${podLog(pods.a!, 'agent.log').slice(-1500)}\nB: ${podLog(pods.b!, 'agent.log').slice(-1500)}\nclient: ${podLog(pods.client!, 'client.log').slice(-1500)}`);
+    const tail = (p: Pod | undefined, log: string) => (p ? podLog(p, log).slice(-1500) : '(no pod)');
+    const file = (f: string) => (fs.existsSync(path.join(dir, f)) ? fs.readFileSync(path.join(dir, f), 'utf8').slice(-1500) : '(none)');
+    throw new Error(`${what}: not within ${seconds} s\nA agent: ${tail(pods.a, 'agent.log')}\nB agent: ${tail(pods.b, 'agent.log')}\nA health: ${tail(pods.a, 'health.log')}\n` +
+      `client: ${tail(pods.client, 'client.log')}\napi.out: ${file('api.out')}\napi.log: ${file('api.log')}\nwg: ${inNs(ns.vpn, 'wg show wgs').stdout}`);
   };
 
   const peerOn = (g: 'a' | 'b') => must(inNs(ns.vpn, `wg set wgs peer ${keys[g].publicKey} allowed-ips ${gw[g].tunnel}/32`), `peer ${g}`);

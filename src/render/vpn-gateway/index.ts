@@ -13,3 +13,4 @@ export { appContainerIndex, renderRoute, ROUTE_CONFIG_HASH_ENV, type RoutePlan, 
 export { PORT_SYNC_SCRIPT } from './port-sync';
 export { type PortForwardAlertOptions, renderPortForwardAlertGroups } from './alerts';
 export { applyRoute, gatewayFacts, gatewayPlan, type GatewayFacts, planRoute, planVpnGateway, portForwardAlertGroups, validateVpnGateway, vpnGatewayClaims } from './plan';
+export { failoverAlertGroups } from './failover-alerts';
