@@ -1,0 +1,36 @@
+import { planVpnGateway, VpnGatewayProps } from '../../src';
+import { nordvpnGateway } from '../helpers/fixtures';
+import { recordResources, settle } from '../helpers/pulumi';
+
+const seen = recordResources();
+// Loaded after the mocks are in place, as Pulumi's own tests do.
+const tw = require('../../src/pulumi') as typeof import('../../src/pulumi');
+
+const props: VpnGatewayProps = { ...nordvpnGateway(), standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard-standby' } } };
+
+describe('Pulumi VpnGateway with standby', () => {
+  beforeEach(() => {
+    tw.resetRegistry();
+    seen.length = 0;
+  });
+
+  it('registers the core\'s objects: two StatefulSets, the Lease, its RBAC and the PodDisruptionBudget, and no Deployment', async () => {
+    new tw.VpnGateway('ha', props);
+    await settle();
+    const kinds = seen.filter((r) => r.custom).map((r) => `${String(r.inputs.kind)} ${String((r.inputs.metadata as { name: string }).name)}`);
+    const planned = planVpnGateway(props).objects.map((o) => `${o.kind} ${(o.metadata as { name: string }).name}`);
+    expect(kinds.sort()).toEqual(planned.sort());
+    expect(kinds).toEqual(expect.arrayContaining(['StatefulSet vpn-gateway-a', 'StatefulSet vpn-gateway-b', 'Lease vpn-gateway', 'Role vpn-gateway-failover', 'RoleBinding vpn-gateway-failover', 'ServiceAccount vpn-gateway-failover', 'PodDisruptionBudget vpn-gateway']));
+    expect(kinds.some((k) => k.startsWith('Deployment'))).toBe(false);
+    // The standby's pod mounts its own key.
+    const b = seen.find((r) => r.inputs.kind === 'StatefulSet' && (r.inputs.metadata as { name: string }).name === 'vpn-gateway-b')!;
+    const volumes = (b.inputs.spec as { template: { spec: { volumes: { name: string; projected?: { sources: { secret: { name: string } }[] } }[] } } }).template.spec.volumes;
+    expect(volumes.find((v) => v.name === 'gluetun-secrets')!.projected!.sources[0].secret.name).toBe('nordvpn-wireguard-standby');
+  });
+
+  it('refuses one key for both pods before it registers anything', async () => {
+    expect(() => new tw.VpnGateway('shared', { ...props, standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' } } })).toThrow(/standby\.wireguardPrivateKeySecret: is the active gateway's key/);
+    await settle();
+    expect(seen).toEqual([]);
+  });
+});
