@@ -17,8 +17,14 @@ export interface VpnGatewayStandbyProps {
    * tunnels on one key steal the session from each other (research: 13 of 31 requests failed in 20 s).
    */
   readonly wireguardPrivateKeySecret?: SecretKeyRef;
-  /** `WIREGUARD_ADDRESSES` of the standby's key, where the provider assigns them per key. @default - the provider's default */
+  /**
+   * `WIREGUARD_ADDRESSES` the provider assigned to the standby's key: required where the gateway needs
+   * `wireguardAddresses` (Mullvad, Surfshark, custom…: the provider assigns them per key, and drops a key's traffic
+   * from another key's address). @default - the provider's default (NordVPN, ProtonVPN: one address for every key)
+   */
   readonly wireguardAddresses?: Cidr[];
+  /** The standby key's own preshared key, required when the gateway has `wireguardPresharedKeySecret` (one per key at the provider). */
+  readonly wireguardPresharedKeySecret?: SecretKeyRef;
   /** Seconds the Lease lives without renewal: a frozen holder's clients move after about this plus ~15 s. @default 15 */
   readonly leaseSeconds?: number;
   /** Healthy checks in a row (one each 2 s) before a pod takes a free role. @default 3 */
@@ -31,13 +37,14 @@ export interface VpnGatewayStandbyProps {
 export const standbySchema = z.strictObject({
   wireguardPrivateKeySecret: z.optional(secretKeyRefSchema),
   wireguardAddresses: z.optional(z.array(cidrSchema)),
+  wireguardPresharedKeySecret: z.optional(secretKeyRefSchema),
   leaseSeconds: z.optional(intInRange(6, 300, 'seconds')),
   acquireAfter: z.optional(intInRange(1, 30, 'a count of checks')),
   releaseAfter: z.optional(intInRange(1, 30, 'a count of checks')),
 });
 
 /** The standby's refusals, each at its prop with what to do. */
-export function checkStandby(input: Record<string, unknown>, keepsPortForwardState: boolean): Problem[] {
+export function checkStandby(input: Record<string, unknown>, keepsPortForwardState: boolean, addressesRequired: boolean): Problem[] {
   const sb = input.standby;
   if (!isRecord(sb)) return [];
   const problems: Problem[] = [];
@@ -49,8 +56,14 @@ export function checkStandby(input: Record<string, unknown>, keepsPortForwardSta
     } else if (key(sb.wireguardPrivateKeySecret) === key(input.wireguardPrivateKeySecret)) {
       problems.push({ path: 'standby.wireguardPrivateKeySecret', code: 'shared-credential', message: 'is the active gateway\'s key: the provider follows the latest handshake, so two hot tunnels on one key steal the session from each other and requests fail; create a second key at your provider and give its Secret here' });
     }
+    if (addressesRequired && sb.wireguardAddresses === undefined) {
+      problems.push({ path: 'standby.wireguardAddresses', code: 'required', message: 'required where the gateway needs wireguardAddresses: the provider assigned the standby\'s key addresses of its own (in the key\'s config file, the Address line), and drops its traffic from the active key\'s address' });
+    }
+    if (input.wireguardPresharedKeySecret !== undefined && sb.wireguardPresharedKeySecret === undefined) {
+      problems.push({ path: 'standby.wireguardPresharedKeySecret', code: 'required', message: 'required with wireguardPresharedKeySecret: a preshared key belongs to one key at the provider; give the standby key\'s own' });
+    }
   } else {
-    for (const k of ['wireguardPrivateKeySecret', 'wireguardAddresses'] as const) if (sb[k] !== undefined) problems.push({ path: `standby.${k}`, code: 'forbidden', message: 'a WireGuard setting, but vpnType is openvpn' });
+    for (const k of ['wireguardPrivateKeySecret', 'wireguardAddresses', 'wireguardPresharedKeySecret'] as const) if (sb[k] !== undefined) problems.push({ path: `standby.${k}`, code: 'forbidden', message: 'a WireGuard setting, but vpnType is openvpn' });
     problems.push({ path: 'standby', code: 'openvpn', message: 'a standby is offered for WireGuard only so far (each gateway pod needs its own credential, and the OpenVPN credentials Secret is one per gateway); use vpnType wireguard with a second key' });
   }
   if (keepsPortForwardState) {

@@ -18,6 +18,8 @@ describe('VpnGateway standby: refusals', () => {
     ['no key of its own', { standby: {} }, 'standby.wireguardPrivateKeySecret', 'required'],
     ['the active gateway\'s key', { standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' } } }, 'standby.wireguardPrivateKeySecret', 'shared-credential'],
     ['the active gateway\'s key, its key named', { standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard', key: 'private-key' } } }, 'standby.wireguardPrivateKeySecret', 'shared-credential'],
+    ['a provider that assigns addresses per key, without the standby\'s', { vpnProvider: 'mullvad', serverCountries: undefined, wireguardAddresses: ['10.64.1.2/32'], standby: { wireguardPrivateKeySecret: { name: 'b' } } }, 'standby.wireguardAddresses', 'required'],
+    ['the active key\'s preshared key, none for the standby', { wireguardPresharedKeySecret: { name: 'psk' }, standby: { wireguardPrivateKeySecret: { name: 'b' } } }, 'standby.wireguardPresharedKeySecret', 'required'],
     ['a lease shorter than three checks', { standby: { wireguardPrivateKeySecret: { name: 'b' }, leaseSeconds: 4 } }, 'standby.leaseSeconds', 'range'],
   ])('refuses %s', (_, extra, at, code) => {
     const problems = validateVpnGateway({ ...nordvpnGateway(), ...extra });
@@ -36,6 +38,16 @@ describe('VpnGateway standby: refusals', () => {
     expect(validateVpnGateway(pia).map((p) => p.code)).toContain('state-claim');
     // control: the same gateway without standby has no such problem
     expect(validateVpnGateway({ ...pia, standby: undefined }).map((p) => p.code)).not.toContain('state-claim');
+  });
+
+  it('control: with the standby\'s own addresses and preshared key, nothing is refused; the standby pod mounts its own', () => {
+    const p: VpnGatewayProps = { ...nordvpnGateway(), vpnProvider: 'mullvad', serverCountries: undefined, wireguardAddresses: ['10.64.1.2/32'], wireguardPresharedKeySecret: { name: 'psk-a' }, standby: { wireguardPrivateKeySecret: { name: 'b' }, wireguardAddresses: ['10.64.7.9/32'], wireguardPresharedKeySecret: { name: 'psk-b' } } };
+    expect(validateVpnGateway(p)).toEqual([]);
+    const sts = objects(p).filter((o) => o.kind === 'StatefulSet');
+    const env = sts.map((s) => s.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'WIREGUARD_ADDRESSES').value);
+    expect(env).toEqual(['10.64.1.2/32', '10.64.7.9/32']);
+    const psk = sts.map((s) => s.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'gluetun-secrets').projected.sources[1].secret.name);
+    expect(psk).toEqual(['psk-a', 'psk-b']);
   });
 
   it('refuses a standby over OpenVPN, and accepts the valid standby', () => {

@@ -91,7 +91,7 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
   }
   if (input.dnsOverTls === true) push('dnsOverTls', 'dns-collision', "gluetun's DNS server (which DNS over TLS needs) binds :53 on every interface and collides with pod-gateway's dnsmasq, which routed pods need for cluster names; leave dnsOverTls off: DNS still leaves through the tunnel");
   checkPortForwarding(input, row, vpnType as string, push);
-  problems.push(...checkStandby(input, isRecord(input.portForwarding) && keepsPortForwardState(input.vpnProvider, input.portForwarding)));
+  problems.push(...checkStandby(input, isRecord(input.portForwarding) && keepsPortForwardState(input.vpnProvider, input.portForwarding), row?.wireguard?.addresses === 'required'));
   checkNetwork(input, row && vpnType === 'wireguard' ? row : undefined, push);
 }
 
