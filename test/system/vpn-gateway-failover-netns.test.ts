@@ -266,7 +266,7 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
   };
 
   it('the far end drops A\'s tunnel (its interface stays up): A fences, B takes the role, the client moves to B; 0 packets leave by the WAN', () => {
-    for (let run = 0; run < 3; run += 1) {
+    for (let run = 0; run < 5; run += 1) {
       const r = measure('far end drops A', () => peerOff('a'));
       expect(r.switchSeconds).not.toBeNull();
       expect(r.switchSeconds!).toBeLessThan(40);
@@ -276,21 +276,25 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
   }, 600_000);
 
   it('A\'s node freezes (agent stopped, links down): B takes the role when the Lease expires and unlabels A; 0 leaks', () => {
-    const r = measure('A frozen', () => {
-      inPod(pods.a!, 'pkill -STOP -f "[f]ailover-agent.sh"; true');
-      sh(`ip -n ${ns.node} link set ${gw.a.veth} down`);
-    });
-    inPod(pods.a!, 'pkill -CONT -f "[f]ailover-agent.sh"; true');
-    expect(r.switchSeconds).not.toBeNull();
-    expect(r.leakedPackets).toBe(0);
-    expect(entries().filter((e) => e.op === 'endpoints').at(-1)!.active).toEqual([gw.b.pod]);
+    for (let run = 0; run < 2; run += 1) {
+      const r = measure('A frozen', () => {
+        inPod(pods.a!, 'pkill -STOP -f "[f]ailover-agent.sh"; true');
+        sh(`ip -n ${ns.node} link set ${gw.a.veth} down`);
+      });
+      inPod(pods.a!, 'pkill -CONT -f "[f]ailover-agent.sh"; true');
+      expect(r.switchSeconds).not.toBeNull();
+      expect(r.leakedPackets).toBe(0);
+      expect(entries().filter((e) => e.op === 'endpoints').at(-1)!.active).toEqual([gw.b.pod]);
+    }
   }, 300_000);
 
   it('A cut off from the API: it fences itself before B may take the Lease; the client moves to B; 0 leaks', () => {
-    const r = measure('A cut off from the API', () => { must(inPod(pods.a!, 'iptables -I OUTPUT -d 10.96.0.1 -j DROP'), 'cut A off'); });
-    expect(r.switchSeconds).not.toBeNull();
-    expect(r.leakedPackets).toBe(0);
-    expect(podLog(pods.a!, 'agent.log')).toMatch(/fenced: (the watchdog|lease not renewed)/);
+    for (let run = 0; run < 2; run += 1) {
+      const r = measure('A cut off from the API', () => { must(inPod(pods.a!, 'iptables -I OUTPUT -d 10.96.0.1 -j DROP'), 'cut A off'); });
+      expect(r.switchSeconds).not.toBeNull();
+      expect(r.leakedPackets).toBe(0);
+      expect(podLog(pods.a!, 'agent.log')).toMatch(/fenced: (the watchdog|lease not renewed)/);
+    }
   }, 300_000);
 
   it('five flaps of A\'s tunnel in a minute (its path to the VPN server down 3 s each): the role stays on A; control: without hysteresis it moves', () => {
