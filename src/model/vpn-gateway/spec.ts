@@ -177,6 +177,7 @@ function specOf(props: VpnGatewayProps): VpnGatewaySpec {
     ...(props.standby ? { standby: {
       // checkVpnGateway requires the standby's key with WireGuard (the only VPN type a standby is offered for).
       privateKey: secretKey(props.standby.wireguardPrivateKeySecret!, 'private-key'),
+      ...(props.standby.wireguardPresharedKeySecret ? { presharedKey: secretKey(props.standby.wireguardPresharedKeySecret, 'preshared-key') } : {}),
       ...(props.standby.wireguardAddresses ? { addresses: props.standby.wireguardAddresses } : {}),
       leaseSeconds: props.standby.leaseSeconds ?? 15,
       acquireAfter: props.standby.acquireAfter ?? 3,

@@ -56,9 +56,9 @@ function standbyKeys(spec: IPodSpec, sb: StandbySpec): IPodSpec {
         ...v.projected,
         sources: (v.projected?.sources ?? []).map((s) => {
           const p = s.secret?.items?.[0]?.path;
-          if (p === 'wireguard_private_key') return { secret: { name: key.name, items: [{ key: key.key ?? 'private-key', path: p }] } };
-          const psk = sb.wireguardPresharedKeySecret;
-          if (p === 'wireguard_preshared_key' && psk) return { secret: { name: psk.name, items: [{ key: psk.key ?? 'preshared-key', path: p }] } };
+          if (p === 'wireguard_private_key') return { secret: { name: key.name, items: [{ key: key.key, path: p }] } };
+          const psk = sb.presharedKey;
+          if (p === 'wireguard_preshared_key' && psk) return { secret: { name: psk.name, items: [{ key: psk.key, path: p }] } };
           return s;
         }),
       },
