@@ -9,6 +9,7 @@ import { checkInterfaceName } from './kill-switch';
 import { DNS_SUBDOMAIN, isDnsLabel, isLabelKey, isLabelValue } from './labels';
 import { cidrContains, hasHostBits, parseCidr, parseIp } from './net';
 import { parseEndpoint } from './wireguard-overlay-node';
+import { checkFailover, EgressSteeringFailover, failoverSchema } from './egress-steering-failover';
 
 /** A host tunnel the gateway node brings up (a split tunnel: no default-route takeover). */
 export type EgressTunnel =
@@ -103,6 +104,12 @@ export interface EgressSteeringProps {
    * `ipv6-destination`, `hostname-endpoint`, `cilium-devices`, `kube-state-metrics`, `ignition-packages`. @default []
    */
   readonly acknowledge?: string[];
+  /**
+   * Standby gateway nodes, each with its own tunnel: the policy selects the node that holds the role (a Lease held
+   * only while its tunnel is healthy) by its active label instead of `gatewayNode`'s hostname. See
+   * docs/egress-steering.md, "Failover". @default - none: `gatewayNode` alone
+   */
+  readonly failover?: EgressSteeringFailover<EgressTunnel>;
 }
 
 export const DEFAULT_EGRESS_CLASS_LABEL = 'tunnelwright.dev/egress-class';
@@ -110,6 +117,16 @@ export const DEFAULT_UPLINK_LABEL = 'tunnelwright.dev/egress-uplink';
 export const RFC1918 = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
 
 const labelsSchema = z.record(z.string(), z.string());
+
+const tunnelSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('openvpn'), configFrom: secretSourceSchema, credentialsFrom: z.optional(secretSourceSchema), remote: z.optional(z.string()) }),
+  z.strictObject({
+    type: z.literal('wireguard'),
+    address: z.string(),
+    privateKeyFrom: secretSourceSchema,
+    peer: z.strictObject({ publicKey: z.string(), endpoint: z.string(), presharedKeyFrom: z.optional(secretSourceSchema) }),
+  }),
+]);
 
 /** @internal */
 export const egressSteeringSchema = z.strictObject({
@@ -139,15 +156,8 @@ export const egressSteeringSchema = z.strictObject({
   ciliumValues: z.optional(z.record(z.string(), z.unknown())),
   denyIpv6: z.optional(z.boolean()),
   acknowledge: z.optional(z.array(z.enum(['dns-wan', 'policy-delay', 'ipv6-egress', 'ipv6-destination', 'hostname-endpoint', 'cilium-devices', 'kube-state-metrics', 'ignition-packages']))),
-  tunnel: z.optional(z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('openvpn'), configFrom: secretSourceSchema, credentialsFrom: z.optional(secretSourceSchema), remote: z.optional(z.string()) }),
-    z.strictObject({
-      type: z.literal('wireguard'),
-      address: z.string(),
-      privateKeyFrom: secretSourceSchema,
-      peer: z.strictObject({ publicKey: z.string(), endpoint: z.string(), presharedKeyFrom: z.optional(secretSourceSchema) }),
-    }),
-  ])),
+  tunnel: z.optional(tunnelSchema),
+  failover: z.optional(failoverSchema(tunnelSchema)),
 });
 
 /**
@@ -363,6 +373,17 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
       }
     }
     if (isRecord(t) && t.type === 'openvpn' && typeof t.remote === 'string' && !parseEndpoint(t.remote)) push('tunnel.remote', 'endpoint', `expected host:port, ${received(t.remote)}`);
+    checkFailover(input, problems, warnings);
+    // Each standby's tunnel passes the checks gatewayNode's passes, at its own path.
+    if (isRecord(input.failover) && Array.isArray(input.failover.standbys)) {
+      input.failover.standbys.forEach((s: unknown, i: number) => {
+        if (!isRecord(s) || !isRecord(s.tunnel)) return;
+        const own = checkEgressSteering({ ...input, tunnel: s.tunnel, failover: undefined });
+        const at = (x: Problem) => ({ ...x, path: `failover.standbys[${i}].${x.path}` });
+        problems.push(...own.problems.filter((x) => x.path.startsWith('tunnel.')).map(at));
+        warnings.push(...own.warnings.filter((x) => x.path.startsWith('tunnel.')).map(at));
+      });
+    }
   }
   return { problems: redactProblems(sortProblems(problems)), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }

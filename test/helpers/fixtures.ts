@@ -121,6 +121,13 @@ export function wireguardSteering(): EgressSteeringProps {
   };
 }
 
+/** The WireGuard gateway gw-1 with a standby gw-2 on its own key and address (failover). */
+export function failoverSteering(): EgressSteeringProps {
+  const p = wireguardSteering();
+  const t = p.tunnel as Extract<EgressSteeringProps['tunnel'], { type: 'wireguard' }>;
+  return { ...p, failover: { standbys: [{ node: 'gw-2', tunnel: { ...t, address: '10.2.0.3/32', privateKeyFrom: { file: '/run/corium/vpn-2.key' } } }] } };
+}
+
 /** A probe routed through the NordVPN gateway, with a direct twin and an expected VPN range. */
 export function gatewayProbe(): EgressProbeProps {
   return {
