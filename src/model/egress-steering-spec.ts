@@ -5,6 +5,8 @@ import {
 } from './egress-steering';
 import { cidrContains, IpFamily, parseCidr } from './net';
 import { parseEndpoint } from './wireguard-overlay-node';
+import { activeLabel, EgressSteeringFailover } from './egress-steering-failover';
+import type { EgressTunnel } from './egress-steering';
 
 /** Where node-exporter's textfile collector reads by default here (`--collector.textfile.directory`). */
 export const DEFAULT_TEXTFILE_DIRECTORY = '/var/lib/node_exporter/textfile_collector';
@@ -63,6 +65,8 @@ export interface EgressSteeringSpec {
   /** The IPv6 cluster and LAN CIDRs (kept out of the IPv6 deny). */
   readonly ipv6ClusterCidrs: readonly Cidr[];
   readonly tunnel?: EgressTunnelSpec;
+  /** Standby gateway nodes and the agents' settings, as given (see egress-steering-failover). */
+  readonly failover?: EgressSteeringFailover<EgressTunnel>;
   /** The props' warnings the user has not acknowledged. */
   readonly warnings: readonly Problem[];
   /** The warning codes the user acknowledged (for the warnings the plan adds: `ignition-packages`). */
@@ -114,7 +118,7 @@ function ciliumDevicesOf(p: EgressSteeringProps, iface: string): string[] | unde
   return p.egressIp || !list ? undefined : list.includes(iface) ? list : [...list, iface];
 }
 
-function tunnelSpec(t: EgressSteeringProps['tunnel']): EgressTunnelSpec | undefined {
+export function tunnelSpec(t: EgressSteeringProps['tunnel']): EgressTunnelSpec | undefined {
   if (!t) return undefined;
   if (t.type === 'openvpn') {
     // Validated as host:port.
@@ -152,12 +156,16 @@ function specOf(p: EgressSteeringProps, modelWarnings: readonly Problem[]): Egre
     excludedCidrs: excludedCidrsOf(p),
     ...(p.enforceLabels ? { enforceLabels: { namespaces: p.enforceLabels.namespaces, classes: p.enforceLabels.classes ?? [vpnClass, 'direct'] } } : {}),
     ...(m ? { monitoring: { namespace: m.namespace ?? 'monitoring', ruleLabels: m.ruleLabels ?? {}, textfileDirectory: m.textfileDirectory ?? DEFAULT_TEXTFILE_DIRECTORY, ...(m.runbookUrl ? { runbookUrl: m.runbookUrl } : {}) } } : {}),
-    ksmAllowlist: mergedKsmAllowlist(m?.kubeStateMetricsValues?.metricLabelsAllowlist, uplinkLabel),
+    // With failover, the active label too (VPNEgressTwoHolders and VPNEgressRoleMoved read it).
+    ksmAllowlist: p.failover
+      ? mergedKsmAllowlist(mergedKsmAllowlist(m?.kubeStateMetricsValues?.metricLabelsAllowlist, uplinkLabel), activeLabel(p.name ?? 'vpn-egress'))
+      : mergedKsmAllowlist(m?.kubeStateMetricsValues?.metricLabelsAllowlist, uplinkLabel),
     ...(devices ? { ciliumDevices: devices } : {}),
     ...(p.kubeconfigFrom ? { kubeconfigFrom: p.kubeconfigFrom } : {}),
     denyIpv6: p.denyIpv6 === true,
     ipv6ClusterCidrs: [...p.clusterCidrs, ...(p.lanCidrs ?? [])].filter((c) => parseCidr(c)!.family === 6),
     ...(p.tunnel ? { tunnel: tunnelSpec(p.tunnel) } : {}),
+    ...(p.failover ? { failover: p.failover } : {}),
     warnings: modelWarnings.filter((w) => !acknowledged.includes(w.code)),
     acknowledged,
   };

@@ -2,6 +2,8 @@ import { ksmAllowlistEntry, ksmLabelName } from '../../model/egress-steering';
 import type { EgressSteeringSpec } from '../../model/egress-steering-spec';
 import { KubeObject } from '../../types';
 import { KILL_SWITCH_TABLE } from '../kill-switch';
+import { activeLabel } from '../../model/egress-steering-failover';
+import { failoverAlertGroup } from '../egress-steering-failover';
 import { MANAGED, OPENVPN_UNIT, RESTEER_PATH, RESTEER_SERVICE, RESTEER_TIMER, WG_HANDSHAKE_METRIC, WG_HANDSHAKE_PATH, WG_HANDSHAKE_TIMER } from './constants';
 
 /** How long kube-state-metrics' series may be gone (a restart) without resetting VPNEgressSteeringStale or VPNTunnelReconnectLoop. */
@@ -114,6 +116,6 @@ export function prometheusRule(s: EgressSteeringSpec, monitoring: NonNullable<Eg
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
     metadata: { name: `${s.name}-egress`, namespace: monitoring.namespace, labels: { ...MANAGED, ...monitoring.ruleLabels } },
-    spec: { groups: alertGroups(s) },
+    spec: { groups: [...alertGroups(s), ...(s.failover ? [failoverAlertGroup(s, s.name, ksmLabelName(activeLabel(s.name)), monitoring.runbookUrl)] : [])] },
   };
 }

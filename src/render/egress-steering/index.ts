@@ -16,6 +16,10 @@ import { steeringHostPlan } from './host';
 import { ipv6DenyPolicy, kyvernoPolicy, steeringPolicy } from './policy';
 import { resteerRbac } from './rbac';
 import { steeringValues } from './values';
+import { addFailoverAgent, candidatesOf, failoverObjects } from '../egress-steering-failover';
+import { tunnelSpec } from '../../model/egress-steering-spec';
+import { planSecretSource } from '../../host/secret-source';
+import { RESTEER_NAMESPACE, RESTEER_SERVICE } from './constants';
 
 export * from './constants';
 export { KSM_GAP, RECONNECT_LOOP_THRESHOLD, RECONNECT_LOOP_WINDOW, WG_HANDSHAKE_MAX_AGE } from './alerts';
@@ -33,11 +37,18 @@ export function planSteering(s: EgressSteeringSpec): Plan {
   if (s.enforceLabels) objects.push(kyvernoPolicy(s, s.enforceLabels));
   if (s.monitoring) objects.push(prometheusRule(s, s.monitoring));
   objects.push(...resteerRbac(s));
-  const host = steeringHostPlan(s);
+  // One host plan per candidate node (gatewayNode alone without failover), each with its own tunnel.
+  const hosts = candidatesOf(s).map((c, i) => (i === 0 ? steeringHostPlan(s) : steeringHostPlan({ ...s, gatewayNode: c.node, tunnel: tunnelSpec(c.tunnel as EgressSteeringProps['tunnel']) })));
+  if (s.failover) {
+    objects.push(...failoverObjects(s, s.name, `${s.name}-resteer`, RESTEER_NAMESPACE));
+    const kubeconfig = s.kubeconfigFrom ? planSecretSource(`${s.name}-kubeconfig`, s.kubeconfigFrom, RESTEER_SERVICE) : undefined;
+    for (const h of hosts) addFailoverAgent(h, s, { name: s.name, iface: s.iface, textfileDirectory: s.monitoring?.textfileDirectory, kubeconfig: kubeconfig?.path, after: kubeconfig ? [kubeconfig.unit] : [] });
+  }
+  const host = hosts[0];
   if (s.denyIpv6) objects.push(ipv6DenyPolicy(s));
   // The host's packages (the tunnel's and the kill switch's nftables) are known once the host is planned.
   const packages = host.packages.length > 0 && !s.acknowledged.includes('ignition-packages') ? [ignitionPackagesWarning(host.packages, 'tunnel')] : [];
-  return { objects, hosts: [host], values: steeringValues(s), warnings: [...s.warnings, ...packages] };
+  return { objects, hosts, values: steeringValues(s), warnings: [...s.warnings, ...packages] };
 }
 
 /** Plans the steering: the policy, label enforcement, alerts, the hook's RBAC, Helm values and the gateway node's host plan. */

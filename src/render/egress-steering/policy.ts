@@ -1,5 +1,6 @@
 import type { EgressSteeringSpec } from '../../model/egress-steering-spec';
 import { KubeObject } from '../../types';
+import { activeLabel } from '../../model/egress-steering-failover';
 import { MANAGED } from './constants';
 
 /** The CiliumEgressGatewayPolicy: vpn-class pods, by namespace or everywhere, out of the one gateway node. */
@@ -17,7 +18,11 @@ export function steeringPolicy(s: EgressSteeringSpec): KubeObject {
       destinationCIDRs: s.destinationCidrs,
       ...(s.excludedCidrs.length > 0 ? { excludedCIDRs: s.excludedCidrs } : {}),
       // One node, by hostname: a selector that could match a second node makes Cilium pick by name order, silently.
-      egressGateway: { nodeSelector: { matchLabels: { 'kubernetes.io/hostname': s.gatewayNode } }, ...(s.egressIp ? { egressIP: s.egressIp } : { interface: s.iface }) },
+      // With failover, the node that holds the Lease carries the active label (egress-steering-failover.ts).
+      egressGateway: {
+        nodeSelector: { matchLabels: s.failover ? { [activeLabel(s.name)]: 'true' } : { 'kubernetes.io/hostname': s.gatewayNode } },
+        ...(s.egressIp ? { egressIP: s.egressIp } : { interface: s.iface }),
+      },
     },
   };
 }

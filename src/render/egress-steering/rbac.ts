@@ -4,6 +4,7 @@ import type { Secret as ISecret } from 'kubernetes-types/core/v1';
 import type { ServiceAccount as IServiceAccount } from 'kubernetes-types/core/v1';
 import type { EgressSteeringSpec } from '../../model/egress-steering-spec';
 import { KubeObject } from '../../types';
+import { candidatesOf } from '../egress-steering-failover';
 import { MANAGED, RESTEER_NAMESPACE } from './constants';
 
 /** The re-steer hook's ServiceAccount, its token Secret, and a ClusterRole that reaches only the gateway node. */
@@ -20,10 +21,10 @@ export function resteerRbac(s: EgressSteeringSpec): KubeObject[] {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: { name: sa, labels: MANAGED },
-    // Only the gateway node, and only what labelling needs.
+    // Only the gateway node (with failover: the candidates), and only what labelling needs.
     rules: [
-      { apiGroups: [''], resources: ['nodes'], resourceNames: [s.gatewayNode], verbs: ['get', 'patch'] },
-      { apiGroups: ['cilium.io'], resources: ['ciliumnodes'], resourceNames: [s.gatewayNode], verbs: ['get', 'patch'] },
+      { apiGroups: [''], resources: ['nodes'], resourceNames: candidatesOf(s).map((c) => c.node), verbs: ['get', 'patch'] },
+      { apiGroups: ['cilium.io'], resources: ['ciliumnodes'], resourceNames: candidatesOf(s).map((c) => c.node), verbs: ['get', 'patch'] },
     ],
   };
   const binding: IClusterRoleBinding = {

@@ -1,0 +1,122 @@
+#!/bin/sh
+# shellcheck disable=SC2154 # the settings block: NODE, OTHERS, IFACE, TUNNEL, LEASE, LEASE_NAMESPACE, LEASE_DURATION, INTERVAL, HEALTHY_CHECKS, UNHEALTHY_CHECKS, HANDSHAKE_MAX_AGE, PROBE_URL, LABEL, TEXTFILE, POLICY (and KUBECONFIG_FILE)
+# tunnelwright egress failover agent, one per candidate gateway node (a systemd service). It holds the policy's
+# coordination.k8s.io/v1 Lease only while this node's tunnel is healthy, and labels this node's Node and CiliumNode
+# <LABEL>=true while it holds it; the CiliumEgressGatewayPolicy selects that label. Rules:
+# - health: the interface is up, its WireGuard peer's latest handshake younger than HANDSHAKE_MAX_AGE, and PROBE_URL
+#   (when set) answers through the interface; HEALTHY_CHECKS good checks in a row before it takes the role,
+#   UNHEALTHY_CHECKS bad ones before the holder gives it up (hysteresis). A healthy holder keeps it: no failback.
+# - the Lease is taken only when it has no holder or its resourceVersion has not changed for LEASE_DURATION seconds
+#   (client-go's leader election measures expiry the same way: by its own clock, never by the holder's renewTime);
+#   every write carries the resourceVersion read, so of two agents racing only one succeeds (409 Conflict).
+# - a new holder removes the label from every other candidate before it labels itself: the label moves even when the
+#   old holder is frozen or cut off from the API, and two labelled nodes never coexist by its doing (Cilium would take
+#   the first by name). The gap between is Cilium's drop when no node matches: closed.
+# - a node that does not hold the Lease, or gives it up, removes its own label first.
+set -u
+# @settings
+if [ -z "${KUBECTL:-}" ]; then
+  if command -v kubectl >/dev/null 2>&1; then KUBECTL=kubectl
+  elif command -v k3s >/dev/null 2>&1; then KUBECTL="k3s kubectl"
+  elif command -v k0s >/dev/null 2>&1; then KUBECTL="k0s kubectl"
+  else echo "egress-failover: no kubectl, k3s or k0s on this node (set KUBECTL)" >&2; exit 1
+  fi
+fi
+if [ -n "${KUBECONFIG_FILE:-}" ]; then export KUBECONFIG="$KUBECONFIG_FILE"; fi
+
+k() {
+  # shellcheck disable=SC2086 # KUBECTL may be two words (k3s kubectl)
+  $KUBECTL --request-timeout=5s "$@"
+}
+
+healthy() {
+  ip -o link show dev "$IFACE" 2>/dev/null | grep -q 'state \(UP\|UNKNOWN\)' || return 1
+  if [ "$TUNNEL" = wireguard ]; then
+    latest=$(wg show "$IFACE" latest-handshakes 2>/dev/null | awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }')
+    [ -n "$latest" ] && [ "$latest" -gt 0 ] && [ $(($(date +%s) - latest)) -le "$HANDSHAKE_MAX_AGE" ] || return 1
+  fi
+  if [ -n "$PROBE_URL" ]; then
+    curl -fsS --interface "$IFACE" --max-time 3 -o /dev/null "$PROBE_URL" 2>/dev/null || return 1
+  fi
+  return 0
+}
+
+label_self() {
+  k label node "$NODE" --overwrite "$LABEL=true" >/dev/null && k label ciliumnode "$NODE" --overwrite "$LABEL=true" >/dev/null
+}
+
+unlabel() {
+  # kubectl exits 0 when the label is not there ("not labeled").
+  k label node "$1" "$LABEL-" >/dev/null 2>&1
+  k label ciliumnode "$1" "$LABEL-" >/dev/null 2>&1
+}
+
+patch_lease() {
+  k patch lease "$LEASE" -n "$LEASE_NAMESPACE" --type=merge -p "{\"metadata\":{\"resourceVersion\":\"$1\"},\"spec\":$2}" >/dev/null
+}
+
+micro_now() { date -u +%Y-%m-%dT%H:%M:%S.000000Z; }
+
+metrics() {
+  [ -n "$TEXTFILE" ] || return 0
+  {
+    echo "# HELP tunnelwright_egress_failover_healthy Whether this candidate's tunnel passes the failover agent's health check (1) or not (0)."
+    echo "# TYPE tunnelwright_egress_failover_healthy gauge"
+    echo "tunnelwright_egress_failover_healthy{policy=\"$POLICY\"} $1"
+    echo "# HELP tunnelwright_egress_failover_holder Whether this node holds the egress gateway role (1) or not (0)."
+    echo "# TYPE tunnelwright_egress_failover_holder gauge"
+    echo "tunnelwright_egress_failover_holder{policy=\"$POLICY\"} $2"
+  } > "$TEXTFILE.$$" && mv "$TEXTFILE.$$" "$TEXTFILE"
+}
+
+# holding=1 at start: the first read settles it, and a label left from before a reboot goes unless the Lease is ours.
+good=0 bad=0 holding=1 seen_rv="" seen_at=0 renewed_at=0 loops=0 transitions=0
+while :; do
+  now=$(date +%s)
+  if healthy; then good=$((good + 1)); bad=0; else bad=$((bad + 1)); good=0; fi
+  keep=0; [ "$bad" -lt "$UNHEALTHY_CHECKS" ] && keep=1
+  if read=$(k get lease "$LEASE" -n "$LEASE_NAMESPACE" -o jsonpath='{.metadata.resourceVersion}{" "}{.spec.holderIdentity}{" "}{.spec.leaseTransitions}'); then
+    rv=${read%% *}; rest=${read#* }; holder=${rest%% *}; transitions=${rest#* }
+    [ -n "$transitions" ] || transitions=0
+    if [ "$rv" != "$seen_rv" ]; then seen_rv=$rv; seen_at=$now; fi
+    if [ "$holder" = "$NODE" ] && [ "$keep" = 1 ]; then
+      # Renew. A 409 (someone else wrote it since the read) is settled at the next read.
+      if patch_lease "$rv" "{\"renewTime\":\"$(micro_now)\"}"; then
+        renewed_at=$now; seen_rv=""
+        if [ "$holding" = 0 ] || [ $((loops % 5)) = 0 ]; then
+          for other in $OTHERS; do unlabel "$other"; done
+          label_self
+        fi
+        holding=1
+      fi
+    elif [ "$holder" = "$NODE" ]; then
+      # Unhealthy for UNHEALTHY_CHECKS checks: fence (own label off) first, then give the Lease up so a healthy
+      # standby takes it at once instead of after LEASE_DURATION.
+      unlabel "$NODE"; holding=0
+      patch_lease "$rv" '{"holderIdentity":null}' || true
+      echo "egress-failover: $IFACE unhealthy for $bad checks: gave up the role" >&2
+    elif [ "$good" -ge "$HEALTHY_CHECKS" ] && { [ -z "$holder" ] || [ $((now - seen_at)) -ge "$LEASE_DURATION" ]; }; then
+      [ "$holding" = 0 ] || unlabel "$NODE"
+      holding=0
+      t=$(micro_now)
+      if patch_lease "$rv" "{\"holderIdentity\":\"$NODE\",\"leaseDurationSeconds\":$LEASE_DURATION,\"acquireTime\":\"$t\",\"renewTime\":\"$t\",\"leaseTransitions\":$((transitions + 1))}"; then
+        renewed_at=$now; seen_rv=""
+        for other in $OTHERS; do unlabel "$other"; done
+        if label_self; then holding=1; echo "egress-failover: took the role from ${holder:-nobody}" >&2; fi
+      fi
+    elif [ "$holding" = 1 ]; then
+      unlabel "$NODE"; holding=0
+      echo "egress-failover: ${holder:-nobody} holds the role now" >&2
+    fi
+  elif [ "$holding" = 1 ] && [ $((now - renewed_at)) -ge "$LEASE_DURATION" ]; then
+    # Cut off from the API for a whole lease: another candidate may hold it now. The label cannot be removed from
+    # here; the new holder removes it.
+    holding=0
+    unlabel "$NODE" || true
+    echo "egress-failover: no renewal for ${LEASE_DURATION}s: no longer the holder" >&2
+  fi
+  [ "$good" -gt 0 ] && h=1 || h=0
+  metrics "$h" "$holding"
+  loops=$((loops + 1))
+  sleep "$INTERVAL"
+done

@@ -1,0 +1,50 @@
+import { planEgressSteering } from '../../src';
+import { FAILOVER_AGENT_PATH, FAILOVER_AGENT_SERVICE } from '../../src/render/egress-steering-failover';
+import { failoverSteering, wireguardSteering } from '../helpers/fixtures';
+
+const ack = ['dns-wan', 'policy-delay', 'cilium-devices', 'ignition-packages'];
+const plan = (extra: object = {}) => planEgressSteering({ ...failoverSteering(), acknowledge: ack, ...extra });
+const find = (kind: string) => plan().objects.filter((o) => o.kind === kind);
+
+describe('planEgressSteering with failover', () => {
+  it('selects the node that carries the active label, never a hostname', () => {
+    const [policy] = plan().objects;
+    expect((policy.spec as { egressGateway: unknown }).egressGateway).toEqual({ nodeSelector: { matchLabels: { 'egress-active.tunnelwright.dev/vpn-egress': 'true' } }, interface: 'tun0' });
+    // Without failover: the hostname, as before.
+    const [single] = planEgressSteering({ ...wireguardSteering(), acknowledge: ack }).objects;
+    expect((single.spec as { egressGateway: { nodeSelector: unknown } }).egressGateway.nodeSelector).toEqual({ matchLabels: { 'kubernetes.io/hostname': 'gw-1' } });
+  });
+
+  it('emits the Lease, and lets the agents get and patch that Lease alone and label only the candidates', () => {
+    expect(find('Lease')).toEqual([expect.objectContaining({ apiVersion: 'coordination.k8s.io/v1', metadata: expect.objectContaining({ name: 'vpn-egress-gateway', namespace: 'kube-system' }), spec: { leaseDurationSeconds: 15 } })]);
+    expect(find('Role').map((r) => r.rules)).toEqual([[{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['vpn-egress-gateway'], verbs: ['get', 'patch'] }]]);
+    expect(find('RoleBinding').map((b) => b.subjects)).toEqual([[{ kind: 'ServiceAccount', name: 'vpn-egress-resteer', namespace: 'kube-system' }]]);
+    expect(find('ClusterRole').flatMap((r) => (r.rules as { resourceNames: string[]; verbs: string[] }[]).map((x) => [x.resourceNames, x.verbs]))).toEqual([[['gw-1', 'gw-2'], ['get', 'patch']], [['gw-1', 'gw-2'], ['get', 'patch']]]);
+  });
+
+  it('gives each candidate its own host plan: its tunnel with its own key and address, the kill switch, and the agent naming the others', () => {
+    const hosts = plan().hosts;
+    expect(hosts.map((h) => h.node)).toEqual(['gw-1', 'gw-2']);
+    for (const h of hosts) {
+      expect(h.units.map((u) => u.name)).toEqual(expect.arrayContaining(['wg-quick@tun0.service', 'tunnelwright-killswitch.service', FAILOVER_AGENT_SERVICE]));
+      const agent = h.files.find((f) => f.path === FAILOVER_AGENT_PATH)!.content;
+      expect(agent).toContain(`NODE='${h.node}'`);
+      expect(agent).toContain(`OTHERS='${h.node === 'gw-1' ? 'gw-2' : 'gw-1'}'`);
+      expect(h.units.find((u) => u.name === FAILOVER_AGENT_SERVICE)!.content).toMatch(/Restart=always/);
+    }
+    const conf = (i: number) => hosts[i].files.find((f) => f.path === '/etc/wireguard/tun0.conf')!.content;
+    expect(conf(0)).toContain('10.2.0.2/32');
+    expect(conf(1)).toContain('10.2.0.3/32');
+  });
+
+  it('adds the failover alerts and exports the active label through kube-state-metrics', () => {
+    const p = plan({ monitoring: {} });
+    const rule = p.objects.find((o) => o.kind === 'PrometheusRule')!;
+    const groups = (rule.spec as { groups: { name: string; rules: { alert: string; annotations: { runbook: string } }[] }[] }).groups;
+    expect(groups.map((g) => g.name)).toEqual(['tunnelwright-vpn-egress', 'tunnelwright-vpn-egress-failover']);
+    expect(groups[1].rules.map((r) => r.alert)).toEqual(['VPNEgressRoleMoved', 'VPNEgressTwoHolders', 'VPNEgressNoHealthyStandby', 'VPNEgressLeaseNotRenewed']);
+    for (const r of groups[1].rules) expect(r.annotations.runbook).toMatch(/^1\. /);
+    expect((p.values.kubeStateMetrics as { metricLabelsAllowlist: string[] }).metricLabelsAllowlist).toEqual(['nodes=[tunnelwright.dev/egress-uplink,egress-active.tunnelwright.dev/vpn-egress]']);
+    expect(p.hosts[1].files.find((f) => f.path === FAILOVER_AGENT_PATH)!.content).toContain("TEXTFILE='/var/lib/node_exporter/textfile_collector/tunnelwright_egress_failover.prom'");
+  });
+});
