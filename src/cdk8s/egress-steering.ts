@@ -29,6 +29,13 @@ import * as egressSteeringRender from '../render/egress-steering';
  * ```
  */
 export class EgressSteering extends TunnelwrightConstruct {
+  /**
+   * Each gateway node's artefacts by name: `gatewayNode` and, with `failover`, every standby (each with its own
+   * tunnel and failover agent). Rendered when first read.
+   */
+  public get nodes(): Readonly<Record<string, NodeArtefacts>> {
+    return Object.fromEntries(this.plan.hosts.map((h) => [h.node, h === this.plan.hosts[0] ? this.artefacts : this.artefactsOf(h, '3.4.0')]));
+  }
   /** The gateway node's `#cloud-config` (this construct's part), rendered when first read. */
   public get cloudConfig(): string {
     return this.artefacts.cloudConfig;

@@ -2,7 +2,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { EgressSteeringProps } from '../model/egress-steering';
 import { egressSteeringSpec } from '../model/egress-steering-spec';
-import { planAt, emitPlan, nodeOutputs, reserve } from './base';
+import { planAt, emitPlan, nodeOutputs, NodeOutputs, reserve } from './base';
 import * as egressSteeringRender from '../render/egress-steering';
 
 /** Arguments of the EgressSteering component (plain values). */
@@ -33,6 +33,8 @@ export class EgressSteering extends pulumi.ComponentResource {
   public readonly cloudConfig: pulumi.Output<string>;
   /** The gateway node's Ignition config JSON. */
   public readonly ignition: pulumi.Output<string>;
+  /** Each gateway node's outputs by name: `gatewayNode` and, with `failover`, every standby. */
+  public readonly nodes: Readonly<Record<string, NodeOutputs>>;
   /** Helm values the policy needs: `cilium` and `kubeStateMetrics`. */
   public readonly values: Record<string, unknown>;
 
@@ -48,7 +50,8 @@ export class EgressSteering extends pulumi.ComponentResource {
     const out = nodeOutputs(plan.hosts[0], '3.4.0');
     this.cloudConfig = out.cloudConfig;
     this.ignition = out.ignition;
+    this.nodes = Object.fromEntries(plan.hosts.map((h, i) => [h.node, i === 0 ? out : nodeOutputs(h, '3.4.0')]));
     this.values = plan.values;
-    this.registerOutputs({ cloudConfig: this.cloudConfig, ignition: this.ignition, values: this.values });
+    this.registerOutputs({ cloudConfig: this.cloudConfig, ignition: this.ignition, nodes: this.nodes, values: this.values });
   }
 }

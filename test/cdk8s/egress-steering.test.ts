@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Chart } from 'cdk8s';
 import { ValidationError } from '../../src';
 import { App, EgressSteering } from '../../src/cdk8s';
-import { prodSteering } from '../helpers/fixtures';
+import { failoverSteering, prodSteering } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
 import { expectWarnings } from '../helpers/stderr-guard';
 
@@ -77,5 +77,20 @@ describe('cdk8s EgressSteering invariants', () => {
     new EgressSteering(chart, 'steer', prodSteering());
     const scoped = (chart.toJson() as { kind: string; metadata: { namespace?: string } }[]).map((o) => `${o.kind} ${o.metadata.namespace ?? '-'}`);
     expect(scoped).toEqual(['CiliumEgressGatewayPolicy -', 'ClusterPolicy -', 'PrometheusRule monitoring', 'ServiceAccount kube-system', 'Secret kube-system', 'ClusterRole -', 'ClusterRoleBinding -']);
+  });
+});
+
+describe('cdk8s EgressSteering failover', () => {
+  it('writes every candidate node\'s host files, each with its own tunnel and the agent, and the Lease with the policy', () => {
+    const a = app();
+    const steering = new EgressSteering(new Chart(a, 'egress'), 'egress', { ...failoverSteering(), acknowledge: ['dns-wan', 'policy-delay', 'cilium-devices', 'ignition-packages'] });
+    expect(Object.keys(steering.nodes)).toEqual(['gw-1', 'gw-2']);
+    a.synth();
+    for (const node of ['gw-1', 'gw-2']) {
+      expect(fs.readFileSync(path.join(a.outdir, 'hosts', node, 'user-data'), 'utf8')).toContain('/opt/tunnelwright/bin/egress-failover-agent');
+    }
+    const manifest = fs.readdirSync(a.outdir).filter((f) => f.endsWith('.yaml')).map((f) => fs.readFileSync(path.join(a.outdir, f), 'utf8')).join('\n');
+    expect(manifest).toContain('kind: Lease');
+    expect(manifest).toContain('egress-active.tunnelwright.dev/vpn-egress: "true"');
   });
 });

@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { planWireguardMesh, planWireguardOverlayNode, renderHostArtefacts, ValidationError } from '../../src';
-import { KEYS, nordvpnGateway, prodSteering, siteA, threeNodeMesh } from '../helpers/fixtures';
+import { failoverSteering, KEYS, nordvpnGateway, prodSteering, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { recordResources, settle, valueOf } from '../helpers/pulumi';
 import { expectWarnings } from '../helpers/stderr-guard';
 import { thrown } from '../helpers/thrown';
@@ -75,6 +75,14 @@ describe('Pulumi components', () => {
     new tw.EgressSteering('dev', { ...base, cluster: 'dev', gatewayNode: 'dev-gw', acknowledge: ['kube-state-metrics'] });
     await settle();
     expect(seen.filter((r) => r.type === 'tunnelwright:index:EgressSteering').map((r) => r.name)).toEqual(['nl', 'us2', 'dev']);
+  });
+
+  it('EgressSteering with failover outputs every candidate node\'s artefacts, each with its agent, and registers the Lease', async () => {
+    const steering = new tw.EgressSteering('egress', { ...failoverSteering(), acknowledge: ['dns-wan', 'policy-delay', 'cilium-devices', 'ignition-packages'] });
+    expect(Object.keys(steering.nodes)).toEqual(['gw-1', 'gw-2']);
+    for (const node of ['gw-1', 'gw-2']) expect(await valueOf(steering.nodes[node].cloudConfig)).toContain('/opt/tunnelwright/bin/egress-failover-agent');
+    await settle();
+    expect(seen.filter((r) => r.type === 'kubernetes:coordination.k8s.io/v1:Lease').length).toBe(1);
   });
 
   it('refuses a second component that writes one node\'s file differently, before it registers', async () => {
