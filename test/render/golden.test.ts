@@ -4,7 +4,7 @@ import {
   applyRoute, planEgressProbe, planEgressSteering, planKillSwitch, Plan, planRoute, planVpnGateway, planWireguardMesh, planWireguardOverlayNode,
   EgressSteeringProps, renderHostArtefacts, VpnGatewayProps, WireguardOverlayNodeProps,
 } from '../../src';
-import { gatewayFor, gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
+import { failoverSteering, gatewayFor, gatewayProbe, KEYS, nordvpnGateway, prodSteering, qbittorrentKillSwitch, siteA, threeNodeMesh, wireguardSteering } from '../helpers/fixtures';
 import { expectGolden } from '../helpers/golden';
 
 /**
@@ -72,6 +72,7 @@ describe('golden output', () => {
     })],
     ['egress-steering.prod.yaml', () => document(planEgressSteering(prodSteering()))],
     ['egress-steering.wireguard.yaml', () => document(planEgressSteering(wireguardSteering()))],
+    ['egress-steering.failover.yaml', () => document(planEgressSteering({ ...failoverSteering(), monitoring: {}, acknowledge: ['dns-wan', 'policy-delay', 'cilium-devices', 'ignition-packages', 'kube-state-metrics'] }))],
     ['kill-switch.qbittorrent.yaml', () => document(planKillSwitch(qbittorrentKillSwitch()))],
     ['kill-switch.cilium-dual-stack.yaml', () => document(planKillSwitch({
       ...qbittorrentKillSwitch(), cluster: 'prod', name: 'qb-egress', flavor: 'cilium', ipv6: true, allowDns: false, vxlanPort: 8472,
