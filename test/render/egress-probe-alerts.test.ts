@@ -11,6 +11,14 @@ import { describeWithTools, run, tmpdir } from '../system/tools';
  * them): series named as the blackbox exporter names them, labelled as prometheus-operator labels a Probe's targets.
  */
 
+// Outside describeWithTools: without promtool (a Stryker sandbox, a clone without the tools) the file still has a test.
+describe('EgressProbe alert rules', () => {
+  it('has VPNEgressLeak, VPNEgressProbeFailing and VPNEgressProbeAbsent, and the two DNS alerts with dnsLeak', () => {
+    expect(egressProbeAlertGroups(gatewayProbe())[0].rules.map((r) => r.alert)).toEqual(['VPNEgressLeak', 'VPNEgressProbeFailing', 'VPNEgressProbeAbsent']);
+    expect(egressProbeAlertGroups({ ...gatewayProbe(), dnsLeak: { leakedCidrs: ['192.0.2.0/24'] } })[0].rules.map((r) => r.alert)).toEqual(['VPNEgressLeak', 'VPNEgressProbeFailing', 'VPNEgressProbeAbsent', 'VPNDNSLeak', 'VPNDNSProbeFailing']);
+  });
+});
+
 describeWithTools('EgressProbe alerts under promtool', ['promtool'], () => {
   const dir = tmpdir('tw-prom-probe-');
   const groups = egressProbeAlertGroups(gatewayProbe());
