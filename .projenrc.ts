@@ -319,4 +319,8 @@ new TextFile(project, 'eslint.config.mjs', {
   ],
 });
 
+// projen appends its default patterns to testMatch, among them `<rootDir>/@(src|test)/**/*(*.)@(spec|test).ts?(x)`, which
+// takes a source file named spec.ts (src/model/vpn-gateway/spec.ts) for a test file with no test: the suite then fails,
+// and so does Stryker's dry run. Only test/**/*.test.ts are test files.
+project.package.file.addOverride('jest.testMatch', ['<rootDir>/test/**/*.test.ts']);
 project.synth();
