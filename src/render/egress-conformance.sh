@@ -130,6 +130,67 @@ ifindex_of() {
   "$KUBECTL" -n "$1" exec "deploy/$2" -c "$3" -- cat "/sys/class/net/$4/ifindex" 2>/dev/null | tr -d '[:space:]'
 }
 
+# The WAN packet counter (EgressSteering): an nft table of the check's own on the gateway node, a netdev egress chain
+# on each interface the node's main table reaches an echo target by, counting the packets whose source is the vpn-class
+# probe's pod address or the tunnel's address. A leak is counted where it leaves, whatever the router beyond does with
+# it (one that masquerades only its LAN and routes nothing back answers nothing). The netdev egress hook runs in
+# __dev_queue_xmit before the tc egress hook (Linux net/core/dev.c, nf_hook_egress then sch_handle_egress, since
+# 5.16), so it also sees what Cilium's BPF redirects to the device (bpf/lib/egress_gateway.h,
+# egress_gw_fib_lookup_and_redirect: redirect_neigh or fib_do_redirect, no netfilter hook on the way) before Cilium's
+# SNAT at that device's tc egress (to-netdev): such a packet still has the pod's address; one the kernel routed there
+# has the tunnel's address once Cilium or netfilter SNATed it. Both are counted.
+WAN_TABLE=tunnelwright_conformance
+wan_on=''
+# echo_addresses <pins>: the echo targets' addresses (pinned names, and the targets that are addresses already).
+echo_addresses() {
+  ea_pins=$1
+  # shellcheck disable=SC2086
+  set -- $TARGETS
+  while [ $# -ge 2 ]; do
+    if [ "$1" = - ]; then h=${2#*://}; h=${h%%/*}; printf '%s\n' "${h%%:*}"; fi
+    shift 2
+  done
+  for p in $ea_pins; do [ "$p" = - ] || printf '%s\n' "${p##*:}"; done
+}
+# wan_counter_install <kind> <cns> <cdep> <cctr> <pns> <vpn probe> <iface> <pins>: prints "<devices>|<sources>", or why not.
+wan_counter_install() {
+  ip=$("$KUBECTL" -n "$5" get pods -l "app.kubernetes.io/name=$6" -o 'jsonpath={.items[*].status.podIP}' 2>&1) || { say "the vpn-class probe's pod address could not be read: $(oneline "$ip")"; return 1; }
+  addr=$(on_target "$1" "$2" "$3" "$4" ip -4 -o addr show dev "$7" 2>/dev/null | sed -n 's/.* inet \([0-9.]*\)\/.*/\1/p' | head -n 1)
+  srcs=$(printf '%s %s' "$ip" "$addr" | tr ' ' '\n' | grep -E '^([0-9]{1,3}[.]){3}[0-9]{1,3}$' | sort -u | tr '\n' ' ' | sed 's/ *$//')
+  [ -n "$ip" ] || { say "the vpn-class probe has no pod address"; return 1; }
+  devs=''
+  for a in $(echo_addresses "$8" | sort -u); do
+    d=$(on_target "$1" "$2" "$3" "$4" ip -4 route get "$a" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -n 1)
+    [ -z "$d" ] || [ "$d" = "$7" ] || case " $devs " in *" $d "*) ;; *) devs="${devs:+$devs }$d" ;; esac
+  done
+  [ -n "$devs" ] || { say "no interface of the node's main table reaches an echo target (ip route get)"; return 1; }
+  set_elems=$(printf '%s' "$srcs" | sed 's/ /, /g')
+  rules="add table netdev $WAN_TABLE"
+  n=0
+  for d in $devs; do
+    rules="$rules; add chain netdev $WAN_TABLE wan$n { type filter hook egress device \"$d\" priority 0 ; }; add rule netdev $WAN_TABLE wan$n ip saddr { $set_elems } counter"
+    n=$((n + 1))
+  done
+  on_target "$1" "$2" "$3" "$4" nft delete table netdev "$WAN_TABLE" >/dev/null 2>&1
+  out=$(on_target "$1" "$2" "$3" "$4" nft "$rules" 2>&1) || { say "nft refused the counter: $(oneline "$out")"; return 1; }
+  say "$devs|$srcs"
+}
+# wan_counted <kind> <cns> <cdep> <cctr>: the packets counted, or nothing when the table cannot be read.
+wan_counted() {
+  on_target "$1" "$2" "$3" "$4" nft list table netdev "$WAN_TABLE" 2>/dev/null | grep -o 'packets [0-9]*' | awk '{ n += $2; seen = 1 } END { if (seen) print n }'
+}
+# wan_counter_remove: removes the counter where it was installed (also from the EXIT trap).
+wan_counter_remove() {
+  [ -n "$wan_on" ] || return 0
+  old_ifs=$IFS
+  IFS='|'
+  # shellcheck disable=SC2086
+  set -- $wan_on
+  IFS=$old_ifs
+  wan_on=''
+  on_target "$1" "$2" "$3" "$4" nft delete table netdev "$WAN_TABLE" >/dev/null 2>&1 || say "the WAN counter (nft table netdev $WAN_TABLE) could not be removed from the node: run nft delete table netdev $WAN_TABLE there"
+}
+
 # tunnel <stop|start> <kind> <namespace> <deployment> <container> <unit>
 tunnel() {
   if [ "$2" = gateway ]; then
@@ -213,6 +274,7 @@ agents_down() {
 tmp=''
 finish() {
   [ -z "$tmp" ] || rm -rf "$tmp"
+  wan_counter_remove
   restore_all
   agents_down
   if [ "$failures" -eq 0 ]; then say "conformance: PASS (every requirement holds)"; exit 0; fi
@@ -269,6 +331,15 @@ check_source() {
   pinned=''
   [ "$pins" = - ] || pinned=" (each name pinned to the address the direct class resolved:$pins)"
 
+  counted_on=''
+  if [ "$kind" = steering ]; then
+    if ! got=$(wan_counter_install "$kind" "$cns" "$cdep" "$cctr" "$pns" "$vpnp" "$iface" "$pins"); then
+      result FAIL R3 "$label" "the WAN packet counter could not be installed on the gateway node, so the tunnel was not stopped (R4 not run): $got"
+      return 0
+    fi
+    wan_on="$kind|$cns|$cdep|$cctr"
+    counted_on=" by ${got%%|*} (source ${got#*|})"
+  fi
   before=$(ifindex_of "$cns" "$cdep" "$cctr" "$iface")
   sources=$((sources + 1))
   dm="tunnelwright-conformance-restore-$RUN_ID-$sources"
@@ -296,11 +367,18 @@ check_source() {
   dpid=$!
   wait "$vpid" "$dpid"
   va=$(cat "$tmp/vpn"); da=$(cat "$tmp/direct"); why=$(unanswered "$(cat "$tmp/why" 2>/dev/null)"); rm -rf "$tmp"; tmp=''
-  if [ -n "$va" ]; then result FAIL R3 "$label" "tunnel stopped: a vpn-class request was answered, the echo saw $va$(in_list "$va" "$WAN_IPS" && printf ' (a WAN address: vpn-class traffic left by the WAN)')"
+  leaked=''
+  if [ -n "$wan_on" ]; then
+    leaked=$(wan_counted "$kind" "$cns" "$cdep" "$cctr")
+    wan_counter_remove
+  fi
+  if [ -n "$va" ]; then result FAIL R3 "$label" "tunnel stopped: a vpn-class request was answered, the echo saw $va$(in_list "$va" "$WAN_IPS" && printf ' (a WAN address: vpn-class traffic left by the WAN)')$([ "${leaked:-0}" -gt 0 ] && printf '; %s vpn-class packet(s) counted leaving%s' "$leaked" "$counted_on")"
+  elif [ -n "$counted_on" ] && [ -z "$leaked" ]; then result FAIL R3 "$label" "tunnel stopped: the WAN packet counter could not be read, so no leak can be ruled out"
+  elif [ -n "$counted_on" ] && [ "$leaked" -gt 0 ]; then result FAIL R3 "$label" "tunnel stopped: $leaked vpn-class packet(s) left$counted_on while the tunnel was stopped (unanswered: the network beyond routes nothing back to them)"
   elif [ -n "$why" ]; then result FAIL R3 "$label" "tunnel stopped: $why"
   elif [ -z "$da" ]; then result FAIL R3 "$label" "tunnel stopped: the direct-class control got no answer either: an echo outage, not a proven kill switch"
   elif ! in_list "$da" "$WAN_IPS"; then result FAIL R3 "$label" "tunnel stopped: the direct-class control was answered from $da, not a WAN address"
-  else result PASS R3 "$label" "tunnel stopped: the vpn-class request got no answer within ${TIMEOUT}s while the direct-class control at the same moment was answered from $da (no vpn-class request reached the echo by the WAN)$pinned"; fi
+  else result PASS R3 "$label" "tunnel stopped: the vpn-class request got no answer within ${TIMEOUT}s while the direct-class control at the same moment was answered from $da (no vpn-class request reached the echo by the WAN)${counted_on:+; 0 vpn-class packets left$counted_on}$pinned"; fi
 
   out=$(tunnel start "$kind" "$cns" "$cdep" "$cctr" "$unit" 2>&1)
   rc=$?

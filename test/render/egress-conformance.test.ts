@@ -197,7 +197,7 @@ case $1 in
   scale) [ "$3" = --replicas=1 ] && for m in ${missing.join(' ')}; do [ "$2" = "deploy/$m" ] && { echo "error: deployments.apps \"$m\" not found" >&2; exit 1; }; done; echo "deployment.apps/\${2#deploy/} scaled"; exit 0 ;;
   rollout) [ -n "\${PLANT:-}" ] && [ ! -e $d/planted ] && { : > $d/planted; ln -s $d/victim "$TMPDIR/tw-conformance.$PPID.vpn"; }
     for m in ${missing.join(' ')}; do [ "$3" = "deploy/$m" ] && { echo "error: deployments.apps \\"$m\\" not found" >&2; exit 1; }; done; exit 0 ;;
-  get) cat $d/label; exit 0 ;;
+  get) [ "$2" = pods ] && { echo 10.42.1.5; exit 0; }; cat $d/label; exit 0 ;;
   exec) dep=\${2#deploy/}; shift 2; [ "$1" = -c ] && shift 2; [ "$1" = -- ] && shift
     for m in ${missing.join(' ')}; do [ "$dep" = "$m" ] && { echo "error: no pods for deployment $m" >&2; exit 1; }; done
     case "$1 $*" in
@@ -207,6 +207,13 @@ case $1 in
           *) [ -n "\${R1_FAILS:-}" ] && exit 28; [ "$(cat $d/state)" = running ] && { echo \${VPN_ANSWER:-185.236.200.9}; exit 0; }; ${leak}exit ${code} ;;
         esac ;;
       cat*) cat $d/ifindex ;;
+      *"ip -4 -o addr show dev tun0"*) [ "$(cat $d/state)" = running ] && echo '5: tun0    inet 10.8.0.2/32 scope global tun0\       valid_lft forever preferred_lft forever' ;;
+      *"ip -4 route get "*) echo "\${*##* } via 192.168.20.1 dev eth0 src 192.168.20.10 uid 0" ;;
+      # The WAN counter: installed, read (WAN_PACKETS counted, 0 unless given) and deleted as nft does.
+      *"nft add table netdev"*) [ -z "\${NO_EGRESS_HOOK:-}" ] || { echo 'Error: Could not process rule: Operation not supported' >&2; exit 1; }; printf '%s' "\${*##*-- nft }" > $d/nft ;;
+      *"nft list table netdev"*) [ -e $d/nft ] || { echo "Error: No such file or directory" >&2; exit 1; }
+        echo "table netdev tunnelwright_conformance { chain wan0 { ip saddr { 10.42.1.5, 10.8.0.2 } counter packets \${WAN_PACKETS:-0} bytes 0 } }" ;;
+      *"nft delete table netdev"*) [ -e $d/nft ] || { echo "Error: No such file or directory" >&2; exit 1; }; rm -f $d/nft ;;
       *systemd-run*) [ -z "\${NO_DEADMAN:-}" ] || { echo "Failed to start transient timer unit: Access denied" >&2; exit 1; } ;;
       *"systemctl stop tunnelwright-conformance-restore-"*) ;;
       *"systemctl stop"*) echo stopped > $d/state ;;
@@ -218,12 +225,13 @@ esac
     const leftover = fs.readdirSync(dir).filter((f) => f.startsWith('tw-conformance') && !fs.lstatSync(path.join(dir, f)).isSymbolicLink());
     const victim = fs.existsSync(path.join(dir, 'victim'));
     const log = fs.readFileSync(path.join(dir, 'log'), 'utf8');
-    return { status: r.status, lines: r.stdout.trim().split('\n'), stderr: r.stderr, leftover, victim, state: fs.readFileSync(path.join(dir, 'state'), 'utf8').trim(), log };
+    const nft = fs.existsSync(path.join(dir, 'nft')) ? fs.readFileSync(path.join(dir, 'nft'), 'utf8') : undefined;
+    return { status: r.status, lines: r.stdout.trim().split('\n'), stderr: r.stderr, leftover, victim, state: fs.readFileSync(path.join(dir, 'state'), 'utf8').trim(), log, nft };
   };
 
   it.each([
-    ['timeout', 'PASS R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request got no answer within 1s while the direct-class control at the same moment was answered from 203.0.113.7 (no vpn-class request reached the echo by the WAN) (each name pinned to the address the direct class resolved: ifconfig.example.test:443:203.0.113.7 echo.example.test:80:203.0.113.7)'],
-    ['refused', 'PASS R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request got no answer within 1s while the direct-class control at the same moment was answered from 203.0.113.7 (no vpn-class request reached the echo by the WAN) (each name pinned to the address the direct class resolved: ifconfig.example.test:443:203.0.113.7 echo.example.test:80:203.0.113.7)'],
+    ['timeout', 'PASS R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request got no answer within 1s while the direct-class control at the same moment was answered from 203.0.113.7 (no vpn-class request reached the echo by the WAN); 0 vpn-class packets left by eth0 (source 10.42.1.5 10.8.0.2) (each name pinned to the address the direct class resolved: ifconfig.example.test:443:203.0.113.7 echo.example.test:80:203.0.113.7)'],
+    ['refused', 'PASS R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request got no answer within 1s while the direct-class control at the same moment was answered from 203.0.113.7 (no vpn-class request reached the echo by the WAN); 0 vpn-class packets left by eth0 (source 10.42.1.5 10.8.0.2) (each name pinned to the address the direct class resolved: ifconfig.example.test:443:203.0.113.7 echo.example.test:80:203.0.113.7)'],
     ['dns', 'FAIL R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request failed before it was sent (curl exit 6: the name did not resolve): that proves nothing about the kill switch'],
     ['exec-fails', 'FAIL R3 [egress-steering vpn-egress]: tunnel stopped: the vpn-class request failed before it was sent (exit 1: kubectl could not run it in the probe): that proves nothing about the kill switch'],
   ] as const)('while stopped, a vpn-class request that ends with %s: %s', (stopped, r3) => {
@@ -325,6 +333,40 @@ esac
     expect(run('timeout').log).toMatch(/-- systemctl stop tunnelwright-openvpn/);
   });
 
+  it.each([
+    ['no packet counted', '0', 0, /^PASS R3 \[egress-steering vpn-egress\]: .*; 0 vpn-class packets left by eth0 \(source 10\.42\.1\.5 10\.8\.0\.2\)/],
+    ['4 packets counted, none answered (a router that routes nothing back)', '4', 1, /^FAIL R3 \[egress-steering vpn-egress\]: tunnel stopped: 4 vpn-class packet\(s\) left by eth0 \(source 10\.42\.1\.5 10\.8\.0\.2\) while the tunnel was stopped/],
+  ] as const)('counts the vpn-class packets leaving by the WAN while stopped (%s): the counter installed on the interface that reaches the echo, read, and removed', (_what, packets, status, r3) => {
+    const r = run('timeout', [], { WAN_PACKETS: packets });
+    expect(r.lines.filter((l) => l.includes(' R3 '))).toEqual([expect.stringMatching(r3)]);
+    expect(r.status).toBe(status);
+    expect(r.nft).toBeUndefined();
+    const calls = r.log.trim().split('\n');
+    const installed = calls.findIndex((c) => c.includes('nft add table netdev tunnelwright_conformance'));
+    const stop = calls.findIndex((c) => c.includes('systemctl stop wg-quick') || c.includes('systemctl stop tunnelwright-openvpn'));
+    expect(installed).toBeGreaterThanOrEqual(0);
+    expect(installed).toBeLessThan(stop);
+    expect(calls[installed]).toContain('hook egress device "eth0"');
+    expect(calls[installed]).toContain('ip saddr { 10.42.1.5, 10.8.0.2 } counter');
+    expect(r.state).toBe('running');
+  });
+
+  it('control: the same 4 packets with the check\'s counter taken out: R3 passes on them', () => {
+    const uncounted = script.replace('if [ "$kind" = steering ]; then\n    if ! got=$(wan_counter_install', 'if [ "$kind" = no-counter ]; then\n    if ! got=$(wan_counter_install');
+    expect(uncounted).not.toBe(script);
+    const r = run('timeout', [], { WAN_PACKETS: '4' }, uncounted);
+    expect(r.lines.filter((l) => l.includes(' R3 '))).toEqual([expect.stringMatching(/^PASS R3 /)]);
+    expect(r.status).toBe(0);
+  });
+
+  it('a counter the node refuses (no netdev egress hook before Linux 5.16): R3 fails saying so, and the tunnel is never stopped', () => {
+    const r = run('timeout', [], { NO_EGRESS_HOOK: '1' });
+    expect(r.lines.filter((l) => l.includes(' R3 '))).toEqual([expect.stringMatching(/^FAIL R3 \[egress-steering vpn-egress\]: the WAN packet counter could not be installed on the gateway node, so the tunnel was not stopped \(R4 not run\): nft refused the counter: /)]);
+    expect(r.log).not.toContain('systemctl stop wg-quick');
+    expect(r.log).not.toContain('systemctl stop tunnelwright-openvpn');
+    expect(r.status).toBe(1);
+  });
+
   it('a dead-man restore that cannot be armed: R3 fails saying so, and the tunnel is never stopped', () => {
     const r = run('timeout', [], { NO_DEADMAN: '1' });
     expect(r.lines.filter((l) => / R[34] /.test(l))).toEqual(['FAIL R3 [egress-steering vpn-egress]: the dead-man restore could not be armed on the target, so the tunnel was not stopped (R4 not run): Failed to start transient timer unit: Access denied']);
@@ -363,6 +405,13 @@ case $1 in
     case "$1 $*" in
       curl*) case $dep in *-direct) echo 203.0.113.7 ;; *) [ "$(cat $d/state)" = running ] && { echo 185.236.200.9; exit 0; }; exit 28 ;; esac ;;
       cat*) cat $d/ifindex ;;
+      *"ip -4 -o addr show dev tun0"*) [ "$(cat $d/state)" = running ] && echo '5: tun0    inet 10.8.0.2/32 scope global tun0\       valid_lft forever preferred_lft forever' ;;
+      *"ip -4 route get "*) echo "\${*##* } via 192.168.20.1 dev eth0 src 192.168.20.10 uid 0" ;;
+      # The WAN counter: installed, read (WAN_PACKETS counted, 0 unless given) and deleted as nft does.
+      *"nft add table netdev"*) [ -z "\${NO_EGRESS_HOOK:-}" ] || { echo 'Error: Could not process rule: Operation not supported' >&2; exit 1; }; printf '%s' "\${*##*-- nft }" > $d/nft ;;
+      *"nft list table netdev"*) [ -e $d/nft ] || { echo "Error: No such file or directory" >&2; exit 1; }
+        echo "table netdev tunnelwright_conformance { chain wan0 { ip saddr { 10.42.1.5, 10.8.0.2 } counter packets \${WAN_PACKETS:-0} bytes 0 } }" ;;
+      *"nft delete table netdev"*) [ -e $d/nft ] || { echo "Error: No such file or directory" >&2; exit 1; }; rm -f $d/nft ;;
       sh*) ;;
       *'"status":"stopped"'*) case '${stopReply}' in *'"stopped"'*) echo stopped > $d/state ;; esac; echo '${stopReply}' ;;
       *'"status":"running"'*) echo running > $d/state; echo $(( $(cat $d/ifindex) + 1 )) > $d/ifindex; echo '{"outcome":"running"}' ;;

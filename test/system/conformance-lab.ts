@@ -24,6 +24,11 @@ export interface KubectlStandIn {
    * prints (the labels the node's re-steer hook wrote). @default none: both are unsupported
    */
   nodeAgent?: { node: string; labels: string };
+  /**
+   * `get pods -l app.kubernetes.io/name=<d> -o jsonpath={.items[*].status.podIP}`: `<namespace>/<deployment>` → the
+   * address of the pod that plays it. @default none: unsupported
+   */
+  podIps?: Record<string, string>;
   /** After an `exec` whose command matches a pattern (a shell `case` pattern), that command on the lab's host. */
   afterExec?: Array<[pattern: string, command: string]>;
 }
@@ -61,9 +66,17 @@ export class ConformanceLab {
   writeKubectl(k: KubectlStandIn): void {
     const deployments = path.join(this.dir, 'deployments');
     fs.writeFileSync(deployments, Object.entries(k.deployments).map(([d, prefix]) => `${d} ${prefix}\n`).join(''));
-    const agent = k.nodeAgent === undefined ? '' : `  scale) known "\${2#deploy/}"; echo "deployment.apps/\${2#deploy/} scaled" ;;
-  get) [ "$2 $3" = ${quote(`node ${k.nodeAgent.node}`)} ] || { echo "Error from server (NotFound): nodes \\"$3\\" not found" >&2; exit 1; }
-    ${k.nodeAgent.labels}; exit 0 ;;
+    const pods = k.podIps === undefined ? '' : `
+    if [ "$2 $3" = "pods -l" ]; then
+      case "$ns/\${4#app.kubernetes.io/name=}" in
+${Object.entries(k.podIps).map(([d, ip]) => `        ${quote(d)}) printf '%s' ${quote(ip)} ;;
+`).join('')}      esac
+      exit 0
+    fi`;
+    const agent = k.nodeAgent === undefined && k.podIps === undefined ? '' : `${k.nodeAgent ? `  scale) known "\${2#deploy/}"; echo "deployment.apps/\${2#deploy/} scaled" ;;
+` : ''}  get)${pods}
+    ${k.nodeAgent ? `[ "$2 $3" = ${quote(`node ${k.nodeAgent.node}`)} ] || { echo "Error from server (NotFound): nodes \\"$3\\" not found" >&2; exit 1; }
+    ${k.nodeAgent.labels}; exit 0 ;;` : 'echo "kubectl stand-in: unsupported: $*" >&2; exit 1 ;;'}
 `;
     const after = (k.afterExec ?? []).map(([pattern, command]) => `\n      ${pattern}) ${command} ;;`).join('');
     fs.writeFileSync(this.kubectl, `#!/bin/bash

@@ -22,12 +22,14 @@ import { describeWithTools, must, secondsUntilTrue, sh, tmpdir } from './tools';
  *   kill switch stops the packet (the `#40406` case: SNATed to the tunnel IP, leaving by eth0).
  *
  *   vpn probe 10.42.0.3 ─┐                ┌─ tun0 ──▶ VPN server 198.18.0.2 (wg 10.2.0.1, DNS) ──▶ echo 198.18.0.3:8080
- *   direct probe 10.42.0.4 ┴─ node br0 ─── eth0 198.18.0.1 (masquerade of the pods) ─────────────▶ echo
+ *   direct probe 10.42.0.4 ┴─ node br0 ─── eth0 192.168.1.2 (masquerade of the pods) ── router 198.18.0.1 ──▶ echo
  *
  * The echo target is a name (`echo.test`): the vpn probe resolves it through the tunnel (the VPN's DNS), the direct probe
- * through the node. The WAN side counts what arrives from the tunnel's address (a vpn-class packet that left by the
- * WAN) and routes that address back to the node, as an upstream router that NATs would: a leak is answered, so the
- * check can see it (a leak that gets no answer cannot be told from a drop by any echo).
+ * through the node. The node sits behind a home router (192.168.1.1, WAN 198.18.0.1) that masquerades its LAN and
+ * routes nothing back to any other range: a vpn-class packet that leaves by the node's WAN with the tunnel's address
+ * reaches the echo host and is never answered, so no echo can tell it from a drop. The check counts it where it leaves
+ * (its own nft counter on the node's eth0); the echo side counts what arrives from the tunnel's address as the lab's
+ * own evidence.
  */
 const RESTORE_UNIT_PREFIX = 'tunnelwright-conformance-restore-';
 
@@ -36,7 +38,9 @@ describeWithTools('EgressConformance against the EgressSteering gateway node (Wi
   '/lib/systemd/system/wg-quick@.service',
 ], () => {
   const id = process.pid % 10000;
-  const ns = { node: `c29${id}-node`, inet: `c29${id}-inet`, vpn: `c29${id}-vpn`, vp: `c29${id}-vp`, dp: `c29${id}-dp` };
+  // TW_LAB_NS_PREFIX: a prefix of the runner's own for the namespaces (several people share the machine).
+  const pre = `${process.env.TW_LAB_NS_PREFIX ?? ''}c29${id}`;
+  const ns = { node: `${pre}-node`, rt: `${pre}-rt`, inet: `${pre}-inet`, vpn: `${pre}-vpn`, vp: `${pre}-vp`, dp: `${pre}-dp` };
   const dir = tmpdir('tw-conformance-st-');
   const server = generateKeyPair();
   const gateway = generateKeyPair();
@@ -195,12 +199,19 @@ done`;
     must(sh([
       ...Object.values(ns).map((n) => `ip netns add ${n} && ip -n ${n} link set lo up`),
       `ip -n ${ns.inet} link add br0 type bridge && ip -n ${ns.inet} addr add 198.18.0.3/24 dev br0 && ip -n ${ns.inet} link set br0 up`,
-      ...([[ns.node, '198.18.0.1'], [ns.vpn, '198.18.0.2']] as const).map(([n, ip], i) =>
+      ...([[ns.rt, '198.18.0.1'], [ns.vpn, '198.18.0.2']] as const).map(([n, ip], i) =>
         `ip link add eth0 netns ${n} type veth peer name p${i} netns ${ns.inet} && ip -n ${ns.inet} link set p${i} master br0 up && ip -n ${n} addr add ${ip}/24 dev eth0 && ip -n ${n} link set eth0 up`),
       `ip netns exec ${ns.inet} nft -f ${dir}/wan.nft`,
-      `ip -n ${ns.inet} route add 10.2.0.2/32 via 198.18.0.1`,
-      // The node: the pods' bridge, forwarding, a default route by the WAN, its masquerade of the pods.
-      `ip -n ${ns.node} route add default via 198.18.0.3`,
+      // The home router: the node on its LAN, its LAN masqueraded to its WAN address, nothing routed back to any other
+      // range (the tunnel's). It forwards what its LAN sends, whatever the source (rp_filter off, as the audit's did).
+      `ip link add lan0 netns ${ns.rt} type veth peer name eth0 netns ${ns.node}`,
+      `ip -n ${ns.rt} addr add 192.168.1.1/24 dev lan0 && ip -n ${ns.rt} link set lan0 up && ip -n ${ns.node} addr add 192.168.1.2/24 dev eth0 && ip -n ${ns.node} link set eth0 up`,
+      `ip -n ${ns.rt} route add default via 198.18.0.3`,
+      ...(['all', 'default', 'lan0', 'eth0'].map((c) => `ip netns exec ${ns.rt} sysctl -qw net.ipv4.conf.${c}.rp_filter=0`)),
+      `ip netns exec ${ns.rt} sysctl -qw net.ipv4.ip_forward=1`,
+      `printf 'table ip c29rt {\n chain post {\n  type nat hook postrouting priority 100;\n  ip saddr 192.168.1.0/24 oifname "eth0" masquerade\n }\n}\n' | ip netns exec ${ns.rt} nft -f -`,
+      // The node: the pods' bridge, forwarding, a default route by the router, its masquerade of the pods.
+      `ip -n ${ns.node} route add default via 192.168.1.1`,
       `ip -n ${ns.node} link add br0 type bridge && ip -n ${ns.node} addr add 10.42.0.1/24 dev br0 && ip -n ${ns.node} link set br0 up`,
       ...(['all', 'default'].map((c) => `ip netns exec ${ns.node} sysctl -qw net.ipv4.conf.${c}.rp_filter=0`)),
       `ip netns exec ${ns.node} sysctl -qw net.ipv4.ip_forward=1`,
@@ -245,6 +256,7 @@ done`;
         'media/egress-conformance-s0-agent/agent': enter(node),
       },
       nodeAgent: { node: 'gw-1', labels: `${enter(node)} cat /run/tw-labels/node 2>/dev/null` },
+      podIps: { 'media/egress-conformance-s0-vpn': '10.42.0.3', 'media/egress-conformance-s0-direct': '10.42.0.4' },
       afterExec: [
         ['"systemctl stop wg-quick"*', `[ -x ${dir}/on-stop.sh ] && ${dir}/on-stop.sh >/dev/null 2>&1`],
         ['"systemctl start wg-quick"*', `[ -x ${dir}/on-start.sh ] && ${dir}/on-start.sh >/dev/null 2>&1`],
@@ -287,7 +299,7 @@ done`;
     expect(l[2]).toBe(`PASS R2 [${LABEL}]: direct-class egress: the echo saw 198.18.0.1, one of 198.18.0.1`);
     expect(l[3]).toMatch(new RegExp(`^ {3}dead-man restore ${RESTORE_UNIT_PREFIX}\\d+-\\d+-1 armed: it starts the tunnel 63s from now unless this run does first$`));
     expect(l[4]).toBe(`   tunnel stopped (tun0 ifindex was ${before})`);
-    expect(l[5]).toBe(`PASS R3 [${LABEL}]: tunnel stopped: the vpn-class request got no answer within 3s while the direct-class control at the same moment was answered from 198.18.0.1 (no vpn-class request reached the echo by the WAN) (each name pinned to the address the direct class resolved: echo.test:8080:198.18.0.3)`);
+    expect(l[5]).toBe(`PASS R3 [${LABEL}]: tunnel stopped: the vpn-class request got no answer within 3s while the direct-class control at the same moment was answered from 198.18.0.1 (no vpn-class request reached the echo by the WAN); 0 vpn-class packets left by eth0 (source 10.2.0.2 10.42.0.3) (each name pinned to the address the direct class resolved: echo.test:8080:198.18.0.3)`);
     expect(l[6]).toMatch(new RegExp(`^PASS R4 \\[${LABEL}\\]: tunnel started: vpn-class egress back through the tunnel after \\d+s \\(the echo saw 198\\.18\\.0\\.2; bound 15s\\) from a new interface \\(tun0 ifindex ${before} -> ${after}, node gw-1 tunnelwright\\.dev/egress-uplink=10\\.2\\.0\\.2-${after}\\)$`));
     expect(l.slice(7)).toEqual([`RESTORED [${LABEL}]: the tunnel is running again`, 'node agent media/egress-conformance-s0-agent scaled back to 0 replicas', 'conformance: PASS (every requirement holds)']);
     expect(lab.outputs['design as synthesized'].leakedAtWan).toBe(0);
@@ -295,24 +307,51 @@ done`;
     expect(tunnelUp()).toBe(true);
   });
 
-  it('control: the kill switch gone (its nft table deleted, its 5210 rule too): R3 fails naming the leak, packets counted at the WAN', () => {
+  /** The packets the check says it counted leaving by the WAN (its R3 line), or NaN. */
+  const countedByCheck = (lines: string[]) => Number(/ R3 .*?(\d+) vpn-class packet/.exec(lines.find((x) => x.includes(' R3 ')) ?? '')?.[1] ?? NaN);
+  const noCounterTable = () => inPod(node, 'nft list table netdev tunnelwright_conformance').status !== 0;
+
+  it('control: the kill switch gone (its nft table deleted, its 5210 rule too) behind a router that routes nothing back: no answer, and R3 fails on the packets the check counted leaving by the WAN', () => {
     designAsSynthesized();
     must(inPod(node, 'nft delete table inet tunnelwright_killswitch && while ip rule del priority 5210 2>/dev/null; do :; done'), 'kill switch gone');
     const r = runConformance(lab, { record: 'kill switch gone' });
     expect(r.status).toBe(1);
-    expect(r.lines.filter((x) => x.startsWith('FAIL'))).toEqual([`FAIL R3 [${LABEL}]: tunnel stopped: a vpn-class request was answered, the echo saw 10.2.0.2`]);
+    expect(r.lines.filter((x) => x.startsWith('FAIL'))).toEqual([
+      expect.stringMatching(new RegExp(`^FAIL R3 \\[${LABEL}\\]: tunnel stopped: \\d+ vpn-class packet\\(s\\) left by eth0 \\(source 10\\.2\\.0\\.2 10\\.42\\.0\\.3\\) while the tunnel was stopped`)),
+    ]);
+    expect(countedByCheck(r.lines)).toBeGreaterThan(0);
     expect(lab.outputs['kill switch gone'].leakedAtWan).toBeGreaterThan(0);
+    expect(noCounterTable()).toBe(true);
     expect(tunnelUp()).toBe(true);
   });
 
-  it('control: the kill switch gone and the check without its pinned address: the vpn class\'s lookup hangs (through the stopped tunnel) and R3 passes on a leak', () => {
+  it('control: the same leak with the check\'s WAN counter taken out: the check passes R3 and exits 0 while the packets reach the echo host (issue 45\'s finding)', () => {
+    designAsSynthesized();
+    must(inPod(node, 'nft delete table inet tunnelwright_killswitch && while ip rule del priority 5210 2>/dev/null; do :; done'), 'kill switch gone');
+    const uncounted = script.replace('if [ "$kind" = steering ]; then\n    if ! got=$(wan_counter_install', 'if [ "$kind" = no-counter ]; then\n    if ! got=$(wan_counter_install');
+    expect(uncounted).not.toBe(script);
+    const r = runConformance(lab, { check: uncounted, record: 'kill switch gone, check without its WAN counter (control)' });
+    expect(r.lines.filter((x) => x.includes(' R3 '))).toEqual([expect.stringMatching(/^PASS R3 /)]);
+    expect(r.status).toBe(0);
+    expect(lab.outputs['kill switch gone, check without its WAN counter (control)'].leakedAtWan).toBeGreaterThan(0);
+  });
+
+  it('control: the kill switch gone and the check without its pinned address nor its WAN counter: the vpn class\'s lookup hangs (through the stopped tunnel) and R3 passes on a leak; with the counter alone it fails', () => {
     designAsSynthesized();
     must(inPod(node, 'nft delete table inet tunnelwright_killswitch && while ip rule del priority 5210 2>/dev/null; do :; done'), 'kill switch gone');
     const unpinned = script.replace(/ --resolve "\$pin"/g, '');
     expect(unpinned).not.toBe(script);
-    const r = runConformance(lab, { check: unpinned, record: 'kill switch gone, check without --resolve (control)' });
+    const uncounted = unpinned.replace('if [ "$kind" = steering ]; then\n    if ! got=$(wan_counter_install', 'if [ "$kind" = no-counter ]; then\n    if ! got=$(wan_counter_install');
+    expect(uncounted).not.toBe(unpinned);
+    const r = runConformance(lab, { check: uncounted, record: 'kill switch gone, check without --resolve nor its counter (control)' });
     expect(r.lines.filter((x) => x.includes(' R3 '))).toEqual([expect.stringMatching(/^PASS R3 /)]);
     expect(r.status).toBe(0);
+    // The lookup itself (to the VPN's DNS, 10.2.0.1) leaves by the WAN once the tunnel is gone: the counter sees it.
+    designAsSynthesized();
+    must(inPod(node, 'nft delete table inet tunnelwright_killswitch && while ip rule del priority 5210 2>/dev/null; do :; done'), 'kill switch gone');
+    const counted = runConformance(lab, { check: unpinned, record: 'kill switch gone, check without --resolve' });
+    expect(counted.status).toBe(1);
+    expect(countedByCheck(counted.lines)).toBeGreaterThan(0);
   });
 
   it('control: the tunnel never restarted (the unit\'s start does nothing): R4 fails after the bound', () => {
