@@ -104,6 +104,8 @@ const project = new typescript.TypeScriptProject({
     // DOMPurify the DOM it needs under Node).
     'mermaid@12.3.0',
     'linkedom@0.18.15',
+    // The re-steer admission policy's CEL evaluated against its cases (test/render/resteer-admission.test.ts).
+    '@bufbuild/cel@0.6.1',
     ...Object.entries(PEERS).map(([n, v]) => `${n}@${v}`),
     ...Object.entries(TESTING_PEERS).map(([n, v]) => `${n}@${v}`),
   ],

@@ -80,6 +80,8 @@ export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
   'StorageClass',
   'MutatingWebhookConfiguration',
   'ValidatingWebhookConfiguration',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
   'PriorityClass',
 ]);
 

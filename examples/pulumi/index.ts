@@ -74,6 +74,7 @@ const steering = new EgressSteering('egress', {
   lanCidrs: ['10.10.0.0/24'],
   namespaces: ['downloads'],
   monitoring: { ruleLabels: { release: 'kube-prometheus-stack' }, kubeStateMetricsValues: { metricLabelsAllowlist: ['nodes=[tunnelwright.dev/egress-uplink]'] } },
+  kubeconfigFrom: { file: '/etc/tunnelwright/resteer.kubeconfig' },
   tunnel: { type: 'wireguard', address: '10.2.0.2/32', privateKeyFrom: { file: '/run/corium/vpn.key' }, peer: { publicKey: 'VfJ/Ma5/lA4ll8cNtQWJ0dz7HkFJWQRG4N8LcNoU41E=', endpoint: '185.159.157.1:51820' } },
 }, { provider: cluster });
 export const gatewayNodeUserData = steering.cloudConfig;

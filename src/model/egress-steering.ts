@@ -87,7 +87,11 @@ export interface EgressSteeringProps {
   readonly monitoring?: EgressSteeringMonitoring;
   /** The node label the re-steer hook sets to `<address>-<ifindex>`. @default 'tunnelwright.dev/egress-uplink' */
   readonly uplinkLabel?: string;
-  /** The re-steer hook's kubeconfig (for the ServiceAccount emitted with it). @default - kubectl's default config on the node */
+  /**
+   * The re-steer hook's kubeconfig, for the ServiceAccount emitted with it (build it from the Secret
+   * `kube-system/<name>-resteer-token`); resolved again from its source at each run of the hook's timer, so a rotated
+   * token is used within a minute. @default - kubectl's default config on the node (a warning: on a k3s server that is cluster-admin)
+   */
   readonly kubeconfigFrom?: SecretSource;
   /** Your Cilium Helm values, checked against what the egress gateway needs. @default - not checked */
   readonly ciliumValues?: Record<string, unknown>;
@@ -101,7 +105,8 @@ export interface EgressSteeringProps {
   readonly denyIpv6?: boolean;
   /**
    * Warning codes you have read and accept, not reported again: `dns-wan`, `policy-delay`, `ipv6-egress`,
-   * `ipv6-destination`, `hostname-endpoint`, `cilium-devices`, `kube-state-metrics`, `ignition-packages`. @default []
+   * `ipv6-destination`, `hostname-endpoint`, `cilium-devices`, `kube-state-metrics`, `ignition-packages`,
+   * `default-kubeconfig`. @default []
    */
   readonly acknowledge?: string[];
   /**
@@ -155,7 +160,7 @@ export const egressSteeringSchema = z.strictObject({
   kubeconfigFrom: z.optional(secretSourceSchema),
   ciliumValues: z.optional(z.record(z.string(), z.unknown())),
   denyIpv6: z.optional(z.boolean()),
-  acknowledge: z.optional(z.array(z.enum(['dns-wan', 'policy-delay', 'ipv6-egress', 'ipv6-destination', 'hostname-endpoint', 'cilium-devices', 'kube-state-metrics', 'ignition-packages']))),
+  acknowledge: z.optional(z.array(z.enum(['dns-wan', 'policy-delay', 'ipv6-egress', 'ipv6-destination', 'hostname-endpoint', 'cilium-devices', 'kube-state-metrics', 'ignition-packages', 'default-kubeconfig']))),
   tunnel: z.optional(tunnelSchema),
   failover: z.optional(failoverSchema(tunnelSchema)),
 });
@@ -343,6 +348,10 @@ export function checkEgressSteering(input: unknown): { problems: Problem[]; warn
     else if (input.egressIp === undefined) {
       const iface = typeof input.interface === 'string' ? input.interface : 'tun0';
       warnings.push({ path: 'ciliumValues', code: 'cilium-devices', message: `Cilium egresses only by devices it manages: add "${iface}" to your Cilium values' devices list (Helm replaces a list, so plan.values.cilium cannot carry it without your other devices); pass ciliumValues to get the whole list in plan.values.cilium.devices` });
+    }
+    if (input.kubeconfigFrom === undefined) {
+      const sa = `${typeof input.name === 'string' ? input.name : 'vpn-egress'}-resteer`;
+      warnings.push({ path: 'kubeconfigFrom', code: 'default-kubeconfig', message: `no kubeconfigFrom: the re-steer hook runs kubectl with the node's default config (on a k3s server /etc/rancher/k3s/k3s.yaml, cluster-admin), not the ServiceAccount ${sa} emitted for it, which may change only the uplink label; build a kubeconfig from the Secret kube-system/${sa}-token and give it as kubeconfigFrom (docs/egress-steering.md, "The re-steer credential")` });
     }
     const t = input.tunnel;
     // OpenVPN assigns its address at each connect: the interface (tun0) is the only fixed way to name it.

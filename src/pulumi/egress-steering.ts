@@ -18,6 +18,7 @@ export type EgressSteeringArgs = EgressSteeringProps;
  * const steering = new EgressSteering('egress', {
  *   gatewayNode: 'gw-1',
  *   clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16'],
+ *   kubeconfigFrom: { file: '/etc/tunnelwright/resteer.kubeconfig' }, // the re-steer ServiceAccount's: see the guide
  *   tunnel: { type: 'wireguard', address: '10.2.0.2/32', privateKeyFrom: { file: '/run/keys/vpn.key' }, peer: { publicKey: 'WVh+LoVzlD0KWKks1ypkvhIIKheLiAjCzu4NXOSY9wU=', endpoint: '185.236.200.1:51820' } },
  *   ciliumValues: { egressGateway: { enabled: true }, bpf: { masquerade: true }, kubeProxyReplacement: true, devices: ['eth0', 'tun0'] },
  *   acknowledge: ['dns-wan', 'policy-delay', 'ignition-packages'], // read in the EgressSteering guide

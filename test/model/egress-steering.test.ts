@@ -230,18 +230,18 @@ describe('EgressSteering validation', () => {
 
   it('control: acknowledge refuses a code that names no warning it silences', () => {
     expect(validateEgressSteering({ ...prodSteering(), acknowledge: ['dns-leak'] } as unknown as EgressSteeringProps)).toEqual([
-      { path: 'acknowledge[0]', code: 'enum', message: 'expected one of "dns-wan"|"policy-delay"|"ipv6-egress"|"ipv6-destination"|"hostname-endpoint"|"cilium-devices"|"kube-state-metrics"|"ignition-packages", received "dns-leak"' },
+      { path: 'acknowledge[0]', code: 'enum', message: 'expected one of "dns-wan"|"policy-delay"|"ipv6-egress"|"ipv6-destination"|"hostname-endpoint"|"cilium-devices"|"kube-state-metrics"|"ignition-packages"|"default-kubeconfig", received "dns-leak"' },
     ]);
   });
 
   it('warns that Cilium needs the tunnel among its devices when it cannot give the whole list', () => {
-    const plan = planEgressSteering(wg((p) => { p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; }));
+    const plan = planEgressSteering(wg((p) => { p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages', 'default-kubeconfig']; }));
     expect(plan.warnings.map((w) => `${w.path} ${w.code}`)).toEqual(['ciliumValues cilium-devices']);
     // With egressIp the policy names no interface, so there is no device to add.
-    expect(planEgressSteering(wg((p) => { p.egressIp = '10.2.0.2'; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; })).warnings).toEqual([]);
+    expect(planEgressSteering(wg((p) => { p.egressIp = '10.2.0.2'; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages', 'default-kubeconfig']; })).warnings).toEqual([]);
     expect((plan.values.cilium as Record<string, unknown>).devices).toBeUndefined();
     // It names the tunnel's interface as given.
-    const named = planEgressSteering(wg((p) => { p.interface = 'wg-vpn'; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages']; })).warnings;
+    const named = planEgressSteering(wg((p) => { p.interface = 'wg-vpn'; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages', 'default-kubeconfig']; })).warnings;
     expect(named.map((w) => w.message.split(': ')[1])).toEqual(['add "wg-vpn" to your Cilium values\' devices list (Helm replaces a list, so plan.values.cilium cannot carry it without your other devices); pass ciliumValues to get the whole list in plan.values.cilium.devices']);
   });
 
@@ -257,8 +257,17 @@ describe('EgressSteering validation', () => {
 
 describe('EgressSteering warnings and refusals as thrown', () => {
   it('warns that a hostname WireGuard endpoint must resolve before the tunnel is up', () => {
-    const plan = planEgressSteering(wg((p) => { (p.tunnel as { peer: { endpoint: string } }).peer.endpoint = 'vpn.example.test:51820'; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages', 'cilium-devices']; }));
+    const plan = planEgressSteering(wg((p) => { (p.tunnel as { peer: { endpoint: string } }).peer.endpoint = 'vpn.example.test:51820'; p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages', 'cilium-devices', 'default-kubeconfig']; }));
     expect(plan.warnings).toEqual([{ path: 'tunnel.peer.endpoint', code: 'hostname-endpoint', message: 'endpoint "vpn.example.test:51820" is a hostname: it must resolve before the tunnel is up; prefer an IP' }]);
+  });
+
+  it.each([
+    ['no kubeconfigFrom: warned, naming the ServiceAccount and its token Secret', undefined, ['kubeconfigFrom default-kubeconfig']],
+    ['control: kubeconfigFrom given, no warning', { file: '/etc/tunnelwright/resteer.kubeconfig' }, []],
+  ] as const)('the re-steer hook\'s credential: %s', (_what, kubeconfigFrom, expected) => {
+    const warnings = planEgressSteering(wg((p) => { p.acknowledge = ['dns-wan', 'policy-delay', 'ignition-packages', 'cilium-devices']; if (kubeconfigFrom) p.kubeconfigFrom = kubeconfigFrom; })).warnings;
+    expect(warnings.map((w) => `${w.path} ${w.code}`)).toEqual(expected);
+    if (expected.length > 0) expect(warnings[0].message).toMatch(/kubectl with the node's default config .*ServiceAccount vpn-egress-resteer .*Secret kube-system\/vpn-egress-resteer-token .*kubeconfigFrom/);
   });
 
   it('throws a ValidationError naming its subject', () => {

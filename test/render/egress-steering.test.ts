@@ -53,7 +53,7 @@ describe('planEgressSteering', () => {
     expect((policy.spec as Record<string, unknown>).excludedCIDRs).toEqual(excluded);
   });
 
-  it('emits the objects in order: policy, Kyverno, PrometheusRule, then the hook\'s RBAC', () => {
+  it('emits the objects in order: policy, Kyverno, PrometheusRule, then the hook\'s RBAC and its admission policy', () => {
     expect(planEgressSteering(prodSteering()).objects.map((o) => `${o.kind} ${o.metadata.namespace ?? '-'}/${o.metadata.name}`)).toEqual([
       'CiliumEgressGatewayPolicy -/vpn-egress',
       'ClusterPolicy -/vpn-egress-require-egress-class',
@@ -62,6 +62,8 @@ describe('planEgressSteering', () => {
       'Secret kube-system/vpn-egress-resteer-token',
       'ClusterRole -/vpn-egress-resteer',
       'ClusterRoleBinding -/vpn-egress-resteer',
+      'ValidatingAdmissionPolicy -/vpn-egress-resteer-scope',
+      'ValidatingAdmissionPolicyBinding -/vpn-egress-resteer-scope',
     ]);
   });
 

@@ -38,16 +38,20 @@ export function steeringHostPlan(s: EgressSteeringSpec): HostPlan {
   // The unit that resolves the kubeconfig: the hook and the tunnel start after it.
   const before: string[] = [];
   let kubeconfig: string | undefined;
+  // Each timer run resolves the kubeconfig again from its source (the boot unit does it once): a rotated token is
+  // used within a minute, without a reboot. "-": a source out of reach keeps the copy resolved before.
+  const refresh: string[] = [];
   if (s.kubeconfigFrom) {
     const secret = planSecretSource(`${s.name}-kubeconfig`, s.kubeconfigFrom, RESTEER_SERVICE);
     addResolvedSecret(host, secret);
     kubeconfig = secret.path;
     before.push(secret.unit);
+    refresh.push(`ExecStartPre=-${secret.refresh}`);
   }
   host.files.push({ path: RESTEER_PATH, mode: 0o755, owner: 'root:root', content: renderResteerScript(s.gatewayNode, s.iface, s.uplinkLabel, kubeconfig) });
   host.units.push({
     name: RESTEER_SERVICE,
-    content: ['[Unit]', `Description=tunnelwright: label ${s.gatewayNode} with the live ${s.iface} so Cilium re-selects it`, ...before.flatMap((u) => [`After=${u}`, `Wants=${u}`]), '', '[Service]', 'Type=oneshot', `ExecStart=${RESTEER_PATH}`,
+    content: ['[Unit]', `Description=tunnelwright: label ${s.gatewayNode} with the live ${s.iface} so Cilium re-selects it`, ...before.flatMap((u) => [`After=${u}`, `Wants=${u}`]), '', '[Service]', 'Type=oneshot', ...refresh, `ExecStart=${RESTEER_PATH}`,
       // A oneshot has no start timeout by default (systemd.service(5)): a hung API call would stall the unit, and the
       // timer that starts it would never fire again. kubectl's own calls stop after 10 s (--request-timeout).
       'TimeoutStartSec=60', ''].join('\n'),
