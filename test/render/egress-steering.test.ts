@@ -230,6 +230,19 @@ describe('planEgressSteering', () => {
     expect(renderHostArtefacts(host).secret).toBe(false);
   });
 
+  it('resolves the hook\'s kubeconfig again from its source at each timer run, before the hook (a rotated token without a reboot); control: none without kubeconfigFrom', () => {
+    const host = planEgressSteering(prodSteering()).hosts[0];
+    const service = host.units.find((u) => u.name === 'tunnelwright-egress-resteer.service')!.content!.split('\n');
+    const boot = host.units.find((u) => u.name === 'tunnelwright-secret-vpn-egress-kubeconfig.service')!.content!;
+    const resolve = /^ExecStart=(.+) \d+$/m.exec(boot)![1];
+    const pre = service.findIndex((l) => l === `ExecStartPre=-${resolve} 0`);
+    expect(pre).toBeGreaterThanOrEqual(0);
+    expect(pre).toBeLessThan(service.indexOf('ExecStart=/opt/tunnelwright/bin/egress-resteer'));
+    const { kubeconfigFrom: _k, ...without } = prodSteering();
+    const plain = planEgressSteering({ ...without, acknowledge: ['default-kubeconfig'] }).hosts[0].units.find((u) => u.name === 'tunnelwright-egress-resteer.service')!.content!;
+    expect(plain).not.toContain('ExecStartPre');
+  });
+
   it('claims its pods per namespace or for the whole cluster, and a pinned server with its credential', () => {
     expect(egressSteeringClaims(prodSteering())).toEqual([
       { key: 'cluster/prod/egress-class/tunnelwright.dev/egress-class=vpn/ns/media', path: 'namespaces[0]', what: 'pods with tunnelwright.dev/egress-class=vpn in namespace media of cluster "prod"' },
