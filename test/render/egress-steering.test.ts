@@ -230,6 +230,15 @@ describe('planEgressSteering', () => {
     expect(renderHostArtefacts(host).secret).toBe(false);
   });
 
+  it.each([
+    ['an OpenVPN tunnel', prodSteering(), true],
+    ['a WireGuard tunnel', wireguardSteering(), true],
+    ['no tunnel (control: no policy rules of ours to keep)', (() => { const { tunnel: _t, ...p } = wireguardSteering(); return p; })(), false],
+  ] as const)('keeps systemd-networkd off the tunnel\'s policy rules with %s (ManageForeignRoutingPolicyRules=no)', (_what, props, expected) => {
+    const file = planEgressSteering(props).hosts[0].files.find((f) => f.path === '/etc/systemd/networkd.conf.d/10-tunnelwright-egress.conf');
+    expect(file?.content.split('\n').filter(Boolean)).toEqual(expected ? ['[Network]', 'ManageForeignRoutingPolicyRules=no'] : undefined);
+  });
+
   it('resolves the hook\'s kubeconfig again from its source at each timer run, before the hook (a rotated token without a reboot); control: none without kubeconfigFrom', () => {
     const host = planEgressSteering(prodSteering()).hosts[0];
     const service = host.units.find((u) => u.name === 'tunnelwright-egress-resteer.service')!.content!.split('\n');

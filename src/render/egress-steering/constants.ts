@@ -23,3 +23,10 @@ export const WG_HANDSHAKE_SERVICE = 'tunnelwright-wireguard-handshake.service';
 export const WG_HANDSHAKE_TIMER = 'tunnelwright-wireguard-handshake.timer';
 /** The label every object the construct emits carries. */
 export const MANAGED = { 'app.kubernetes.io/managed-by': 'tunnelwright' };
+/**
+ * systemd-networkd's drop-in on the gateway node: networkd removes routing policy rules it did not configure
+ * (networkd.conf(5), `ManageForeignRoutingPolicyRules=`, default yes; at its start and when it reconfigures a link), the
+ * tunnel's rules at priorities 5209 and 5210 among them. Inert where networkd does not manage the node.
+ */
+export const NETWORKD_DROPIN_PATH = '/etc/systemd/networkd.conf.d/10-tunnelwright-egress.conf';
+export const NETWORKD_DROPIN = '[Network]\nManageForeignRoutingPolicyRules=no\n';

@@ -7,7 +7,7 @@ import { asset, withSettings } from '../../assets';
 import { KILL_SWITCH_UNIT, planHostKillSwitch } from '../kill-switch';
 import { renderWireguardConfig } from '../wireguard-overlay-node';
 import {
-  EGRESS_BLACKHOLE, EGRESS_ROUTE_TABLE, EGRESS_RULE_PRIORITY, RESTEER_PATH, RESTEER_SERVICE, RESTEER_TIMER, WG_HANDSHAKE_METRIC, WG_HANDSHAKE_PATH, WG_HANDSHAKE_SERVICE, WG_HANDSHAKE_TIMER,
+  EGRESS_BLACKHOLE, EGRESS_ROUTE_TABLE, EGRESS_RULE_PRIORITY, NETWORKD_DROPIN, NETWORKD_DROPIN_PATH, RESTEER_PATH, RESTEER_SERVICE, RESTEER_TIMER, WG_HANDSHAKE_METRIC, WG_HANDSHAKE_PATH, WG_HANDSHAKE_SERVICE, WG_HANDSHAKE_TIMER,
 } from './constants';
 import { openvpnHost } from './openvpn';
 
@@ -63,6 +63,8 @@ export function steeringHostPlan(s: EgressSteeringSpec): HostPlan {
   });
   const t = s.tunnel;
   if (!t) return host;
+  // The tunnel's policy rules must outlive a restart or a link reconfiguration of systemd-networkd.
+  host.files.push({ path: NETWORKD_DROPIN_PATH, mode: 0o644, owner: 'root:root', content: NETWORKD_DROPIN });
   if (t.type === 'wireguard' && s.monitoring) {
     host.files.push({ path: WG_HANDSHAKE_PATH, mode: 0o755, owner: 'root:root', content: renderHandshakeScript(s.iface, s.monitoring.textfileDirectory) });
     host.units.push({
