@@ -1,4 +1,4 @@
-import { run } from '@bufbuild/cel';
+import { CelInput, run } from '@bufbuild/cel';
 import { planEgressSteering } from '../../src';
 import { RESTEER_ADMISSION_VALIDATIONS } from '../../src/render/egress-steering/rbac';
 import { prodSteering } from '../helpers/fixtures';
@@ -27,7 +27,7 @@ const ACCOUNT = 'system:serviceaccount:kube-system:vpn-egress-resteer';
 const UPLINK = 'tunnelwright.dev/egress-uplink';
 
 /** CEL's input for a JSON value: objects as Maps, integers as int (bigint), as the API server's unstructured values are. */
-function cel(v: Json): unknown {
+function cel(v: Json): CelInput {
   if (Array.isArray(v)) return v.map(cel);
   if (v !== null && typeof v === 'object') return new Map(Object.entries(v).map(([k, x]) => [k, cel(x)]));
   if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
