@@ -47,6 +47,7 @@ describe('cdk8s EgressSteering invariants', () => {
     expect(problems.map((p) => p.message.split(' in cluster')[0])).toEqual([
       'CiliumEgressGatewayPolicy vpn-egress', 'PrometheusRule monitoring/vpn-egress-egress', 'ServiceAccount kube-system/vpn-egress-resteer',
       'Secret kube-system/vpn-egress-resteer-token', 'ClusterRole vpn-egress-resteer', 'ClusterRoleBinding vpn-egress-resteer',
+      'ValidatingAdmissionPolicy vpn-egress-resteer-scope', 'ValidatingAdmissionPolicyBinding vpn-egress-resteer-scope',
     ]);
     expect(problems[0]).toEqual({ path: 'prod/us:name', code: 'claimed-twice', message: 'CiliumEgressGatewayPolicy vpn-egress in cluster "prod" (one object: the second to apply replaces the first; set a distinct name on one of them) is already claimed by prod/nl:name' });
     // Control: the same two with a name each.
@@ -76,7 +77,7 @@ describe('cdk8s EgressSteering invariants', () => {
     const chart = new Chart(app(), 'prod', { namespace: 'media' });
     new EgressSteering(chart, 'steer', prodSteering());
     const scoped = (chart.toJson() as { kind: string; metadata: { namespace?: string } }[]).map((o) => `${o.kind} ${o.metadata.namespace ?? '-'}`);
-    expect(scoped).toEqual(['CiliumEgressGatewayPolicy -', 'ClusterPolicy -', 'PrometheusRule monitoring', 'ServiceAccount kube-system', 'Secret kube-system', 'ClusterRole -', 'ClusterRoleBinding -']);
+    expect(scoped).toEqual(['CiliumEgressGatewayPolicy -', 'ClusterPolicy -', 'PrometheusRule monitoring', 'ServiceAccount kube-system', 'Secret kube-system', 'ClusterRole -', 'ClusterRoleBinding -', 'ValidatingAdmissionPolicy -', 'ValidatingAdmissionPolicyBinding -']);
   });
 });
 

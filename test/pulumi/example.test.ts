@@ -24,6 +24,8 @@ describe('examples/pulumi under mocks', () => {
       'kubernetes:networking.k8s.io/v1:NetworkPolicy': ['protonvpn-networkpolicy-media-qbittorrent-vpn-kill-switch'],
       'kubernetes:rbac.authorization.k8s.io/v1:ClusterRole': ['egress-clusterrole-vpn-egress-resteer'],
       'kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding': ['egress-clusterrolebinding-vpn-egress-resteer'],
+      'kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy': ['egress-validatingadmissionpolicy-vpn-egress-resteer-scope'],
+      'kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding': ['egress-validatingadmissionpolicybinding-vpn-egress-resteer-scope'],
       // The program's own Namespace (a @pulumi/kubernetes core/v1 resource), the gateway's one (a tunnelwright object).
       'kubernetes:core/v1:Namespace': ['media'],
       'kubernetes:v1:Namespace': ['protonvpn-namespace-vpn-gateway'],

@@ -47,7 +47,7 @@ expectWarnings({
   'VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container a container without env': ['gw:routeTransform(slskd)'],
   'VpnGateway with slskd: both adapters put slskd\'s VPN environment on the same container env of its own, slskd second': ['gw:routeTransform(slskd)'],
   'EgressSteering: the same objects from both adapters prod': ['parity/steer: clusterCidrs', 'parity/steer: vpnClass', 'parity/steer: tunnel', 'clusterCidrs', 'vpnClass', 'tunnel'],
-  'EgressSteering: the same objects from both adapters wireguard': ['parity/steer: clusterCidrs', 'parity/steer: vpnClass', 'parity/steer: ciliumValues', 'parity/steer: tunnel', 'clusterCidrs', 'vpnClass', 'ciliumValues', 'tunnel'],
+  'EgressSteering: the same objects from both adapters wireguard': ['parity/steer: clusterCidrs', 'parity/steer: vpnClass', 'parity/steer: ciliumValues', 'parity/steer: kubeconfigFrom', 'parity/steer: tunnel', 'clusterCidrs', 'vpnClass', 'ciliumValues', 'kubeconfigFrom', 'tunnel'],
   'the Pulumi registry marks no output secret when nothing secret is embedded': ['clusterCidrs', 'vpnClass', 'tunnel'],
 });
 
