@@ -101,7 +101,7 @@ const CLASHES: [string, Build, Build, Problem[], Build][] = [
   ['two EgressSteerings with one policy name in one cluster',
     () => new tw.EgressSteering('nl', steering()),
     () => new tw.EgressSteering('us', { ...steering(), vpnClass: 'vpn-us', gatewayNode: 'prod-gw-us', monitoring: undefined, kubeconfigFrom: undefined }),
-    sameObjects('us', 'nl', 'prod', ['CiliumEgressGatewayPolicy vpn-egress', 'ServiceAccount kube-system/vpn-egress-resteer', 'Secret kube-system/vpn-egress-resteer-token', 'ClusterRole vpn-egress-resteer', 'ClusterRoleBinding vpn-egress-resteer']),
+    sameObjects('us', 'nl', 'prod', ['CiliumEgressGatewayPolicy vpn-egress', 'ServiceAccount kube-system/vpn-egress-resteer', 'Secret kube-system/vpn-egress-resteer-token', 'ClusterRole vpn-egress-resteer', 'ClusterRoleBinding vpn-egress-resteer', 'ValidatingAdmissionPolicy vpn-egress-resteer-scope', 'ValidatingAdmissionPolicyBinding vpn-egress-resteer-scope']),
     () => new tw.EgressSteering('us', { ...steering(), name: 'vpn-egress-us', vpnClass: 'vpn-us', gatewayNode: 'prod-gw-us', monitoring: undefined, kubeconfigFrom: undefined })],
   ['two EgressProbes with one name in a namespace',
     () => new tw.EgressProbe('a', gatewayProbe()),
