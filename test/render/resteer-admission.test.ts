@@ -122,6 +122,6 @@ describe('the re-steer credential\'s admission policy (ValidatingAdmissionPolicy
     const other = planEgressSteering({ ...prodSteering(), gatewayNode: 'edge-7', uplinkLabel: 'example.com/up' }).objects.find((o) => o.kind === 'ValidatingAdmissionPolicy')!;
     const o = other.spec as typeof spec;
     expect(o.validations).toEqual(spec.validations);
-    expect(o.variables.filter((v) => v.name === 'node' || v.name === 'uplink')).toEqual([{ name: 'node', expression: '\'edge-7\'' }, { name: 'uplink', expression: '\'example.com/up\'' }]);
+    expect(o.variables.filter((v) => v.name === 'nodes' || v.name === 'uplink')).toEqual([{ name: 'nodes', expression: '[\'edge-7\']' }, { name: 'uplink', expression: '\'example.com/up\'' }]);
   });
 });

@@ -46,7 +46,7 @@ export function resteerRbac(s: EgressSteeringSpec): KubeObject[] {
  * The expressions are fixed text; the node, the label and the account reach them as variables.
  */
 export const RESTEER_ADMISSION_VALIDATIONS: readonly { readonly expression: string; readonly message: string }[] = [
-  { expression: 'object.metadata.name == variables.node', message: 'the re-steer ServiceAccount may change only the gateway node' },
+  { expression: 'object.metadata.name in variables.nodes', message: 'the re-steer ServiceAccount may change only the gateway node (with failover: its candidates)' },
   {
     expression: 'variables.labels.all(k, k == variables.uplink || (k in variables.oldLabels && variables.oldLabels[k] == variables.labels[k])) && variables.oldLabels.all(k, k == variables.uplink || k in variables.labels)',
     message: 'the re-steer ServiceAccount may change only the uplink label: every other label unchanged',
@@ -61,7 +61,7 @@ export const RESTEER_ADMISSION_VALIDATIONS: readonly { readonly expression: stri
 function admissionVariables(s: EgressSteeringSpec): { name: string; expression: string }[] {
   const field = (obj: string, path: string, empty: string) => `has(${obj}.${path}) ? ${obj}.${path} : ${empty}`;
   return [
-    { name: 'node', expression: `'${s.gatewayNode}'` },
+    { name: 'nodes', expression: `[${candidatesOf(s).map((c) => `'${c.node}'`).join(', ')}]` },
     { name: 'uplink', expression: `'${s.uplinkLabel}'` },
     { name: 'labels', expression: field('object', 'metadata.labels', '{}') },
     { name: 'oldLabels', expression: field('oldObject', 'metadata.labels', '{}') },
