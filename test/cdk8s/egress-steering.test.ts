@@ -84,7 +84,7 @@ describe('cdk8s EgressSteering invariants', () => {
 describe('cdk8s EgressSteering failover', () => {
   it('writes every candidate node\'s host files, each with its own tunnel and the agent, and the Lease with the policy', () => {
     const a = app();
-    const steering = new EgressSteering(new Chart(a, 'egress'), 'egress', { ...failoverSteering(), acknowledge: ['dns-wan', 'policy-delay', 'cilium-devices', 'ignition-packages'] });
+    const steering = new EgressSteering(new Chart(a, 'egress'), 'egress', { ...failoverSteering(), acknowledge: ['dns-wan', 'policy-delay', 'cilium-devices', 'ignition-packages', 'default-kubeconfig'] });
     expect(Object.keys(steering.nodes)).toEqual(['gw-1', 'gw-2']);
     a.synth();
     for (const node of ['gw-1', 'gw-2']) {

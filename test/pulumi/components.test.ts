@@ -78,7 +78,7 @@ describe('Pulumi components', () => {
   });
 
   it('EgressSteering with failover outputs every candidate node\'s artefacts, each with its agent, and registers the Lease', async () => {
-    const steering = new tw.EgressSteering('egress', { ...failoverSteering(), acknowledge: ['dns-wan', 'policy-delay', 'cilium-devices', 'ignition-packages'] });
+    const steering = new tw.EgressSteering('egress', { ...failoverSteering(), acknowledge: ['dns-wan', 'policy-delay', 'cilium-devices', 'ignition-packages', 'default-kubeconfig'] });
     expect(Object.keys(steering.nodes)).toEqual(['gw-1', 'gw-2']);
     for (const node of ['gw-1', 'gw-2']) expect(await valueOf(steering.nodes[node].cloudConfig)).toContain('/opt/tunnelwright/bin/egress-failover-agent');
     await settle();
