@@ -30,4 +30,8 @@ new WireguardMesh(chart, 'overlay', {
   ],
 });
 
+// kubeadm with several controllers takes a stable controlPlaneEndpoint on the overlay (docs/wireguard-mesh.md):
+//   distribution: 'kubeadm', controlPlaneEndpoint: 'api.cluster.internal:6443', // records 10.10.0.1, 10.10.0.2
+// the first controller then runs tunnelwright-kubeadm (kubeadm init --upload-certs), the others join its control plane.
+
 app.synth();

@@ -8,7 +8,7 @@ import {
 import { KEY_FIELD_MESSAGE } from './common';
 import { cidrContainsIp, findDuplicates, formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
 import {
-  derivedMtu, Distribution, endpointKey, INTERFACE_NAME, K0sInstall, k0sInstallSchema, kubernetesMinor, NodeRole, nodeNameSchema, parseEndpoint,
+  checkControlPlaneEndpoint, derivedMtu, Distribution, endpointKey, INTERFACE_NAME, K0sInstall, k0sInstallSchema, KubeadmController, kubernetesMinor, NodeRole, nodeNameSchema, parseEndpoint,
 } from './wireguard-overlay-node';
 
 /** One node of a mesh. */
@@ -73,6 +73,13 @@ export interface WireguardMeshProps {
    * @default - none (kubeadm allocates no pod CIDRs)
    */
   readonly podCidrs?: Cidr[];
+  /**
+   * kubeadm only: the cluster's stable API address, `host[:port]` (see WireguardOverlayNodeProps): required with
+   * several controllers. The first controller in `nodes` runs kubeadm init (`--upload-certs`), the others join its
+   * control plane (`kubeadm join --control-plane`); an IP inside `network` must be a controller's.
+   * @default - none (one controller)
+   */
+  readonly controlPlaneEndpoint?: string;
   readonly nodes: WireguardMeshNode[];
 }
 
@@ -106,6 +113,7 @@ export const wireguardMeshSchema = z.strictObject({
   cni: z.optional(overlayCniSchema),
   k0sConfig: z.optional(k0sConfigSchema),
   podCidrs: z.optional(z.array(networkCidrSchema)),
+  controlPlaneEndpoint: z.optional(z.string()),
   nodes: z.array(nodeSchema),
 });
 
@@ -205,14 +213,12 @@ export function checkWireguardMesh(input: unknown): { problems: Problem[]; warni
     problems.push({ path: `${d.again.at}.endpoint`, code: 'duplicate-endpoint', message: `peers dial this node at the same address and port as ${d.first.at}: WireGuard sends both nodes' packets there and one host answers (a NAT forwards a port to one host), so every peer reaches only one of the two. Give each node its own port (a port forward per node and its listenPort), or leave this node's endpoint out so it dials the others (with keepalive)` });
   }
   for (const d of findDuplicates(addrs, (v) => v.key)) problems.push({ path: `${d.again.at}.address`, code: 'duplicate-address', message: `address ${JSON.stringify(d.again.value.text)} is already the address of ${d.first.at}: the two would overlap in every peer's allowedIPs` });
-  if (distribution === 'kubeadm') {
-    // kubeadm join --control-plane refuses a cluster made without a controlPlaneEndpoint (kubernetes
-    // cmd/kubeadm/app/cmd/phases/join/preflight.go, checkIfReadyForAdditionalControlPlane), and each controller here
-    // gets kubeadm init's config: a second one would start a second cluster.
-    for (const i of controllers.slice(1)) {
-      problems.push({ path: `nodes[${i}].role`, code: 'kubeadm-controllers', message: `kubeadm: nodes[${controllers[0]}] is already the controller; tunnelwright writes kubeadm init's config (no controlPlaneEndpoint) for one controller, and kubeadm join --control-plane refuses a cluster made without a stable controlPlaneEndpoint: make this node a worker, or use k0s or k3s for several controllers` });
-    }
-  }
+  // Several kubeadm controllers: the first runs kubeadm init, the others join its control plane at controlPlaneEndpoint.
+  const controllerAddrs: KubeadmController[] = controllers.map((i) => {
+    const c = network && isRecord(nodes[i]) && typeof (nodes[i] as Record<string, unknown>).address === 'string' ? parseCidr(meshNodeAddress(String((nodes[i] as Record<string, unknown>).address), network, String(input.network)).cidr) : undefined;
+    return { at: `nodes[${i}]`, addresses: c ? [{ family: c.family, value: c.address }] : [] };
+  });
+  checkControlPlaneEndpoint({ distribution, controlPlaneEndpoint: input.controlPlaneEndpoint, controllers: controllerAddrs, networks: network ? [network] : [], controllersAt: 'them' }, problems, warnings);
   const topology = input.topology;
   if (isRecord(topology) && typeof topology.hub === 'string') {
     const hubIndex = nodes.findIndex((n) => isRecord(n) && n.node === topology.hub);

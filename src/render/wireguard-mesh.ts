@@ -66,6 +66,8 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
   const hosts: HostPlan[] = [];
   // Node names are strings, so without a hub nothing is found.
   const hubEntry = seen.find((s) => s.node.node === hub);
+  // kubeadm: the first controller runs kubeadm init, the others join its control plane.
+  const firstController = seen.find((s) => s.node.role === 'controller' || s.node.role === 'controller+worker');
   for (const [index, self] of seen.entries()) {
     let peers: RenderPeer[];
     let postUp: string[] | undefined;
@@ -93,6 +95,7 @@ export function planWireguardMesh(props: WireguardMeshProps): MeshPlan {
     };
     const { host, values } = renderOverlayHost(overlayNodeModel.overlayNodeSpec({
       node: self.node.node, role: self.node.role, distribution: mesh.distribution, wireguard: [wireguard],
+      controlPlaneEndpoint: mesh.controlPlaneEndpoint, kubeadmJoin: self !== firstController,
       kubernetesVersion: mesh.kubernetesVersion, installK0s: self.node.installK0s, installPackages: mesh.installPackages, cni: mesh.cni, k0sConfig: mesh.k0sConfig, clusterK0sConfig: true, podCidrs: mesh.podCidrs, k0sNodeLocalLoadBalancing,
     }), peerText);
     nodes[self.node.node] = { node: self.node.node, host, wireguard, values };

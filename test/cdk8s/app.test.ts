@@ -5,7 +5,7 @@ import { Chart } from 'cdk8s';
 import { renderHostArtefacts, planWireguardMesh, ValidationError } from '../../src';
 import { App, WireguardMesh, WireguardOverlayNode } from '../../src/cdk8s';
 import { emitObject } from '../../src/cdk8s/base';
-import { KEYS, siteA, threeNodeMesh } from '../helpers/fixtures';
+import { KEYS, kubeadmHaMesh, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { thrown } from '../helpers/thrown';
 import * as cloudInit from '../../src/host/cloud-init';
 import { captureStderr, expectWarnings } from '../helpers/stderr-guard';
@@ -48,9 +48,21 @@ expectWarnings({
   'cdk8s App refuses one node given two Ignition versions': ['overlay/wg0: wireguard[0].nodeAddress'],
   'cdk8s App merges the distinct parts of two constructs on one node into one user-data': ['overlay/wg0: wireguard[0].nodeAddress'],
   'cdk8s App exposes, as cloudConfig, ignition and wireguardConfigs, exactly what the App writes for the node': ['c/n: wireguard[0].nodeAddress'],
+  'cdk8s App writes two kubeadm controllers\' user-data: the first inits at the controlPlaneEndpoint, the second joins, as the core plans them': ['ha/mesh: cni'],
 });
 
 describe('cdk8s App', () => {
+  it('writes two kubeadm controllers\' user-data: the first inits at the controlPlaneEndpoint, the second joins, as the core plans them', () => {
+    const outdir = tmp();
+    const app = new App({ outdir });
+    new WireguardMesh(new Chart(app, 'ha'), 'mesh', kubeadmHaMesh());
+    app.synth();
+    const written = (n: string) => fs.readFileSync(path.join(outdir, 'hosts', n, 'user-data'), 'utf8');
+    const plan = planWireguardMesh(kubeadmHaMesh());
+    for (const node of ['site-a', 'site-b']) expect(written(node)).toBe(renderHostArtefacts(plan.nodes[node].host).cloudConfig);
+    expect(written('site-a')).toContain('controlPlaneEndpoint: api.cluster.internal:6443');
+    expect(written('site-b')).toContain('kind: JoinConfiguration');
+  });
   it('renders each node\'s cloud-config once: the text measured for the user-data size warning is the one written', () => {
     const outdir = tmp();
     const app = new App({ outdir });

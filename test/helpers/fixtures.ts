@@ -159,3 +159,12 @@ export function homelabConformance(): EgressConformanceProps {
     egressSteerings: [{ steering: prodSteering(), probeNamespace: 'media' }],
   };
 }
+
+/** threeNodeMesh on kubeadm with two controllers (site-a inits, site-b joins) behind a controlPlaneEndpoint. */
+export function kubeadmHaMesh(): WireguardMeshProps {
+  const mesh = threeNodeMesh();
+  return {
+    ...mesh, distribution: 'kubeadm', controlPlaneEndpoint: 'api.cluster.internal', podCidrs: ['10.244.0.0/16'], cni: 'flannel', mtu: 1420,
+    nodes: mesh.nodes.map((n, i) => (i === 1 ? { ...n, role: 'controller' as const } : n)),
+  };
+}

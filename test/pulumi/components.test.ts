@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { planWireguardMesh, planWireguardOverlayNode, renderHostArtefacts, ValidationError } from '../../src';
-import { failoverSteering, KEYS, nordvpnGateway, prodSteering, siteA, threeNodeMesh } from '../helpers/fixtures';
+import { failoverSteering, KEYS, kubeadmHaMesh, nordvpnGateway, prodSteering, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { recordResources, settle, valueOf } from '../helpers/pulumi';
 import { expectWarnings } from '../helpers/stderr-guard';
 import { thrown } from '../helpers/thrown';
@@ -21,9 +21,17 @@ expectWarnings({
   'Pulumi components WireguardOverlayNode marks outputs secret exactly when they embed an inline key': ['wireguard[0].nodeAddress'],
   'Pulumi components refuses a second EgressSteering whose objects have the first one\'s names in its cluster, before it registers; distinct names pass': ['clusterCidrs', 'vpnClass', 'clusterCidrs', 'vpnClass', 'clusterCidrs', 'vpnClass'],
   'Pulumi components refuses a second component that writes one node\'s file differently, before it registers': ['mtu', 'nodes[0].installK0s', 'nodes[1].installK0s', 'nodes[2].installK0s'],
+  'Pulumi components WireguardMesh with two kubeadm controllers: the first\'s user-data inits at the controlPlaneEndpoint, the second\'s joins, as the core plans them': ['cni'],
 });
 
 describe('Pulumi components', () => {
+  it('WireguardMesh with two kubeadm controllers: the first\'s user-data inits at the controlPlaneEndpoint, the second\'s joins, as the core plans them', async () => {
+    const mesh = new tw.WireguardMesh('ha', kubeadmHaMesh());
+    const plan = planWireguardMesh(kubeadmHaMesh());
+    for (const node of ['site-a', 'site-b']) expect(await valueOf(mesh.nodes[node].cloudConfig)).toBe(renderHostArtefacts(plan.nodes[node].host).cloudConfig);
+    expect(await valueOf(mesh.nodes['site-a'].cloudConfig)).toContain('controlPlaneEndpoint: api.cluster.internal:6443');
+    expect(await valueOf(mesh.nodes['site-b'].cloudConfig)).toContain('kind: JoinConfiguration');
+  });
   it('WireguardMesh outputs each node\'s artefacts, secret exactly when they embed a secret (site-c\'s key URL)', async () => {
     const mesh = new tw.WireguardMesh('overlay', threeNodeMesh());
     const plan = planWireguardMesh(threeNodeMesh());

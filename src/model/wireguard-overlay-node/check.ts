@@ -5,6 +5,7 @@ import { asArray, isRecord, KEY_FIELD_MESSAGE, parseWith, received, redactProble
 import { cidrContainsIp, findDuplicates, findOverlaps, formatIp, Located, ParsedCidr, parseCidr, parseIp } from '../net';
 import { checkInterfaceAddresses, derivedMtu } from './addresses';
 import { clusterEndpointHost, endpointKey, parseEndpoint } from './endpoints';
+import { checkControlPlaneEndpoint } from './kubeadm';
 import { INTERFACE_NAME, kubernetesMinor, WireguardOverlayNodeProps } from './props';
 import { wireguardOverlayNodeSchema } from './schema';
 import { OverlayNodeSpec, overlayNodeSpec } from './spec';
@@ -102,6 +103,17 @@ function checkNode(input: Record<string, unknown>, problems: Problem[], warnings
   if (typeof distribution === 'string') checkKubeRouterSnatPackages(input, distribution, nodeAddressAt.length > 0 && !(distribution === 'k0s' && input.role === 'controller'), warnings);
   if (typeof distribution === 'string') checkKubeRouterPodCidr(input, distribution, nodeAddressAt.length > 0, warnings);
   if (typeof distribution === 'string') checkPodCidrs(input, distribution, nodeFamilies, nodeAddressAt.length > 0 && !(distribution === 'k0s' && input.role === 'controller'), input.role !== undefined && input.role !== 'worker', problems, ipv6NodeAt ?? 'wireguard');
+  // A node alone does not see the other controllers: the endpoint's form and distribution are checked here, where it
+  // reaches them in a mesh (checkWireguardMesh).
+  checkControlPlaneEndpoint({ distribution, controlPlaneEndpoint: input.controlPlaneEndpoint, controllers: [], networks: [], controllersAt: 'the controllers' }, problems, warnings);
+  if (input.kubeadmJoin === true) {
+    const controller = input.role === 'controller' || input.role === 'controller+worker';
+    if (distribution !== 'kubeadm' || !controller) {
+      problems.push({ path: 'kubeadmJoin', code: 'kubeadm-join', message: `kubeadmJoin joins a kubeadm control plane; this node is ${controller ? 'a controller' : 'a worker'} on ${JSON.stringify(distribution)}: ${distribution !== 'kubeadm' ? 'leave it out' : 'a worker joins with kubeadm join and its token, nothing to set here; leave it out, or set role controller'}` });
+    } else if (input.controlPlaneEndpoint === undefined) {
+      problems.push({ path: 'controlPlaneEndpoint', code: 'required', message: 'a controller that joins the control plane (kubeadmJoin) joins at the cluster\'s controlPlaneEndpoint: set it as the first controller has it (kubeadm join --control-plane refuses a cluster made without one)' });
+    }
+  }
   if (typeof input.clusterEndpoint === 'string' && !clusterEndpointHost(input.clusterEndpoint)) {
     problems.push({ path: 'clusterEndpoint', code: 'endpoint', message: `expected host:port or https://host:port, ${received(input.clusterEndpoint)}` });
   }

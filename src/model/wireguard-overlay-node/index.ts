@@ -5,4 +5,5 @@ export { k0sInstallSchema, nodeNameSchema, wireguardOverlayNodeSchema } from './
 export * from './endpoints';
 export * from './addresses';
 export * from './spec';
+export * from './kubeadm';
 export { checkWireguardOverlayNode } from './check';

@@ -117,6 +117,24 @@ export interface WireguardOverlayNodeProps {
    * @default - none (kubeadm allocates no pod CIDRs)
    */
   readonly podCidrs?: Cidr[];
+  /**
+   * kubeadm only: the cluster's stable API address (ClusterConfiguration `controlPlaneEndpoint`), a DNS name or an IP
+   * with an optional port (6443 when none), e.g. `'api.cluster.internal:6443'`: a name whose records are the
+   * controllers' overlay addresses, or a load balancer. Needed for several controllers (kubeadm join --control-plane
+   * refuses a cluster made without one, and it cannot be added later). With it a controller's config carries the
+   * certificate key, and a joining one's the bootstrap token and CA hash, as placeholders that
+   * `tunnelwright-kubeadm` (written on the node) fills from files you put under `/etc/kubernetes/tunnelwright/`
+   * before it runs kubeadm: no secret is in user-data. An IP inside the overlay network must be a controller's.
+   * @default - none (one controller, whose address the cluster's kubeconfigs name)
+   */
+  readonly controlPlaneEndpoint?: string;
+  /**
+   * kubeadm only, a controller: join an existing control plane (`kubeadm join --control-plane` with a
+   * JoinConfiguration) instead of initialising the cluster. Needs `controlPlaneEndpoint`. A WireguardMesh sets it
+   * on every controller but the first.
+   * @default false (kubeadm init)
+   */
+  readonly kubeadmJoin?: boolean;
   readonly wireguard: WireguardInterface[];
 }
 

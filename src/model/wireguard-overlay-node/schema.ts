@@ -56,5 +56,7 @@ export const wireguardOverlayNodeSchema = z.strictObject({
   cni: z.optional(overlayCniSchema),
   k0sConfig: z.optional(k0sConfigSchema),
   podCidrs: z.optional(z.array(networkCidrSchema)),
+  controlPlaneEndpoint: z.optional(z.string()),
+  kubeadmJoin: z.optional(z.boolean()),
   wireguard: z.array(interfaceSchema),
 });

@@ -1,4 +1,5 @@
 import { defaultCni, OverlayCni } from '../cni';
+import { normalizeControlPlaneEndpoint } from './kubeadm';
 import { DEFAULT_KUBERNETES_VERSION, Distribution, K0sInstall, kubernetesMinor, NodeRole, WireguardInterface, WireguardOverlayNodeProps, WireguardPeer } from './props';
 
 /** A peer as rendered; `comment` names it in the config (the mesh's node names). */
@@ -54,6 +55,10 @@ export interface OverlayNodeSpec {
   readonly k0sNodeLocalLoadBalancing: boolean;
   /** kubeadm: the cluster's pod CIDRs (ClusterConfiguration networking.podSubnet, the CNI's network). */
   readonly podCidrs?: readonly string[];
+  /** kubeadm: the cluster's controlPlaneEndpoint, `host:port`. */
+  readonly controlPlaneEndpoint?: string;
+  /** kubeadm, a controller: `init` the cluster (the first controller) or `join` its control plane. */
+  readonly kubeadmControlPlane?: 'init' | 'join';
 }
 
 /** What a node's spec is made of before its defaults: the props' names, with the interfaces as rendered. */
@@ -79,5 +84,7 @@ export function overlayNodeSpec(props: OverlayNodeSpecInput): OverlayNodeSpec {
     clusterK0sConfig: props.clusterK0sConfig === true,
     k0sNodeLocalLoadBalancing: props.k0sNodeLocalLoadBalancing === true,
     podCidrs: props.podCidrs,
+    ...(props.controlPlaneEndpoint !== undefined ? { controlPlaneEndpoint: normalizeControlPlaneEndpoint(props.controlPlaneEndpoint)! } : {}),
+    ...(distribution === 'kubeadm' && (props.role === 'controller' || props.role === 'controller+worker') ? { kubeadmControlPlane: props.kubeadmJoin === true ? 'join' as const : 'init' as const } : {}),
   };
 }

@@ -5,5 +5,5 @@ export * from './wg-conf';
 export * from './distribution-unit';
 export * from './k0s';
 export { K3S_CONFIG_PATH } from './k3s';
-export { KUBEADM_CONFIG_PATH, KUBEADM_KUBELET_DEFAULTS_PATHS } from './kubeadm';
+export { KUBEADM_CONFIG_PATH, KUBEADM_KUBELET_DEFAULTS_PATHS, KUBEADM_PLACEHOLDERS, KUBEADM_SCRIPT_PATH, KUBEADM_SECRETS_DIR } from './kubeadm';
 export { kubeRouterFailClosedRoutes, kubeRouterFailClosedUnit, kubeRouterSnatPath, kubeRouterSnatUnit } from './kube-router';
