@@ -1,6 +1,12 @@
 import type { OverlayCni } from '../model/cni';
 import * as cniModel from '../model/cni';
 import * as commonModel from '../model/common';
+import { asset } from '../assets';
+import { fillTemplate, templateLines } from '../host/template';
+
+/** kubeRouterSnat's file (its comment, then @TABLES@) and one family's table (kube-router-snat-table.nft). */
+const KUBE_ROUTER_SNAT = asset(__dirname, 'kube-router-snat.nft');
+const KUBE_ROUTER_SNAT_TABLE = asset(__dirname, 'kube-router-snat-table.nft');
 
 /** IPIP's overhead (an outer IPv4 header): kube-router's tunnels between IPv4 node addresses. */
 export const IPIP_OVERHEAD = 20;
@@ -120,25 +126,9 @@ export function kubeRouterSnat(iface: string, addresses: readonly string[], masq
   if (v4 === undefined && v6 === undefined) return undefined;
   const table = kubeRouterSnatTable(iface);
   const bits = kubeProxyMasqueradeMark(masqueradeBit);
-  const mark = `0x${bits.toString(16).padStart(8, '0')}`;
-  const keep = `0x${(~bits >>> 0).toString(16).padStart(8, '0')}`;
-  const family = (nf: 'ip' | 'ip6', address: string) => [
-    `table ${nf} ${table}`,
-    `delete table ${nf} ${table}`,
-    `table ${nf} ${table} {`,
-    '\tchain postrouting {',
-    '\t\ttype nat hook postrouting priority srcnat - 10; policy accept;',
-    `\t\toifname "tun-*" meta mark & ${mark} == ${mark} meta mark set meta mark & ${keep} snat ${nf} to ${address.split('/')[0]}`,
-    '\t}',
-    '}',
-  ];
-  const nft = [
-    `# written by tunnelwright: traffic kube-proxy masquerades into kube-router's tunnels leaves with ${iface}'s address`,
-    '# (the tunnels have none, so MASQUERADE would take the underlay\'s and the reply would come back in clear).',
-    ...(v4 !== undefined ? family('ip', v4) : []),
-    ...(v6 !== undefined ? family('ip6', v6) : []),
-    '',
-  ].join('\n');
+  const hex = (n: number) => `0x${n.toString(16).padStart(8, '0')}`;
+  const family = (nf: 'ip' | 'ip6', address: string) => templateLines(fillTemplate(KUBE_ROUTER_SNAT_TABLE, { FAMILY: nf, TABLE: table, MARK: hex(bits), KEEP: hex(~bits >>> 0), ADDRESS: address.split('/')[0] }));
+  const nft = fillTemplate(KUBE_ROUTER_SNAT, { IFACE: iface, TABLES: [...(v4 !== undefined ? family('ip', v4) : []), ...(v6 !== undefined ? family('ip6', v6) : [])] });
   return { nft, table };
 }
 

@@ -8,6 +8,11 @@ import { Fence, VxlanEndpoint } from '../invariants';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 import * as killSwitchModel from '../model/kill-switch';
 import { nftLoaderUnit } from '../host/host-plan';
+import { fillTemplate } from '../host/template';
+import { asset } from '../assets';
+
+/** The host table's skeleton (kill-switch.nft): its sets, counters and rules by named substitution. */
+const KILL_SWITCH_NFT = asset(__dirname, 'kill-switch.nft');
 
 /** Returns the problems of KillSwitch props without throwing. */
 export function validateKillSwitch(props: unknown): Problem[] {
@@ -123,56 +128,32 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
   const drop = wan ? `leaves by ${wan}` : 'leaves by any interface but the tunnel';
   const counters = ['tunnel_via_tunnel', 'tunnel_via_wan_dropped', 'masqueraded_via_wan_dropped', 'tunnel_inbound_dropped', ...(pods.length > 0 ? ['pods_via_tunnel', 'pods_via_wan_dropped'] : [])];
   const inbound = [...new Set(host.tunnelInboundPorts ?? [])].sort((a, b) => a - b);
-  const lines = [
-    `# tunnelwright kill switch on ${host.node}: traffic sourced from the tunnel${pods.length > 0 ? ' or the pods' : ''} leaves by ${host.tunnelInterface} or not at all (dropped when it ${drop}).`,
-    '# The table is replaced atomically on load and stays loaded when the tunnel goes down: it fails closed.',
-    `table inet ${KILL_SWITCH_TABLE}`,
-    `delete table inet ${KILL_SWITCH_TABLE}`,
-    `table inet ${KILL_SWITCH_TABLE} {`,
-    setDecl(KILL_SWITCH_SETS.tunnel[4], 4, host.tunnelCidrs),
-    setDecl(KILL_SWITCH_SETS.tunnel[6], 6, host.tunnelCidrs),
-    ...(pods.length > 0 ? [setDecl(KILL_SWITCH_SETS.pods[4], 4, pods), setDecl(KILL_SWITCH_SETS.pods[6], 6, pods)] : []),
-    ...counters.map((c) => `\tcounter ${c} {\n\t}`),
-    '',
+  return fillTemplate(KILL_SWITCH_NFT, {
+    NODE: host.node, OR_PODS: pods.length > 0 ? ' or the pods' : '', TUNNEL: host.tunnelInterface, DROP: drop, TABLE: KILL_SWITCH_TABLE, LEARNT: KILL_SWITCH_LEARNT_DIR,
+    SETS: [
+      setDecl(KILL_SWITCH_SETS.tunnel[4], 4, host.tunnelCidrs),
+      setDecl(KILL_SWITCH_SETS.tunnel[6], 6, host.tunnelCidrs),
+      ...(pods.length > 0 ? [setDecl(KILL_SWITCH_SETS.pods[4], 4, pods), setDecl(KILL_SWITCH_SETS.pods[6], 6, pods)] : []),
+    ],
+    COUNTERS: counters.map((c) => `\tcounter ${c} {\n\t}`),
     // The tunnel is an uplink, not a LAN: what the VPN side opens to the node itself through it is dropped (a service
     // bound to 0.0.0.0 answers on the tunnel address too); replies to the node's own connections, and ICMP errors about
     // them, are established or related and pass.
-    '\tchain input {',
-    '\t\ttype filter hook input priority filter; policy accept;',
-    `\t\tiifname "${host.tunnelInterface}" ct state established,related accept`,
-    ...(inbound.length > 0 ? [`\t\tiifname "${host.tunnelInterface}" meta l4proto { tcp, udp } th dport { ${inbound.join(', ')} } accept`] : []),
-    `\t\tiifname "${host.tunnelInterface}" counter name "tunnel_inbound_dropped" drop`,
-    '\t}',
-    '',
-    '\tchain output {',
-    '\t\ttype filter hook output priority filter; policy accept;',
-    ...rules(KILL_SWITCH_SETS.tunnel, host.tunnelInterface, host.tunnelInterface, 'tunnel_via_tunnel', 'accept'),
-    ...rules(KILL_SWITCH_SETS.tunnel, wan, host.tunnelInterface, 'tunnel_via_wan_dropped', 'drop'),
-    '\t}',
-  ];
-  if (pods.length > 0) {
-    lines.push(
+    INBOUND: inbound.length > 0 ? [`\t\tiifname "${host.tunnelInterface}" meta l4proto { tcp, udp } th dport { ${inbound.join(', ')} } accept`] : [],
+    OUTPUT: [
+      ...rules(KILL_SWITCH_SETS.tunnel, host.tunnelInterface, host.tunnelInterface, 'tunnel_via_tunnel', 'accept'),
+      ...rules(KILL_SWITCH_SETS.tunnel, wan, host.tunnelInterface, 'tunnel_via_wan_dropped', 'drop'),
+    ],
+    FORWARD: pods.length > 0 ? [
       '',
       '\tchain forward {',
       '\t\ttype filter hook forward priority filter; policy accept;',
       ...rules(KILL_SWITCH_SETS.pods, host.tunnelInterface, host.tunnelInterface, 'pods_via_tunnel', 'accept'),
       ...rules(KILL_SWITCH_SETS.pods, wan, host.tunnelInterface, 'pods_via_wan_dropped', 'drop'),
       '\t}',
-    );
-  }
-  lines.push(
-    '',
-    '\t# After source NAT (priority srcnat + 10): forwarded traffic masqueraded to the tunnel address.',
-    '\tchain postrouting {',
-    '\t\ttype filter hook postrouting priority 110; policy accept;',
-    ...rules(KILL_SWITCH_SETS.tunnel, wan, host.tunnelInterface, 'masqueraded_via_wan_dropped', 'drop'),
-    '\t}',
-    '}',
-    `# Addresses learnt at run time (a glob: none is fine).`,
-    `include "${KILL_SWITCH_LEARNT_DIR}/*.nft"`,
-    '',
-  );
-  return lines.join('\n');
+    ] : [],
+    POSTROUTING: rules(KILL_SWITCH_SETS.tunnel, wan, host.tunnelInterface, 'masqueraded_via_wan_dropped', 'drop'),
+  });
 }
 
 /** The host plan of a kill switch: the table, and a unit that loads it before the network (and so any tunnel) starts. */
