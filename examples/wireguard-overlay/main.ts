@@ -18,7 +18,7 @@ const tokenFrom = { file: '/run/corium/k0s-worker-token', waitFor: '30m' } as co
 new WireguardMesh(chart, 'overlay', {
   network: '10.10.0.0/24',
   listenPort: 51820,
-  underlayMtu: 1450, // a private cloud's network: wg0 gets 1390, and plan.values.network.podMtu 1340 for the CNI
+  underlayMtu: 1450, // a private cloud's network: wg0 gets 1390, and plan.values.network.podMtu 1370 inside kube-router's IPIP
   distribution: 'k0s',
   nodes: [
     // k0s is installed at first boot, after wg0 is up, with the kubelet's --node-ip on the overlay (k0s takes it only

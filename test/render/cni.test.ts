@@ -98,7 +98,9 @@ describe('the CNI MTU by the family of the node addresses it encapsulates betwee
     ['kubeadm flannel, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'flannel', podCidrs: ['fd00:10:244::/56'], wireguard: [v6] }, handedMtu, 1350],
     ['kubeadm Calico, IPv6 nodes (70)', { distribution: 'kubeadm', cni: 'calico', wireguard: [v6] }, handedMtu, 1350],
     ['kubeadm kube-router, IPv6 nodes (48)', { distribution: 'kubeadm', cni: 'kube-router', podCidrs: ['fd00:10:244::/56'], wireguard: [v6] }, handedMtu, 1372],
-    ['values.network.podMtu, IPv4 nodes (50)', {}, (p) => (p.values.network as { podMtu: number }).podMtu, 1370],
+    ['values.network.podMtu, kube-router IPv4 nodes: IPIP, as its own MTU (20)', {}, (p) => (p.values.network as { podMtu: number }).podMtu, 1400],
+    ['values.network.podMtu, kube-router IPv6 nodes: ip6ip6 (48)', { wireguard: [v6], k0sConfig: { network: { podCIDR: 'fd00:10:244::/108' } } }, (p) => (p.values.network as { podMtu: number }).podMtu, 1372],
+    ['values.network.podMtu, Calico IPv4 nodes: VXLAN (50)', { cni: 'calico' }, (p) => (p.values.network as { podMtu: number }).podMtu, 1370],
     ['values.network.podMtu, IPv6 nodes (70)', { wireguard: [v6], cni: 'calico' }, (p) => (p.values.network as { podMtu: number }).podMtu, 1350],
   ])('%s', (_n, extra, mtuOf, expected) => {
     expect(mtuOf(node(extra))).toBe(expected);

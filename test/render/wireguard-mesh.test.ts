@@ -97,7 +97,7 @@ describe('planWireguardMesh', () => {
     expect(mtuOf({ ...threeNodeMesh(), underlayMtu: 1450 })).toEqual(['1390', '1390', '1390']);
     const v6 = threeNodeMesh();
     expect(mtuOf({ ...v6, underlayMtu: 1500, nodes: [{ ...v6.nodes[0], endpoint: '[2001:db8::1]' }, ...v6.nodes.slice(1)] })).toEqual(['1420', '1420', '1420']);
-    expect(planWireguardMesh({ ...threeNodeMesh(), underlayMtu: 1450 }).nodes['site-b'].values.network).toEqual({ overlayMtu: 1390, podMtu: 1340 });
+    expect(planWireguardMesh({ ...threeNodeMesh(), underlayMtu: 1450 }).nodes['site-b'].values.network).toEqual({ overlayMtu: 1390, podMtu: 1370 });
   });
 
   it('makes each interface reloadable: the key resolved again from its source in one attempt, then the config synced with it', () => {

@@ -20,8 +20,8 @@ describe('the MTU derived from underlayMtu 1500, by how the peers are dialled', 
     const { mtu: _m, ...iface } = props.wireguard[0];
     const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...iface, underlayMtu: 1500, peers: [{ ...iface.peers[0], endpoint }, iface.peers[1]] }] });
     expect(mtuOf(plan.hosts[0].files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content)).toBe(mtu);
-    // The pods inside (VXLAN: 50 bytes less) follow it.
-    expect(plan.values.network).toEqual({ overlayMtu: mtu, podMtu: mtu - 50 });
+    // The pods inside (kube-router's IPIP between IPv4 node addresses: 20 bytes less) follow it.
+    expect(plan.values.network).toEqual({ overlayMtu: mtu, podMtu: mtu - 20 });
   });
 
   it.each([

@@ -47,8 +47,8 @@ describe('planWireguardOverlayNode', () => {
     const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...iface, ...extra }] });
     const line = /^MTU = (\d+)$/m.exec(plan.hosts[0].files.find((f) => f.path === '/etc/wireguard/wg0.conf')!.content);
     expect(line ? Number(line[1]) : undefined).toBe(mtu);
-    // The pods' MTU (VXLAN inside the overlay: 50 bytes less) is known exactly when the overlay's is.
-    expect(plan.values.network).toEqual(mtu === undefined ? undefined : { overlayMtu: mtu, podMtu: mtu - 50 });
+    // The pods' MTU (k0s's default kube-router: IPIP inside the overlay, 20 bytes less) is known exactly when the overlay's is.
+    expect(plan.values.network).toEqual(mtu === undefined ? undefined : { overlayMtu: mtu, podMtu: mtu - 20 });
   });
 
   it('counts 80 bytes of overhead when a peer is dialled over IPv6', () => {

@@ -111,7 +111,9 @@ export function renderOverlayHost(input: OverlayNodeSpec, peerText?: WeakMap<Ren
   const values: Record<string, unknown> = {};
   // The CNI encapsulates between the node addresses: with an IPv6 one its outer header is IPv6 (src/render/cni.ts).
   const outerIpv6 = (nodeIps ?? []).some((ip) => ip.includes(':'));
-  const podMtu = overlayMtu !== undefined ? overlayMtu - cniOverhead('vxlan', outerIpv6) : undefined;
+  // The pods' MTU inside the CNI's encapsulation: kube-router's IPIP (ip6ip6) tunnels, else VXLAN (flannel, Calico;
+  // the largest overhead of the common ones for a CNI the library does not know).
+  const podMtu = overlayMtu !== undefined ? overlayMtu - cniOverhead(cni === 'kube-router' ? 'ipip' : 'vxlan', outerIpv6) : undefined;
   if (overlayMtu !== undefined) values.network = { overlayMtu, podMtu };
   if (nodeIps) {
     const controller = role !== 'worker';
