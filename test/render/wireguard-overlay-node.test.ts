@@ -84,7 +84,7 @@ describe('planWireguardOverlayNode', () => {
     const reload = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], peers }] }).hosts[0].dropins.find((d) => d.name === '20-tunnelwright-reload.conf')!;
     expect(reload.content.split('\n').filter((l) => l.startsWith('ExecReload=/'))).toEqual([
       'ExecReload=/opt/tunnelwright/bin/resolve-secret file /run/corium/wg0.key /run/tunnelwright/secrets/wg0-private-key 0',
-      'ExecReload=/opt/tunnelwright/bin/resolve-secret url /etc/tunnelwright/secret-urls/wg0-peer0-preshared-key.curl /run/tunnelwright/secrets/wg0-peer0-preshared-key 0',
+      'ExecReload=/opt/tunnelwright/bin/resolve-secret url /etc/tunnelwright/secret-urls/wg0-peer-2a1c835b-preshared-key.curl /run/tunnelwright/secrets/wg0-peer-2a1c835b-preshared-key 0',
       'ExecReload=/opt/tunnelwright/bin/wg-reload %i',
     ]);
   });
@@ -186,12 +186,28 @@ describe('planWireguardOverlayNode', () => {
     expect(renderHostArtefacts(plan.hosts[0]).secret).toBe(true);
   });
 
+  it('names a preshared key\'s file and unit by its peer\'s key: a peer added before it moves neither (control: by position it would be the new peer\'s)', () => {
+    const props = siteA();
+    const withPsk = { ...props.wireguard[0].peers[0], presharedKeyFrom: { file: '/run/corium/psk-b' } };
+    const newcomer = { publicKey: KEYS.a.publicKey, allowedIPs: ['10.10.0.9/32'], presharedKeyFrom: { file: '/run/corium/psk-new' } };
+    const secrets = (peers: typeof props.wireguard[0]['peers']) => {
+      const host = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], peers }] }).hosts[0];
+      // Which source each preshared-key unit resolves: its name, and the file it reads.
+      return Object.fromEntries(host.units.filter((u) => u.name.includes('preshared-key')).map((u) => [u.name, /resolve-secret file (\S+)/.exec(u.content!)![1]]));
+    };
+    const before = secrets([withPsk, props.wireguard[0].peers[1]]);
+    const after = secrets([newcomer, withPsk, props.wireguard[0].peers[1]]);
+    expect(before).toEqual({ 'tunnelwright-secret-wg0-peer-2a1c835b-preshared-key.service': '/run/corium/psk-b' });
+    expect(after).toMatchObject(before);
+    expect(Object.keys(after)).toHaveLength(2);
+  });
+
   it('applies preshared keys from their own resolved files', () => {
     const props = siteA();
     const peers = [{ ...props.wireguard[0].peers[0], presharedKeyFrom: { file: '/run/corium/psk-b' } }, props.wireguard[0].peers[1]];
     const plan = planWireguardOverlayNode({ ...props, wireguard: [{ ...props.wireguard[0], peers }] });
-    expect(conf({ ...props, wireguard: [{ ...props.wireguard[0], peers }] }).content).toContain(`PostUp = wg set %i peer ${KEYS.b.publicKey} preshared-key /run/tunnelwright/secrets/wg0-peer0-preshared-key\n`);
-    expect(plan.hosts[0].dropins[0].content).toBe('[Unit]\nAfter=tunnelwright-secret-wg0-private-key.service tunnelwright-secret-wg0-peer0-preshared-key.service\nRequires=tunnelwright-secret-wg0-private-key.service tunnelwright-secret-wg0-peer0-preshared-key.service\n');
+    expect(conf({ ...props, wireguard: [{ ...props.wireguard[0], peers }] }).content).toContain(`PostUp = wg set %i peer ${KEYS.b.publicKey} preshared-key /run/tunnelwright/secrets/wg0-peer-2a1c835b-preshared-key\n`);
+    expect(plan.hosts[0].dropins[0].content).toBe('[Unit]\nAfter=tunnelwright-secret-wg0-private-key.service tunnelwright-secret-wg0-peer-2a1c835b-preshared-key.service\nRequires=tunnelwright-secret-wg0-private-key.service tunnelwright-secret-wg0-peer-2a1c835b-preshared-key.service\n');
     // The two secrets share one resolve script: written once (cloud-init would write a path twice, Ignition refuses it).
     expect(plan.hosts[0].files.map((f) => f.path)).toEqual(['/opt/tunnelwright/bin/wg-reload', '/etc/tunnelwright/wg0-kube-router-snat.nft', '/opt/tunnelwright/bin/resolve-secret', '/etc/wireguard/wg0.conf', '/opt/tunnelwright/bin/wg-endpoints', '/etc/k0s/k0s.yaml']);
   });

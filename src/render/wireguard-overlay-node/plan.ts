@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Problem, throwIfProblems } from '../../errors';
 import { userDataSizeWarnings } from '../../host/artefacts';
 import { addResolvedSecret, planSecretSource } from '../../host/secret-source';
@@ -14,6 +15,15 @@ import { renderK3s } from './k3s';
 import { renderKubeadm } from './kubeadm';
 import { kubeRouterSnatHooks } from './kube-router';
 import { interfaceMtu, PeerSection, RenderInterface, RenderPeer, wireguardConfigFile } from './wg-conf';
+
+/**
+ * A peer's preshared-key secret, named by its public key (8 hex digits of its SHA-256), not its place among the peers:
+ * a peer added before it or removed does not move its file and unit to another peer's name (a day-2 reload would
+ * otherwise read one peer's key for another). Keys are unique per interface (the model refuses a duplicate).
+ */
+export function presharedKeyName(iface: string, publicKey: string): string {
+  return `${iface}-peer-${createHash('sha256').update(publicKey).digest('hex').slice(0, 8)}-preshared-key`;
+}
 
 /** Returns the problems of WireguardOverlayNode props without throwing (warnings are not problems). */
 export function validateWireguardOverlayNode(props: unknown): Problem[] {
@@ -68,7 +78,7 @@ export function renderOverlayHost(input: OverlayNodeSpec, peerText?: WeakMap<Ren
     const pskPaths = new Map<number, string>();
     iface.peers.forEach((peer, j) => {
       if (!peer.presharedKeyFrom) return;
-      const s = planSecretSource(`${iface.name}-peer${j}-preshared-key`, peer.presharedKeyFrom, wgUnit);
+      const s = planSecretSource(presharedKeyName(iface.name, peer.publicKey), peer.presharedKeyFrom, wgUnit);
       addResolvedSecret(host, s);
       pskPaths.set(j, s.path);
       before.push(s.unit);
