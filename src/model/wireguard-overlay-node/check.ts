@@ -8,7 +8,7 @@ import { clusterEndpointHost, endpointKey, parseEndpoint } from './endpoints';
 import { checkControlPlaneEndpoint } from './kubeadm';
 import { INTERFACE_NAME, kubernetesMinor, WireguardOverlayNodeProps } from './props';
 import { wireguardOverlayNodeSchema } from './schema';
-import { OverlayNodeSpec, overlayNodeSpec } from './spec';
+import { OverlayNodeSpec, overlayNodeSpec } from './node-spec';
 
 function keyProblem(path: string, what: string): Problem {
   return { path, code: 'key', message: `expected a WireGuard ${what}: base64 of 32 bytes (44 characters ending in "="), received a value that is not one (not shown: it is secret)` };

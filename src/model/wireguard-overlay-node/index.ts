@@ -4,6 +4,6 @@ export * from './props';
 export { k0sInstallSchema, nodeNameSchema, wireguardOverlayNodeSchema } from './schema';
 export * from './endpoints';
 export * from './addresses';
-export * from './spec';
+export * from './node-spec';
 export * from './kubeadm';
 export { checkWireguardOverlayNode } from './check';
