@@ -42,6 +42,8 @@ export interface EgressSteeringSpec {
   readonly classLabel: string;
   readonly vpnClass: string;
   readonly uplinkLabel: string;
+  /** How the re-steer credential's scope is enforced at admission. */
+  readonly resteerAdmission: 'validating-admission-policy' | 'kyverno';
   readonly namespaces?: readonly string[];
   readonly clusterCidrs: readonly Cidr[];
   readonly lanCidrs: readonly Cidr[];
@@ -149,6 +151,7 @@ function specOf(p: EgressSteeringProps, modelWarnings: readonly Problem[]): Egre
     classLabel: p.egressClassLabel ?? DEFAULT_EGRESS_CLASS_LABEL,
     vpnClass,
     uplinkLabel,
+    resteerAdmission: p.resteerAdmission ?? 'validating-admission-policy',
     ...(p.namespaces ? { namespaces: p.namespaces } : {}),
     clusterCidrs: p.clusterCidrs,
     lanCidrs: p.lanCidrs ?? [],

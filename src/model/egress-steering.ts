@@ -88,6 +88,13 @@ export interface EgressSteeringProps {
   /** The node label the re-steer hook sets to `<address>-<ifindex>`. @default 'tunnelwright.dev/egress-uplink' */
   readonly uplinkLabel?: string;
   /**
+   * How the re-steer credential is held to the uplink label on its own Node and CiliumNode at admission:
+   * `'validating-admission-policy'` emits a ValidatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1,
+   * Kubernetes 1.30+); `'kyverno'` emits, instead of them, a Kyverno ClusterPolicy with the same CEL (`validate.cel`,
+   * Kyverno 1.11+), for clusters that already run Kyverno. @default 'validating-admission-policy'
+   */
+  readonly resteerAdmission?: 'validating-admission-policy' | 'kyverno';
+  /**
    * The re-steer hook's kubeconfig, for the ServiceAccount emitted with it (build it from the Secret
    * `kube-system/<name>-resteer-token`); resolved again from its source at each run of the hook's timer, so a rotated
    * token is used within a minute. @default - kubectl's default config on the node (a warning: on a k3s server that is cluster-admin)
@@ -157,6 +164,7 @@ export const egressSteeringSchema = z.strictObject({
     runbookUrl: z.optional(z.string().check(z.regex(/^https?:\/\/[^\s#"']+$/, { message: 'expected an http(s) URL without a fragment' }))),
   })),
   uplinkLabel: z.optional(z.string()),
+  resteerAdmission: z.optional(z.enum(['validating-admission-policy', 'kyverno'])),
   kubeconfigFrom: z.optional(secretSourceSchema),
   ciliumValues: z.optional(z.record(z.string(), z.unknown())),
   denyIpv6: z.optional(z.boolean()),

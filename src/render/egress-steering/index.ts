@@ -15,6 +15,7 @@ import { steeringClaims } from './claims';
 import { steeringHostPlan } from './host';
 import { ipv6DenyPolicy, kyvernoPolicy, steeringPolicy } from './policy';
 import { resteerRbac } from './rbac';
+import { resteerKyvernoPolicy, VAP_KINDS } from './kyverno';
 import { steeringValues } from './values';
 import { addFailoverAgent, candidatesOf, failoverObjects } from '../egress-steering-failover';
 import { tunnelSpec } from '../../model/egress-steering-spec';
@@ -36,7 +37,8 @@ export function planSteering(s: EgressSteeringSpec): Plan {
   const objects: KubeObject[] = [steeringPolicy(s)];
   if (s.enforceLabels) objects.push(kyvernoPolicy(s, s.enforceLabels));
   if (s.monitoring) objects.push(prometheusRule(s, s.monitoring));
-  objects.push(...resteerRbac(s));
+  // The re-steer scope at admission: the ValidatingAdmissionPolicy, or (instead of it) a Kyverno ClusterPolicy.
+  objects.push(...(s.resteerAdmission === 'kyverno' ? [...resteerRbac(s).filter((o) => !VAP_KINDS.has(o.kind)), resteerKyvernoPolicy(s)] : resteerRbac(s)));
   // One host plan per candidate node (gatewayNode alone without failover), each with its own tunnel.
   const hosts = candidatesOf(s).map((c, i) => (i === 0 ? steeringHostPlan(s) : steeringHostPlan({ ...s, gatewayNode: c.node, tunnel: tunnelSpec(c.tunnel as EgressSteeringProps['tunnel']) })));
   if (s.failover) {

@@ -58,7 +58,7 @@ export const RESTEER_ADMISSION_VALIDATIONS: readonly { readonly expression: stri
 ];
 
 /** The policy's variables, each an expression: the node and label as string literals (names and label keys need no escaping: DNS names and label keys have no quote), the rest fields read with a default. */
-function admissionVariables(s: EgressSteeringSpec): { name: string; expression: string }[] {
+export function admissionVariables(s: EgressSteeringSpec): { name: string; expression: string }[] {
   const field = (obj: string, path: string, empty: string) => `has(${obj}.${path}) ? ${obj}.${path} : ${empty}`;
   return [
     { name: 'nodes', expression: `[${candidatesOf(s).map((c) => `'${c.node}'`).join(', ')}]` },
