@@ -91,7 +91,8 @@ export interface EgressSteeringProps {
    * How the re-steer credential is held to the uplink label on its own Node and CiliumNode at admission:
    * `'validating-admission-policy'` emits a ValidatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1,
    * Kubernetes 1.30+); `'kyverno'` emits, instead of them, a Kyverno ClusterPolicy with the same CEL (`validate.cel`,
-   * Kyverno 1.11+), for clusters that already run Kyverno. @default 'validating-admission-policy'
+   * Kyverno 1.11+), for clusters that already run Kyverno (whose Helm chart skips Nodes unless `[Node,*,*]` and
+   * `[Node/?*,*,*]` are removed from `config.resourceFilters`). @default 'validating-admission-policy'
    */
   readonly resteerAdmission?: 'validating-admission-policy' | 'kyverno';
   /**
