@@ -17,6 +17,7 @@ expectWarnings({
   'cdk8s EgressSteering invariants refuses a dev and a prod gateway pinned to one VPN server with one account, across clusters': ['prod/steer: clusterCidrs', 'prod/steer: vpnClass', 'prod/steer: tunnel', 'dev/steer: clusterCidrs', 'dev/steer: vpnClass', 'dev/steer: tunnel'],
   'cdk8s EgressSteering invariants accepts dev and prod on different servers': ['prod/steer: clusterCidrs', 'prod/steer: vpnClass', 'prod/steer: tunnel', 'dev/steer: clusterCidrs', 'dev/steer: vpnClass', 'dev/steer: tunnel'],
   'cdk8s EgressSteering invariants never gives the cluster-scoped policy the chart namespace': ['prod/steer: clusterCidrs', 'prod/steer: vpnClass', 'prod/steer: tunnel'],
+  "cdk8s EgressSteering invariants with resteerAdmission 'kyverno' emits the re-steer scope as a cluster-scoped ClusterPolicy, and no ValidatingAdmissionPolicy": ['prod/steer: clusterCidrs', 'prod/steer: vpnClass', 'prod/steer: tunnel'],
 });
 
 describe('cdk8s EgressSteering invariants', () => {
@@ -78,6 +79,14 @@ describe('cdk8s EgressSteering invariants', () => {
     new EgressSteering(chart, 'steer', prodSteering());
     const scoped = (chart.toJson() as { kind: string; metadata: { namespace?: string } }[]).map((o) => `${o.kind} ${o.metadata.namespace ?? '-'}`);
     expect(scoped).toEqual(['CiliumEgressGatewayPolicy -', 'ClusterPolicy -', 'PrometheusRule monitoring', 'ServiceAccount kube-system', 'Secret kube-system', 'ClusterRole -', 'ClusterRoleBinding -', 'ValidatingAdmissionPolicy -', 'ValidatingAdmissionPolicyBinding -']);
+  });
+
+  it("with resteerAdmission 'kyverno' emits the re-steer scope as a cluster-scoped ClusterPolicy, and no ValidatingAdmissionPolicy", () => {
+    const chart = new Chart(app(), 'prod', { namespace: 'media' });
+    new EgressSteering(chart, 'steer', { ...prodSteering(), resteerAdmission: 'kyverno' });
+    const objs = (chart.toJson() as { kind: string; metadata: { name: string; namespace?: string } }[]).map((o) => `${o.kind} ${o.metadata.name} ${o.metadata.namespace ?? '-'}`);
+    expect(objs).toContain('ClusterPolicy vpn-egress-resteer-scope -');
+    expect(objs.filter((o) => o.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
   });
 });
 
