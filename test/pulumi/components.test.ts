@@ -17,6 +17,7 @@ beforeEach(() => {
 
 // The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
 expectWarnings({
+  'Pulumi components EgressSteering with resteerAdmission kyverno registers the re-steer scope as a Kyverno ClusterPolicy and no ValidatingAdmissionPolicy (the default registers the VAP and its binding)': ['clusterCidrs', 'vpnClass', 'tunnel', 'clusterCidrs', 'vpnClass', 'tunnel'],
   'Pulumi components WireguardMesh outputs each node\'s artefacts, secret exactly when they embed a secret (site-c\'s key URL)': ['mtu', 'nodes[0].installK0s', 'nodes[1].installK0s', 'nodes[2].installK0s'],
   'Pulumi components WireguardOverlayNode marks outputs secret exactly when they embed an inline key': ['wireguard[0].nodeAddress'],
   'Pulumi components refuses a second EgressSteering whose objects have the first one\'s names in its cluster, before it registers; distinct names pass': ['clusterCidrs', 'vpnClass', 'clusterCidrs', 'vpnClass', 'clusterCidrs', 'vpnClass'],
@@ -91,6 +92,20 @@ describe('Pulumi components', () => {
     for (const node of ['gw-1', 'gw-2']) expect(await valueOf(steering.nodes[node].cloudConfig)).toContain('/opt/tunnelwright/bin/egress-failover-agent');
     await settle();
     expect(seen.filter((r) => r.type === 'kubernetes:coordination.k8s.io/v1:Lease').length).toBe(1);
+  });
+
+  it('EgressSteering with resteerAdmission kyverno registers the re-steer scope as a Kyverno ClusterPolicy and no ValidatingAdmissionPolicy (the default registers the VAP and its binding)', async () => {
+    const ack = { acknowledge: ['kube-state-metrics', 'default-kubeconfig'] as ('kube-state-metrics' | 'default-kubeconfig')[] };
+    new tw.EgressSteering('kyv', { ...prodSteering(), ...ack, resteerAdmission: 'kyverno' });
+    await settle();
+    // The re-steer scope by its name (the steering's own Kyverno ClusterPolicy for the vpn class is another object).
+    const kinds = (types: string[]) => seen.filter((r) => types.some((t) => r.type.endsWith(t)) && r.name.endsWith('resteer-scope')).map((r) => r.type.split(':').pop());
+    expect(kinds([':ClusterPolicy', ':ValidatingAdmissionPolicy', ':ValidatingAdmissionPolicyBinding'])).toEqual(['ClusterPolicy']);
+    tw.resetRegistry();
+    seen.length = 0;
+    new tw.EgressSteering('vap', { ...prodSteering(), ...ack });
+    await settle();
+    expect(kinds([':ClusterPolicy', ':ValidatingAdmissionPolicy', ':ValidatingAdmissionPolicyBinding']).sort()).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
   });
 
   it('refuses a second component that writes one node\'s file differently, before it registers', async () => {
