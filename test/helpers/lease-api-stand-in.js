@@ -4,7 +4,11 @@
 // as kube-apiserver answers them: 401 without the bearer token; 404 for an object it does not hold; a PUT whose
 // metadata.resourceVersion is not the stored one is refused with 409 Conflict (optimistic concurrency,
 // staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go Update → storage.GuaranteedUpdate at v1.31.0);
-// every accepted write gets a new resourceVersion; JSON is written compact, on one line.
+// every accepted write gets a new resourceVersion; JSON is written compact, on one line, except for a client whose
+// User-Agent starts with "curl" (or `pretty: true` in the config, as `?pretty=true` asks): that one gets JSON indented by
+// 2 spaces, as kube-apiserver's isPrettyPrint decides (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/negotiation/
+// negotiate.go at v1.31.0: a User-Agent starting with "curl", "Wget" or "Mozilla/5.0"; the serializer then indents with 2 spaces).
+// Every request's method and User-Agent are appended to `log` as {op: 'request'}.
 // A PATCH with another content type is refused with 415 (the API server takes merge-patch only with its own type).
 // What the endpoint controller and CoreDNS do with the pods' labels is replayed here: after each label change the pods
 // labelled `<roleLabel>=active` are written to `hostsFile` (one "<ip> <serviceName>" line each) and dnsmasq (`dnsPidFile`)
@@ -16,7 +20,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 
 const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-const { listen, token, namespace, lease, pods, roleLabel, hostsFile, dnsPidFile, serviceName, log } = config;
+const { listen, token, namespace, lease, pods, roleLabel, hostsFile, dnsPidFile, serviceName, log, pretty } = config;
 let rv = 100;
 let interleave;
 const leases = { [lease]: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: lease, namespace, resourceVersion: String(rv) }, spec: {} } };
@@ -24,7 +28,8 @@ const labels = Object.fromEntries(Object.keys(pods).map((p) => [p, {}]));
 
 const uptime = () => Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
 const record = (entry) => fs.appendFileSync(log, `${JSON.stringify({ t: uptime(), ...entry })}\n`);
-const send = (res, code, obj) => { res.writeHead(code, { 'Content-Type': 'application/json' }); res.end(JSON.stringify(obj)); };
+let indent = 0;
+const send = (res, code, obj) => { res.writeHead(code, { 'Content-Type': 'application/json' }); res.end(JSON.stringify(obj, null, indent)); };
 const status = (res, code, reason, message) => send(res, code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason, code });
 
 function publish() {
@@ -44,6 +49,9 @@ const server = http.createServer((req, res) => {
   req.on('data', (c) => { data += c; });
   req.on('end', () => {
     if (req.method === 'POST' && req.url === '/_interleave') { interleave = JSON.parse(data); return send(res, 200, {}); }
+    const ua = req.headers['user-agent'] ?? '';
+    indent = pretty || ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0') ? 2 : 0;
+    record({ op: 'request', method: req.method, ua });
     if (req.headers.authorization !== `Bearer ${token}`) return status(res, 401, 'Unauthorized', 'Unauthorized');
     const l = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/leases\/([^/?]+)$/.exec(req.url);
     const p = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/?]+)$/.exec(req.url);

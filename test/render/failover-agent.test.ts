@@ -18,7 +18,7 @@ const bin = path.join(dir, 'bin');
 const hasBusybox = spawnSync('busybox', ['true']).status === 0;
 const maybe = hasBusybox ? describe : describe.skip;
 
-type Entry = { t: number; op: string; from?: string; to?: string; pod?: string; labels?: Record<string, string>; active?: string[]; holder?: string };
+type Entry = { t: number; op: string; method?: string; ua?: string; from?: string; to?: string; pod?: string; labels?: Record<string, string>; active?: string[]; holder?: string };
 
 let api: ChildProcess;
 let port = 0;
@@ -26,14 +26,14 @@ let n = 0;
 let apiDir = '';
 const agents: ChildProcess[] = [];
 
-function startApi(): void {
+function startApi(extra: Record<string, unknown> = {}): void {
   n += 1;
   apiDir = path.join(dir, `api${n}`);
   fs.mkdirSync(apiDir);
   const log = path.join(apiDir, 'api.log');
   fs.writeFileSync(path.join(apiDir, 'config.json'), JSON.stringify({
     listen: { host: '127.0.0.1', port: 0 }, token: TOKEN, namespace: 'vpn', lease: 'gw', roleLabel: 'tunnelwright.io/role',
-    pods: { 'gw-a-0': '10.0.0.2', 'gw-b-0': '10.0.0.4' }, serviceName: 'gw.vpn.svc.cluster.local', log,
+    pods: { 'gw-a-0': '10.0.0.2', 'gw-b-0': '10.0.0.4' }, serviceName: 'gw.vpn.svc.cluster.local', log, ...extra,
   }));
   api = spawn('node', [STAND_IN, path.join(apiDir, 'config.json')], { stdio: 'ignore' });
   const t0 = Date.now();
@@ -112,6 +112,22 @@ maybe('the failover agent', () => {
     expect(holderChanges()[0]).toMatchObject({ from: '', to: 'gw-a-0' });
     expect(until(() => a.link() === 'up', 5)).not.toBeNaN();
     expect(until(() => JSON.stringify(activeSets().at(-1)) === '["gw-a-0"]', 5)).not.toBeNaN();
+  });
+
+  it.each([
+    ['as the API server answers it (pretty-printed for a curl User-Agent)', {}],
+    ['when the API pretty-prints for every client (?pretty=true)', { pretty: true }],
+  ])('the agent takes the Lease %s: its own User-Agent on every request, whitespace after the colon read', (_, extra) => {
+    startApi(extra);
+    const a = startAgent('gw-a-0', 'gw-b-0');
+    a.healthy(true);
+    expect(until(() => holderChanges().at(-1)?.to === 'gw-a-0' && a.link() === 'up', 10)).not.toBeNaN();
+    // Renewals: each PUT carries the resourceVersion just read, so none is refused.
+    expect(until(() => entries().filter((e) => e.op === 'renew').length >= 2, 10)).not.toBeNaN();
+    expect(entries().filter((e) => e.op === 'conflict')).toEqual([]);
+    const requests = entries().filter((e) => e.op === 'request');
+    expect(new Set(requests.map((e) => e.method))).toEqual(new Set(['GET', 'PUT', 'PATCH']));
+    expect(new Set(requests.map((e) => e.ua))).toEqual(new Set(['tunnelwright-failover-agent']));
   });
 
   it('two healthy pods: exactly one holds the role, the other stays fenced, the name never resolves to two', () => {

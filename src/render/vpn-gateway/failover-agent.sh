@@ -25,6 +25,9 @@ API_TIMEOUT=${API_TIMEOUT:-2}
 ROLE_LABEL=${ROLE_LABEL:-tunnelwright.io/role}
 FENCE_LINK=${FENCE_LINK:-vxlan0}
 STATE_DIR=${STATE_DIR:-/run/failover}
+# Never curl's default: kube-apiserver pretty-prints JSON for a User-Agent that starts with "curl" (isPrettyPrint,
+# staging/src/k8s.io/apiserver/pkg/endpoints/handlers/negotiation/negotiate.go).
+USER_AGENT=tunnelwright-failover-agent
 mkdir -p "$STATE_DIR"
 lease_path="/apis/coordination.k8s.io/v1/namespaces/$NAMESPACE/leases/$LEASE"
 body="$STATE_DIR/body.json"
@@ -45,15 +48,16 @@ api() {
   cacert=""
   if [ -r "$SA_DIR/ca.crt" ]; then cacert="$SA_DIR/ca.crt"; fi
   if [ -n "$4" ]; then
-    curl -sS -m "$API_TIMEOUT" ${cacert:+--cacert "$cacert"} -H "@$headers" -X "$1" -o "$body" -w '%{http_code}' --data-binary "$4" "$API_URL$2" 2>/dev/null
+    curl -sS -A "$USER_AGENT" -m "$API_TIMEOUT" ${cacert:+--cacert "$cacert"} -H "@$headers" -X "$1" -o "$body" -w '%{http_code}' --data-binary "$4" "$API_URL$2" 2>/dev/null
   else
-    curl -sS -m "$API_TIMEOUT" ${cacert:+--cacert "$cacert"} -H "@$headers" -X "$1" -o "$body" -w '%{http_code}' "$API_URL$2" 2>/dev/null
+    curl -sS -A "$USER_AGENT" -m "$API_TIMEOUT" ${cacert:+--cacert "$cacert"} -H "@$headers" -X "$1" -o "$body" -w '%{http_code}' "$API_URL$2" 2>/dev/null
   fi
 }
 
-# field NAME: a string or number field of the Lease read last (the API server writes compact JSON); "" when absent or null.
+# field NAME: a string or number field of the Lease read last; "" when absent or null. Whitespace after the colon is
+# allowed: the API server pretty-prints for some clients (see USER_AGENT).
 field() {
-  sed -n "s/.*\"$1\":\"\\{0,1\\}\\([^\",}]*\\).*/\\1/p" "$body" | head -n 1 | sed 's/^null$//'
+  sed -n "s/.*\"$1\":[[:space:]]*\"\\{0,1\\}\\([^\",}]*\\).*/\\1/p" "$body" | head -n 1 | sed 's/^null$//'
 }
 
 micro_time() { date -u +%Y-%m-%dT%H:%M:%S.000000Z; }
@@ -114,7 +118,7 @@ fence "starting"
 log "started as $POD_NAME (peer ${PEER_POD:-none}), lease $NAMESPACE/$LEASE"
 while :; do
   if [ "$role" = active ] && [ "$(cat "$STATE_DIR/role")" != active ]; then fence "the watchdog fenced: no renewal for $((LEASE_SECONDS - RENEW_MARGIN)) s"; fi
-  if curl -fsS -m 3 -o /dev/null "$HEALTH_URL" 2>/dev/null; then healthy=$((healthy + 1)); failed=0; else failed=$((failed + 1)); healthy=0; fi
+  if curl -fsS -A "$USER_AGENT" -m 3 -o /dev/null "$HEALTH_URL" 2>/dev/null; then healthy=$((healthy + 1)); failed=0; else failed=$((failed + 1)); healthy=0; fi
   t=$(now)
   code=$(api GET "$lease_path")
   if [ "$code" = 200 ]; then
