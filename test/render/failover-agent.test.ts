@@ -130,6 +130,33 @@ maybe('the failover agent', () => {
     expect(new Set(requests.map((e) => e.ua))).toEqual(new Set(['tunnelwright-failover-agent']));
   });
 
+  it.each([
+    ['10.96.0.1', '443', 'https://10.96.0.1:443/'],
+    ['fd00:10:96::1', '6443', 'https://[fd00:10:96::1]:6443/'],
+  ])('without API_URL the agent calls the API at KUBERNETES_SERVICE_HOST %s and _PORT %s, never by name', (host, p, url) => {
+    // A curl that records its arguments and answers as for an unreachable server (the pod's resolv.conf is gluetun's).
+    const rec = path.join(dir, `bin-rec-${p}`);
+    fs.mkdirSync(rec);
+    for (const f of fs.readdirSync(bin)) if (f !== 'curl') fs.symlinkSync(path.join(bin, f), path.join(rec, f));
+    fs.writeFileSync(path.join(rec, 'curl'), '#!/bin/sh\necho "$*" >>"$CURL_CALLS"\nprintf 000\nexit 7\n', { mode: 0o755 });
+    const home = path.join(dir, `rec-${p}`);
+    fs.mkdirSync(home);
+    const calls = path.join(home, 'curl.calls');
+    const child = spawn('/usr/bin/busybox', ['sh', AGENT], {
+      env: {
+        PATH: rec, CURL_CALLS: calls, KUBERNETES_SERVICE_HOST: host, KUBERNETES_SERVICE_PORT: p, SA_DIR: path.join(home, 'sa'),
+        STATE_DIR: path.join(home, 'state'), IP_STATE: path.join(home, 'link'), IP_CALLS: path.join(home, 'ip.calls'),
+        POD_NAME: 'gw-a-0', PEER_POD: 'gw-b-0', NAMESPACE: 'vpn', LEASE: 'gw', PERIOD: '1',
+      },
+      stdio: 'ignore',
+    });
+    agents.push(child);
+    expect(until(() => fs.readFileSync(calls, 'utf8').includes('/leases/gw'), 10)).not.toBeNaN();
+    const apiCalls = fs.readFileSync(calls, 'utf8').split('\n').filter((l) => l.includes('/apis/') || l.includes('/api/v1/'));
+    expect(apiCalls.length).toBeGreaterThan(0);
+    for (const c of apiCalls) expect(c.split(' ').at(-1)!.startsWith(url)).toBe(true);
+  });
+
   it('two healthy pods: exactly one holds the role, the other stays fenced, the name never resolves to two', () => {
     startApi();
     const a = startAgent('gw-a-0', 'gw-b-0');

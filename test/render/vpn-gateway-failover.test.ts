@@ -1,3 +1,4 @@
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -91,6 +92,34 @@ describe('VpnGateway standby: the plan', () => {
     for (const s of sts) expect(s.spec.template.spec.serviceAccountName).toBe('vpn-gateway-failover');
     const pdb = objs.find((o) => o.kind === 'PodDisruptionBudget')!;
     expect(pdb.spec.minAvailable).toBe(1);
+  });
+
+  it('the emitted agent, run as its container runs it, calls the API at the kubelet\'s KUBERNETES_SERVICE_HOST:PORT (gluetun owns resolv.conf)', () => {
+    const agent = sts[0].spec.template.spec.containers.find((c: { name: string }) => c.name === 'failover-agent');
+    expect(agent.env.map((e: { name: string }) => e.name)).not.toContain('API_URL');
+    if (spawnSync('busybox', ['true']).status !== 0) return;
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'vgf-emitted-'));
+    const bin = path.join(d, 'bin');
+    fs.mkdirSync(bin);
+    for (const a of ['sh', 'cat', 'cut', 'sed', 'head', 'date', 'mkdir', 'mv', 'sleep', 'printf', 'echo', 'rm', 'kill', 'ip']) fs.symlinkSync('/usr/bin/busybox', path.join(bin, a));
+    // curl: records its arguments, answers as for an unreachable server.
+    fs.writeFileSync(path.join(bin, 'curl'), '#!/bin/sh\necho "$*" >>"$CURL_CALLS"\nprintf 000\nexit 7\n', { mode: 0o755 });
+    const env: Record<string, string> = Object.fromEntries(agent.env.filter((e: { value?: string }) => e.value !== undefined).map((e: { name: string; value: string }) => [e.name, e.value]));
+    const calls = path.join(d, 'curl.calls');
+    const child = spawn('/usr/bin/busybox', ['sh', ...agent.command.slice(1)], {
+      env: { ...env, PATH: bin, POD_NAME: 'vpn-gateway-a-0', STATE_DIR: path.join(d, 'state'), CURL_CALLS: calls, KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' },
+      stdio: 'ignore',
+    });
+    try {
+      const t0 = Date.now();
+      while (!(fs.existsSync(calls) && fs.readFileSync(calls, 'utf8').includes('/leases/')) && Date.now() - t0 < 10_000) spawnSync('sleep', ['0.1']);
+      const api = fs.readFileSync(calls, 'utf8').split('\n').filter((l) => l.includes('/api'));
+      expect(api.length).toBeGreaterThan(0);
+      for (const l of api) expect(l.split(' ').at(-1)).toMatch(/^https:\/\/10\.96\.0\.1:443\/api/);
+    } finally {
+      child.kill('SIGKILL');
+      fs.rmSync(d, { recursive: true, force: true });
+    }
   });
 
   it('control: without standby, one Deployment and nothing of the failover', () => {

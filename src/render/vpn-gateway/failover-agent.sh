@@ -13,7 +13,12 @@
 #     fences itself (a watchdog beside the loop, so a slow API call cannot delay it) RENEW_MARGIN seconds before the
 #     Lease can expire for the standby.
 set -u
-API_URL=${API_URL:-https://kubernetes.default.svc}
+# The API by the address the kubelet puts in every container's environment, as client-go's InClusterConfig does, never by
+# name: gluetun (DNS_SERVER=off) rewrites the pod's shared /etc/resolv.conf to its own upstream (internal/dns/run.go,
+# internal/dns/plaintext.go at v3.41.1), where kubernetes.default.svc does not resolve.
+api_host=${KUBERNETES_SERVICE_HOST:-}
+case $api_host in *:*) api_host="[$api_host]" ;; esac
+API_URL=${API_URL:-https://$api_host:${KUBERNETES_SERVICE_PORT:-443}}
 SA_DIR=${SA_DIR:-/var/run/secrets/kubernetes.io/serviceaccount}
 HEALTH_URL=${HEALTH_URL:-http://127.0.0.1:9999/}
 PERIOD=${PERIOD:-2}
