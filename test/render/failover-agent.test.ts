@@ -195,6 +195,25 @@ maybe('the failover agent', () => {
     expect(activeSets().every((s) => s.length <= 1)).toBe(true);
   });
 
+  it('the holder re-asserts its own label on every renewal: removed by hand (kubectl label), it is back within a period', () => {
+    startApi();
+    const a = startAgent('gw-a-0', 'gw-b-0');
+    a.healthy(true);
+    expect(until(() => holderChanges().at(-1)?.to === 'gw-a-0' && JSON.stringify(activeSets().at(-1)) === '["gw-a-0"]', 10)).not.toBeNaN();
+    // `kubectl label pod gw-a-0 tunnelwright.io/role-`: a merge patch with null, as kubectl sends it.
+    const unlabel = () => spawnSync('curl', ['-s', '-X', 'PATCH', '-H', `Authorization: Bearer ${TOKEN}`, '-H', 'Content-Type: application/merge-patch+json',
+      '--data-binary', '{"metadata":{"labels":{"tunnelwright.io/role":null}}}', `http://127.0.0.1:${port}/api/v1/namespaces/vpn/pods/gw-a-0`]);
+    for (let i = 0; i < 2; i += 1) {
+      unlabel();
+      const removed = until(() => JSON.stringify(activeSets().at(-1)) === '[]', 5);
+      expect(removed).not.toBeNaN();
+      // PERIOD 1 s: back at the next renewal (a period, plus the renewal's own calls on a loaded machine).
+      expect(until(() => JSON.stringify(activeSets().at(-1)) === '["gw-a-0"]', 3)).toBeLessThan(2.5);
+    }
+    expect(holderChanges()).toHaveLength(1); // the Lease never moved
+    expect(a.link()).toBe('up');
+  });
+
   it('a write on a stale resourceVersion gets 409: the agent reads again and fences instead of overwriting', () => {
     startApi();
     const a = startAgent('gw-a-0', 'gw-b-0');

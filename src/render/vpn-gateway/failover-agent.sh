@@ -148,8 +148,11 @@ while :; do
             # Taken over from an earlier run of this agent (a restarted container): the role is ours again.
             if [ -n "${PEER_POD:-}" ]; then label_pod "$PEER_POD" standby || true; fi
             label_pod "$POD_NAME" active && { set_role active; ip link set "$FENCE_LINK" up; log "holds the role (renewed)"; }
-          elif [ -n "${PEER_POD:-}" ]; then
-            label_pod "$PEER_POD" standby || true
+          else
+            # Every renewal re-asserts both labels: a thawed peer that still thinks it holds, or a hand-run
+            # `kubectl label`, never leaves the Service without endpoints (or with two) for longer than a period.
+            if [ -n "${PEER_POD:-}" ]; then label_pod "$PEER_POD" standby || true; fi
+            label_pod "$POD_NAME" active || true
           fi
         fi
       fi
