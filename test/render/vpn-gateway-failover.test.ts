@@ -122,6 +122,23 @@ describe('VpnGateway standby: the plan', () => {
     }
   });
 
+  it('the ServiceAccount token reaches the failover agent only: no automount, one projected token mounted by no other container', () => {
+    type C = { name: string; volumeMounts?: { name: string; mountPath: string }[]; env?: { name: string; value?: string }[] };
+    for (const s of sts) {
+      const pod = s.spec.template.spec;
+      expect(pod.automountServiceAccountToken).toBe(false);
+      const tokenVolumes = pod.volumes.filter((v: { projected?: { sources: { serviceAccountToken?: unknown }[] } }) => v.projected?.sources.some((x) => x.serviceAccountToken)).map((v: { name: string }) => v.name);
+      expect(tokenVolumes).toHaveLength(1);
+      const all: C[] = [...(pod.initContainers ?? []), ...pod.containers];
+      const mounting = all.filter((c) => (c.volumeMounts ?? []).some((m) => tokenVolumes.includes(m.name) || m.mountPath.startsWith('/var/run/secrets/kubernetes.io')));
+      expect(mounting.map((c) => c.name)).toEqual(['failover-agent']);
+      // The agent reads its token where the volume is mounted.
+      const agent = mounting[0];
+      const at = agent.volumeMounts!.find((m) => m.name === tokenVolumes[0])!.mountPath;
+      expect(agent.env!.find((e) => e.name === 'SA_DIR')!.value).toBe(at);
+    }
+  });
+
   it('control: without standby, one Deployment and nothing of the failover', () => {
     const plain = objects(nordvpnGateway());
     expect(plain.filter((o) => ['Deployment', 'StatefulSet', 'Lease', 'Role', 'PodDisruptionBudget'].includes(o.kind)).map((o) => o.kind)).toEqual(['Deployment']);

@@ -30,6 +30,7 @@ function agentContainer(f: VpnGatewaySpec, sb: StandbySpec, peer: string): ICont
       { name: 'NAMESPACE', value: f.namespace },
       { name: 'LEASE', value: f.name },
       { name: 'ROLE_LABEL', value: ROLE_LABEL },
+      { name: 'SA_DIR', value: FAILOVER_TOKEN_DIR },
       { name: 'PERIOD', value: String(FAILOVER_PERIOD_SECONDS) },
       { name: 'LEASE_SECONDS', value: String(sb.leaseSeconds) },
       { name: 'ACQUIRE_AFTER', value: String(sb.acquireAfter) },
@@ -38,9 +39,29 @@ function agentContainer(f: VpnGatewaySpec, sb: StandbySpec, peer: string): ICont
     // Root with NET_ADMIN only: it takes the pod's vxlan0 down and up (curlimages/curl runs as uid 100 by default).
     securityContext: { runAsUser: 0, runAsNonRoot: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['NET_ADMIN'] } },
     resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
-    volumeMounts: [{ name: 'failover-state', mountPath: '/run/failover' }],
+    volumeMounts: [{ name: 'failover-state', mountPath: '/run/failover' }, { name: FAILOVER_TOKEN_VOLUME, mountPath: FAILOVER_TOKEN_DIR, readOnly: true }],
   };
 }
+
+/** The ServiceAccount token's volume, mounted into the failover agent only. */
+export const FAILOVER_TOKEN_VOLUME = 'failover-token';
+const FAILOVER_TOKEN_DIR = '/var/run/secrets/tunnelwright.io/failover';
+
+/**
+ * The token the kubelet would mount into every container (automountServiceAccountToken), mounted into the agent only:
+ * the Role's patch on the two pods must not be usable by gluetun, the sidecar or a compromised tool in the pod. The same
+ * three sources as the kubelet's own projected volume (token, the cluster's CA, the namespace), and the kubelet rotates it.
+ */
+const tokenVolume = {
+  name: FAILOVER_TOKEN_VOLUME,
+  projected: {
+    sources: [
+      { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
+      { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+      { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
+    ],
+  },
+};
 
 /** The standby member's pod spec: its own key (and addresses) in place of the active member's. */
 function standbyKeys(spec: IPodSpec, sb: StandbySpec): IPodSpec {
@@ -92,9 +113,11 @@ export function withStandby(f: VpnGatewaySpec, objects: KubeObject[]): KubeObjec
         const spec: IPodSpec = {
           ...base,
           serviceAccountName: sa,
+          // No token in every container: only the agent mounts one (tokenVolume).
+          automountServiceAccountToken: false,
           affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: f.podLabels }, topologyKey: 'kubernetes.io/hostname' }] } },
           containers: [...base.containers, agentContainer(f, sb, peer)],
-          volumes: [...(base.volumes ?? []), { name: 'failover-state', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }],
+          volumes: [...(base.volumes ?? []), { name: 'failover-state', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }, tokenVolume],
         };
         const labels = { ...template.metadata!.labels, [MEMBER_LABEL]: m.member };
         const sts: IStatefulSet = {
