@@ -139,6 +139,11 @@ describe('VpnGateway standby: the plan', () => {
     }
   });
 
+  it('a change never replaces both members at once: -a rolls, -b only when its pod is deleted', () => {
+    const strategy = Object.fromEntries(sts.map((s) => [s.metadata.name, s.spec.updateStrategy?.type ?? 'RollingUpdate']));
+    expect(strategy).toEqual({ 'vpn-gateway-a': 'RollingUpdate', 'vpn-gateway-b': 'OnDelete' });
+  });
+
   it('control: without standby, one Deployment and nothing of the failover', () => {
     const plain = objects(nordvpnGateway());
     expect(plain.filter((o) => ['Deployment', 'StatefulSet', 'Lease', 'Role', 'PodDisruptionBudget'].includes(o.kind)).map((o) => o.kind)).toEqual(['Deployment']);

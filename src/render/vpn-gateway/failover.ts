@@ -129,6 +129,10 @@ export function withStandby(f: VpnGatewaySpec, objects: KubeObject[]): KubeObjec
             serviceName: f.name,
             selector: { matchLabels: { ...f.podLabels, [MEMBER_LABEL]: m.member } },
             template: { metadata: { ...template.metadata, labels }, spec },
+            // Both members carry the same config hash: with the default RollingUpdate a change would replace both pods
+            // at once (the PodDisruptionBudget guards evictions only). `-b` is replaced when its pod is deleted, after
+            // `-a` is ready again (docs/vpn-gateway.md, "Rolling a change").
+            ...(m.member === 'b' ? { updateStrategy: { type: 'OnDelete' } } : {}),
           },
         };
         out.push(sts as unknown as KubeObject);
