@@ -43,6 +43,14 @@ export interface EgressSteeringFailover<T = unknown> {
 
 export const FAILOVER_DEFAULTS = { leaseDurationSeconds: 15, checkIntervalSeconds: 2, healthyChecks: 3, unhealthyChecks: 3, handshakeMaxAgeSeconds: 180, leaseNamespace: 'kube-system' } as const;
 
+/**
+ * The agent's kubectl --request-timeout, and the most API calls one of its loops makes (read the Lease, remove the
+ * others' labels from Node and CiliumNode, label its own Node and CiliumNode, renew): a holder renews at the latest
+ * interval + calls × timeout after its previous renewal, which must be shorter than the lease.
+ */
+export const FAILOVER_REQUEST_TIMEOUT_SECONDS = 2;
+export const FAILOVER_CALLS_PER_LOOP = 6;
+
 /** The node label the policy selects with failover: `egress-active.tunnelwright.dev/<policy name>=true`. */
 export function activeLabel(name: string): string {
   return `egress-active.tunnelwright.dev/${name}`;
@@ -113,7 +121,9 @@ export function checkFailover(input: Record<string, unknown>, problems: Problem[
   if (typeof fo.leaseNamespace === 'string' && !isDnsLabel(fo.leaseNamespace)) push('failover.leaseNamespace', 'namespace', `expected a namespace name, ${received(fo.leaseNamespace)}`);
   const interval = typeof fo.checkIntervalSeconds === 'number' ? fo.checkIntervalSeconds : FAILOVER_DEFAULTS.checkIntervalSeconds;
   const duration = typeof fo.leaseDurationSeconds === 'number' ? fo.leaseDurationSeconds : FAILOVER_DEFAULTS.leaseDurationSeconds;
+  const slowest = interval + FAILOVER_CALLS_PER_LOOP * FAILOVER_REQUEST_TIMEOUT_SECONDS;
   if (duration < 3 * interval) push('failover.leaseDurationSeconds', 'lease-duration', `expected at least 3 check intervals (${3 * interval} s), ${received(duration)}: a holder that misses one renewal would lose the role to a standby`);
+  else if (duration <= slowest) push('failover.leaseDurationSeconds', 'lease-duration', `expected more than ${slowest} s (checkIntervalSeconds ${interval} + ${FAILOVER_CALLS_PER_LOOP} API calls per check × their ${FAILOVER_REQUEST_TIMEOUT_SECONDS} s timeout), ${received(duration)}: a holder whose API calls are slow would lose the Lease between two renewals while its label writes are still landing. Give leaseDurationSeconds ${slowest + 1} or more, or a shorter checkIntervalSeconds`);
   const kind = isRecord(input.tunnel) ? input.tunnel.type : undefined;
   if (fo.probeUrl === undefined && kind !== 'wireguard') {
     warnings.push({ path: 'failover.probeUrl', code: 'failover-probe', message: `without probeUrl the agent sees only the interface${kind === 'openvpn' ? ', which OpenVPN keeps up for up to 60 s (ping-restart) after its server went silent' : ''}: a tunnel whose far end stopped answering keeps the role; give a URL that answers through the tunnel` });

@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC2154 # the settings block: NODE, OTHERS, IFACE, TUNNEL, LEASE, LEASE_NAMESPACE, LEASE_DURATION, INTERVAL, HEALTHY_CHECKS, UNHEALTHY_CHECKS, HANDSHAKE_MAX_AGE, PROBE_URL, LABEL, TEXTFILE, POLICY (and KUBECONFIG_FILE)
+# shellcheck disable=SC2154 # the settings block: NODE, OTHERS, IFACE, TUNNEL, LEASE, LEASE_NAMESPACE, LEASE_DURATION, INTERVAL, HEALTHY_CHECKS, UNHEALTHY_CHECKS, HANDSHAKE_MAX_AGE, PROBE_URL, LABEL, TEXTFILE, POLICY, REQUEST_TIMEOUT (and KUBECONFIG_FILE)
 # tunnelwright egress failover agent, one per candidate gateway node (a systemd service). It holds the policy's
 # coordination.k8s.io/v1 Lease only while this node's tunnel is healthy, and labels this node's Node and CiliumNode
 # <LABEL>=true while it holds it; the CiliumEgressGatewayPolicy selects that label. Rules:
@@ -13,6 +13,9 @@
 #   old holder is frozen or cut off from the API, and two labelled nodes never coexist by its doing (Cilium would take
 #   the first by name). The gap between is Cilium's drop when no node matches: closed.
 # - a node that does not hold the Lease, or gives it up, removes its own label first.
+# - label writes only while the Lease was renewed less than LEASE_DURATION/2 ago (checked before each write): a late
+#   write never lands after a standby may have taken the Lease. The holder relabels every loop and renews only when
+#   labelling itself succeeded; when it cannot (a candidate removed from RBAC), it fences and releases the Lease.
 set -u
 # @settings
 if [ -z "${KUBECTL:-}" ]; then
@@ -26,8 +29,14 @@ if [ -n "${KUBECONFIG_FILE:-}" ]; then export KUBECONFIG="$KUBECONFIG_FILE"; fi
 
 k() {
   # shellcheck disable=SC2086 # KUBECTL may be two words (k3s kubectl)
-  $KUBECTL --request-timeout=5s "$@"
+  $KUBECTL --request-timeout="${REQUEST_TIMEOUT}s" "$@"
 }
+
+# Centiseconds since boot: every time delta is measured on this clock, which an NTP step does not move.
+up() { read -r u _ < /proc/uptime; echo $((${u%.*} * 100 + 1${u#*.} - 100)); }
+
+# The Lease was renewed (or taken) less than LEASE_DURATION/2 ago: a label write is allowed.
+fresh() { [ $(($(up) - renewed_at)) -lt $((LEASE_DURATION * 50)) ]; }
 
 healthy() {
   ip -o link show dev "$IFACE" 2>/dev/null | grep -q 'state \(UP\|UNKNOWN\)' || return 1
@@ -42,7 +51,16 @@ healthy() {
 }
 
 label_self() {
-  k label node "$NODE" --overwrite "$LABEL=true" >/dev/null && k label ciliumnode "$NODE" --overwrite "$LABEL=true" >/dev/null
+  fresh && k label node "$NODE" --overwrite "$LABEL=true" >/dev/null && fresh && k label ciliumnode "$NODE" --overwrite "$LABEL=true" >/dev/null
+}
+
+unlabel_others() {
+  [ -n "$OTHERS" ] || return 0
+  # shellcheck disable=SC2086 # OTHERS is a list of node names; one call per kind whatever their number
+  fresh && k label node $OTHERS "$LABEL-" >/dev/null 2>&1
+  # shellcheck disable=SC2086
+  fresh && k label ciliumnode $OTHERS "$LABEL-" >/dev/null 2>&1
+  return 0
 }
 
 unlabel() {
@@ -51,8 +69,17 @@ unlabel() {
   k label ciliumnode "$1" "$LABEL-" >/dev/null 2>&1
 }
 
+# Prints the Lease's new resourceVersion.
 patch_lease() {
-  k patch lease "$LEASE" -n "$LEASE_NAMESPACE" --type=merge -p "{\"metadata\":{\"resourceVersion\":\"$1\"},\"spec\":$2}" >/dev/null
+  k patch lease "$LEASE" -n "$LEASE_NAMESPACE" --type=merge -p "{\"metadata\":{\"resourceVersion\":\"$1\"},\"spec\":$2}" -o jsonpath='{.metadata.resourceVersion}'
+}
+
+# Labelling itself failed while holding the Lease at resourceVersion $1: fence, give the Lease up, and count healthy
+# checks again before taking it (a healthy standby goes first).
+release() {
+  unlabel "$NODE"; holding=0; good=0
+  patch_lease "$1" '{"holderIdentity":null}' >/dev/null || true
+  echo "egress-failover: could not label $NODE: released the role" >&2
 }
 
 micro_now() { date -u +%Y-%m-%dT%H:%M:%S.000000Z; }
@@ -70,9 +97,9 @@ metrics() {
 }
 
 # holding=1 at start: the first read settles it, and a label left from before a reboot goes unless the Lease is ours.
-good=0 bad=0 holding=1 seen_rv="" seen_at=0 renewed_at=0 loops=0 transitions=0
+good=0 bad=0 holding=1 seen_rv="" seen_at=0 renewed_at=-100000 transitions=0
 while :; do
-  now=$(date +%s)
+  now=$(up)
   if healthy; then good=$((good + 1)); bad=0; else bad=$((bad + 1)); good=0; fi
   keep=0; [ "$bad" -lt "$UNHEALTHY_CHECKS" ] && keep=1
   if read=$(k get lease "$LEASE" -n "$LEASE_NAMESPACE" -o jsonpath='{.metadata.resourceVersion}{" "}{.spec.holderIdentity}{" "}{.spec.leaseTransitions}'); then
@@ -80,35 +107,42 @@ while :; do
     [ -n "$transitions" ] || transitions=0
     if [ "$rv" != "$seen_rv" ]; then seen_rv=$rv; seen_at=$now; fi
     if [ "$holder" = "$NODE" ] && [ "$keep" = 1 ]; then
-      # Renew. A 409 (someone else wrote it since the read) is settled at the next read.
-      if patch_lease "$rv" "{\"renewTime\":\"$(micro_now)\"}"; then
-        renewed_at=$now; seen_rv=""
-        if [ "$holding" = 0 ] || [ $((loops % 5)) = 0 ]; then
-          for other in $OTHERS; do unlabel "$other"; done
-          label_self
+      if fresh; then
+        # Relabel every loop (the others' labels off first), and renew only when this node carries the label.
+        unlabel_others
+        if label_self; then
+          t=$(up)
+          if patch_lease "$rv" "{\"renewTime\":\"$(micro_now)\"}" >/dev/null; then renewed_at=$t; seen_rv=""; holding=1; fi
+        elif fresh; then
+          release "$rv"
         fi
-        holding=1
+      else
+        # The last renewal is too old to write labels under: renew first (a 409 is settled at the next read).
+        t=$(up)
+        if patch_lease "$rv" "{\"renewTime\":\"$(micro_now)\"}" >/dev/null; then renewed_at=$t; seen_rv=""; fi
       fi
     elif [ "$holder" = "$NODE" ]; then
       # Unhealthy for UNHEALTHY_CHECKS checks: fence (own label off) first, then give the Lease up so a healthy
       # standby takes it at once instead of after LEASE_DURATION.
       unlabel "$NODE"; holding=0
-      patch_lease "$rv" '{"holderIdentity":null}' || true
+      patch_lease "$rv" '{"holderIdentity":null}' >/dev/null || true
       echo "egress-failover: $IFACE unhealthy for $bad checks: gave up the role" >&2
-    elif [ "$good" -ge "$HEALTHY_CHECKS" ] && { [ -z "$holder" ] || [ $((now - seen_at)) -ge "$LEASE_DURATION" ]; }; then
+    elif [ "$good" -ge "$HEALTHY_CHECKS" ] && { [ -z "$holder" ] || [ $((now - seen_at)) -ge $((LEASE_DURATION * 100)) ]; }; then
       [ "$holding" = 0 ] || unlabel "$NODE"
       holding=0
-      t=$(micro_now)
-      if patch_lease "$rv" "{\"holderIdentity\":\"$NODE\",\"leaseDurationSeconds\":$LEASE_DURATION,\"acquireTime\":\"$t\",\"renewTime\":\"$t\",\"leaseTransitions\":$((transitions + 1))}"; then
-        renewed_at=$now; seen_rv=""
-        for other in $OTHERS; do unlabel "$other"; done
-        if label_self; then holding=1; echo "egress-failover: took the role from ${holder:-nobody}" >&2; fi
+      t=$(up); m=$(micro_now)
+      if nrv=$(patch_lease "$rv" "{\"holderIdentity\":\"$NODE\",\"leaseDurationSeconds\":$LEASE_DURATION,\"acquireTime\":\"$m\",\"renewTime\":\"$m\",\"leaseTransitions\":$((transitions + 1))}"); then
+        renewed_at=$t; seen_rv=""
+        unlabel_others
+        if label_self; then holding=1; echo "egress-failover: took the role from ${holder:-nobody}" >&2
+        elif fresh; then release "$nrv"
+        fi
       fi
     elif [ "$holding" = 1 ]; then
       unlabel "$NODE"; holding=0
       echo "egress-failover: ${holder:-nobody} holds the role now" >&2
     fi
-  elif [ "$holding" = 1 ] && [ $((now - renewed_at)) -ge "$LEASE_DURATION" ]; then
+  elif [ "$holding" = 1 ] && [ $((now - renewed_at)) -ge $((LEASE_DURATION * 100)) ]; then
     # Cut off from the API for a whole lease: another candidate may hold it now. The label cannot be removed from
     # here; the new holder removes it.
     holding=0
@@ -117,6 +151,5 @@ while :; do
   fi
   [ "$good" -gt 0 ] && h=1 || h=0
   metrics "$h" "$holding"
-  loops=$((loops + 1))
   sleep "$INTERVAL"
 done

@@ -1,6 +1,6 @@
 import type { Role as IRole, RoleBinding as IRoleBinding } from 'kubernetes-types/rbac/v1';
 import { asset, withSettings } from '../assets';
-import { activeLabel, EgressSteeringFailover, FAILOVER_DEFAULTS } from '../model/egress-steering-failover';
+import { activeLabel, EgressSteeringFailover, FAILOVER_DEFAULTS, FAILOVER_REQUEST_TIMEOUT_SECONDS } from '../model/egress-steering-failover';
 import { HostPlan, KubeObject } from '../types';
 
 /*
@@ -104,6 +104,7 @@ export function renderFailoverAgent(p: FailoverInput, name: string, iface: strin
     LABEL: activeLabel(name),
     TEXTFILE: textfileDirectory ? `${textfileDirectory}/${FAILOVER_METRICS_FILE}` : '',
     POLICY: name,
+    REQUEST_TIMEOUT: String(FAILOVER_REQUEST_TIMEOUT_SECONDS),
     ...(kubeconfig ? { KUBECONFIG_FILE: kubeconfig } : {}),
   });
 }

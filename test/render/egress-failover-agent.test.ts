@@ -39,7 +39,7 @@ interface Lab {
   api: ChildProcess;
   agents: Map<string, ChildProcess>;
   tools: (node: string) => string;
-  start(node: string, script?: string): void;
+  start(node: string, script?: string, env?: Record<string, string>): void;
   /** Nodes whose CiliumNode (and Node) carry the active label. */
   labelled(kind?: 'nodes' | 'ciliumnodes'): string[];
   /** The gateway Cilium picks: the first labelled CiliumNode by name, or 'drop'. */
@@ -86,13 +86,13 @@ async function startLab(): Promise<Lab> {
   const labelled = (kind: 'nodes' | 'ciliumnodes' = 'ciliumnodes') => NODES.filter((n) => objects()[`${kind}//${n}`]?.metadata.labels?.[LABEL] === 'true');
   return {
     dir, api, agents, tools, labelled,
-    start(node, script = agentScript(node)) {
+    start(node, script = agentScript(node), env = {}) {
       const file = path.join(dir, `agent-${node}.sh`);
       fs.writeFileSync(file, script, { mode: 0o755 });
       const log = fs.openSync(path.join(dir, `agent-${node}.log`), 'a');
       agents.set(node, spawn('sh', [file], {
         detached: true, stdio: ['ignore', 'ignore', log],
-        env: { ...process.env, PATH: `${tools(node)}:${process.env.PATH}`, HOME: dir, KUBECONFIG: path.join(dir, 'kubeconfig'), KUBECTL: '' },
+        env: { ...process.env, PATH: `${tools(node)}:${process.env.PATH}`, HOME: dir, KUBECONFIG: path.join(dir, 'kubeconfig'), KUBECTL: '', ...env },
       }));
     },
     cilium: () => [...labelled()].sort()[0] ?? 'drop',
@@ -206,5 +206,52 @@ maybe('the egress failover agent (real kubectl, API stand-in)', () => {
       if (lab.holder() !== before) moved++;
     }
     expect(moved).toBe(moves);
+  });
+
+  /**
+   * A kubectl in front of the real one, in a candidate's tool directory: it refuses to label that node (as the API
+   * server answers once RBAC's resourceNames no longer name it: a candidate removed from standbys), and while the file
+   * `slow` exists it waits 1.5 s before every label write (an API server answering slowly).
+   */
+  function wrapKubectl(node: string): Record<string, string> {
+    const file = path.join(lab.tools(node), 'kubectl-wrapped');
+    fs.writeFileSync(file, `#!/bin/sh
+d=$(dirname "$0")
+case " $* " in
+  *" label "*)
+    [ -e "$d/slow" ] && sleep 1.5
+    case " $* " in *" ${node} --overwrite "*) [ -e "$d/forbid" ] && { echo 'Error from server (Forbidden): nodes "${node}" is forbidden: User "system:serviceaccount:kube-system:vpn-egress-resteer" cannot patch resource "nodes" in API group "" at the cluster scope' >&2; exit 1; } ;; esac ;;
+esac
+exec ${kubectl} "$@"
+`, { mode: 0o755 });
+    return { KUBECTL: file };
+  }
+
+  it.each([
+    ['a holder that may no longer label itself releases the Lease, and the healthy standby takes and labels', true],
+    ['control: the same holder allowed to label keeps it', false],
+  ])('%s', async (_what, forbid) => {
+    const env = wrapKubectl('gw-1');
+    if (forbid) fs.writeFileSync(path.join(lab.tools('gw-1'), 'forbid'), '');
+    // gw-1 takes the Lease first (gw-2 starts 1 s later and needs its healthy checks).
+    lab.start('gw-1', agentScript('gw-1'), env);
+    expect(await until(() => lab.holder() === 'gw-1', 30)).not.toBeNaN();
+    lab.start('gw-2');
+    expect(await until(() => lab.cilium() !== 'drop' && lab.labelled().length === 1, 30)).not.toBeNaN();
+    await sleep(3000);
+    expect([lab.holder(), lab.cilium(), lab.labelled('nodes').join()]).toEqual(forbid ? ['gw-2', 'gw-2', 'gw-2'] : ['gw-1', 'gw-1', 'gw-1']);
+  });
+
+  it('a holder whose label writes are slow never lands one after the standby took the Lease: never two labelled CiliumNodes', async () => {
+    const env = wrapKubectl('gw-1');
+    lab.start('gw-1', agentScript('gw-1'), env);
+    expect(await until(() => lab.cilium() === 'gw-1', 30)).not.toBeNaN();
+    lab.start('gw-2');
+    await sleep(2000);
+    fs.writeFileSync(path.join(lab.tools('gw-1'), 'slow'), '');
+    const samples: string[][] = [];
+    await until(() => false, 15, () => samples.push(lab.labelled()));
+    expect(samples.filter((s) => s.length > 1)).toEqual([]);
+    expect(lab.labelled().length).toBeLessThanOrEqual(1);
   });
 });
