@@ -153,6 +153,15 @@ export function failoverAlertGroup(p: FailoverInput, name: string, ksmLabel: str
         annotations: annotations('VPNEgressTwoHolders', `more than one node carries the ${name} active label`, 'Cilium takes the first of them by name, whatever its tunnel\'s health. The holder of the Lease removes the others\' labels every few checks: this lasting means its agent cannot.'),
       },
       {
+        alert: 'VPNEgressNoActiveLabel',
+        // kube-state-metrics reports nodes, none with the active label: Cilium drops every vpn-class connection. The
+        // rule exists exactly as long as the policy (both are emitted by this EgressSteering).
+        expr: `absent(${holders}) and on() (count(kube_node_labels) > 0)`,
+        for: '2m',
+        labels: { severity: 'critical' },
+        annotations: annotations('VPNEgressNoActiveLabel', `no node carries the ${name} active label`, 'The policy selects no gateway: Cilium drops every steered connection (closed). Either no candidate holds the Lease, or the holder cannot label itself.'),
+      },
+      {
         alert: 'VPNEgressNoHealthyStandby',
         expr: `(count(tunnelwright_egress_failover_healthy{policy="${name}"} == 1) or on() vector(0)) < 2`,
         for: '5m',
@@ -180,6 +189,11 @@ const FAILOVER_RUNBOOKS: Record<string, (name: string, nodes: string[], ns: stri
     `1. kubectl get node,ciliumnode -L ${activeLabel(name)}: which nodes carry it.`,
     `2. systemctl status ${FAILOVER_AGENT_SERVICE} on the Lease holder; its kubectl errors (RBAC: nodes and ciliumnodes ${nodes.join(', ')}, verb patch).`,
     `3. Remove the label from every node but the Lease holder: kubectl label node,ciliumnode <node> ${activeLabel(name)}-.`,
+  ].join('\n'),
+  VPNEgressNoActiveLabel: (name, nodes, ns) => [
+    `1. kubectl get lease -n ${ns} ${failoverLeaseName(name)} -o yaml: the holder; kubectl get node,ciliumnode -L ${activeLabel(name)}.`,
+    `2. journalctl -u ${FAILOVER_AGENT_SERVICE} on ${nodes.join(', ')}: "could not label" (RBAC no longer names that node: a candidate removed from standbys whose agent still runs), or every tunnel unhealthy.`,
+    `3. Decommission a candidate: remove it from standbys and apply, then on that node: systemctl disable --now ${FAILOVER_AGENT_SERVICE} and rm ${FAILOVER_AGENT_PATH} (if it held the Lease, a healthy standby takes it after leaseDurationSeconds).`,
   ].join('\n'),
   VPNEgressNoHealthyStandby: (_name, nodes) => [
     `1. On ${nodes.join(', ')}: the tunnel (wg show, or systemctl status tunnelwright-openvpn.service) and journalctl -u ${FAILOVER_AGENT_SERVICE}.`,

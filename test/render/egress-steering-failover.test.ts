@@ -1,4 +1,6 @@
 import { planEgressSteering } from '../../src';
+import { firing, perMinute } from '../helpers/promtool';
+import { describeWithTools } from '../system/tools';
 import { FAILOVER_AGENT_PATH, FAILOVER_AGENT_SERVICE } from '../../src/render/egress-steering-failover';
 import { failoverSteering, wireguardSteering } from '../helpers/fixtures';
 
@@ -42,9 +44,22 @@ describe('planEgressSteering with failover', () => {
     const rule = p.objects.find((o) => o.kind === 'PrometheusRule')!;
     const groups = (rule.spec as { groups: { name: string; rules: { alert: string; annotations: { runbook: string } }[] }[] }).groups;
     expect(groups.map((g) => g.name)).toEqual(['tunnelwright-vpn-egress', 'tunnelwright-vpn-egress-failover']);
-    expect(groups[1].rules.map((r) => r.alert)).toEqual(['VPNEgressRoleMoved', 'VPNEgressTwoHolders', 'VPNEgressNoHealthyStandby', 'VPNEgressLeaseNotRenewed']);
+    expect(groups[1].rules.map((r) => r.alert)).toEqual(['VPNEgressRoleMoved', 'VPNEgressTwoHolders', 'VPNEgressNoActiveLabel', 'VPNEgressNoHealthyStandby', 'VPNEgressLeaseNotRenewed']);
     for (const r of groups[1].rules) expect(r.annotations.runbook).toMatch(/^1\. /);
     expect((p.values.kubeStateMetrics as { metricLabelsAllowlist: string[] }).metricLabelsAllowlist).toEqual(['nodes=[tunnelwright.dev/egress-uplink,egress-active.tunnelwright.dev/vpn-egress]']);
     expect(p.hosts[1].files.find((f) => f.path === FAILOVER_AGENT_PATH)!.content).toContain("TEXTFILE='/var/lib/node_exporter/textfile_collector/tunnelwright_egress_failover.prom'");
+  });
+});
+
+describeWithTools('the failover alerts under promtool', ['promtool'], () => {
+  const groups = (plan({ monitoring: {} }).objects.find((o) => o.kind === 'PrometheusRule')!.spec as { groups: unknown[] }).groups;
+  // kube-state-metrics' series, labels as its metricLabelsAllowlist exports them; gw-2 is the control node.
+  const labels = (node: string, active?: string) => ({ series: `kube_node_labels{job="kube-state-metrics", node="${node}"${active ? `, label_egress_active_tunnelwright_dev_vpn_egress="${active}"` : ''}}`, values: perMinute(Array(10).fill(1)) });
+  it.each([
+    ['no node carries the active label (both nodes reported)', [labels('gw-1'), labels('gw-2')], [[2, 9]]],
+    ['control: gw-2 carries it', [labels('gw-1'), labels('gw-2', 'true')], []],
+    ['control: kube-state-metrics reports no node at all (its own alerts cover that)', [{ series: 'up{job="prometheus"}', values: perMinute(Array(10).fill(1)) }], []],
+  ])('VPNEgressNoActiveLabel: %s', (_what, series, expected) => {
+    expect(firing(groups, series, ['VPNEgressNoActiveLabel'], 10).VPNEgressNoActiveLabel).toEqual(expected);
   });
 });
