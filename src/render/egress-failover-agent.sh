@@ -42,7 +42,14 @@ healthy() {
   ip -o link show dev "$IFACE" 2>/dev/null | grep -q 'state \(UP\|UNKNOWN\)' || return 1
   if [ "$TUNNEL" = wireguard ]; then
     latest=$(wg show "$IFACE" latest-handshakes 2>/dev/null | awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }')
-    [ -n "$latest" ] && [ "$latest" -gt 0 ] && [ $(($(date +%s) - latest)) -le "$HANDSHAKE_MAX_AGE" ] || return 1
+    [ -n "$latest" ] && [ "$latest" -gt 0 ] || return 1
+    # wg reports wall-clock seconds, which an NTP step moves: the handshake's age is counted on the boot clock from
+    # the check that first saw its value (only the first value seen after start is aged by the wall clock once).
+    if [ "$latest" != "$hs_seen" ]; then
+      if [ -z "$hs_seen" ]; then age=$(($(date +%s) - latest)); [ "$age" -ge 0 ] || age=0; hs_at=$((now - age * 100)); else hs_at=$now; fi
+      hs_seen=$latest
+    fi
+    [ $((now - hs_at)) -le $((HANDSHAKE_MAX_AGE * 100)) ] || return 1
   fi
   if [ -n "$PROBE_URL" ]; then
     curl -fsS --interface "$IFACE" --max-time 3 -o /dev/null "$PROBE_URL" 2>/dev/null || return 1
@@ -97,7 +104,7 @@ metrics() {
 }
 
 # holding=1 at start: the first read settles it, and a label left from before a reboot goes unless the Lease is ours.
-good=0 bad=0 holding=1 seen_rv="" seen_at=0 renewed_at=-100000 transitions=0
+good=0 bad=0 holding=1 hs_seen="" hs_at=0 seen_rv="" seen_at=0 renewed_at=-100000 transitions=0
 while :; do
   now=$(up)
   if healthy; then good=$((good + 1)); bad=0; else bad=$((bad + 1)); good=0; fi
