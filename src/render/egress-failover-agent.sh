@@ -103,6 +103,20 @@ metrics() {
   } > "$TEXTFILE.$$" && mv "$TEXTFILE.$$" "$TEXTFILE"
 }
 
+# Stopped (systemctl stop, a planned reboot: systemd sends TERM): when this node holds the Lease, fence and release it
+# so a healthy standby takes the role at its next check instead of after LEASE_DURATION. The unit is ordered after
+# the tunnel's, so at shutdown this runs while the tunnel is still up.
+on_stop() {
+  if read=$(k get lease "$LEASE" -n "$LEASE_NAMESPACE" -o jsonpath='{.metadata.resourceVersion}{" "}{.spec.holderIdentity}') && [ "${read#* }" = "$NODE" ]; then
+    unlabel "$NODE"
+    patch_lease "${read%% *}" '{"holderIdentity":null}' >/dev/null && echo "egress-failover: stopping: released the role" >&2
+  elif [ "$holding" = 1 ]; then
+    unlabel "$NODE"
+  fi
+  exit 0
+}
+trap on_stop TERM INT
+
 # holding=1 at start: the first read settles it, and a label left from before a reboot goes unless the Lease is ours.
 good=0 bad=0 holding=1 hs_seen="" hs_at=0 seen_rv="" seen_at=0 renewed_at=-100000 transitions=0
 while :; do
@@ -158,5 +172,6 @@ while :; do
   fi
   [ "$good" -gt 0 ] && h=1 || h=0
   metrics "$h" "$holding"
-  sleep "$INTERVAL"
+  # In the background: a TERM runs on_stop at once, not after the sleep.
+  sleep "$INTERVAL" & wait $!
 done

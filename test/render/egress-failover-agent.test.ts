@@ -282,4 +282,22 @@ exec ${kubectl} "$@"
     expect([...new Set(samples)]).toEqual(['gw-1/gw-1']);
     expect(transitions()).toBe(before);
   });
+
+  it.each([
+    ['TERM to the holder (systemctl stop): it removes its label and releases the Lease, and the standby takes the role within its checks', 'SIGTERM', 6],
+    // Control: killed without a chance to clean up, the Lease stays the dead holder's until its duration runs out.
+    ['control: KILL to the holder: the standby waits for the Lease to expire', 'SIGKILL', NaN],
+  ] as const)('%s', async (_what, signal, within) => {
+    // A 6 s lease: the control's expiry is well past the 2.5 s the released role may take.
+    lab.start('gw-1', agentScript('gw-1', { LEASE_DURATION: '6' }));
+    expect(await until(() => lab.cilium() === 'gw-1', 30)).not.toBeNaN();
+    lab.start('gw-2', agentScript('gw-2', { LEASE_DURATION: '6' }));
+    await sleep(2000);
+    // systemd signals the unit's whole control group: the agent and a sleep or kubectl it runs.
+    process.kill(-lab.agents.get('gw-1')!.pid!, signal);
+    const released = await until(() => lab.holder() !== 'gw-1' && !lab.labelled('nodes').includes('gw-1') && lab.holder() !== undefined, 2.5);
+    if (Number.isNaN(within)) expect(released).toBeNaN();
+    else expect(released).toBeLessThan(2.5);
+    expect(await until(() => lab.holder() === 'gw-2' && lab.cilium() === 'gw-2', 15)).not.toBeNaN();
+  });
 });

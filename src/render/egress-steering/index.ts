@@ -20,7 +20,7 @@ import { steeringValues } from './values';
 import { addFailoverAgent, candidatesOf, failoverObjects } from '../egress-steering-failover';
 import { tunnelSpec } from '../../model/egress-steering-spec';
 import { planSecretSource } from '../../host/secret-source';
-import { RESTEER_NAMESPACE, RESTEER_SERVICE } from './constants';
+import { OPENVPN_UNIT, RESTEER_NAMESPACE, RESTEER_SERVICE } from './constants';
 
 export * from './constants';
 export { KSM_GAP, RECONNECT_LOOP_THRESHOLD, RECONNECT_LOOP_WINDOW, WG_HANDSHAKE_MAX_AGE } from './alerts';
@@ -44,7 +44,11 @@ export function planSteering(s: EgressSteeringSpec): Plan {
   if (s.failover) {
     objects.push(...failoverObjects(s, s.name, `${s.name}-resteer`, RESTEER_NAMESPACE));
     const kubeconfig = s.kubeconfigFrom ? planSecretSource(`${s.name}-kubeconfig`, s.kubeconfigFrom, RESTEER_SERVICE) : undefined;
-    for (const h of hosts) addFailoverAgent(h, s, { name: s.name, iface: s.iface, textfileDirectory: s.monitoring?.textfileDirectory, kubeconfig: kubeconfig?.path, after: kubeconfig ? [kubeconfig.unit] : [] });
+    for (const h of hosts) {
+      // After the tunnel's unit: started once it is, stopped (releasing the role) before it goes down.
+      const tunnel = h.units.map((u) => u.name).filter((n) => n === `wg-quick@${s.iface}.service` || n === OPENVPN_UNIT);
+      addFailoverAgent(h, s, { name: s.name, iface: s.iface, textfileDirectory: s.monitoring?.textfileDirectory, kubeconfig: kubeconfig?.path, after: [...(kubeconfig ? [kubeconfig.unit] : []), ...tunnel] });
+    }
   }
   const host = hosts[0];
   if (s.denyIpv6) objects.push(ipv6DenyPolicy(s));
