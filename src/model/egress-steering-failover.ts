@@ -30,7 +30,13 @@ export interface EgressSteeringFailover<T = unknown> {
   readonly healthyChecks?: number;
   /** Failed checks in a row before the holder gives the role up (a shorter outage does not move it). @default 3 */
   readonly unhealthyChecks?: number;
-  /** WireGuard: the latest handshake must be at most this old (REJECT_AFTER_TIME is 180 s). @default 180 */
+  /**
+   * WireGuard: the latest handshake must be at most this old. A live tunnel rekeys at the first packet it sends after
+   * REKEY_AFTER_TIME (120 s; wireguard-linux send.c keep_key_fresh, run for keepalives too); idle, that packet is the
+   * 25 s persistent keepalive, so a healthy handshake is at most ~125 s old, and 135 s tolerates two lost initiations
+   * (REKEY_TIMEOUT 5 s each). A dead peer is then seen after at most 135 s + unhealthyChecks × checkIntervalSeconds.
+   * @default 135
+   */
   readonly handshakeMaxAgeSeconds?: number;
   /**
    * An http(s) URL fetched through the tunnel (`curl --interface`) at each check: the tunnel is healthy only when it
@@ -41,7 +47,7 @@ export interface EgressSteeringFailover<T = unknown> {
   readonly leaseNamespace?: string;
 }
 
-export const FAILOVER_DEFAULTS = { leaseDurationSeconds: 15, checkIntervalSeconds: 2, healthyChecks: 3, unhealthyChecks: 3, handshakeMaxAgeSeconds: 180, leaseNamespace: 'kube-system' } as const;
+export const FAILOVER_DEFAULTS = { leaseDurationSeconds: 15, checkIntervalSeconds: 2, healthyChecks: 3, unhealthyChecks: 3, handshakeMaxAgeSeconds: 135, leaseNamespace: 'kube-system' } as const;
 
 /**
  * The agent's kubectl --request-timeout, and the most API calls one of its loops makes (read the Lease, remove the

@@ -300,4 +300,16 @@ exec ${kubectl} "$@"
     else expect(released).toBeLessThan(2.5);
     expect(await until(() => lab.holder() === 'gw-2' && lab.cilium() === 'gw-2', 15)).not.toBeNaN();
   });
+
+  it.each([
+    // The tunnel's keepalive is 25 s: a healthy idle tunnel rekeys by ~125 s (REKEY_AFTER_TIME 120 s + one keepalive).
+    ['a handshake 100 s old (healthy): gw-1 takes the role', 100, 'gw-1'],
+    ['a handshake 150 s old (past REKEY_AFTER_TIME, one keepalive and two retries): no candidate takes it', 150, undefined],
+  ])('with the default handshake age limit, %s', async (_what, age, holder) => {
+    for (const node of NODES) fs.writeFileSync(path.join(lab.tools(node), 'handshake'), String(Math.floor(Date.now() / 1000) - age));
+    lab.start('gw-1', agentScript('gw-1', {}));
+    // Within 3 s gw-1 (2 checks of 0.3 s) holds the Lease, or never does.
+    const held = await until(() => lab.holder() === 'gw-1', 3);
+    expect(Number.isNaN(held) ? undefined : 'gw-1').toBe(holder);
+  });
 });
