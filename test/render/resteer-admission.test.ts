@@ -1,7 +1,7 @@
 import { CelInput, run } from '@bufbuild/cel';
 import { planEgressSteering } from '../../src';
 import { RESTEER_ADMISSION_VALIDATIONS } from '../../src/render/egress-steering/rbac';
-import { prodSteering } from '../helpers/fixtures';
+import { failoverSteering, prodSteering } from '../helpers/fixtures';
 
 /**
  * The re-steer credential's admission policy, its CEL run by a CEL evaluator (@bufbuild/cel) as kube-apiserver runs it
@@ -38,12 +38,12 @@ function withVariables(expression: string, variables: { name: string; expression
   return expression.replace(/\bvariables\.([A-Za-z_][A-Za-z0-9_]*)/g, (_m, name: string) => `(${variables.find((x) => x.name === name)!.expression})`);
 }
 
-function evaluate(validations: { expression: string; message: string }[], oldObject: Json, object: Json, username = ACCOUNT): Verdict {
+function evaluate(validations: { expression: string; message: string }[], oldObject: Json, object: Json, username = ACCOUNT, p: typeof spec = spec): Verdict {
   const bindings = { object: cel(object), oldObject: cel(oldObject), request: cel({ userInfo: { username }, operation: 'UPDATE' }) };
-  if (!spec.matchConditions.every((c) => run(c.expression, bindings) === true)) return { admitted: true };
+  if (!p.matchConditions.every((c) => run(c.expression, bindings) === true)) return { admitted: true };
   const messages = validations.filter((v) => {
     try {
-      return run(withVariables(v.expression, spec.variables), bindings) !== true;
+      return run(withVariables(v.expression, p.variables), bindings) !== true;
     } catch {
       return true; // an evaluation error under failurePolicy Fail
     }
@@ -92,6 +92,20 @@ const CASES: Array<[string, () => { [k: string]: Json }, (o: { [k: string]: Json
   ['CiliumNode: the uplink label to a new value', ciliumNode, (o) => { labels(o)[UPLINK] = '10.2.0.9-12'; }, true],
   ['CiliumNode: its addresses changed', ciliumNode, (o) => { (o.spec as { addresses: Json[] }).addresses = [{ type: 'InternalIP', ip: '203.0.113.9' }]; }, false],
   ['CiliumNode: another label and the uplink at once', ciliumNode, (o) => { labels(o)[UPLINK] = '10.2.0.9-12'; labels(o).zone = 'a'; }, false],
+  ['Node: the failover active label (this steering has no failover)', node, (o) => { labels(o)[ACTIVE] = 'true'; }, false],
+];
+
+// With failover the agents, under the same ServiceAccount, move the active label on the candidates (gw-1, gw-2).
+const ACTIVE = 'egress-active.tunnelwright.dev/vpn-egress';
+const failoverSpec = planEgressSteering({ ...failoverSteering(), acknowledge: ['dns-wan', 'policy-delay', 'cilium-devices', 'ignition-packages', 'default-kubeconfig'] }).objects.find((o) => o.kind === 'ValidatingAdmissionPolicy')!.spec as typeof spec;
+const gw = (name: string) => () => changed(node, (o) => { (o.metadata as { name: string }).name = name; });
+const FAILOVER_CASES: Array<[string, () => { [k: string]: Json }, (o: { [k: string]: Json }) => void, boolean]> = [
+  ['gw-2: the active label set true (it took the role)', gw('gw-2'), (o) => { labels(o)[ACTIVE] = 'true'; }, true],
+  ['gw-1: the active label removed (it gave the role up)', () => changed(gw('gw-1'), (o) => { labels(o)[ACTIVE] = 'true'; }), (o) => { delete labels(o)[ACTIVE]; }, true],
+  ['gw-1: the active label with another value', gw('gw-1'), (o) => { labels(o)[ACTIVE] = 'yes'; }, false],
+  ['gw-1: the active label and a taint at once', gw('gw-1'), (o) => { labels(o)[ACTIVE] = 'true'; (o.spec as { taints: Json[] }).taints = []; }, false],
+  ['gw-1: another steering\'s active label', gw('gw-1'), (o) => { labels(o)['egress-active.tunnelwright.dev/other'] = 'true'; }, false],
+  ['prod-gw (no candidate): the active label', node, (o) => { labels(o)[ACTIVE] = 'true'; }, false],
 ];
 
 describe('the re-steer credential\'s admission policy (ValidatingAdmissionPolicy, its CEL evaluated)', () => {
@@ -110,12 +124,17 @@ describe('the re-steer credential\'s admission policy (ValidatingAdmissionPolicy
     expect(verdict.admitted).toBe(admitted);
   });
 
+  it.each(FAILOVER_CASES.map(([what, before, edit, admitted]) => [what, admitted, before, edit] as const))('with failover, %s: admitted %s', (_what, admitted, before, edit) => {
+    expect(evaluate(failoverSpec.validations, before(), changed(before, edit), ACCOUNT, failoverSpec).admitted).toBe(admitted);
+  });
+
   // The control of each refusal: every validation is needed. Without it, a case it exists for is admitted.
   it.each(RESTEER_ADMISSION_VALIDATIONS.map((v) => [v.message]))('without the validation "%s", a refused case is admitted', (message) => {
     const without = spec.validations.filter((v) => v.message !== message);
     expect(without).toHaveLength(spec.validations.length - 1);
-    const nowAdmitted = CASES.filter(([, before, edit, admitted]) => !admitted && evaluate(without, before(), changed(before, edit)).admitted);
-    expect(nowAdmitted.length).toBeGreaterThan(0);
+    const nowAdmitted = CASES.filter(([, before, edit, admitted]) => !admitted && evaluate(without, before(), changed(before, edit)).admitted).length
+      + FAILOVER_CASES.filter(([, before, edit, admitted]) => !admitted && evaluate(without, before(), changed(before, edit), ACCOUNT, failoverSpec).admitted).length;
+    expect(nowAdmitted).toBeGreaterThan(0);
   });
 
   it('names the gateway node and the uplink label in variables, never in the expressions', () => {

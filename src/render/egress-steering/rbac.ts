@@ -6,6 +6,7 @@ import type { NamedRuleWithOperations, ValidatingAdmissionPolicy as IValidatingA
 import type { EgressSteeringSpec } from '../../model/egress-steering-spec';
 import { KubeObject } from '../../types';
 import { candidatesOf } from '../egress-steering-failover';
+import { activeLabel } from '../../model/egress-steering-failover';
 import { MANAGED, RESTEER_NAMESPACE } from './constants';
 
 /** The re-steer hook's ServiceAccount, its token Secret, and a ClusterRole that reaches only the gateway node. */
@@ -48,9 +49,10 @@ export function resteerRbac(s: EgressSteeringSpec): KubeObject[] {
 export const RESTEER_ADMISSION_VALIDATIONS: readonly { readonly expression: string; readonly message: string }[] = [
   { expression: 'object.metadata.name in variables.nodes', message: 'the re-steer ServiceAccount may change only the gateway node (with failover: its candidates)' },
   {
-    expression: 'variables.labels.all(k, k == variables.uplink || (k in variables.oldLabels && variables.oldLabels[k] == variables.labels[k])) && variables.oldLabels.all(k, k == variables.uplink || k in variables.labels)',
-    message: 'the re-steer ServiceAccount may change only the uplink label: every other label unchanged',
+    expression: 'variables.labels.all(k, k == variables.uplink || k == variables.active || (k in variables.oldLabels && variables.oldLabels[k] == variables.labels[k])) && variables.oldLabels.all(k, k == variables.uplink || k == variables.active || k in variables.labels)',
+    message: 'the re-steer ServiceAccount may change only the uplink label (with failover: and the active label): every other label unchanged',
   },
+  { expression: '!(variables.active in variables.labels) || variables.labels[variables.active] == \'true\'', message: 'the active label reads true' },
   { expression: '!(variables.uplink in variables.labels) || variables.labels[variables.uplink].matches(\'^[0-9A-Fa-f.]+-[0-9]+$\')', message: 'the uplink label reads <address>-<ifindex>' },
   { expression: 'variables.annotations == variables.oldAnnotations', message: 'the re-steer ServiceAccount may not change annotations' },
   { expression: 'variables.finalizers == variables.oldFinalizers && variables.owners == variables.oldOwners', message: 'the re-steer ServiceAccount may not change finalizers or owner references' },
@@ -63,6 +65,8 @@ export function admissionVariables(s: EgressSteeringSpec): { name: string; expre
   return [
     { name: 'nodes', expression: `[${candidatesOf(s).map((c) => `'${c.node}'`).join(', ')}]` },
     { name: 'uplink', expression: `'${s.uplinkLabel}'` },
+    // With failover, the agents (the same ServiceAccount) move the active label; without, '' (no label key is empty).
+    { name: 'active', expression: `'${s.failover ? activeLabel(s.name) : ''}'` },
     { name: 'labels', expression: field('object', 'metadata.labels', '{}') },
     { name: 'oldLabels', expression: field('oldObject', 'metadata.labels', '{}') },
     { name: 'annotations', expression: field('object', 'metadata.annotations', '{}') },
