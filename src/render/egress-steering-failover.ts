@@ -150,7 +150,7 @@ export function failoverAlertGroup(p: FailoverInput, name: string, ksmLabel: str
         expr: `count(${holders}) > 1`,
         for: '1m',
         labels: { severity: 'critical' },
-        annotations: annotations('VPNEgressTwoHolders', `more than one node carries the ${name} active label`, 'Cilium takes the first of them by name, whatever its tunnel\'s health. The holder of the Lease removes the others\' labels every few checks: this lasting means its agent cannot.'),
+        annotations: annotations('VPNEgressTwoHolders', `more than one node carries the ${name} active label`, 'Cilium takes the first of them by name, whatever its tunnel\'s health. The holder of the Lease removes the others\' labels at every check: this lasting means its agent cannot.'),
       },
       {
         alert: 'VPNEgressNoActiveLabel',

@@ -32,7 +32,7 @@ describe('planEgressSteering with failover', () => {
       const agent = h.files.find((f) => f.path === FAILOVER_AGENT_PATH)!.content;
       expect(agent).toContain(`NODE='${h.node}'`);
       expect(agent).toContain(`OTHERS='${h.node === 'gw-1' ? 'gw-2' : 'gw-1'}'`);
-      const unit = h.units.find((u) => u.name === FAILOVER_AGENT_SERVICE)!.content;
+      const unit = h.units.find((u) => u.name === FAILOVER_AGENT_SERVICE)!.content ?? '';
       expect(unit).toMatch(/Restart=always/);
       // Ordered after its tunnel: systemd stops it (TERM: it releases the role) before the tunnel goes down.
       expect(unit.split('\n').filter((l) => /^(After|Wants)=/.test(l) && l.includes('wg-quick@tun0.service'))).toEqual(['After=network-online.target wg-quick@tun0.service', 'Wants=wg-quick@tun0.service']);
