@@ -110,7 +110,7 @@ const project = new typescript.TypeScriptProject({
     ...Object.entries(TESTING_PEERS).map(([n, v]) => `${n}@${v}`),
   ],
   peerDependencyOptions: { pinnedDevDependency: false },
-  gitignore: ['/.ci-out/', '/.typedoc-out/', '/dist/', '/.tools/', '/examples/*/dist/', '/examples/*/node_modules/', '/.bench/', '/.stryker-tmp/', '/reports/'],
+  gitignore: ['/.ci-out/', '/.typedoc-out/', '/dist/', '/.tools', '/examples/*/dist/', '/examples/*/node_modules/', '/.bench/', '/.stryker-tmp/', '/reports/'],
 
 });
 
