@@ -153,7 +153,7 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
     expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
   });
 
-  it('control: the endpoint as it was, answering before it read the request, is scraped 0 times in 12 (the connection reset)', async () => {
+  it('control: the endpoint as it was, answering before it read the request, loses most of 12 scrapes (the connection reset)', async () => {
     const old = lab.file('port-sync/port-sync-old.sh');
     const script = fs.readFileSync(lab.file('port-sync/port-sync.sh'), 'utf8');
     // The request-reading lines removed: what the endpoint did before.
@@ -174,8 +174,10 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
     const total = Number(was['count_over_time(up[1m])'][0].value[1]);
     figures.old = { scrapes: total, up: Number(was['sum_over_time(up[1m])'][0].value[1]), lastError: was.lastError[0].metric.error };
     expect(total).toBeGreaterThanOrEqual(12);
-    expect(Number(was['sum_over_time(up[1m])'][0].value[1])).toBe(0);
-    expect(was['{__name__=~"tunnelwright_port_forward_.*"}']).toEqual([]);
+    // The old endpoint loses scrapes (the fixed one above gets every one). Most are lost, not all: when the script
+    // closes before the request has arrived, the close is a FIN, not a reset, and that scrape reads the answer (CI on
+    // a loaded machine saw 1 of 12 up).
+    expect(Number(was['sum_over_time(up[1m])'][0].value[1])).toBeLessThan(total / 2);
     // Which error Go's HTTP client reports depends on when the reset lands: while it writes the request
     // ("connection reset by peer") or while it peeks for the answer ("readLoopPeekFailLocked"); CI saw both.
     expect(was.lastError[0].metric.error).toMatch(/connection reset by peer|readLoopPeekFailLocked|EOF/);
