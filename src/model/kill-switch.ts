@@ -2,7 +2,7 @@ import * as z from '../zod';
 import { Problem } from '../errors';
 import { asArray, Cidr, cidrSchema, networkCidrSchema, clusterSchema, isRecord, parseWith, portSchema, received, sortProblems } from './common';
 import { checkSelector, isDnsLabel } from './labels';
-import { nodeNameSchema } from './wireguard-overlay-node';
+import { nodeNameSchema } from './wireguard-overlay-node/schema';
 import { parseCidr, ParsedCidr } from './net';
 
 /** The host part of a kill switch: an nftables table on one node. */

@@ -8,8 +8,9 @@ import {
 import { KEY_FIELD_MESSAGE } from './common';
 import { cidrContainsIp, findDuplicates, formatIp, Located, parseCidr, ParsedCidr, parseIp } from './net';
 import {
-  checkControlPlaneEndpoint, derivedMtu, Distribution, endpointKey, INTERFACE_NAME, K0sInstall, k0sInstallSchema, KubeadmController, kubernetesMinor, NodeRole, nodeNameSchema, parseEndpoint,
+  checkControlPlaneEndpoint, derivedMtu, Distribution, endpointKey, INTERFACE_NAME, K0sInstall, KubeadmController, kubernetesMinor, NodeRole, parseEndpoint,
 } from './wireguard-overlay-node';
+import { k0sInstallSchema, nodeNameSchema } from './wireguard-overlay-node/schema';
 
 /** One node of a mesh. */
 export interface WireguardMeshNode {
