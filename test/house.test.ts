@@ -5,6 +5,9 @@ import * as path from 'node:path';
 // space. A file that grows past the limit is split by concern (a construct with several parts is a folder).
 const SRC = path.resolve(__dirname, '..', 'src');
 const LIMIT = 400;
+// Stryker's sandbox holds the instrumented sources (every mutant switched in, so each file is longer): the count is
+// of the source tree, not of the sandbox's copy.
+const IN_STRYKER_SANDBOX = SRC.split(path.sep).includes('.stryker-tmp');
 
 function sourceFiles(dir: string): string[] {
   return (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f));
@@ -15,7 +18,7 @@ function lines(file: string): number {
 }
 
 describe('the house', () => {
-  it(`no TypeScript file under src/ is over ${LIMIT} lines`, () => {
+  (IN_STRYKER_SANDBOX ? it.skip : it)(`no TypeScript file under src/ is over ${LIMIT} lines`, () => {
     const files = sourceFiles(SRC);
     expect(files.length).toBeGreaterThan(50);
     const over = files.map((f) => ({ file: path.relative(SRC, f), lines: lines(f) })).filter((f) => f.lines > LIMIT);
