@@ -242,6 +242,8 @@ new JsonFile(project, 'stryker.config.json', {
     htmlReporter: { fileName: 'reports/mutation/mutation.html' },
     concurrency: 2,
     timeoutMS: 20000,
+    // The dry run is the whole unit suite with per-test coverage: ~5 min on an idle 2-core machine, more when shared.
+    dryRunTimeoutMinutes: 40,
     thresholds: { high: 90, low: 80, break: null },
     // The system tests stay out of the sandbox, but not their tool finder: a unit test (test/render/port-forwarding)
     // runs shellcheck and bash through it.
