@@ -45,6 +45,17 @@ export interface EgressSteeringFailover<T = unknown> {
   readonly probeUrl?: string;
   /** Namespace of the Lease. @default 'kube-system' */
   readonly leaseNamespace?: string;
+  /**
+   * Each candidate's kill switch also drops forwarded packets from `clusterCidrs` to `destinationCidrs` (but not
+   * `excludedCidrs`, `clusterCidrs` or `lanCidrs`) that would leave by any interface but the tunnel and Cilium's own
+   * (`cilium_*`): a steered pod's packet that reaches a new holder before that node's Cilium agent made it the
+   * gateway is handed to the kernel unmasqueraded and would leave by the WAN. It also drops such packets of pods that
+   * are not steered, running on a candidate, when Cilium routes pod traffic through the kernel (legacy host routing,
+   * or iptables masquerading); with eBPF host routing their packets never reach the nftables forward hook. Keep the
+   * candidates for gateway work (a taint), or set `false` to let pods on them reach the WAN directly.
+   * @default true
+   */
+  readonly dropPodTrafficOffTunnel?: boolean;
 }
 
 export const FAILOVER_DEFAULTS = { leaseDurationSeconds: 15, checkIntervalSeconds: 2, healthyChecks: 3, unhealthyChecks: 3, handshakeMaxAgeSeconds: 135, leaseNamespace: 'kube-system' } as const;
@@ -74,6 +85,7 @@ export function failoverSchema(tunnel: z.ZodType) {
     handshakeMaxAgeSeconds: z.optional(intInRange(1, 3600, 'seconds')),
     probeUrl: z.optional(z.string().check(z.regex(/^https?:\/\/[^\s"'\\]+$/, { message: 'expected an http(s) URL' }))),
     leaseNamespace: z.optional(z.string()),
+    dropPodTrafficOffTunnel: z.optional(z.boolean()),
   });
 }
 

@@ -101,8 +101,34 @@ function ciliumPolicy(props: KillSwitchProps): KubeObject {
   };
 }
 
+/**
+ * A forward drop for pod traffic that should have been steered into the tunnel: packets from `sources` (the pods) to
+ * `destinations` but not `exempt` leaving by any interface but the tunnel and Cilium's own (`cilium_*`: its overlay,
+ * its WireGuard, cilium_host). EgressSteering's failover puts it on every candidate gateway node (audit finding 3).
+ */
+export interface PodFence {
+  readonly sources: readonly string[];
+  readonly destinations: readonly string[];
+  readonly exempt: readonly string[];
+}
+
 /** A host kill switch as rendered: without `wanInterface`, traffic leaving by anything but the tunnel (and loopback) is dropped. */
-export type KillSwitchHost = Omit<HostKillSwitch, 'wanInterface'> & { readonly wanInterface?: string };
+export type KillSwitchHost = Omit<HostKillSwitch, 'wanInterface'> & { readonly wanInterface?: string; readonly podFence?: PodFence };
+
+/** The pod fence's sets (auto-merge: the exempt and destination CIDRs may overlap, e.g. 10.0.0.0/8 and 10.42.0.0/16). */
+const FENCE_SETS = { sources: { 4: 'fence_pods_v4', 6: 'fence_pods_v6' }, destinations: { 4: 'fence_dst_v4', 6: 'fence_dst_v6' }, exempt: { 4: 'fence_exempt_v4', 6: 'fence_exempt_v6' } } as const;
+export const POD_FENCE_COUNTER = 'pods_off_tunnel_dropped';
+
+function fenceSetDecl(name: string, family: 4 | 6, cidrs: readonly string[]): string {
+  return setDecl(name, family, cidrs).replace('\t\tflags interval', '\t\tflags interval\n\t\tauto-merge');
+}
+
+function fenceRules(tunnel: string): string[] {
+  return ([4, 6] as const).map((fam) => {
+    const ip = fam === 4 ? 'ip' : 'ip6';
+    return `\t\t${ip} saddr @${FENCE_SETS.sources[fam]} ${ip} daddr @${FENCE_SETS.destinations[fam]} ${ip} daddr != @${FENCE_SETS.exempt[fam]} oifname != "${tunnel}" oifname != "cilium_*" counter name "${POD_FENCE_COUNTER}" drop`;
+  });
+}
 
 /** The named sets of source addresses; a tunnel whose address is learnt at run time adds it to `tunnel_v4`/`tunnel_v6`. */
 export const KILL_SWITCH_SETS = { tunnel: { 4: 'tunnel_v4', 6: 'tunnel_v6' }, pods: { 4: 'pods_v4', 6: 'pods_v6' } } as const;
@@ -126,7 +152,8 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
   const pods = host.podCidrs ?? [];
   const wan = host.wanInterface;
   const drop = wan ? `leaves by ${wan}` : 'leaves by any interface but the tunnel';
-  const counters = ['tunnel_via_tunnel', 'tunnel_via_wan_dropped', 'masqueraded_via_wan_dropped', 'tunnel_inbound_dropped', ...(pods.length > 0 ? ['pods_via_tunnel', 'pods_via_wan_dropped'] : [])];
+  const fence = host.podFence;
+  const counters = ['tunnel_via_tunnel', 'tunnel_via_wan_dropped', 'masqueraded_via_wan_dropped', 'tunnel_inbound_dropped', ...(pods.length > 0 ? ['pods_via_tunnel', 'pods_via_wan_dropped'] : []), ...(fence ? [POD_FENCE_COUNTER] : [])];
   const inbound = [...new Set(host.tunnelInboundPorts ?? [])].sort((a, b) => a - b);
   return fillTemplate(KILL_SWITCH_NFT, {
     NODE: host.node, OR_PODS: pods.length > 0 ? ' or the pods' : '', TUNNEL: host.tunnelInterface, DROP: drop, TABLE: KILL_SWITCH_TABLE, LEARNT: KILL_SWITCH_LEARNT_DIR,
@@ -134,6 +161,7 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
       setDecl(KILL_SWITCH_SETS.tunnel[4], 4, host.tunnelCidrs),
       setDecl(KILL_SWITCH_SETS.tunnel[6], 6, host.tunnelCidrs),
       ...(pods.length > 0 ? [setDecl(KILL_SWITCH_SETS.pods[4], 4, pods), setDecl(KILL_SWITCH_SETS.pods[6], 6, pods)] : []),
+      ...(fence ? (['sources', 'destinations', 'exempt'] as const).flatMap((k) => ([4, 6] as const).map((fam) => fenceSetDecl(FENCE_SETS[k][fam], fam, fence[k]))) : []),
     ],
     COUNTERS: counters.map((c) => `\tcounter ${c} {\n\t}`),
     // The tunnel is an uplink, not a LAN: what the VPN side opens to the node itself through it is dropped (a service
@@ -144,12 +172,15 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
       ...rules(KILL_SWITCH_SETS.tunnel, host.tunnelInterface, host.tunnelInterface, 'tunnel_via_tunnel', 'accept'),
       ...rules(KILL_SWITCH_SETS.tunnel, wan, host.tunnelInterface, 'tunnel_via_wan_dropped', 'drop'),
     ],
-    FORWARD: pods.length > 0 ? [
+    FORWARD: pods.length > 0 || fence ? [
       '',
       '\tchain forward {',
       '\t\ttype filter hook forward priority filter; policy accept;',
-      ...rules(KILL_SWITCH_SETS.pods, host.tunnelInterface, host.tunnelInterface, 'pods_via_tunnel', 'accept'),
-      ...rules(KILL_SWITCH_SETS.pods, wan, host.tunnelInterface, 'pods_via_wan_dropped', 'drop'),
+      ...(pods.length > 0 ? [
+        ...rules(KILL_SWITCH_SETS.pods, host.tunnelInterface, host.tunnelInterface, 'pods_via_tunnel', 'accept'),
+        ...rules(KILL_SWITCH_SETS.pods, wan, host.tunnelInterface, 'pods_via_wan_dropped', 'drop'),
+      ] : []),
+      ...(fence ? fenceRules(host.tunnelInterface) : []),
       '\t}',
     ] : [],
     POSTROUTING: rules(KILL_SWITCH_SETS.tunnel, wan, host.tunnelInterface, 'masqueraded_via_wan_dropped', 'drop'),
@@ -158,7 +189,8 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
 
 /** The host plan of a kill switch: the table, and a unit that loads it before the network (and so any tunnel) starts. */
 export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
-  throwIfProblems(killSwitchModel.checkHostKillSwitchInput(host), 'host kill switch');
+  const { podFence: _fence, ...checked } = host;
+  throwIfProblems(killSwitchModel.checkHostKillSwitchInput(checked), 'host kill switch');
   const plan = emptyHostPlan(host.node);
   plan.packages.push('nftables');
   plan.files.push({ path: KILL_SWITCH_NFT_PATH, mode: 0o644, owner: 'root:root', content: renderKillSwitchTable(host) });

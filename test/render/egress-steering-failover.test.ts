@@ -1,8 +1,9 @@
-import { planEgressSteering } from '../../src';
+import { EgressSteeringProps, planEgressSteering } from '../../src';
+import { KILL_SWITCH_NFT_PATH, KILL_SWITCH_TABLE } from '../../src/render/kill-switch';
 import { firing, perMinute } from '../helpers/promtool';
-import { describeWithTools } from '../system/tools';
+import { describeWithTools, run } from '../system/tools';
 import { FAILOVER_AGENT_PATH, FAILOVER_AGENT_SERVICE } from '../../src/render/egress-steering-failover';
-import { failoverSteering, wireguardSteering } from '../helpers/fixtures';
+import { failoverSteering, prodSteering, wireguardSteering } from '../helpers/fixtures';
 
 const ack = ['dns-wan', 'policy-delay', 'cilium-devices', 'ignition-packages'];
 const plan = (extra: object = {}) => planEgressSteering({ ...failoverSteering(), acknowledge: ack, ...extra });
@@ -64,5 +65,58 @@ describeWithTools('the failover alerts under promtool', ['promtool'], () => {
     ['control: kube-state-metrics reports no node at all (its own alerts cover that)', [{ series: 'up{job="prometheus"}', values: perMinute(Array(10).fill(1)) }], []],
   ])('VPNEgressNoActiveLabel: %s', (_what, series, expected) => {
     expect(firing(groups, series, ['VPNEgressNoActiveLabel'], 10).VPNEgressNoActiveLabel).toEqual(expected);
+  });
+});
+
+/**
+ * Audit finding 3: a new holder whose own Cilium agent has not yet made it the gateway hands a steered pod's packet to
+ * the kernel unmasqueraded; the kill switch of every candidate drops pod traffic to the steered destinations that would
+ * leave by anything but the tunnel or Cilium's interfaces. Each candidate's table as nft loads it (in a network
+ * namespace of its own); the packets are counted in test/system/egress-steering-failover-netns.test.ts.
+ */
+describeWithTools('each candidate\'s kill switch as nft loads it: the pod fence', ['nft', 'unshare'], () => {
+  type Json = { nftables: Array<{ set?: { name: string; elem?: unknown[] }; rule?: { chain: string; expr: Record<string, unknown>[] } }> };
+  const table = (host: { files: { path: string; content: string }[] }) => host.files.find((f) => f.path === KILL_SWITCH_NFT_PATH)!.content;
+  const loaded = (text: string): Json => {
+    const check = run('unshare', ['-n', 'nft', '-c', '-f', '-'], { input: text });
+    expect([check.status, check.stderr]).toEqual([0, '']);
+    const r = run('unshare', ['-n', 'sh', '-c', `nft -f - && nft -j list table inet ${KILL_SWITCH_TABLE}`], { input: text });
+    expect(r.stderr).toBe('');
+    return JSON.parse(r.stdout) as Json;
+  };
+  /** The forward chain's rules, each as its verdict and the sets and interfaces it matches. */
+  const forward = (j: Json) => j.nftables.filter((x) => x.rule?.chain === 'forward').map((x) => {
+    const text = JSON.stringify(x.rule!.expr);
+    return { verdict: /"(accept|drop)":null/.exec(text)?.[1], sets: [...text.matchAll(/"right":"@([a-z_0-9]+)"/g)].map((m) => m[1]), notVia: [...text.matchAll(/"op":"!=","left":\{"meta":\{"key":"oifname"\}\},"right":"([^"]+)"/g)].map((m) => m[1]) };
+  });
+  const elements = (j: Json, name: string) => JSON.stringify(j.nftables.find((x) => x.set?.name === name)?.set?.elem ?? []);
+  const openvpn = (): EgressSteeringProps => {
+    const p = prodSteering();
+    return { ...p, failover: { standbys: [{ node: 'prod-gw-2', tunnel: { ...p.tunnel!, credentialsFrom: { file: '/etc/openvpn/pia/credentials-2' } } as NonNullable<EgressSteeringProps['tunnel']> }], probeUrl: 'http://10.2.0.1/' } };
+  };
+  const fenceRules = [
+    { verdict: 'drop', sets: ['fence_pods_v4', 'fence_dst_v4', 'fence_exempt_v4'], notVia: ['tun0', 'cilium_*'] },
+    { verdict: 'drop', sets: ['fence_pods_v6', 'fence_dst_v6', 'fence_exempt_v6'], notVia: ['tun0', 'cilium_*'] },
+  ];
+
+  it.each<[string, () => EgressSteeringProps, string[], number]>([
+    ['WireGuard failover (the default): on both candidates', () => failoverSteering(), ['gw-1', 'gw-2'], 2],
+    ['OpenVPN failover: on both candidates', openvpn, ['prod-gw', 'prod-gw-2'], 2],
+    ['dropPodTrafficOffTunnel: false: none', () => ({ ...failoverSteering(), failover: { ...failoverSteering().failover!, dropPodTrafficOffTunnel: false } }), ['gw-1', 'gw-2'], 0],
+    ['no failover: none (one gateway node, as before)', () => wireguardSteering(), ['gw-1'], 0],
+  ])('%s', (_what, props, nodes, rules) => {
+    const hosts = planEgressSteering({ ...props(), acknowledge: ack }).hosts;
+    expect(hosts.map((h) => h.node)).toEqual(nodes);
+    for (const h of hosts) expect(forward(loaded(table(h)))).toEqual(fenceRules.slice(0, rules));
+  });
+
+  it('drops pods (clusterCidrs) to the steered destinations, never to the cluster, the LAN or the excluded CIDRs', () => {
+    const j = loaded(table(planEgressSteering({ ...failoverSteering(), lanCidrs: ['192.168.1.0/24'], destinationCidrs: ['0.0.0.0/0', '2000::/3'], acknowledge: ack }).hosts[1]));
+    // 10.42.0.0/16 and 10.43.0.0/16, merged by nft.
+    expect(elements(j, 'fence_pods_v4')).toBe(JSON.stringify([{ prefix: { addr: '10.42.0.0', len: 15 } }]));
+    expect(elements(j, 'fence_dst_v4')).toBe(JSON.stringify([{ prefix: { addr: '0.0.0.0', len: 0 } }]));
+    expect(elements(j, 'fence_dst_v6')).toBe(JSON.stringify([{ prefix: { addr: '2000::', len: 3 } }]));
+    // RFC 1918 (which holds the cluster and the LAN, merged into it by nft) is excluded from 0.0.0.0/0.
+    expect(elements(j, 'fence_exempt_v4')).toBe(JSON.stringify([{ prefix: { addr: '10.0.0.0', len: 8 } }, { prefix: { addr: '172.16.0.0', len: 12 } }, { prefix: { addr: '192.168.0.0', len: 16 } }]));
   });
 });

@@ -5,6 +5,7 @@ import type { EgressSteeringSpec, EgressTunnelSpec } from '../../model/egress-st
 import { emptyHostPlan, HostPlan } from '../../types';
 import { asset, withSettings } from '../../assets';
 import { KILL_SWITCH_UNIT, planHostKillSwitch } from '../kill-switch';
+import { podFenceOf } from './pod-fence';
 import { renderWireguardConfig } from '../wireguard-overlay-node';
 import {
   EGRESS_BLACKHOLE, EGRESS_ROUTE_TABLE, EGRESS_RULE_PRIORITY, NETWORKD_DROPIN, NETWORKD_DROPIN_PATH, RESTEER_PATH, RESTEER_SERVICE, RESTEER_TIMER, WG_HANDSHAKE_METRIC, WG_HANDSHAKE_PATH, WG_HANDSHAKE_SERVICE, WG_HANDSHAKE_TIMER,
@@ -116,5 +117,5 @@ function wireguardHost(s: EgressSteeringSpec, t: Extract<EgressTunnelSpec, { typ
   host.units.push({ name: unit, enabled: true });
   host.dropins.push(wireguardReloadDropin(unit, psk ? [key.refresh, psk.refresh] : [key.refresh]));
   host.dropins.push({ unit, name: '10-tunnelwright-egress.conf', content: `[Unit]\nAfter=${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}\nRequires=${[...waits, KILL_SWITCH_UNIT].join(' ')}\n` });
-  return mergeHostPlans([host, planHostKillSwitch({ node: s.gatewayNode, tunnelInterface: s.iface, tunnelCidrs: [t.address] })]).plans[0];
+  return mergeHostPlans([host, planHostKillSwitch({ node: s.gatewayNode, tunnelInterface: s.iface, tunnelCidrs: [t.address], ...podFenceOf(s) })]).plans[0];
 }
