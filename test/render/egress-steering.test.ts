@@ -375,6 +375,25 @@ describe('EgressSteering over its lifetime (unit level)', () => {
     expect(rules).toHaveLength(new Set(rules).size);
   });
 
+  it('OpenVPN\'s up hook after `nft flush ruleset` loads the kill switch table again, then adds the address to it; a missing table file fails the connect', () => {
+    const tools = hostTools('', []);
+    const table = path.join(tools.dir, 'killswitch.nft');
+    fs.writeFileSync(table, planEgressSteering(prodSteering()).hosts[0].files.find((f) => f.path === '/etc/tunnelwright/killswitch.nft')!.content);
+    const up = withSetting(withSetting(withSetting(file(prodSteering(), '/opt/tunnelwright/bin/egress-openvpn-up'), 'RESTEER', 'true'), 'LEARNT_DIR', `${tools.dir}/learnt`), 'NFT_PATH', table);
+    expect(tools.run(up, { dev: 'tun0', ifconfig_local: '10.8.0.2' })).toMatchObject({ status: 0, stderr: '' });
+    expect(tools.nftTables()).toEqual(['inet tunnelwright_killswitch']);
+    expect(tools.nftElements()).toEqual(['inet tunnelwright_killswitch tunnel_v4 { 10.8.0.2 }']);
+     // Loaded once: a second up finds the table there.
+    expect(tools.calls().filter((c) => c.startsWith('nft -f'))).toHaveLength(1);
+    expect(tools.run(up, { dev: 'tun0', ifconfig_local: '10.8.0.2' }).status).toBe(0);
+    expect(tools.calls().filter((c) => c.startsWith('nft -f'))).toHaveLength(1);
+    // Nothing to load: the connect ends (non-zero) rather than run with the address outside the kill switch.
+    fs.rmSync(table);
+    expect(tools.run('nft flush ruleset').status).toBe(0);
+    expect(tools.run(up, { dev: 'tun0', ifconfig_local: '10.8.0.6' }).status).not.toBe(0);
+    expect(tools.nftElements()).toHaveLength(2);
+  });
+
   it('makes WireGuard\'s PostUp idempotent: any rule left at its priority is deleted before the add', () => {
     const conf = file(wireguardSteering(), '/etc/wireguard/tun0.conf');
     expect(conf).toContain('PostUp = while ip -4 rule del priority 5210 2>/dev/null; do :; done\nPostUp = ip -4 rule add from 10.2.0.2 lookup 51821 priority 5210\n');
