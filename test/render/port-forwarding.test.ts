@@ -295,19 +295,34 @@ describeWithTools('the port-forwarding alerts under promtool', ['promtool'], () 
   const groups = portForwardAlertGroups(qbit());
   fs.writeFileSync(path.join(dir, 'rules.yaml'), stringify({ groups }));
   const labels = 'app="qbittorrent", namespace="media", pod="qbittorrent-0"';
-  const series = (fwd: string, app: string) => [
-    { series: `tunnelwright_port_forward_forwarded_port{${labels}}`, values: fwd },
-    { series: `tunnelwright_port_forward_app_listen_port{${labels}}`, values: app },
+  // Each timeline has a second pod of the same app and namespace in another state (the control): its series must
+  // neither raise nor silence qbittorrent-0's alert (promtool's exp_alerts is the whole set that fires).
+  const series = (fwd: string, app: string, pod = 'qbittorrent-0') => [
+    { series: `tunnelwright_port_forward_forwarded_port{app="qbittorrent", namespace="media", pod="${pod}"}`, values: fwd },
+    { series: `tunnelwright_port_forward_app_listen_port{app="qbittorrent", namespace="media", pod="${pod}"}`, values: app },
   ];
   const rule = (name: string) => (groups[0].rules.find((r) => r.alert === name) as { labels: Record<string, string>; annotations: Record<string, string> });
-  const fired = (name: string) => [{ exp_labels: { ...rule(name).labels, app: 'qbittorrent', namespace: 'media', pod: 'qbittorrent-0' }, exp_annotations: { summary: rule(name).annotations.summary, description: rule(name).annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/qbittorrent-0'), runbook: rule(name).annotations.runbook } }];
+  const fired = (name: string, pod = 'qbittorrent-0') => [{ exp_labels: { ...rule(name).labels, app: 'qbittorrent', namespace: 'media', pod }, exp_annotations: { summary: rule(name).annotations.summary, description: rule(name).annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', `media/${pod}`), runbook: rule(name).annotations.runbook } }];
   const tests = [
-    // A reconnect: the port changes at 10m and the app follows within a minute: silent.
-    { name: 'a reconnect the sidecar follows', input_series: series('41234x10 42345x20', '41234x11 42345x19'), alert_rule_test: [{ eval_time: '12m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }] },
-    // The app stays on the old port: fires once the mismatch lasted 5m.
-    { name: 'the app keeps the old port', input_series: series('41234x10 42345x20', '41234x30'), alert_rule_test: [{ eval_time: '14m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }, { eval_time: '16m', alertname: 'VPNForwardedPortNotListening', exp_alerts: fired('VPNForwardedPortNotListening') }] },
-    // No port at all: not a mismatch; VPNNoForwardedPort after 15m.
-    { name: 'no forwarded port', input_series: series('0x30', '6881x30'), alert_rule_test: [{ eval_time: '20m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }, { eval_time: '20m', alertname: 'VPNNoForwardedPort', exp_alerts: fired('VPNNoForwardedPort') }] },
+    // A reconnect: the port changes at 10m and the app follows within a minute: silent. The control keeps the old
+    // port: it alone fires, once its mismatch lasted 5m.
+    {
+      name: 'a reconnect the sidecar follows',
+      input_series: [...series('41234x10 42345x20', '41234x11 42345x19'), ...series('41234x10 42345x20', '41234x30', 'qbittorrent-1')],
+      alert_rule_test: [{ eval_time: '12m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }, { eval_time: '16m', alertname: 'VPNForwardedPortNotListening', exp_alerts: fired('VPNForwardedPortNotListening', 'qbittorrent-1') }],
+    },
+    // The app stays on the old port: fires once the mismatch lasted 5m; the control followed: silent.
+    {
+      name: 'the app keeps the old port',
+      input_series: [...series('41234x10 42345x20', '41234x30'), ...series('41234x10 42345x20', '41234x11 42345x19', 'qbittorrent-1')],
+      alert_rule_test: [{ eval_time: '14m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }, { eval_time: '16m', alertname: 'VPNForwardedPortNotListening', exp_alerts: fired('VPNForwardedPortNotListening') }],
+    },
+    // No port at all: not a mismatch; VPNNoForwardedPort after 15m. The control has its port: silent.
+    {
+      name: 'no forwarded port',
+      input_series: [...series('0x30', '6881x30'), ...series('41234x30', '41234x30', 'qbittorrent-1')],
+      alert_rule_test: [{ eval_time: '20m', alertname: 'VPNForwardedPortNotListening', exp_alerts: [] }, { eval_time: '20m', alertname: 'VPNNoForwardedPort', exp_alerts: fired('VPNNoForwardedPort') }],
+    },
     // Credentials refused on qbittorrent-0 from 3m; qbittorrent-1 (the control) logs in: only qbittorrent-0 fires, after 1m.
     {
       name: 'a refused login',
@@ -351,11 +366,13 @@ describeWithTools('the port-forwarding alerts for app "command" under promtool',
   const dir = tmpdir('tw-pf-prom-cmd-');
   const command = portForwardAlertGroups(qbit({ app: 'command', command: 'echo "$PORT" > /shared/port' }));
   fs.writeFileSync(path.join(dir, 'command.yaml'), stringify({ groups: command }));
-  const labels = 'app="command", namespace="media", pod="soulseek-0"';
-  const series = (fwd: string, app: string) => [
-    { series: `tunnelwright_port_forward_forwarded_port{${labels}}`, values: fwd },
-    { series: `tunnelwright_port_forward_app_listen_port{${labels}}`, values: app },
+  // Each timeline beside a second pod (soulseek-1, the control) whose command follows every port: it never fires and
+  // never silences soulseek-0.
+  const one = (fwd: string, app: string, pod: string) => [
+    { series: `tunnelwright_port_forward_forwarded_port{app="command", namespace="media", pod="${pod}"}`, values: fwd },
+    { series: `tunnelwright_port_forward_app_listen_port{app="command", namespace="media", pod="${pod}"}`, values: app },
   ];
+  const series = (fwd: string, app: string) => [...one(fwd, app, 'soulseek-0'), ...one('41234x10 42345x20', '41234x11 42345x19', 'soulseek-1')];
   const firedFor = (name: string) => {
     const rule = command[0].rules.find((r) => r.alert === name) as { labels: Record<string, string>; annotations: Record<string, string> };
     return [{ exp_labels: { ...rule.labels, app: 'command', namespace: 'media', pod: 'soulseek-0' }, exp_annotations: { summary: rule.annotations.summary, description: rule.annotations.description.replace('{{ $labels.namespace }}/{{ $labels.pod }}', 'media/soulseek-0'), runbook: rule.annotations.runbook } }];
