@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { thrown } from '../helpers/thrown';
 import * as fc from 'fast-check';
 import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
@@ -9,6 +11,7 @@ import { checkKubeObjects } from '../../src/testing';
 import { gatewayFor, nordvpnGateway } from '../helpers/fixtures';
 import { describeWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
 import { runs } from '../helpers/runs';
+import { describeWithTools, run, tmpdir, VENDOR_DIR } from '../system/tools';
 
 const deploymentOf = (props: VpnGatewayProps) => planVpnGateway(props).objects.find((o) => o.kind === 'Deployment') as unknown as IDeployment;
 const gluetunOf = (props: VpnGatewayProps) => deploymentOf(props).spec!.template.spec!.containers.find((c) => c.name === 'gluetun')!;
@@ -318,16 +321,36 @@ describeWithSchemas('VpnGateway objects against their schemas', () => {
   });
 });
 
-describe('port forwarding to a StatefulSet whose name has a dash (pod-gateway looks clients up by hostname | cut -d- -f1)', () => {
+const CLIENT_INIT = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0', 'bin', 'client_init.sh');
+describeWithTools('port forwarding to a StatefulSet whose name has a dash (pod-gateway looks clients up by hostname | cut -d- -f1)', ['busybox', CLIENT_INIT], () => {
   const props = { ...gatewayFor('protonvpn'), portForwarding: { toPort: 6881, workload: 'my-qbit', workloadNamespace: 'media' } };
-  const lookup = (hostname: string) => hostname.split('-')[0]; // client_init.sh: hostname | cut -d'-' -f1
+  /**
+   * The nat.conf entry client_init.sh takes in the pod hostnamed `hostname`: its own two lines (pod-gateway v1.13.0
+   * bin/client_init.sh:44 and :54, in Kubernetes), run by busybox sh with `hostname` answered by a stub on PATH.
+   */
+  const lookup = (hostname: string, natConf: string) => {
+    const dir = tmpdir('tw-nat-entry-');
+    try {
+      const vendor = fs.readFileSync(CLIENT_INIT, 'utf8').split('\n');
+      const lines = [vendor.find((l) => l.includes('HOSTNAME_REAL=$(hostname | cut'))!.trim(), vendor.find((l) => l.startsWith('NAT_ENTRY='))!.replace('/config/nat.conf', path.join(dir, 'nat.conf'))];
+      fs.writeFileSync(path.join(dir, 'hostname'), `#!/bin/sh\necho ${hostname}\n`, { mode: 0o755 });
+      fs.writeFileSync(path.join(dir, 'nat.conf'), natConf);
+      const r = run('busybox', ['sh', '-c', `${lines.join('\n')}\nprintf %s "$NAT_ENTRY"`], { env: { PATH: `${dir}:${process.env.PATH}` } });
+      expect(r.status).toBe(0);
+      return r.stdout;
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
   const natOf = (route: { objects: unknown[] }) => (route.objects[0] as { data: Record<string, string> }).data['nat.conf'].split('\n').filter((l) => l && !l.startsWith('#'));
 
   it('keys nat.conf (the gateway\'s and the client\'s) by what the lookup cuts from the pod\'s hostname, its pod name my-qbit-0', () => {
     const natConf = (planVpnGateway(props).objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['nat.conf'];
     const route = planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'StatefulSet' });
     expect(natOf(route)).toEqual(['my 5 tcp:6881,udp:6881']);
-    expect(natConf.split('\n').find((l) => l.startsWith(`${lookup('my-qbit-0')} `))).toBe('my 5 tcp:6881,udp:6881');
+    // What pod my-qbit-0 takes from the client's nat.conf, and from the gateway's: the same entry.
+    expect(lookup('my-qbit-0', natOf(route).join('\n'))).toBe('my 5 tcp:6881,udp:6881');
+    expect(lookup('my-qbit-0', natConf)).toBe('my 5 tcp:6881,udp:6881');
     // No hostname is set: the StatefulSet controller sets it to the pod name whatever the template says.
     expect(applyRoute({ containers: [{ name: 'q', image: 'q' }] }, route).hostname).toBeUndefined();
   });
@@ -340,8 +363,11 @@ describe('port forwarding to a StatefulSet whose name has a dash (pod-gateway lo
   it('gives a workload whose pods cut to the same key (my-sonarr), or of the same name in another namespace, no entry and no fixed address', () => {
     for (const t of [{ namespace: 'media', name: 'my-sonarr' }, { namespace: 'other', name: 'my-qbit' }]) {
       const route = planRoute(props, { ...t, podLabels: { app: t.name } });
-      expect(lookup(`${t.name}-7d9f-x2x`)).toBe('my');
       expect(natOf(route)).toEqual([]);
+      // Its pod (a Deployment's: name-hash-suffix) takes nothing from its own nat.conf, so no fixed address.
+      expect(lookup(`${t.name}-7d9f-x2x`, (route.objects[0] as { data: Record<string, string> }).data['nat.conf'])).toBe('');
+      // Control: its hostname cuts to the forwarded workload's key: given that workload's entry, it would take .5.
+      expect(lookup(`${t.name}-7d9f-x2x`, 'my 5 tcp:6881,udp:6881\n')).toBe('my 5 tcp:6881,udp:6881');
     }
     // Control: the forwarded StatefulSet itself has the entry.
     expect(natOf(planRoute(props, { namespace: 'media', podLabels: { app: 'my-qbit' }, name: 'my-qbit', kind: 'StatefulSet' }))).toHaveLength(1);
