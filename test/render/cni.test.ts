@@ -315,44 +315,46 @@ describe('kube-proxy\'s masquerade into kube-router\'s tunnels takes the overlay
     expect(lines.filter((l) => l.startsWith('ExecStop='))).toEqual(starts.map((l) => l.replace('ExecStart=/usr/sbin/ip ', 'ExecStop=-/usr/sbin/ip ').replace(' route replace ', ' route del ')));
   });
 
-  it.each<[string, Props, boolean]>([
-    ['k0s controller+worker, kube-router: written', {}, true],
-    ['k0s worker, kube-router: written', { role: 'worker' }, true],
-    ['k0s controller (no kubelet, no kube-router): none', { role: 'controller' }, false],
-    ['k0s, Calico (its VXLAN device has an address): none', { cni: 'calico' }, false],
-    ['k3s, flannel (flannel.1 has an address): none', { distribution: 'k3s' }, false],
-    ['k3s with kube-router: written', { distribution: 'k3s', cni: 'kube-router' }, true],
-    ['kubeadm with kube-router: written', { distribution: 'kubeadm', cni: 'kube-router', podCidrs: ['10.244.0.0/16'] }, true],
-    ['kubeadm with Calico: none', { distribution: 'kubeadm', cni: 'calico' }, false],
-    ['kubeadm with a CNI of your own: none', { distribution: 'kubeadm', cni: 'other' }, false],
-    ['k0s, IPv6-only node address (IPv6 source selection can take a ULA underlay): written, ip6', { wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }], k0sConfig: { network: { podCIDR: 'fd00:10:244::/108' } } }, true],
-    ['k0s, kube-proxy disabled (nothing sets its mark; kube-router\'s own proxy SNATs to the node IP): no table, the fail-closed unit stays', { k0sConfig: { network: { kubeProxy: { disabled: true } } } }, false],
-    ['control: k0s, kube-proxy disabled: false', { k0sConfig: { network: { kubeProxy: { disabled: false } } } }, true],
-  ])('%s (the SNAT table and its hooks)', (_n, props, expected) => {
+  // The last column: the fail-closed unit (unreachable routes for the pod CIDRs) is written.
+  it.each<[string, Props, boolean, boolean]>([
+    ['k0s controller+worker, kube-router: written', {}, true, true],
+    ['k0s worker, kube-router: written', { role: 'worker' }, true, true],
+    ['k0s controller (no kubelet, no kube-router): none', { role: 'controller' }, false, false],
+    ['k0s, Calico (its VXLAN device has an address): none', { cni: 'calico' }, false, false],
+    ['k3s, flannel (flannel.1 has an address): none', { distribution: 'k3s' }, false, false],
+    ['k3s with kube-router: written', { distribution: 'k3s', cni: 'kube-router' }, true, true],
+    ['kubeadm with kube-router: written', { distribution: 'kubeadm', cni: 'kube-router', podCidrs: ['10.244.0.0/16'] }, true, true],
+    ['kubeadm with Calico: none', { distribution: 'kubeadm', cni: 'calico' }, false, false],
+    ['kubeadm with a CNI of your own: none', { distribution: 'kubeadm', cni: 'other' }, false, false],
+    ['k0s, IPv6-only node address (IPv6 source selection can take a ULA underlay): written, ip6', { wireguard: [{ ...siteA().wireguard[0], address: 'fd10::1/64' }], k0sConfig: { network: { podCIDR: 'fd00:10:244::/108' } } }, true, true],
+    ['k0s, kube-proxy disabled (nothing sets its mark; kube-router\'s own proxy SNATs to the node IP): no table, the fail-closed unit stays', { k0sConfig: { network: { kubeProxy: { disabled: true } } } }, false, true],
+    ['control: k0s, kube-proxy disabled: false', { k0sConfig: { network: { kubeProxy: { disabled: false } } } }, true, true],
+  ])('%s (the SNAT table and its hooks)', (_n, props, expected, failClosedUnit) => {
     const plan = node(props);
     expect(fileOf(plan, SNAT_PATH) !== undefined).toBe(expected);
     expect(conf(plan).includes(`PreUp = nft -f ${SNAT_PATH}`)).toBe(expected);
     expect(plan.hosts[0].units.some((u) => u.name === 'tunnelwright-wg0-kube-router-snat.service')).toBe(expected);
     expect(plan.hosts[0].packages.includes('nftables')).toBe(expected);
-    expect(failClosed(plan) !== undefined).toBe(expected || _n.includes('fail-closed unit stays'));
+    expect(failClosed(plan) !== undefined).toBe(failClosedUnit);
   });
 
   const NFT_PACKAGES = {
     path: 'installPackages', code: 'packages',
     message: 'installPackages is false, and on a kube-router node wg-quick\'s PreUp runs `nft -f /etc/tunnelwright/<interface>-kube-router-snat.nft`: the image must ship nftables (the nft binary, a version that knows the `srcnat` priority name) beside wireguard-tools, or wg-quick up fails, the interface is taken down again and the distribution\'s unit (which requires it) does not start',
   };
-  it.each<[string, () => { warnings: { path: string; code: string; message: string }[]; packages: string[] }, boolean]>([
-    ['a k0s node, kube-router, installPackages false: warned, nothing installed', () => { const p = node({ installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, true],
-    ['control: the same node, installPackages true: nftables installed, no warning', () => { const p = node({ installPackages: true }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
-    ['a k0s controller (no table), installPackages false: no warning', () => { const p = node({ role: 'controller', installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
-    ['k3s with flannel (no table), installPackages false: no warning', () => { const p = node({ distribution: 'k3s', installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
-    ['a k0s mesh, kube-router, installPackages false: warned', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420, installPackages: false }); return { warnings: p.warnings, packages: p.nodes['site-a'].host.packages }; }, true],
-    ['a k0s node, kube-router, kube-proxy disabled (no table), installPackages false: no warning', () => { const p = node({ installPackages: false, k0sConfig: { network: { kubeProxy: { disabled: true } } } }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false],
-    ['control: the same mesh, installPackages default: no warning', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420 }); return { warnings: p.warnings, packages: p.nodes['site-a'].host.packages }; }, false],
-  ])('%s (the nft the table needs)', (_n, plan, warned) => {
+  // The last column: nftables is among the packages installed.
+  it.each<[string, () => { warnings: { path: string; code: string; message: string }[]; packages: string[] }, boolean, boolean]>([
+    ['a k0s node, kube-router, installPackages false: warned, nothing installed', () => { const p = node({ installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, true, false],
+    ['control: the same node, installPackages true: nftables installed, no warning', () => { const p = node({ installPackages: true }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false, true],
+    ['a k0s controller (no table), installPackages false: no warning', () => { const p = node({ role: 'controller', installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false, false],
+    ['k3s with flannel (no table), installPackages false: no warning', () => { const p = node({ distribution: 'k3s', installPackages: false }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false, false],
+    ['a k0s mesh, kube-router, installPackages false: warned', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420, installPackages: false }); return { warnings: p.warnings, packages: p.nodes['site-a'].host.packages }; }, true, false],
+    ['a k0s node, kube-router, kube-proxy disabled (no table), installPackages false: no warning', () => { const p = node({ installPackages: false, k0sConfig: { network: { kubeProxy: { disabled: true } } } }); return { warnings: p.warnings, packages: p.hosts[0].packages }; }, false, false],
+    ['control: the same mesh, installPackages default: no warning', () => { const p = planWireguardMesh({ ...threeNodeMesh(), mtu: 1420 }); return { warnings: p.warnings, packages: p.nodes['site-a'].host.packages }; }, false, true],
+  ])('%s (the nft the table needs)', (_n, plan, warned, nftables) => {
     const { warnings, packages } = plan();
     expect(warnings.filter((w) => w.code === 'packages')).toEqual(warned ? [NFT_PACKAGES] : []);
-    expect(packages.includes('nftables')).toBe(!warned && !_n.includes('no table'));
+    expect(packages.includes('nftables')).toBe(nftables);
   });
 
   const ruleOf = (content: string | undefined) => content!.split('\n').find((l) => l.includes('snat'))!.trim();

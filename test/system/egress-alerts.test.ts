@@ -218,6 +218,16 @@ describeWithTools('EgressSteering alerts under promtool', ['promtool'], () => {
   const alerts = Object.keys(rules);
   const none = (at: string) => alerts.map((a) => ({ eval_time: at, alertname: a, exp_alerts: [] }));
   const labelByPod = (v: string, pod: string, values: string) => ({ series: `kube_node_labels{node="prod-gw", pod="${pod}", label_tunnelwright_dev_egress_uplink="${v}"}`, values });
+  // The control beside every case: another node of the cluster with a tun0 of its own, re-created every minute and
+  // labelled with a stale index; promtool's exp_alerts is the whole set that fires, so its series neither fire an
+  // alert of the gateway's nor silence one.
+  const otherNode = [
+    { series: 'kube_node_info{node="other-gw"}', values: '1x70' },
+    { series: 'node_uname_info{instance="other:9100", nodename="other-gw"}', values: '1x70' },
+    { series: 'node_network_info{device="tun0", instance="other:9100"}', values: '1x70' },
+    { series: 'node_network_iface_id{device="tun0", instance="other:9100"}', values: '30+1x70' },
+    { series: 'kube_node_labels{node="other-gw", pod="ksm-a", label_tunnelwright_dev_egress_uplink="10.2.0.9-29"}', values: '1x70' },
+  ];
   const tests = [
     {
       name: 'a kube-state-metrics restart does not hide staleness: the tunnel flapped twice, the label followed once, KSM restarted',
@@ -245,9 +255,9 @@ describeWithTools('EgressSteering alerts under promtool', ['promtool'], () => {
       alert_rule_test: none('65m'),
     },
   ];
-  fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: tests.map((t) => ({ interval: '1m', ...t })) }));
+  fs.writeFileSync(path.join(dir, 'tests.yaml'), stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests: tests.map((t) => ({ interval: '1m', ...t, input_series: [...t.input_series, ...otherNode] })) }));
 
-  it('promtool test rules: each alert fires on its series with its labels and annotations, and stays silent without a gateway node', () => {
+  it('promtool test rules: each alert fires on its series with its labels and annotations, and stays silent without a gateway node; another node\'s looping, stale tunnel changes nothing', () => {
     const r = run('promtool', ['test', 'rules', 'tests.yaml'], { cwd: dir });
     expect(r.output).toBe('Unit Testing:  tests.yaml\n  SUCCESS\n\n');
     expect(r.status).toBe(0);
