@@ -2,6 +2,9 @@
  * wg-reload as the reload drop-in runs it (`bash wg-reload wg0`), against stand-ins of `wg-quick strip` and `wg` on
  * PATH that record what they are asked: the config `wg syncconf` is given decides what the interface becomes (the real
  * `wg syncconf` replaces the key, the port and every peer with what it is given: wireguard-tools src/setconf.c).
+ * `wg-quick strip` drops the keys wg-quick alone reads (wireguard-tools src/wg-quick/linux.bash, parse_options:
+ * Address, DNS, MTU, Table, PreUp, PostUp, PreDown, PostDown, SaveConfig); `wg syncconf` refuses any other key, as
+ * wg's parser does (src/config.c: "Line unrecognized", "Configuration parsing error", status 1).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -17,11 +20,22 @@ function lab(keyFile: 'present' | 'missing' | 'empty') {
   fs.mkdirSync(f('bin'));
   if (keyFile === 'present') fs.writeFileSync(f('wg0.key'), `${KEY}\n`, { mode: 0o600 });
   if (keyFile === 'empty') fs.writeFileSync(f('wg0.key'), '', { mode: 0o600 });
-  fs.writeFileSync(f('wg0.conf'), ['[Interface]', 'ListenPort = 51820', `PostUp = wg set %i private-key ${f('wg0.key')}`, '', '[Peer]', `PublicKey = ${PEER}`, 'AllowedIPs = 10.10.0.2/32', ''].join('\n'));
-  // wg-quick strip drops the wg-quick-only lines (PostUp), as upstream does.
-  fs.writeFileSync(f('bin/wg-quick'), `#!/bin/bash\n[ "$1" = strip ] && grep -v '^PostUp' "$2"\n`, { mode: 0o755 });
-  // wg records each call; syncconf records the config it reads from its file argument.
-  fs.writeFileSync(f('bin/wg'), `#!/bin/bash\necho "$*" >> ${f('calls')}\nif [ "$1" = syncconf ]; then cat "$3" > ${f('synced')}; fi\n`, { mode: 0o755 });
+  fs.writeFileSync(f('wg0.conf'), ['[Interface]', 'Address = 10.10.0.1/24', 'ListenPort = 51820', 'MTU = 1420', `PostUp = wg set %i private-key ${f('wg0.key')}`, '', '[Peer]', `PublicKey = ${PEER}`, 'AllowedIPs = 10.10.0.2/32', ''].join('\n'));
+  // wg-quick strip drops the wg-quick-only lines, as upstream does.
+  fs.writeFileSync(f('bin/wg-quick'), `#!/bin/bash\n[ "$1" = strip ] && grep -Ev '^(Address|DNS|MTU|Table|PreUp|PostUp|PreDown|PostDown|SaveConfig) *=' "$2"\n`, { mode: 0o755 });
+  // wg records each call; syncconf reads the config from its file argument, refuses a key wg does not know, and
+  // records what it read.
+  fs.writeFileSync(f('bin/wg'), [
+    '#!/bin/bash',
+    `echo "$*" >> ${f('calls')}`,
+    'if [ "$1" = syncconf ]; then',
+    '  conf=$(cat "$3") || exit 1',
+    '  bad=$(printf "%s\\n" "$conf" | grep -Ev "^(\\[Interface\\]|\\[Peer\\]|(PrivateKey|ListenPort|FwMark|PublicKey|PresharedKey|AllowedIPs|Endpoint|PersistentKeepalive) *=.*|)$" | head -n 1)',
+    '  if [ -n "$bad" ]; then echo "Line unrecognized: \\`$bad\\x27" >&2; echo "Configuration parsing error" >&2; exit 1; fi',
+    `  printf "%s\\n" "$conf" > ${f('synced')}`,
+    'fi',
+    '',
+  ].join('\n'), { mode: 0o755 });
   fs.writeFileSync(f('wg-reload'), WG_RELOAD_SCRIPT, { mode: 0o755 });
   const r = run('bash', [f('wg-reload'), 'wg0', f('wg0.conf')], { env: { PATH: `${f('bin')}:${process.env.PATH}`, WG_LOCK: f('lock') } });
   const read = (n: string) => (fs.existsSync(f(n)) ? fs.readFileSync(f(n), 'utf8') : '');
