@@ -17,13 +17,16 @@ function lines(file: string): number {
   return fs.readFileSync(file, 'utf8').split('\n').length - 1;
 }
 
-describe('the house', () => {
-  (IN_STRYKER_SANDBOX ? it.skip : it)(`no TypeScript file under src/ is over ${LIMIT} lines`, () => {
+(IN_STRYKER_SANDBOX ? describe.skip : describe)('the house\'s source tree', () => {
+  it(`no TypeScript file under src/ is over ${LIMIT} lines`, () => {
     const files = sourceFiles(SRC);
     expect(files.length).toBeGreaterThan(50);
     const over = files.map((f) => ({ file: path.relative(SRC, f), lines: lines(f) })).filter((f) => f.lines > LIMIT);
     expect(over).toEqual([]);
   });
+});
+
+describe('the house', () => {
 
   it('control: the line count sees a file over the limit', () => {
     const tmp = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'tw-house-'));

@@ -90,7 +90,8 @@ describeWithTools('the port-forwarding up command, run', ['busybox'], () => {
     const env = gluetunEnv(props({ toPort: 6881 }));
     const first = runAsGluetun(env.VPN_PORT_FORWARDING_UP_COMMAND, 41234);
     expect(first).toMatchObject({ status: 0, stderr: '' });
-    if (down) expect(runAsGluetun(env.VPN_PORT_FORWARDING_DOWN_COMMAND, 41234, first.dir)).toMatchObject({ status: 0, stderr: '' });
+    const stopped = down ? runAsGluetun(env.VPN_PORT_FORWARDING_DOWN_COMMAND, 41234, first.dir) : { status: 0, stderr: '' };
+    expect(stopped).toMatchObject({ status: 0, stderr: '' });
     const again = runAsGluetun(env.VPN_PORT_FORWARDING_UP_COMMAND, 42345, first.dir);
     expect(again).toMatchObject({ status: 0, stderr: '' });
     expect([...again.rules].sort()).toEqual([

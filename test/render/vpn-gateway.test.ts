@@ -365,7 +365,7 @@ describeWithTools('port forwarding to a StatefulSet whose name has a dash (pod-g
       const route = planRoute(props, { ...t, podLabels: { app: t.name } });
       expect(natOf(route)).toEqual([]);
       // Its pod (a Deployment's: name-hash-suffix) takes nothing from its own nat.conf, so no fixed address.
-      expect(lookup(`${t.name}-7d9f-x2x`, (route.objects[0] as { data: Record<string, string> }).data['nat.conf'])).toBe('');
+      expect(lookup(`${t.name}-7d9f-x2x`, (route.objects[0] as unknown as { data: Record<string, string> }).data['nat.conf'])).toBe('');
       // Control: its hostname cuts to the forwarded workload's key: given that workload's entry, it would take .5.
       expect(lookup(`${t.name}-7d9f-x2x`, 'my 5 tcp:6881,udp:6881\n')).toBe('my 5 tcp:6881,udp:6881');
     }
