@@ -30,15 +30,21 @@ describeWithTools('EgressProbe alerts under promtool', ['promtool'], () => {
     exp_labels: { ...rules[alert].labels, namespace: 'media', job: 'egress-probe-vpn-ipv4', instance: target },
     exp_annotations: Object.fromEntries(Object.entries(rules[alert].annotations).map(([k, v]) => [k, v.replace('{{ $labels.job }}', 'egress-probe-vpn-ipv4').replace('{{ $labels.instance }}', target)])),
   });
+  // The control beside the first three: the direct-class twin of the same target, in the other state (its failures
+  // while the vpn probe is healthy, its health while the vpn probe leaks or fails): the alerts judge the vpn job alone.
+  const direct = (success: string, regex: string) => [
+    { series: `probe_success{namespace="media", job="egress-probe-direct-ipv4", instance="${target}"}`, values: success },
+    { series: `probe_failed_due_to_regex{namespace="media", job="egress-probe-direct-ipv4", instance="${target}"}`, values: regex },
+  ];
   const tests = [
     {
       name: 'healthy',
-      input_series: [series('probe_success', '1x30'), series('probe_failed_due_to_regex', '0x30')],
+      input_series: [series('probe_success', '1x30'), series('probe_failed_due_to_regex', '0x30'), ...direct('0x30', '1x30')],
       alert_rule_test: ['VPNEgressLeak', 'VPNEgressProbeFailing'].map((a) => ({ eval_time: '30m', alertname: a, exp_alerts: [] })),
     },
     {
       name: 'leak: the probe saw a WAN address',
-      input_series: [series('probe_success', '1x10 0x20'), series('probe_failed_due_to_regex', '0x10 1x20')],
+      input_series: [series('probe_success', '1x10 0x20'), series('probe_failed_due_to_regex', '0x10 1x20'), ...direct('1x30', '0x30')],
       alert_rule_test: [
         { eval_time: '10m', alertname: 'VPNEgressLeak', exp_alerts: [] },
         { eval_time: '13m', alertname: 'VPNEgressLeak', exp_alerts: [fired('VPNEgressLeak')] },
@@ -47,7 +53,7 @@ describeWithTools('EgressProbe alerts under promtool', ['promtool'], () => {
     },
     {
       name: 'outage: no successful probe, longer than for',
-      input_series: [series('probe_success', '1x10 0x30'), series('probe_failed_due_to_regex', '0x40')],
+      input_series: [series('probe_success', '1x10 0x30'), series('probe_failed_due_to_regex', '0x40'), ...direct('1x40', '0x40')],
       alert_rule_test: [
         { eval_time: '15m', alertname: 'VPNEgressProbeFailing', exp_alerts: [] },
         { eval_time: '22m', alertname: 'VPNEgressProbeFailing', exp_alerts: [fired('VPNEgressProbeFailing')] },
