@@ -1,6 +1,7 @@
 import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import type { EgressProbeProps } from '../model/egress-probe';
+import { egressProbeSpec } from '../model/egress-probe-spec';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';
 import * as egressProbeRender from '../render/egress-probe';
@@ -30,8 +31,12 @@ export class EgressProbe extends TunnelwrightConstruct {
   public readonly plan: Plan;
 
   public constructor(scope: Construct, id: string, props: EgressProbeProps) {
-    const plan = planAt(scope, id, 'EgressProbe', () => egressProbeRender.planEgressProbe(props));
-    super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)]);
+    // Parsed once: props → spec → plan.
+    const { spec, plan } = planAt(scope, id, 'EgressProbe', () => {
+      const parsed = egressProbeSpec(props);
+      return { spec: parsed, plan: egressProbeRender.renderEgressProbe(parsed) };
+    });
+    super(scope, id, plan, [...objectClaims(plan.objects, spec.cluster)]);
     this.plan = plan;
   }
 }

@@ -3,7 +3,7 @@ import { Problem } from '../errors';
 import { asArray, Cidr, cidrSchema, networkCidrSchema, clusterSchema, durationSchema, isRecord, parseWith, received, sortProblems } from './common';
 import { isDnsLabel, isLabelKey, isLabelValue } from './labels';
 import { cidrContainsIp, parseCidr, parseIp } from './net';
-import { checkVpnGateway, VpnGatewayProps } from './vpn-gateway';
+import { parseVpnGateway, VpnGatewayProps, VpnGatewaySpec } from './vpn-gateway';
 
 /** What the probe is attached to: routed through a VpnGateway, or labelled for an EgressSteering's vpn class. */
 export type EgressProbeVia =
@@ -98,6 +98,13 @@ export const egressProbeSchema = z.strictObject({
 
 /** Validates EgressProbe props: all problems at once. */
 export function checkEgressProbe(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: EgressProbeProps } {
+  const { problems, warnings, value } = inspectEgressProbe(input);
+  return { problems, warnings, ...(value ? { value } : {}) };
+}
+
+/** `checkEgressProbe`, with the spec of `via.vpnGateway` it parsed on the way (for `parseEgressProbe`). @internal */
+export function inspectEgressProbe(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: EgressProbeProps; gateway?: VpnGatewaySpec } {
+  let gateway: VpnGatewaySpec | undefined;
   const parsed = parseWith<EgressProbeProps>(egressProbeSchema, input);
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   const push = (path: string, code: string, message: string) => problems.push({ path, code, message });
@@ -138,7 +145,9 @@ export function checkEgressProbe(input: unknown): { problems: Problem[]; warning
       push('vpnCidrs', 'ipv6-range-required', 'expected an IPv6 range in vpnCidrs with ipv6 (the tunnel\'s IPv6 egress range, such as 2a03:1b20::/32): without one the IPv6 probe cannot fail on a native IPv6 address; add the range, or set ipv6 false');
     }
     if (isRecord(via) && isRecord(via.vpnGateway)) {
-      for (const p of checkVpnGateway(via.vpnGateway).problems) problems.push({ ...p, path: `via.vpnGateway.${p.path}` });
+      const g = parseVpnGateway(via.vpnGateway);
+      for (const p of g.problems) problems.push({ ...p, path: `via.vpnGateway.${p.path}` });
+      gateway = g.spec;
     }
     if (isRecord(via) && isRecord(via.egressSteering)) {
       const s = via.egressSteering;
@@ -160,5 +169,6 @@ export function checkEgressProbe(input: unknown): { problems: Problem[]; warning
       if (dns.resolver === undefined && isRecord(via) && via.egressSteering !== undefined) push('dnsLeak.resolver', 'required', 'required with egressSteering: the cluster DNS address vpn-class pods ask (kube-dns\'s ClusterIP)');
     }
   }
-  return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  const ok = problems.length === 0 && parsed.ok;
+  return { problems: sortProblems(problems), warnings: [], value: ok ? parsed.value : undefined, ...(ok && gateway ? { gateway } : {}) };
 }

@@ -1,6 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { EgressProbeProps } from '../model/egress-probe';
+import { egressProbeSpec } from '../model/egress-probe-spec';
 import { planAt, emitPlan, reserve } from './base';
 import * as egressProbeRender from '../render/egress-probe';
 
@@ -26,8 +27,12 @@ export class EgressProbe extends pulumi.ComponentResource {
   /** The Kubernetes resources registered as children, in plan order (for `dependsOn`). */
   public readonly kubernetesResources: pulumi.CustomResource[];
   public constructor(name: string, args: EgressProbeArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'EgressProbe', () => egressProbeRender.planEgressProbe(args));
-    reserve(name, plan, [...objectClaims(plan.objects, args.cluster)]);
+    // Parsed once: props → spec → plan.
+    const { spec, plan } = planAt(name, 'EgressProbe', () => {
+      const parsed = egressProbeSpec(args);
+      return { spec: parsed, plan: egressProbeRender.renderEgressProbe(parsed) };
+    });
+    reserve(name, plan, [...objectClaims(plan.objects, spec.cluster)]);
     super('tunnelwright:index:EgressProbe', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
     this.registerOutputs({});

@@ -2,17 +2,15 @@ import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
 import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
 import type { Service as IService } from 'kubernetes-types/core/v1';
-import { Problem, throwIfProblems } from '../errors';
-import type { DnsLeakProbe, EgressProbeProps } from '../model/egress-probe';
-import type { VpnGatewayProps } from '../model/vpn-gateway';
+import { Problem } from '../errors';
+import type { EgressProbeProps } from '../model/egress-probe';
+import { egressProbeSpec, EgressProbeSpec, PROBE_MANAGED_LABELS, probeWorkloadLabels } from '../model/egress-probe-spec';
 import { formatIp, parseCidr, parseIp } from '../model/net';
 import { KubeObject, Plan } from '../types';
 import { withConfigHashes } from './config-hash';
-import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
-import { durationSeconds } from '../model/values';
+import { renderRoute, routePodSpec } from './vpn-gateway';
 import { yaml } from '../lazy';
 import * as egressProbeModel from '../model/egress-probe';
-import * as egressSteeringModel from '../model/egress-steering';
 
 /** Returns the problems of EgressProbe props without throwing. */
 export function validateEgressProbe(props: unknown): Problem[] {
@@ -100,36 +98,27 @@ function ipv4RangeRegexp(cidr: string): string {
   return parts.join('\\.');
 }
 
-interface Module {
-  readonly key: string;
-  readonly job: string;
-  readonly egressClass: 'vpn' | 'direct';
-  readonly family: 4 | 6;
-}
-
-function modules(p: EgressProbeProps, name: string): Module[] {
-  const out: Module[] = [{ key: 'vpn_ipv4', job: `${name}-vpn-ipv4`, egressClass: 'vpn', family: 4 }];
-  if (p.ipv6) out.push({ key: 'vpn_ipv6', job: `${name}-vpn-ipv6`, egressClass: 'vpn', family: 6 });
-  if (p.directTwin) out.push({ key: 'direct_ipv4', job: `${name}-direct-ipv4`, egressClass: 'direct', family: 4 });
-  return out;
-}
-
 /** The blackbox exporter's config: HTTP modules that fail on a WAN address (and outside the VPN ranges). */
-export function blackboxConfig(p: EgressProbeProps, name = p.name ?? 'egress-probe'): string {
+export function renderBlackboxConfig(s: EgressProbeSpec): string {
   const config: Record<string, Record<string, unknown>> = {};
-  for (const m of modules(p, name)) {
+  for (const m of s.modules) {
     const http: Record<string, unknown> = { preferred_ip_protocol: m.family === 4 ? 'ip4' : 'ip6', ip_protocol_fallback: false, valid_status_codes: [200] };
     if (m.egressClass === 'vpn') {
-      http.fail_if_body_matches_regexp = p.wanIps.map(addressRegexp);
+      http.fail_if_body_matches_regexp = s.wanIps.map(addressRegexp);
       // A must-match pattern: an answer naming no address of the tunnel's ranges of this family fails (a native
       // IPv6 address included, whatever it is: a WAN prefix is rarely known, and privacy addresses change).
-      const ranges = (p.vpnCidrs ?? []).filter((c) => parseCidr(c)!.family === m.family);
+      const ranges = s.vpnCidrs[m.family];
       if (ranges.length > 0) http.fail_if_body_not_matches_regexp = [m.family === 4 ? ranges.map(cidrRegexp).join('|') : ipv6CidrsRegexp(ranges)];
     }
     config[m.key] = { prober: 'http', timeout: '10s', http };
   }
-  if (p.dnsLeak) Object.assign(config, dnsModules(p.dnsLeak));
+  if (s.dnsLeak) Object.assign(config, dnsModules(s.dnsLeak));
   return `# blackbox exporter modules, written by tunnelwright\n${yaml().stringify({ modules: config })}`;
+}
+
+/** The blackbox exporter's config of EgressProbe props (`renderBlackboxConfig` of their spec). */
+export function blackboxConfig(p: EgressProbeProps): string {
+  return renderBlackboxConfig(egressProbeSpec(p));
 }
 
 export const DNS_LEAK_MODULE = 'dns_leak';
@@ -173,20 +162,13 @@ function ipv4Complement(cidrs: readonly string[]): string[] {
  *   prober/dns.go:282, before the rcode check) and `probe_dns_answer_rrs` above 0, its `probe_success` 0 is a leak.
  * - `dns_resolves` fails on anything but a NOERROR answer with an A record: the outage check (SERVFAIL, no answer, no reply).
  */
-function dnsModules(d: DnsLeakProbe): Record<string, Record<string, unknown>> {
-  const bad = [...(d.leakedCidrs ?? []), ...(d.tunnelCidrs ? ipv4Complement(d.tunnelCidrs) : [])].map(ipv4RangeRegexp);
-  const dns = { query_name: d.queryName ?? egressProbeModel.DEFAULT_DNS_LEAK_NAME, query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false };
+function dnsModules(d: NonNullable<EgressProbeSpec['dnsLeak']>): Record<string, Record<string, unknown>> {
+  const bad = [...d.leakedCidrs, ...(d.tunnelCidrs ? ipv4Complement(d.tunnelCidrs) : [])].map(ipv4RangeRegexp);
+  const dns = { query_name: d.queryName, query_type: 'A', transport_protocol: 'udp', preferred_ip_protocol: 'ip4', ip_protocol_fallback: false };
   return {
     [DNS_LEAK_MODULE]: { prober: 'dns', timeout: '10s', dns: { ...dns, valid_rcodes: DNS_RCODES, validate_answer_rrs: { fail_if_matches_regexp: [`\\tA\\t(${bad.join('|')})$`] } } },
     [DNS_RESOLVES_MODULE]: { prober: 'dns', timeout: '10s', dns: { ...dns, valid_rcodes: ['NOERROR'], validate_answer_rrs: { fail_if_none_matches_regexp: ['\\tA\\t[0-9.]+$'] } } },
   };
-}
-
-/** The resolver the DNS-leak probe asks: given, or the gateway's dnsmasq (the VXLAN network's .1), which routed pods use. */
-export function dnsLeakResolver(p: EgressProbeProps): string {
-  if (p.dnsLeak?.resolver) return p.dnsLeak.resolver;
-  const gateway = (p.via as { vpnGateway: VpnGatewayProps }).vpnGateway;
-  return `${gatewayFacts(gateway).vxlanPrefix}.1`;
 }
 
 const PROBE_RUNBOOKS = {
@@ -197,16 +179,21 @@ const PROBE_RUNBOOKS = {
   VPNDNSProbeFailing: '1. Ask the resolver from a vpn-class pod (dig @<resolver> whoami.akamai.net): SERVFAIL or a timeout usually means the tunnel is down (VPNTunnelDown) or its DNS upstream is unreachable.\n2. The leak check cannot judge while nothing answers: VPNDNSLeak stays silent during an outage.',
 };
 
-/** The alert rules: VPNEgressLeak (a vpn-class probe saw a WAN address), VPNEgressProbeFailing, and VPNDNSLeak with a DNS-leak probe. */
+/** The alert rules of EgressProbe props (`renderEgressProbeAlertGroups` of their spec). */
 export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rules: Record<string, unknown>[] }[] {
-  const name = p.name ?? 'egress-probe';
-  const jobs = modules(p, name).filter((m) => m.egressClass === 'vpn').map((m) => m.job).join('|');
-  const runbookUrl = p.monitoring?.runbookUrl;
+  return renderEgressProbeAlertGroups(egressProbeSpec(p));
+}
+
+/** The alert rules: VPNEgressLeak (a vpn-class probe saw a WAN address), VPNEgressProbeFailing, and VPNDNSLeak with a DNS-leak probe. */
+export function renderEgressProbeAlertGroups(p: EgressProbeSpec): { name: string; rules: Record<string, unknown>[] }[] {
+  const name = p.name;
+  const jobs = p.modules.filter((m) => m.egressClass === 'vpn').map((m) => m.job).join('|');
+  const runbookUrl = p.monitoring.runbookUrl;
   const link = (alert: string) => (runbookUrl ? { runbook_url: `${runbookUrl}#${alert.toLowerCase()}` } : {});
   const dnsJob = `${name}-dns-leak`;
   const dnsResolvesJob = `${name}-dns-resolves`;
-  const allJobs = [...modules(p, name).map((m) => m.job), ...(p.dnsLeak ? [dnsJob, dnsResolvesJob] : [])];
-  const intervalSeconds = durationSeconds(p.interval ?? '60s')!;
+  const allJobs = [...p.modules.map((m) => m.job), ...(p.dnsLeak ? [dnsJob, dnsResolvesJob] : [])];
+  const intervalSeconds = p.intervalSeconds;
   // Every selector names the probe's namespace: a second EgressProbe of the same name elsewhere has the same jobs, and
   // its series must neither silence this one's absent alert nor page from this one's rules. prometheus-operator sets
   // `job` to the Probe's jobName and gives static targets a `namespace` label (pkg/prometheus/promcfg.go,
@@ -248,40 +235,42 @@ export function egressProbeAlertGroups(p: EgressProbeProps): { name: string; rul
           expr: `${by} (probe_dns_query_succeeded{${ns}, job="${dnsJob}"}) == 1 and ${on} ${by} (probe_dns_answer_rrs{${ns}, job="${dnsJob}"}) > 0 and ${on} ${by} (probe_success{${ns}, job="${dnsJob}"}) == 0`,
           for: '1m',
           labels: { severity: 'critical' },
-          annotations: { summary: 'vpn-class DNS lookups leave by the WAN: the probe\'s resolver reached the name\'s servers from a WAN-side resolver', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? egressProbeModel.DEFAULT_DNS_LEAK_NAME} with a resolver address that is not the tunnel's: every name vpn-class pods look up is seen outside the VPN.`, runbook: PROBE_RUNBOOKS.VPNDNSLeak, ...link('VPNDNSLeak') },
+          annotations: { summary: 'vpn-class DNS lookups leave by the WAN: the probe\'s resolver reached the name\'s servers from a WAN-side resolver', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName} with a resolver address that is not the tunnel's: every name vpn-class pods look up is seen outside the VPN.`, runbook: PROBE_RUNBOOKS.VPNDNSLeak, ...link('VPNDNSLeak') },
         }, {
           alert: 'VPNDNSProbeFailing',
           expr: `${by} (probe_success{${ns}, job="${dnsResolvesJob}"}) == 0`,
           for: '10m',
           labels: { severity: 'warning' },
-          annotations: { summary: 'the vpn-class resolver has given no address for 10 minutes', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName ?? egressProbeModel.DEFAULT_DNS_LEAK_NAME} with an error rcode, no A record, or not at all: vpn-class pods cannot resolve names (an outage, not a leak).`, runbook: PROBE_RUNBOOKS.VPNDNSProbeFailing, ...link('VPNDNSProbeFailing') },
+          annotations: { summary: 'the vpn-class resolver has given no address for 10 minutes', description: `{{ $labels.instance }} answered ${p.dnsLeak.queryName} with an error rcode, no A record, or not at all: vpn-class pods cannot resolve names (an outage, not a leak).`, runbook: PROBE_RUNBOOKS.VPNDNSProbeFailing, ...link('VPNDNSProbeFailing') },
         }] : []),
       ],
     },
   ];
 }
 
-/** Plans the probe: exporter config, exporter Deployment(s) and Service(s), Probe objects and the PrometheusRule. */
+/** Plans the probe from EgressProbe props (`renderEgressProbe` of their spec, or a ValidationError with every problem). */
 export function planEgressProbe(props: EgressProbeProps): Plan {
-  const checked = egressProbeModel.checkEgressProbe(props);
-  throwIfProblems(checked.problems, 'EgressProbe props');
-  const p = checked.value!;
-  const name = p.name ?? 'egress-probe';
+  return renderEgressProbe(egressProbeSpec(props));
+}
+
+/** Plans the probe from its spec: exporter config, exporter Deployment(s) and Service(s), Probe objects and the PrometheusRule. */
+export function renderEgressProbe(p: EgressProbeSpec): Plan {
+  const name = p.name;
   const ns = p.namespace;
-  const managed = { 'app.kubernetes.io/managed-by': 'tunnelwright', 'app.kubernetes.io/component': 'egress-probe' };
+  const managed = PROBE_MANAGED_LABELS;
   const configName = `${name}-config`;
   const objects: KubeObject[] = [];
-  const config: IConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configName, namespace: ns, labels: managed }, data: { 'blackbox.yml': blackboxConfig(p, name) } };
+  const config: IConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configName, namespace: ns, labels: { ...managed } }, data: { 'blackbox.yml': renderBlackboxConfig(p) } };
   objects.push(config as KubeObject);
 
   const exporter = (workload: string, egressClass: 'vpn' | 'direct'): { deployment: IDeployment; service: IService; extra: KubeObject[] } => {
     const steering = 'egressSteering' in p.via ? p.via.egressSteering : undefined;
-    const classLabel = steering ? { [steering.egressClassLabel ?? egressSteeringModel.DEFAULT_EGRESS_CLASS_LABEL]: egressClass === 'vpn' ? (steering.vpnClass ?? 'vpn') : 'direct' } : {};
-    const labels = { 'app.kubernetes.io/name': workload, ...managed };
+    const classLabel = steering ? { [steering.classLabel]: egressClass === 'vpn' ? steering.vpnClass : 'direct' } : {};
+    const labels = probeWorkloadLabels(workload);
     let spec: IPodSpec = {
       containers: [{
         name: 'blackbox-exporter',
-        image: p.image ?? egressProbeModel.DEFAULT_BLACKBOX_IMAGE,
+        image: p.image,
         args: ['--config.file=/config/blackbox.yml'],
         ports: [{ name: 'http', containerPort: BLACKBOX_PORT, protocol: 'TCP' }],
         readinessProbe: { httpGet: { path: '/-/healthy', port: BLACKBOX_PORT } },
@@ -294,8 +283,9 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
     };
     const extra: KubeObject[] = [];
     if ('vpnGateway' in p.via && egressClass === 'vpn') {
-      const route = planRoute(p.via.vpnGateway, { namespace: ns, podLabels: labels, name: workload });
-      spec = applyRoute(spec, route);
+      // The route's target was checked in the model (parseEgressProbe): the probe is no port-forwarding workload.
+      const route = renderRoute(p.via.vpnGateway, p.via.route);
+      spec = routePodSpec(spec, route);
       extra.push(...route.objects);
     }
     const deployment: IDeployment = {
@@ -313,15 +303,15 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
   const twin = p.directTwin ? exporter(`${name}-direct`, 'direct') : undefined;
   if (twin) objects.push(twin.deployment as KubeObject, twin.service as KubeObject);
 
-  for (const m of modules(p, name)) {
+  for (const m of p.modules) {
     const prober = m.egressClass === 'vpn' ? name : `${name}-direct`;
     objects.push({
       apiVersion: 'monitoring.coreos.com/v1',
       kind: 'Probe',
-      metadata: { name: m.job, namespace: ns, labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
+      metadata: { name: m.job, namespace: ns, labels: { ...managed, ...p.monitoring.ruleLabels } },
       spec: {
         jobName: m.job,
-        interval: p.interval ?? '60s',
+        interval: p.interval,
         module: m.key,
         prober: { url: `${prober}.${ns}.svc:${BLACKBOX_PORT}` },
         targets: { staticConfig: { static: [...p.targets], labels: { namespace: ns, egress_class: m.egressClass, ip_family: `ipv${m.family}` } } },
@@ -333,14 +323,14 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
       objects.push({
         apiVersion: 'monitoring.coreos.com/v1',
         kind: 'Probe',
-        metadata: { name: job, namespace: ns, labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
+        metadata: { name: job, namespace: ns, labels: { ...managed, ...p.monitoring.ruleLabels } },
         spec: {
           jobName: job,
-          interval: p.interval ?? '60s',
+          interval: p.interval,
           module,
           // The dns prober's target is the resolver it asks: the one vpn-class pods use, asked from their placement.
           prober: { url: `${name}.${ns}.svc:${BLACKBOX_PORT}` },
-          targets: { staticConfig: { static: [dnsLeakResolver(p)], labels: { namespace: ns, egress_class: 'vpn', check } } },
+          targets: { staticConfig: { static: [p.dnsLeak.resolver], labels: { namespace: ns, egress_class: 'vpn', check } } },
         },
       });
     }
@@ -350,14 +340,14 @@ export function planEgressProbe(props: EgressProbeProps): Plan {
     kind: 'PrometheusRule',
     // Named for the probe's namespace too: the rules go to one shared namespace, where a same-named EgressProbe of
     // another namespace would otherwise write over this one's rules.
-    metadata: { name: `${ns}-${name}`, namespace: p.monitoring?.namespace ?? 'monitoring', labels: { ...managed, ...(p.monitoring?.ruleLabels ?? {}) } },
-    spec: { groups: egressProbeAlertGroups(p) },
+    metadata: { name: `${ns}-${name}`, namespace: p.monitoring.namespace, labels: { ...managed, ...p.monitoring.ruleLabels } },
+    spec: { groups: renderEgressProbeAlertGroups(p) },
   });
   // The WAN addresses (`wanIps`, `dnsLeak.leakedCidrs`) are in blackbox.yml and in no other object of this plan: an
   // unsalted hash of it on every pod would let anyone who may read pods (not ConfigMaps) find them by trying each IPv4
   // address. The hash is of the config with documentation addresses in their place, so a change of those alone does
   // not roll the exporter (docs/vpn-gateway.md says to restart it).
-  const redacted: EgressProbeProps = { ...p, wanIps: p.wanIps.map(() => '192.0.2.1'), ...(p.dnsLeak ? { dnsLeak: { ...p.dnsLeak, ...(p.dnsLeak.leakedCidrs ? { leakedCidrs: p.dnsLeak.leakedCidrs.map(() => '192.0.2.0/24') } : {}) } } : {}) };
-  const hashed = (m: IConfigMap) => (m.metadata?.name === configName ? { ...m, data: { 'blackbox.yml': blackboxConfig(redacted, name) } } : m);
+  const redacted: EgressProbeSpec = { ...p, wanIps: p.wanIps.map(() => '192.0.2.1'), ...(p.dnsLeak ? { dnsLeak: { ...p.dnsLeak, leakedCidrs: p.dnsLeak.leakedCidrs.map(() => '192.0.2.0/24') } } : {}) };
+  const hashed = (m: IConfigMap) => (m.metadata?.name === configName ? { ...m, data: { 'blackbox.yml': renderBlackboxConfig(redacted) } } : m);
   return { objects: withConfigHashes(objects, hashed), hosts: [], values: {}, warnings: [] };
 }
