@@ -2,6 +2,7 @@ import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import { IgnitionConfig } from '../host/ignition';
 import type { KillSwitchProps } from '../model/kill-switch';
+import { killSwitchSpec } from '../model/kill-switch-spec';
 import { Plan } from '../types';
 import { planAt, TunnelwrightConstruct } from './base';
 import * as killSwitchRender from '../render/kill-switch';
@@ -34,12 +35,16 @@ export class KillSwitch extends TunnelwrightConstruct {
   public readonly plan: Plan;
 
   public constructor(scope: Construct, id: string, props: KillSwitchProps) {
-    const plan = planAt(scope, id, 'KillSwitch', () => killSwitchRender.planKillSwitch(props));
-    super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)]);
+    // Parsed once: props → spec → plan, and the VXLAN endpoint and fence from the same spec.
+    const { spec, plan } = planAt(scope, id, 'KillSwitch', () => {
+      const parsed = killSwitchSpec(props);
+      return { spec: parsed, plan: killSwitchRender.renderKillSwitch(parsed) };
+    });
+    super(scope, id, plan, [...objectClaims(plan.objects, spec.cluster)]);
     this.plan = plan;
-    const vxlan = killSwitchRender.killSwitchVxlan(props, this.node.path);
+    const vxlan = killSwitchRender.killSwitchVxlan(spec, this.node.path);
     if (vxlan) this._vxlan = { killSwitch: vxlan };
-    this._fences.push(killSwitchRender.killSwitchFence(props, this.node.path));
+    this._fences.push(killSwitchRender.killSwitchFence(spec, this.node.path));
     if (plan.hosts.length > 0) {
       const a = this.artefactsOf(plan.hosts[0], '3.4.0');
       this.cloudConfig = a.cloudConfig;

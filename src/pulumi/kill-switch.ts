@@ -1,6 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { KillSwitchProps } from '../model/kill-switch';
+import { killSwitchSpec } from '../model/kill-switch-spec';
 import { formatProblems } from '../errors';
 import { registerFence } from './registry';
 import { planAt, emitPlan, nodeOutputs, reserve } from './base';
@@ -34,12 +35,16 @@ export class KillSwitch extends pulumi.ComponentResource {
   public readonly ignition?: pulumi.Output<string>;
 
   public constructor(name: string, args: KillSwitchArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'KillSwitch', () => killSwitchRender.planKillSwitch(args));
-    const vxlan = killSwitchRender.killSwitchVxlan(args, name);
-    reserve(name, plan, [...objectClaims(plan.objects, args.cluster)], undefined, vxlan ? { killSwitch: vxlan } : undefined);
+    // Parsed once: props → spec → plan, and the VXLAN endpoint and fence from the same spec.
+    const { spec, plan } = planAt(name, 'KillSwitch', () => {
+      const parsed = killSwitchSpec(args);
+      return { spec: parsed, plan: killSwitchRender.renderKillSwitch(parsed) };
+    });
+    const vxlan = killSwitchRender.killSwitchVxlan(spec, name);
+    reserve(name, plan, [...objectClaims(plan.objects, spec.cluster)], undefined, vxlan ? { killSwitch: vxlan } : undefined);
     super('tunnelwright:index:KillSwitch', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
-    const duplicates = registerFence(killSwitchRender.killSwitchFence(args, name));
+    const duplicates = registerFence(killSwitchRender.killSwitchFence(spec, name));
     if (duplicates.length > 0) void pulumi.log.warn(formatProblems(duplicates), this);
     if (plan.hosts.length > 0) {
       const out = nodeOutputs(plan.hosts[0], '3.4.0');

@@ -2,8 +2,8 @@ import type { NetworkPolicy as INetworkPolicy } from 'kubernetes-types/networkin
 import type { NetworkPolicyEgressRule as INetworkPolicyEgressRule } from 'kubernetes-types/networking/v1';
 import { Problem, throwIfProblems } from '../errors';
 import type { HostKillSwitch, KillSwitchProps } from '../model/kill-switch';
+import { killSwitchName, killSwitchSpec, KillSwitchSpec } from '../model/kill-switch-spec';
 import { parseCidr } from '../model/net';
-import { boundedName } from '../model/labels';
 import { Fence, VxlanEndpoint } from '../invariants';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 import * as killSwitchModel from '../model/kill-switch';
@@ -29,74 +29,67 @@ export const KILL_SWITCH_UNIT = 'tunnelwright-killswitch.service';
  */
 export const KILL_SWITCH_LEARNT_DIR = '/var/lib/tunnelwright/killswitch.d';
 
-/** The policy name: `name`, else the selector's values joined, then `-kill-switch`, as a DNS label; past 63 characters, its start, 8 hex digits of the SHA-256 of the whole, `-kill-switch`. */
-export function killSwitchName(props: Pick<KillSwitchProps, 'name' | 'selector'>): string {
-  if (props.name) return props.name;
-  const base = Object.keys(props.selector).sort().map((k) => props.selector[k]).join('-').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
-  return boundedName(base || 'pods', '-kill-switch');
-}
+export { killSwitchName };
 
-/** Plans the kill switch: the pod policy, and the host table when `host` is set. */
+/** Plans the kill switch from KillSwitch props (`renderKillSwitch` of their spec, or a ValidationError with every problem). */
 export function planKillSwitch(props: KillSwitchProps): Plan {
-  const checked = killSwitchModel.checkKillSwitch(props);
-  throwIfProblems(checked.problems, 'KillSwitch props');
-  return renderKillSwitch(checked.value!);
+  return renderKillSwitch(killSwitchSpec(props));
 }
 
-/** Renders validated props (VpnGateway.route() calls it with a kill switch it derived and checked). */
-export function renderKillSwitch(props: KillSwitchProps): Plan {
-  const objects: KubeObject[] = [props.flavor === 'cilium' ? ciliumPolicy(props) : networkPolicy(props)];
-  const hosts = props.host ? [planHostKillSwitch(props.host)] : [];
+/** Plans the kill switch from its spec: the pod policy, and the host table when `host` is set. */
+export function renderKillSwitch(s: KillSwitchSpec): Plan {
+  const objects: KubeObject[] = [s.flavor === 'cilium' ? ciliumPolicy(s) : networkPolicy(s)];
+  const hosts = s.host ? [renderHostKillSwitch(s.host)] : [];
   return { objects, hosts, values: {}, warnings: [] };
 }
 
 const KUBE_DNS = { namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' } };
 
-function networkPolicy(props: KillSwitchProps): KubeObject {
+function networkPolicy(props: KillSwitchSpec): KubeObject {
   const egress: INetworkPolicyEgressRule[] = [{ to: props.allowCidrs.map((cidr) => ({ ipBlock: { cidr } })) }];
-  if (props.allowDns !== false) {
+  if (props.allowDns) {
     egress.push({
       to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': KUBE_DNS.namespace } }, podSelector: { matchLabels: { ...KUBE_DNS.labels } } }],
       ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }],
     });
   }
-  if (props.gatewayPodLabels) {
+  if (props.gateway) {
     egress.push({
-      to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': props.gatewayNamespace ?? props.namespace } }, podSelector: { matchLabels: { ...props.gatewayPodLabels } } }],
-      ports: [{ protocol: 'UDP', port: props.vxlanPort ?? killSwitchModel.DEFAULT_VXLAN_PORT }],
+      to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': props.gateway.namespace } }, podSelector: { matchLabels: { ...props.gateway.podLabels } } }],
+      ports: [{ protocol: 'UDP', port: props.gateway.vxlanPort }],
     });
   }
   const policy: INetworkPolicy = {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: killSwitchName(props), namespace: props.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'tunnelwright.dev/component': 'kill-switch' } },
+    metadata: { name: props.name, namespace: props.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'tunnelwright.dev/component': 'kill-switch' } },
     spec: { podSelector: { matchLabels: { ...props.selector } }, policyTypes: ['Egress'], egress },
   };
   return policy as KubeObject;
 }
 
-function ciliumPolicy(props: KillSwitchProps): KubeObject {
+function ciliumPolicy(props: KillSwitchSpec): KubeObject {
   const egress: Record<string, unknown>[] = [
     // Cilium's CIDR rules never match in-cluster endpoints: the cluster is allowed as an entity.
     { toEntities: ['cluster'] },
     { toCIDRSet: props.allowCidrs.map((cidr) => ({ cidr })) },
   ];
-  if (props.allowDns !== false) {
+  if (props.allowDns) {
     egress.push({
       toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': KUBE_DNS.namespace, ...KUBE_DNS.labels } }],
       toPorts: [{ ports: [{ port: '53', protocol: 'UDP' }, { port: '53', protocol: 'TCP' }] }],
     });
   }
-  if (props.gatewayPodLabels) {
+  if (props.gateway) {
     egress.push({
-      toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': props.gatewayNamespace ?? props.namespace, ...props.gatewayPodLabels } }],
-      toPorts: [{ ports: [{ port: String(props.vxlanPort ?? killSwitchModel.DEFAULT_VXLAN_PORT), protocol: 'UDP' }] }],
+      toEndpoints: [{ matchLabels: { 'k8s:io.kubernetes.pod.namespace': props.gateway.namespace, ...props.gateway.podLabels } }],
+      toPorts: [{ ports: [{ port: String(props.gateway.vxlanPort), protocol: 'UDP' }] }],
     });
   }
   return {
     apiVersion: 'cilium.io/v2',
     kind: 'CiliumNetworkPolicy',
-    metadata: { name: killSwitchName(props), namespace: props.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'tunnelwright.dev/component': 'kill-switch' } },
+    metadata: { name: props.name, namespace: props.namespace, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'tunnelwright.dev/component': 'kill-switch' } },
     spec: { endpointSelector: { matchLabels: { ...props.selector } }, enableDefaultDeny: { egress: true, ingress: false }, egress },
   };
 }
@@ -187,10 +180,15 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
   });
 }
 
-/** The host plan of a kill switch: the table, and a unit that loads it before the network (and so any tunnel) starts. */
+/** The host plan of a host kill switch given on its own (as EgressSteering plans it): checked, then `renderHostKillSwitch`. */
 export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
   const { podFence: _fence, ...checked } = host;
   throwIfProblems(killSwitchModel.checkHostKillSwitchInput(checked), 'host kill switch');
+  return renderHostKillSwitch(host);
+}
+
+/** The host plan of a checked host kill switch: the table, and a unit that loads it before the network (and so any tunnel) starts. */
+export function renderHostKillSwitch(host: KillSwitchHost): HostPlan {
   const plan = emptyHostPlan(host.node);
   plan.packages.push('nftables');
   plan.files.push({ path: KILL_SWITCH_NFT_PATH, mode: 0o644, owner: 'root:root', content: renderKillSwitchTable(host) });
@@ -210,12 +208,12 @@ export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
 }
 
 /** The kill switch's VXLAN endpoint (when it lets its pods reach gateway pods), for the cross-construct port check. */
-export function killSwitchVxlan(props: KillSwitchProps, construct: string): VxlanEndpoint | undefined {
-  if (!props.gatewayPodLabels) return undefined;
-  return { construct, cluster: props.cluster ?? 'default', namespace: props.gatewayNamespace ?? props.namespace, podLabels: props.gatewayPodLabels, port: props.vxlanPort ?? killSwitchModel.DEFAULT_VXLAN_PORT };
+export function killSwitchVxlan(s: KillSwitchSpec, construct: string): VxlanEndpoint | undefined {
+  if (!s.gateway) return undefined;
+  return { construct, cluster: s.cluster, namespace: s.gateway.namespace, podLabels: s.gateway.podLabels, port: s.gateway.vxlanPort };
 }
 
 /** The pods a KillSwitch fences, for `checkDuplicateKillSwitches`. */
-export function killSwitchFence(props: KillSwitchProps, construct: string): Fence {
-  return { construct, cluster: props.cluster ?? 'default', namespace: props.namespace, selector: props.selector, acknowledged: (props.acknowledge ?? []).includes('duplicate-kill-switch') };
+export function killSwitchFence(s: KillSwitchSpec, construct: string): Fence {
+  return { construct, cluster: s.cluster, namespace: s.namespace, selector: s.selector, acknowledged: s.duplicateAcknowledged };
 }

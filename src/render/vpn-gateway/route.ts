@@ -6,6 +6,7 @@ import type { Volume as IVolume } from 'kubernetes-types/core/v1';
 import { asset, inlineScript } from '../../assets';
 import { Fence } from '../../invariants';
 import type { KillSwitchProps } from '../../model/kill-switch';
+import { killSwitchSpecOf } from '../../model/kill-switch-spec';
 import { boundedName } from '../../model/labels';
 import { isForwardedTarget, RouteTarget, VpnGatewaySpec } from '../../model/vpn-gateway';
 import { KubeObject } from '../../types';
@@ -114,7 +115,7 @@ export function renderRoute(f: VpnGatewaySpec, target: RouteTarget): RoutePlan {
   const guard = isForwarded ? forwardedInit(target) : undefined;
   const configHash = configMapsHash([configMap, ...(sync ? [sync.configMap as unknown as IConfigMap] : [])]);
   return {
-    objects: [configMap as KubeObject, ...(sync ? [sync.configMap] : []), ...renderKillSwitch(killSwitch).objects],
+    objects: [configMap as KubeObject, ...(sync ? [sync.configMap] : []), ...renderKillSwitch(killSwitchSpecOf(killSwitch)).objects],
     initContainer: { name: 'vpn-route-init', image: f.images.podGateway, command: guard?.command ?? ['/bin/client_init.sh'], env: [{ name: ROUTE_CONFIG_HASH_ENV, value: configHash }, ...(guard?.env ?? [])], securityContext: caps, volumeMounts: [mount] },
     sidecar: { name: 'vpn-route-sidecar', image: f.images.podGateway, command: ['/bin/client_sidecar.sh'], securityContext: caps, volumeMounts: [mount] },
     volume: { name: 'vpn-gateway-client', configMap: { name: configName } },
