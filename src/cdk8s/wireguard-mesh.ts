@@ -1,6 +1,7 @@
 import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import type { WireguardMeshProps } from '../model/wireguard-mesh';
+import { wireguardMeshSpec } from '../model/wireguard-mesh-spec';
 import type { MeshPlan } from '../render/wireguard-mesh';
 import { planAt, NodeArtefacts, TunnelwrightConstruct } from './base';
 import * as meshRender from '../render/wireguard-mesh';
@@ -32,10 +33,14 @@ export class WireguardMesh extends TunnelwrightConstruct {
   public readonly plan: MeshPlan;
 
   public constructor(scope: Construct, id: string, props: WireguardMeshProps) {
-    const plan = planAt(scope, id, 'WireguardMesh', () => meshRender.planWireguardMesh(props));
-    super(scope, id, plan, [...objectClaims(plan.objects, props.cluster)], props.ignitionVersion);
+    // Parsed once: props → spec → plan.
+    const { spec, plan } = planAt(scope, id, 'WireguardMesh', () => {
+      const parsed = wireguardMeshSpec(props);
+      return { spec: parsed, plan: meshRender.renderWireguardMesh(parsed) };
+    });
+    super(scope, id, plan, [...objectClaims(plan.objects, spec.cluster)], spec.ignitionVersion);
     this.plan = plan;
-    const version = props.ignitionVersion ?? '3.4.0';
+    const version = spec.ignitionVersion;
     const nodes: Record<string, NodeArtefacts> = {};
     for (const [name, n] of Object.entries(plan.nodes)) nodes[name] = this.artefactsOf(n.host, version);
     this.nodes = nodes;

@@ -1,6 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { WireguardMeshProps } from '../model/wireguard-mesh';
+import { wireguardMeshSpec } from '../model/wireguard-mesh-spec';
 import { planAt, emitPlan, NodeOutputs, nodeOutputs, reserve } from './base';
 import * as meshRender from '../render/wireguard-mesh';
 
@@ -30,12 +31,16 @@ export class WireguardMesh extends pulumi.ComponentResource {
   public readonly nodes: Readonly<Record<string, NodeOutputs>>;
 
   public constructor(name: string, args: WireguardMeshArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'WireguardMesh', () => meshRender.planWireguardMesh(args));
-    reserve(name, plan, [...objectClaims(plan.objects, args.cluster)], args.ignitionVersion);
+    // Parsed once: props → spec → plan.
+    const { spec, plan } = planAt(name, 'WireguardMesh', () => {
+      const parsed = wireguardMeshSpec(args);
+      return { spec: parsed, plan: meshRender.renderWireguardMesh(parsed) };
+    });
+    reserve(name, plan, [...objectClaims(plan.objects, spec.cluster)], spec.ignitionVersion);
     super('tunnelwright:index:WireguardMesh', name, {}, opts);
     emitPlan(this, name, plan, opts);
     const nodes: Record<string, NodeOutputs> = {};
-    for (const [node, p] of Object.entries(plan.nodes)) nodes[node] = nodeOutputs(p.host, args.ignitionVersion ?? '3.4.0');
+    for (const [node, p] of Object.entries(plan.nodes)) nodes[node] = nodeOutputs(p.host, spec.ignitionVersion);
     this.nodes = nodes;
     this.registerOutputs({ nodes });
   }
