@@ -1,6 +1,7 @@
 import { Construct } from 'constructs';
 import { objectClaims } from '../invariants';
 import type { ConformanceGateway, ConformanceSteering, EgressConformanceProps } from '../model/egress-conformance';
+import { egressConformanceSpec } from '../model/egress-conformance-spec';
 import type { EgressSteeringProps } from '../model/egress-steering';
 import type { VpnGatewayProps } from '../model/vpn-gateway';
 import { Plan } from '../types';
@@ -69,8 +70,12 @@ export class EgressConformance extends TunnelwrightConstruct {
       ...(vpnGateways ? { vpnGateways: vpnGateways.map((g) => ({ ...g, gateway: g.gateway instanceof VpnGateway ? g.gateway.props : g.gateway })) } : {}),
       ...(egressSteerings ? { egressSteerings: egressSteerings.map((s) => ({ ...s, steering: s.steering instanceof EgressSteering ? s.steering.props : s.steering })) } : {}),
     };
-    const plan = planAt(scope, id, 'EgressConformance', () => conformanceRender.planEgressConformance(core));
-    super(scope, id, plan, objectClaims(plan.objects, core.cluster));
+    // Parsed once: props → spec → plan.
+    const { spec, plan } = planAt(scope, id, 'EgressConformance', () => {
+      const parsed = egressConformanceSpec(core);
+      return { spec: parsed, plan: conformanceRender.renderEgressConformance(parsed) };
+    });
+    super(scope, id, plan, objectClaims(plan.objects, spec.cluster));
     this.plan = plan;
     const values = plan.values.egressConformance as { script: string; command: string };
     this.egressConformanceScript = values.script;

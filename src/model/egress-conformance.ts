@@ -1,10 +1,11 @@
 import * as z from '../zod';
 import { Problem } from '../errors';
 import { asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWith, received, sortProblems } from './common';
-import { checkEgressSteering, EgressSteeringProps } from './egress-steering';
+import { EgressSteeringProps } from './egress-steering';
+import { EgressSteeringSpec, parseEgressSteering } from './egress-steering-spec';
 import { isDnsLabel } from './labels';
 import { cidrContainsIp, parseCidr, parseIp } from './net';
-import { checkVpnGateway, VpnGatewayProps } from './vpn-gateway';
+import { parseVpnGateway, VpnGatewayProps, VpnGatewaySpec } from './vpn-gateway';
 
 /** A VpnGateway the check proves: a routed probe in `probeNamespace`, the tunnel stopped through gluetun's control server. */
 export interface ConformanceGateway {
@@ -107,6 +108,17 @@ export const egressConformanceSchema = z.strictObject({
 
 /** Validates EgressConformance props: all problems at once, with the gateways' and steerings' own. */
 export function checkEgressConformance(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: EgressConformanceProps } {
+  const { problems, warnings, value } = inspectEgressConformance(input);
+  return { problems, warnings, ...(value ? { value } : {}) };
+}
+
+/**
+ * `checkEgressConformance`, with the specs of the gateways and steerings it parsed on the way, by index (for
+ * `parseEgressConformance`). @internal
+ */
+export function inspectEgressConformance(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: EgressConformanceProps; gateways: (VpnGatewaySpec | undefined)[]; steerings: (EgressSteeringSpec | undefined)[] } {
+  const gatewaySpecs: (VpnGatewaySpec | undefined)[] = [];
+  const steeringSpecs: (EgressSteeringSpec | undefined)[] = [];
   const parsed = parseWith<EgressConformanceProps>(egressConformanceSchema, input);
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   const push = (path: string, code: string, message: string) => problems.push({ path, code, message });
@@ -150,7 +162,9 @@ export function checkEgressConformance(input: unknown): { problems: Problem[]; w
       if (!isRecord(g)) return;
       mustBeNamed(`vpnGateways[${i}].probeNamespace`, g.probeNamespace, 'the probe namespace');
       if (isRecord(g.gateway)) {
-        for (const p of checkVpnGateway(g.gateway).problems) problems.push({ ...p, path: `vpnGateways[${i}].gateway.${p.path}` });
+        const gp = parseVpnGateway(g.gateway);
+        gatewaySpecs[i] = gp.spec;
+        for (const p of gp.problems) problems.push({ ...p, path: `vpnGateways[${i}].gateway.${p.path}` });
         mustBeNamed(`vpnGateways[${i}].gateway.namespace`, g.gateway.namespace ?? 'vpn-gateway', 'the gateway\'s namespace (where the check stops gluetun\'s VPN)');
         // With an app, gluetun's control server listens on the VXLAN address only, under the one role in its auth file
         // (GET /v1/portforward); a configured role list drops gluetun's built-in public role (gosettings.DefaultSlice,
@@ -166,7 +180,9 @@ export function checkEgressConformance(input: unknown): { problems: Problem[]; w
       if (s.agentNamespace !== undefined) mustBeNamed(`egressSteerings[${i}].agentNamespace`, s.agentNamespace, 'the node agent\'s namespace');
       const st = s.steering;
       if (!isRecord(st)) return;
-      for (const p of checkEgressSteering(st).problems) problems.push({ ...p, path: `egressSteerings[${i}].steering.${p.path}` });
+      const sp = parseEgressSteering(st);
+      steeringSpecs[i] = sp.spec;
+      for (const p of sp.problems) problems.push({ ...p, path: `egressSteerings[${i}].steering.${p.path}` });
       if (Array.isArray(st.namespaces) && typeof s.probeNamespace === 'string' && !st.namespaces.includes(s.probeNamespace)) {
         push(`egressSteerings[${i}].probeNamespace`, 'not-steered', `"${s.probeNamespace}" is not one of the steering's namespaces (${(st.namespaces as string[]).join(', ')}): a probe there is never steered`);
       }
@@ -179,5 +195,5 @@ export function checkEgressConformance(input: unknown): { problems: Problem[]; w
       if (st.tunnel === undefined && s.tunnelUnit === undefined) push(`egressSteerings[${i}].tunnelUnit`, 'required', 'required when the steering renders no tunnel: the systemd unit of your own tunnel on the gateway node');
     });
   }
-  return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
+  return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined, gateways: gatewaySpecs, steerings: steeringSpecs };
 }

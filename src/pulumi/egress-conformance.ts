@@ -1,6 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { objectClaims } from '../invariants';
 import type { EgressConformanceProps } from '../model/egress-conformance';
+import { egressConformanceSpec } from '../model/egress-conformance-spec';
 import { emitPlan, planAt, reserve } from './base';
 import * as conformanceRender from '../render/egress-conformance';
 
@@ -44,8 +45,12 @@ export class EgressConformance extends pulumi.ComponentResource {
   /** The one command that fetches the script from its ConfigMap and runs it. */
   public readonly command: string;
   public constructor(name: string, args: EgressConformanceArgs, opts?: pulumi.ComponentResourceOptions) {
-    const plan = planAt(name, 'EgressConformance', () => conformanceRender.planEgressConformance(args));
-    reserve(name, plan, objectClaims(plan.objects, args.cluster));
+    // Parsed once: props → spec → plan.
+    const { spec, plan } = planAt(name, 'EgressConformance', () => {
+      const parsed = egressConformanceSpec(args);
+      return { spec: parsed, plan: conformanceRender.renderEgressConformance(parsed) };
+    });
+    reserve(name, plan, objectClaims(plan.objects, spec.cluster));
     super('tunnelwright:index:EgressConformance', name, {}, opts);
     this.kubernetesResources = emitPlan(this, name, plan, opts);
     const values = plan.values.egressConformance as { script: string; command: string };

@@ -1,15 +1,14 @@
 import type { Deployment as IDeployment } from 'kubernetes-types/apps/v1';
 import type { ConfigMap as IConfigMap } from 'kubernetes-types/core/v1';
 import type { PodSpec as IPodSpec } from 'kubernetes-types/core/v1';
-import { Problem, throwIfProblems } from '../errors';
+import { Problem } from '../errors';
 import type { EgressConformanceProps } from '../model/egress-conformance';
-import { boundedName } from '../model/labels';
+import { CONFORMANCE_MANAGED_LABELS, egressConformanceSpec, EgressConformanceSpec } from '../model/egress-conformance-spec';
 import { KubeObject, Plan } from '../types';
 import { OPENVPN_UNIT } from './egress-steering/constants';
 import { withConfigHashes } from './config-hash';
-import { applyRoute, gatewayFacts, planRoute } from './vpn-gateway';
+import { renderRoute, routePodSpec } from './vpn-gateway';
 import * as conformanceModel from '../model/egress-conformance';
-import * as egressSteeringModel from '../model/egress-steering';
 import { asset, withSettings } from '../assets';
 
 const CONFORMANCE_BODY = asset(__dirname, 'egress-conformance.sh');
@@ -45,41 +44,44 @@ export interface ConformanceSource {
   readonly uplinkLabel?: string;
 }
 
-const MANAGED = { 'app.kubernetes.io/managed-by': 'tunnelwright', 'app.kubernetes.io/component': 'egress-conformance' };
+const MANAGED = CONFORMANCE_MANAGED_LABELS;
+
+/** The tunnels EgressConformance props prove (`renderConformanceSources` of their spec). */
+export function conformanceSources(p: EgressConformanceProps): ConformanceSource[] {
+  return renderConformanceSources(egressConformanceSpec(p));
+}
 
 /** The tunnels the check proves, in the order it proves them (gateways, then steerings). */
-export function conformanceSources(p: EgressConformanceProps): ConformanceSource[] {
-  const name = p.name ?? 'egress-conformance';
+export function renderConformanceSources(p: EgressConformanceSpec): ConformanceSource[] {
   const out: ConformanceSource[] = [];
-  (p.vpnGateways ?? []).forEach((g, i) => {
-    const f = gatewayFacts(g.gateway);
+  for (const g of p.vpnGateways) {
+    const f = g.gateway;
     out.push({
       label: `vpn-gateway ${f.namespace}/${f.name}`,
       kind: 'gateway',
       probeNamespace: g.probeNamespace,
-      vpnProbe: boundedName(`${name}-g${i}`, '-vpn'),
-      directProbe: boundedName(`${name}-g${i}`, '-direct'),
+      vpnProbe: g.route.name,
+      directProbe: g.directProbe,
       control: { namespace: f.namespace, deployment: f.name, container: 'gluetun' },
       iface: 'tun0',
     });
-  });
-  (p.egressSteerings ?? []).forEach((s, i) => {
+  }
+  for (const s of p.egressSteerings) {
     const st = s.steering;
-    const iface = st.interface ?? 'tun0';
-    const unit = s.tunnelUnit ?? (st.tunnel?.type === 'openvpn' ? OPENVPN_UNIT : `wg-quick@${iface}.service`);
+    const unit = s.tunnelUnit ?? (st.tunnel?.type === 'openvpn' ? OPENVPN_UNIT : `wg-quick@${st.iface}.service`);
     out.push({
-      label: `egress-steering ${st.name ?? 'vpn-egress'}`,
+      label: `egress-steering ${st.name}`,
       kind: 'steering',
       probeNamespace: s.probeNamespace,
-      vpnProbe: boundedName(`${name}-s${i}`, '-vpn'),
-      directProbe: boundedName(`${name}-s${i}`, '-direct'),
-      control: { namespace: s.agentNamespace ?? s.probeNamespace, deployment: boundedName(`${name}-s${i}`, '-agent'), container: 'agent' },
-      iface,
+      vpnProbe: s.vpnProbe,
+      directProbe: s.directProbe,
+      control: { namespace: s.agentNamespace, deployment: s.agent, container: 'agent' },
+      iface: st.iface,
       node: st.gatewayNode,
       unit,
-      uplinkLabel: st.uplinkLabel ?? egressSteeringModel.DEFAULT_UPLINK_LABEL,
+      uplinkLabel: st.uplinkLabel,
     });
-  });
+  }
   return out;
 }
 
@@ -96,9 +98,14 @@ function sourceLine(s: ConformanceSource): string {
  * restores every tunnel it stopped from an EXIT trap, saying so (R5). Exit 0 when every requirement holds.
  */
 export function renderConformanceScript(p: EgressConformanceProps): string {
-  const sources = conformanceSources(p);
-  const timeout = p.requestTimeoutSeconds ?? conformanceModel.DEFAULT_REQUEST_TIMEOUT_SECONDS;
-  const recovery = p.recoverySeconds ?? conformanceModel.DEFAULT_RECOVERY_SECONDS;
+  return renderConformance(egressConformanceSpec(p));
+}
+
+/** The check's script from the spec (see `renderConformanceScript`). */
+export function renderConformance(p: EgressConformanceSpec): string {
+  const sources = renderConformanceSources(p);
+  const timeout = p.requestTimeoutSeconds;
+  const recovery = p.recoverySeconds;
   // Each target with the host:port curl's --resolve pins (`-` for an address literal: nothing to resolve).
   const targets = p.targets.map((t) => {
     const u = new URL(t);
@@ -114,19 +121,21 @@ export function renderConformanceScript(p: EgressConformanceProps): string {
   });
 }
 
-/** Plans the check: a vpn-class and a direct-class probe per tunnel, the node agent per steering, the script. */
+/** Plans the check from EgressConformance props (`renderEgressConformance` of their spec, or a ValidationError with every problem). */
 export function planEgressConformance(props: EgressConformanceProps): Plan {
-  const checked = conformanceModel.checkEgressConformance(props);
-  throwIfProblems(checked.problems, 'EgressConformance props');
-  const p = checked.value!;
-  const name = p.name ?? 'egress-conformance';
+  return renderEgressConformance(egressConformanceSpec(props));
+}
+
+/** Plans the check from its spec: a vpn-class and a direct-class probe per tunnel, the node agent per steering, the script. */
+export function renderEgressConformance(p: EgressConformanceSpec): Plan {
+  const name = p.name;
   const objects: KubeObject[] = [];
   const probeSpec = (): IPodSpec => ({
     automountServiceAccountToken: false,
     terminationGracePeriodSeconds: 1,
     containers: [{
       name: PROBE_CONTAINER,
-      image: p.image ?? conformanceModel.DEFAULT_CONFORMANCE_IMAGE,
+      image: p.image,
       command: ['sleep', 'infinity'],
       securityContext: { runAsNonRoot: true, runAsUser: 65534, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
       resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
@@ -142,26 +151,24 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
     };
     return d as KubeObject;
   };
-  const sources = conformanceSources(p);
-  (p.vpnGateways ?? []).forEach((g, i) => {
-    const s = sources[i];
-    const route = planRoute(g.gateway, { namespace: g.probeNamespace, podLabels: { 'app.kubernetes.io/name': s.vpnProbe, ...MANAGED }, name: s.vpnProbe });
-    objects.push(deployment(s.vpnProbe, g.probeNamespace, applyRoute(probeSpec(), route)), ...route.objects);
-    objects.push(deployment(s.directProbe, g.probeNamespace, probeSpec()));
-  });
-  (p.egressSteerings ?? []).forEach((st, j) => {
-    const s = sources[(p.vpnGateways ?? []).length + j];
-    const classLabel = st.steering.egressClassLabel ?? egressSteeringModel.DEFAULT_EGRESS_CLASS_LABEL;
-    objects.push(deployment(s.vpnProbe, st.probeNamespace, probeSpec(), { [classLabel]: st.steering.vpnClass ?? 'vpn' }));
+  for (const g of p.vpnGateways) {
+    // The route's target was checked in the model (parseEgressConformance): the probe is no port-forwarding workload.
+    const route = renderRoute(g.gateway, g.route);
+    objects.push(deployment(g.route.name, g.probeNamespace, routePodSpec(probeSpec(), route)), ...route.objects);
+    objects.push(deployment(g.directProbe, g.probeNamespace, probeSpec()));
+  }
+  for (const st of p.egressSteerings) {
+    const classLabel = st.steering.classLabel;
+    objects.push(deployment(st.vpnProbe, st.probeNamespace, probeSpec(), { [classLabel]: st.steering.vpnClass }));
     // The steering's own Kyverno policy (enforceLabels) refuses any Pod in its namespaces without an admitted class:
     // the control probe and the agent carry its direct class (the agent is hostNetwork: no class steers it).
-    const direct = { [classLabel]: conformanceModel.directClassOf(st.steering) ?? 'direct' };
-    objects.push(deployment(s.directProbe, st.probeNamespace, probeSpec(), direct));
+    const direct = { [classLabel]: st.directClass };
+    objects.push(deployment(st.directProbe, st.probeNamespace, probeSpec(), direct));
     // The node agent: on the gateway node, in the host's PID and network namespaces, to stop and start the unit
     // (nsenter -t 1) and read the tunnel's ifindex.
     // At 0 replicas: the script scales it to 1 for its run and back to 0 after restoring every tunnel, so no
     // privileged pod stands on the gateway node between runs.
-    objects.push(deployment(s.control.deployment, s.control.namespace, {
+    objects.push(deployment(st.agent, st.agentNamespace, {
       automountServiceAccountToken: false,
       terminationGracePeriodSeconds: 1,
       nodeSelector: { 'kubernetes.io/hostname': st.steering.gatewayNode },
@@ -170,14 +177,14 @@ export function planEgressConformance(props: EgressConformanceProps): Plan {
       hostNetwork: true,
       containers: [{
         name: 'agent',
-        image: p.agentImage ?? conformanceModel.DEFAULT_AGENT_IMAGE,
+        image: p.agentImage,
         command: ['sleep', '2147483647'],
         securityContext: { privileged: true },
         resources: { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } },
       }],
     }, direct, 0));
-  });
-  const script = renderConformanceScript(p);
+  }
+  const script = renderConformance(p);
   const cm: IConfigMap = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
