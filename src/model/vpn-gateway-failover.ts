@@ -2,10 +2,14 @@ import * as z from '../zod';
 import { Problem } from '../errors';
 import { Cidr, cidrSchema, intInRange, isRecord, SecretKeyRef, secretKeyRefSchema } from './common';
 
+/** The agent's default probe through the tunnel: an IP literal (no DNS: the pod's resolver is gluetun's), plain HTTP. */
+export const DEFAULT_PROBE_URL = 'http://1.1.1.1/';
+
 /**
  * A warm standby for a VpnGateway (issue 43): two gateway pods on different nodes, each with a tunnel of its own
  * credential; exactly one holds the gateway role, decided by a `coordination.k8s.io/v1` Lease that each pod's failover
- * agent takes and renews only while its own tunnel is healthy (gluetun's health server), with hysteresis and no
+ * agent takes and renews only while its own tunnel is healthy (gluetun's health server and the agent's own probe
+ * through the tunnel, `probeUrl`), with hysteresis and no
  * failback. Only the holder is behind the gateway's name (its pod is labelled `tunnelwright.io/role=active`, which the
  * Service selects); a pod without the role takes pod-gateway's `vxlan0` down, so its clients re-resolve the name and
  * move (pod-gateway's client_sidecar.sh re-runs client_init.sh when its heartbeat fails: ~15 s).
@@ -31,6 +35,19 @@ export interface VpnGatewayStandbyProps {
   readonly acquireAfter?: number;
   /** Failed checks in a row (one each 2 s) before the holder gives the role up. @default 3 */
   readonly releaseAfter?: number;
+  /**
+   * The agent's own probe through the tunnel: at every check (each 2 s) it sends an HTTP HEAD request to this URL out
+   * of `tun0` only (curl `--interface tun0`, 3 s limit), and counts the tunnel healthy only when gluetun's health server
+   * and this probe both pass. Any HTTP answer passes, an error status too (the round trip crossed the tunnel); no answer
+   * fails. gluetun's health server alone notices a tunnel that died silently (the far end stopped answering, the
+   * interface stays up) only at its next check, once a minute, after retries of up to 120 s: 60 to 180 s
+   * (internal/healthcheck/checker.go:89-175 at v3.41.1); the probe notices it in three checks. Give an `http://` or
+   * `https://` URL by IP address (a name is resolved by gluetun's resolver, and a DNS outage then reads as a dead
+   * tunnel) that answers quickly and does not mind one request each 2 s from each pod, e.g. your provider's own
+   * check page; never a URL with a credential (it is written into the pod spec). `false`: no probe, gluetun's health
+   * server only. @default 'http://1.1.1.1/' (Cloudflare's resolver, also one of gluetun's own ICMP check targets)
+   */
+  readonly probeUrl?: string | false;
 }
 
 /** @internal */
@@ -41,6 +58,7 @@ export const standbySchema = z.strictObject({
   leaseSeconds: z.optional(intInRange(6, 300, 'seconds')),
   acquireAfter: z.optional(intInRange(1, 30, 'a count of checks')),
   releaseAfter: z.optional(intInRange(1, 30, 'a count of checks')),
+  probeUrl: z.optional(z.union([z.literal(false), z.string()])),
 });
 
 /** The standby's refusals, each at its prop with what to do. */
@@ -65,6 +83,10 @@ export function checkStandby(input: Record<string, unknown>, keepsPortForwardSta
   } else {
     for (const k of ['wireguardPrivateKeySecret', 'wireguardAddresses', 'wireguardPresharedKeySecret'] as const) if (sb[k] !== undefined) problems.push({ path: `standby.${k}`, code: 'forbidden', message: 'a WireGuard setting, but vpnType is openvpn' });
     problems.push({ path: 'standby', code: 'openvpn', message: 'a standby is offered for WireGuard only so far (each gateway pod needs its own credential, and the OpenVPN credentials Secret is one per gateway); use vpnType wireguard with a second key' });
+  }
+  // A URL with a credential is refused by the props-wide secret-value check (secretValueProblems), never echoed.
+  if (typeof sb.probeUrl === 'string' && !/^https?:\/\/[^\s'"\\$`]+$/.test(sb.probeUrl)) {
+    problems.push({ path: 'standby.probeUrl', code: 'url', message: 'expected an http:// or https:// URL without spaces or quotes (the URL is not shown), such as http://1.1.1.1/; or false for no probe through the tunnel' });
   }
   if (keepsPortForwardState) {
     problems.push({ path: 'standby', code: 'state-claim', message: 'refused with private internet access port forwarding: gluetun keeps its port in a ReadWriteOnce claim (portForwarding.stateClaim) that two gateway pods on different nodes cannot share; remove standby or the port forwarding' });

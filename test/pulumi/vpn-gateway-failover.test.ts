@@ -28,6 +28,15 @@ describe('Pulumi VpnGateway with standby', () => {
     expect(volumes.find((v) => v.name === 'gluetun-secrets')!.projected!.sources[0].secret.name).toBe('nordvpn-wireguard-standby');
   });
 
+  it('passes standby.probeUrl to both members\' failover agents', async () => {
+    new tw.VpnGateway('probe', { ...props, standby: { ...props.standby!, probeUrl: 'https://10.8.0.1/check' } });
+    await settle();
+    type Sts = { template: { spec: { containers: { name: string; env: { name: string; value?: string }[] }[] } } };
+    const urls = seen.filter((r) => r.inputs.kind === 'StatefulSet')
+      .map((r) => (r.inputs.spec as Sts).template.spec.containers.find((c) => c.name === 'failover-agent')!.env.find((e) => e.name === 'PROBE_URL')?.value);
+    expect(urls).toEqual(['https://10.8.0.1/check', 'https://10.8.0.1/check']);
+  });
+
   it('refuses one key for both pods before it registers anything', async () => {
     expect(() => new tw.VpnGateway('shared', { ...props, standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' } } })).toThrow(/standby\.wireguardPrivateKeySecret: is the active gateway's key/);
     await settle();

@@ -195,6 +195,37 @@ maybe('the failover agent', () => {
     expect(activeSets().every((s) => s.length <= 1)).toBe(true);
   });
 
+  it.each([
+    ['with the probe through the tunnel (PROBE_URL)', true],
+    ['control: without it (gluetun\'s health server only)', false],
+  ])('gluetun\'s health server stays OK while the tunnel gives no answer: %s', (_: string, withProbe: boolean) => {
+    startApi();
+    // The probe as the pod runs it (curl --interface), out of a link that exists here, to a URL that answers while its
+    // file exists: the far end of the tunnel, which stops answering.
+    const probe = path.join(dir, `probe-${n}`);
+    fs.writeFileSync(probe, 'ok');
+    const a = startAgent('gw-a-0', 'gw-b-0', withProbe ? { PROBE_URL: `file://${probe}`, PROBE_INTERFACE: 'lo' } : {});
+    a.healthy(true);
+    expect(until(() => holderChanges().at(-1)?.to === 'gw-a-0' && a.link() === 'up', 10)).not.toBeNaN();
+    fs.rmSync(probe);
+    // RELEASE_AFTER 2 checks 1 s apart: released within a few seconds, or (control) held for the whole window.
+    const released = until(() => holderChanges().at(-1)?.to === '', 8);
+    expect(Number.isNaN(released)).toBe(!withProbe);
+    expect(a.link()).toBe(withProbe ? 'down' : 'up');
+    expect(a.output().includes('no answer through lo')).toBe(withProbe);
+  });
+
+  it('a pod whose probe fails never takes a free role; with an answer it does', () => {
+    startApi();
+    const probe = path.join(dir, `probe-${n}`);
+    const a = startAgent('gw-a-0', 'gw-b-0', { PROBE_URL: `file://${probe}`, PROBE_INTERFACE: 'lo' });
+    a.healthy(true);
+    wait(5);
+    expect(holderChanges()).toEqual([]);
+    fs.writeFileSync(probe, 'ok');
+    expect(until(() => holderChanges().at(-1)?.to === 'gw-a-0' && a.link() === 'up', 10)).not.toBeNaN();
+  });
+
   it('the holder re-asserts its own label on every renewal: removed by hand (kubectl label), it is back within a period', () => {
     startApi();
     const a = startAgent('gw-a-0', 'gw-b-0');

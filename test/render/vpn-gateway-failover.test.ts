@@ -22,12 +22,31 @@ describe('VpnGateway standby: refusals', () => {
     ['a provider that assigns addresses per key, without the standby\'s', { vpnProvider: 'mullvad', serverCountries: undefined, wireguardAddresses: ['10.64.1.2/32'], standby: { wireguardPrivateKeySecret: { name: 'b' } } }, 'standby.wireguardAddresses', 'required'],
     ['the active key\'s preshared key, none for the standby', { wireguardPresharedKeySecret: { name: 'psk' }, standby: { wireguardPrivateKeySecret: { name: 'b' } } }, 'standby.wireguardPresharedKeySecret', 'required'],
     ['a lease shorter than three checks', { standby: { wireguardPrivateKeySecret: { name: 'b' }, leaseSeconds: 4 } }, 'standby.leaseSeconds', 'range'],
+    ['a probe that is not an http(s) URL', { standby: { wireguardPrivateKeySecret: { name: 'b' }, probeUrl: 'tcp://1.1.1.1:443' } }, 'standby.probeUrl', 'url'],
+    ['a probe URL with a credential in it', { standby: { wireguardPrivateKeySecret: { name: 'b' }, probeUrl: 'https://probe:vgt-s3cret@check.example/' } }, 'standby.probeUrl', 'secret-value'],
+    ['a probe URL with a token parameter', { standby: { wireguardPrivateKeySecret: { name: 'b' }, probeUrl: 'https://check.example/?token=vgt-s3cret' } }, 'standby.probeUrl', 'secret-value'],
   ])('refuses %s', (_, extra, at, code) => {
     const problems = validateVpnGateway({ ...nordvpnGateway(), ...extra });
     expect(problems.map((p) => p.path)).toContain(at);
     expect(problems.find((p) => p.path === at)!.code).toBe(code);
-    // Each with what to do.
+    // Each with what to do, and never the URL's credential.
     expect(problems.find((p) => p.path === at)!.message.length).toBeGreaterThan(20);
+    expect(JSON.stringify(problems)).not.toContain('vgt-s3cret');
+  });
+
+  it.each([
+    ['by default, to http://1.1.1.1/', {}, 'http://1.1.1.1/'],
+    ['to the URL the user gives', { probeUrl: 'https://10.8.0.1/check' }, 'https://10.8.0.1/check'],
+    ['never with probeUrl false (gluetun\'s health server only)', { probeUrl: false as const }, undefined],
+  ])('each member\'s agent probes out of gluetun\'s tunnel interface %s', (_, extra, url) => {
+    const p: VpnGatewayProps = { ...standby(), standby: { wireguardPrivateKeySecret: { name: 'b' }, ...extra } };
+    expect(validateVpnGateway(p)).toEqual([]);
+    for (const s of objects(p).filter((o) => o.kind === 'StatefulSet')) {
+      const containers: { name: string; env: { name: string; value?: string }[] }[] = s.spec.template.spec.containers;
+      const env = (c: string, name: string) => containers.find((x) => x.name === c)!.env.find((e) => e.name === name)?.value;
+      expect(env('failover-agent', 'PROBE_URL')).toBe(url);
+      expect(env('failover-agent', 'PROBE_INTERFACE')).toBe(url === undefined ? undefined : env('gluetun', 'VPN_INTERFACE'));
+    }
   });
 
   it('refuses a standby with PIA port forwarding (a ReadWriteOnce claim two nodes cannot share)', () => {

@@ -2,6 +2,7 @@ import { Problem } from '../../errors';
 import { Claim } from '../../invariants';
 import { parseCidr } from '../net';
 import { LOCATION_FILTERS, LocationFilter, providerName } from '../vpn-providers';
+import { DEFAULT_PROBE_URL } from '../vpn-gateway-failover';
 import { checkVpnGateway, clusterDnsIpOf, keepsPortForwardState, providerRow } from './checks';
 import { APP_API_PORTS, DEFAULT_IMAGES, PortForwardingApp, PortForwardingProps, servedPorts, VpnGatewayProps } from './props';
 
@@ -109,6 +110,8 @@ export interface StandbySpec {
   readonly leaseSeconds: number;
   readonly acquireAfter: number;
   readonly releaseAfter: number;
+  /** The agent's probe through the tunnel, or undefined for none (`probeUrl: false`). */
+  readonly probeUrl?: string;
 }
 
 /** The VXLAN UDP port: Cilium and flannel own 8472 and Calico's VXLAN owns 4789. */
@@ -182,6 +185,7 @@ function specOf(props: VpnGatewayProps): VpnGatewaySpec {
       leaseSeconds: props.standby.leaseSeconds ?? 15,
       acquireAfter: props.standby.acquireAfter ?? 3,
       releaseAfter: props.standby.releaseAfter ?? 3,
+      ...(props.standby.probeUrl === false ? {} : { probeUrl: props.standby.probeUrl ?? DEFAULT_PROBE_URL }),
     } } : {}),
     ...(props.portForwarding ? { portForwarding: portForwardingSpec(props, props.portForwarding, `${vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`, name) } : {}),
   };

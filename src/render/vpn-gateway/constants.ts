@@ -8,3 +8,5 @@ export { PORT_SYNC_METRICS_PORT } from '../../model/values';
 export const SECRETS_DIR = '/run/secrets';
 /** Where the gateway's init container writes gluetun's auth file (a memory emptyDir: the key never reaches the state volume). */
 export const AUTH_DIR = '/run/gluetun-auth';
+/** gluetun's tunnel interface (`VPN_INTERFACE`), which the failover agent's probe goes out of. */
+export const VPN_INTERFACE = 'tun0';

@@ -2,7 +2,10 @@
 # shellcheck disable=SC2154 # POD_NAME, PEER_POD, NAMESPACE, LEASE: the container's environment
 # tunnelwright failover agent: one in each of a VpnGateway's two pods. The pod holds the gateway role (the
 # coordination.k8s.io/v1 Lease LEASE, and the ROLE_LABEL=active label the gateway's Service selects) only while its
-# own tunnel is healthy:
+# own tunnel is healthy: gluetun's health server (HEALTH_URL) answers 200 and, with PROBE_URL, an HTTP request out of
+# PROBE_INTERFACE (the tunnel) gets an answer. gluetun's server alone flips only at its next check, once a minute, after
+# retries of up to 120 s (internal/healthcheck/checker.go:89-175 at v3.41.1): a tunnel that died silently would hold the
+# role for 60 to 180 s. Any HTTP status passes the probe (the round trip crossed the tunnel); no answer fails it.
 #   - a standby takes the role only after ACQUIRE_AFTER healthy checks in a row, and only when the Lease is free or
 #     has not changed for LEASE_SECONDS by its own clock (client-go's leaderelection observedTime: no clock is shared);
 #   - the holder renews while healthy (no failback: a recovered standby never takes the role from a healthy holder),
@@ -21,6 +24,9 @@ case $api_host in *:*) api_host="[$api_host]" ;; esac
 API_URL=${API_URL:-https://$api_host:${KUBERNETES_SERVICE_PORT:-443}}
 SA_DIR=${SA_DIR:-/var/run/secrets/kubernetes.io/serviceaccount}
 HEALTH_URL=${HEALTH_URL:-http://127.0.0.1:9999/}
+PROBE_URL=${PROBE_URL:-}
+PROBE_INTERFACE=${PROBE_INTERFACE:-tun0}
+PROBE_TIMEOUT=${PROBE_TIMEOUT:-3}
 PERIOD=${PERIOD:-2}
 ACQUIRE_AFTER=${ACQUIRE_AFTER:-3}
 RELEASE_AFTER=${RELEASE_AFTER:-3}
@@ -63,6 +69,16 @@ api() {
 # allowed: the API server pretty-prints for some clients (see USER_AGENT).
 field() {
   sed -n "s/.*\"$1\":[[:space:]]*\"\\{0,1\\}\\([^\",}]*\\).*/\\1/p" "$body" | head -n 1 | sed 's/^null$//'
+}
+
+# tunnel_ok: gluetun's health server, then the probe through the tunnel; $why says which failed.
+tunnel_ok() {
+  if ! curl -fsS -A "$USER_AGENT" -m 3 -o /dev/null "$HEALTH_URL" 2>/dev/null; then why="gluetun's health server"; return 1; fi
+  if [ -n "$PROBE_URL" ] && ! curl -sS -I -A "$USER_AGENT" -m "$PROBE_TIMEOUT" --interface "$PROBE_INTERFACE" -o /dev/null "$PROBE_URL" 2>/dev/null; then
+    why="no answer through $PROBE_INTERFACE"
+    return 1
+  fi
+  why=""
 }
 
 micro_time() { date -u +%Y-%m-%dT%H:%M:%S.000000Z; }
@@ -116,6 +132,7 @@ stop() {
 trap stop TERM INT
 healthy=0
 failed=0
+why=""
 last_renew=0
 seen_rv=""
 seen_at=$(now)
@@ -123,7 +140,7 @@ fence "starting"
 log "started as $POD_NAME (peer ${PEER_POD:-none}), lease $NAMESPACE/$LEASE"
 while :; do
   if [ "$role" = active ] && [ "$(cat "$STATE_DIR/role")" != active ]; then fence "the watchdog fenced: no renewal for $((LEASE_SECONDS - RENEW_MARGIN)) s"; fi
-  if curl -fsS -A "$USER_AGENT" -m 3 -o /dev/null "$HEALTH_URL" 2>/dev/null; then healthy=$((healthy + 1)); failed=0; else failed=$((failed + 1)); healthy=0; fi
+  if tunnel_ok; then healthy=$((healthy + 1)); failed=0; else failed=$((failed + 1)); healthy=0; fi
   t=$(now)
   code=$(api GET "$lease_path")
   if [ "$code" = 200 ]; then
@@ -136,7 +153,7 @@ while :; do
     if [ "$holder" = "$POD_NAME" ]; then
       if [ "$failed" -ge "$RELEASE_AFTER" ]; then
         # Fenced before the Lease is free: the standby's clients never meet this gateway still answering.
-        fence "tunnel unhealthy ($failed checks)"
+        fence "tunnel unhealthy ($failed checks: $why)"
         code=$(put_lease "" 1 "$acquired" "${transitions:-0}")
         log "released the lease ($code)"
       else

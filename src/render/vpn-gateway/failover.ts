@@ -3,6 +3,7 @@ import type { Deployment as IDeployment, StatefulSet as IStatefulSet } from 'kub
 import { asset, inlineScript } from '../../assets';
 import type { StandbySpec, VpnGatewaySpec } from '../../model/vpn-gateway';
 import { KubeObject } from '../../types';
+import { VPN_INTERFACE } from './constants';
 
 /** The label the holder's agent sets on its own pod (and clears on the other), which the gateway's Service selects. */
 export const ROLE_LABEL = 'tunnelwright.io/role';
@@ -35,6 +36,8 @@ function agentContainer(f: VpnGatewaySpec, sb: StandbySpec, peer: string): ICont
       { name: 'LEASE_SECONDS', value: String(sb.leaseSeconds) },
       { name: 'ACQUIRE_AFTER', value: String(sb.acquireAfter) },
       { name: 'RELEASE_AFTER', value: String(sb.releaseAfter) },
+      // The probe through the tunnel (none without PROBE_URL): gluetun's VPN_INTERFACE, which the agent shares (one pod, one network namespace).
+      ...(sb.probeUrl ? [{ name: 'PROBE_URL', value: sb.probeUrl }, { name: 'PROBE_INTERFACE', value: VPN_INTERFACE }] : []),
     ],
     // Root with NET_ADMIN only: it takes the pod's vxlan0 down and up (curlimages/curl runs as uid 100 by default).
     securityContext: { runAsUser: 0, runAsNonRoot: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['NET_ADMIN'] } },

@@ -4,7 +4,7 @@ import type { Volume as IVolume } from 'kubernetes-types/core/v1';
 import type { PortForwardingApp, VpnGatewaySpec } from '../../model/vpn-gateway';
 import { WIREGUARD_MTU } from '../../model/vpn-gateway';
 import { asset, inlineScript } from '../../assets';
-import { AUTH_DIR, CONTROL_PORT, HEALTH_PORT, SECRETS_DIR } from './constants';
+import { AUTH_DIR, CONTROL_PORT, HEALTH_PORT, SECRETS_DIR, VPN_INTERFACE } from './constants';
 
 /** gluetun's default control-server role for the loopback-only server: every route, no auth (fields of auth.Role, settings.go:111-126 at v3.41.1). */
 const LOOPBACK_CONTROL_ROLE = '{"name":"loopback","auth":"none"}';
@@ -17,7 +17,7 @@ export function gluetunEnv(f: VpnGatewaySpec): IEnvVar[] {
   };
   set('VPN_SERVICE_PROVIDER', f.provider);
   set('VPN_TYPE', f.vpnType);
-  set('VPN_INTERFACE', 'tun0');
+  set('VPN_INTERFACE', VPN_INTERFACE);
   const wg = f.wireguard;
   if (wg) {
     set('WIREGUARD_PRIVATE_KEY_SECRETFILE', `${SECRETS_DIR}/wireguard_private_key`);
