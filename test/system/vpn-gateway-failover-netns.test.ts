@@ -1,8 +1,9 @@
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateKeyPair, planRoute, planVpnGateway, VpnGatewayProps } from '../../src';
 import { inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
-import { describeWithTools, must, sh, tmpdir, VENDOR_DIR } from './tools';
+import { describeWithTools, must, secondsUntilTrue, sh, tmpdir, VENDOR_DIR } from './tools';
 
 const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
 const AGENT = path.resolve(__dirname, '../../src/render/vpn-gateway/failover-agent.sh');
@@ -24,6 +25,7 @@ const STAND_IN = path.resolve(__dirname, '../helpers/lease-api-stand-in.js');
  */
 describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s clients', [
   'ip', 'wg', 'wireguard-go', 'iptables', 'dnsmasq', 'dig', 'udhcpc', 'route', 'killall', 'inotifywait', 'ping', 'python3', 'nft', 'nsenter', 'unshare', 'node', 'curl', 'busybox',
+  'qbittorrent-nox', 'ss',
   path.join(PG, 'bin', 'gateway_init.sh'),
 ], () => {
   const ns = { node: 'vgf-node', inet: 'vgf-inet', vpn: 'vgf-vpn', a: 'vgf-gwa', b: 'vgf-gwb', client: 'vgf-cl' };
@@ -46,8 +48,28 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
     wireguardAddresses: ['10.2.0.2/32'],
     dnsAddress: '10.2.0.1',
     dnssec: false,
+    // The agent's probe through the tunnel: the echo server on the far side of the VPN server.
+    standby: { wireguardPrivateKeySecret: { name: 'vpn-wireguard-b' }, wireguardAddresses: ['10.2.0.3/32'], probeUrl: 'http://198.18.0.3:8080/' },
   };
   const gateway = planVpnGateway(props);
+  type Env = { name: string; value?: string }[];
+  const agentRendered = Object.fromEntries(((gateway.objects.find((o) => o.kind === 'StatefulSet') as unknown as { spec: { template: { spec: { containers: { name: string; env: Env }[] } } } })
+    .spec.template.spec.containers.find((c) => c.name === 'failover-agent')!.env).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+  /**
+   * The routed app of the port-forwarding labs (vpn-gateway-port-sync.test.ts): Debian's qBittorrent with the library's
+   * port-sync sidecar, its environment as route() renders it for a gateway with port forwarding (GLUETUN_URL is the
+   * gateway's VXLAN address, which both members have: after a switch it is the new holder's).
+   */
+  const API_KEY = crypto.randomBytes(18).toString('base64url');
+  const QBT_PASSWORD = crypto.randomBytes(12).toString('base64url');
+  const PORTS = { a: 41234, b: 42345 } as const; // what each member's provider session forwards
+  const pfProps: VpnGatewayProps = {
+    ...(({ vpnEndpointIp: _i, vpnEndpointPort: _p, wireguardPublicKey: _k, ...rest }) => rest)(props), vpnProvider: 'protonvpn', serverCountries: ['Switzerland'],
+    portForwarding: { app: 'qbittorrent', workload: 'web', workloadNamespace: 'default', controlApiKeySecret: { name: 'gluetun-control' }, appCredentialsSecret: { name: 'qbittorrent-webui' }, syncPeriodSeconds: 2 },
+  };
+  const pfRoute = planRoute(pfProps, { namespace: 'default', podLabels: { app: 'web' }, name: 'web', kind: 'StatefulSet' });
+  const syncData = (pfRoute.objects.find((o) => o.metadata.name === 'web-vpn-port-sync') as unknown as { data: Record<string, string> }).data;
+  const syncEnv = Object.fromEntries(pfRoute.extraContainers.find((c) => c.name === 'vpn-port-sync')!.env!.map((e) => [e.name, e.value ?? '']));
   const gatewayData = (gateway.objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data;
   const route = planRoute(props, { namespace: 'default', podLabels: { app: 'web' }, name: 'web', kind: 'Deployment' });
   const routeData = (route.objects[0] as unknown as { data: Record<string, string> }).data;
@@ -113,21 +135,58 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
   ].join(' && ');
   /**
    * gluetun's health server on :9999 answers 500 while its check through the tunnel fails (internal/healthcheck at
-   * v3.41.1); the stand-in checks on each request: one ping of the VPN server's tunnel address through tun0.
+   * v3.41.1); the stand-in checks on each request: one ping of the VPN server's tunnel address through tun0. gluetun's
+   * own check runs once a minute with retries of up to 120 s (internal/healthcheck/checker.go:89-175), so its server
+   * answers 200 for up to 180 s after a silent death: the "stuck" file holds the stand-in there.
    */
   const healthStandIn = [
-    'import http.server, subprocess',
+    'import http.server, os, subprocess',
     'class H(http.server.BaseHTTPRequestHandler):',
     '    def do_GET(self):',
-    '        ok = subprocess.run(["ping", "-c1", "-W1", "-I", "tun0", "10.2.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0',
+    // Between two of gluetun's checks its server answers what the last one found: /tmp/health-stuck stands for that window.
+    '        ok = os.path.exists("/tmp/health-stuck") or subprocess.run(["ping", "-c1", "-W1", "-I", "tun0", "10.2.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0',
     '        self.send_response(200 if ok else 500); self.end_headers()',
     '    def log_message(self, *a): pass',
     'http.server.HTTPServer(("127.0.0.1", 9999), H).serve_forever()',
   ].join('\n');
 
+  /**
+   * gluetun's control server as far as port-sync depends on it: GET /v1/portforward with the API key -> {"port":N}, the
+   * port this member's provider session forwards; else 401 (internal/server/middlewares/auth at v3.41.1). On the
+   * gateway's VXLAN address, as HTTP_CONTROL_SERVER_ADDRESS renders it.
+   */
+  const controlStandIn = (port: number) => [
+    'import http.server, json',
+    'class H(http.server.BaseHTTPRequestHandler):',
+    '    def do_GET(self):',
+    `        if self.path.split("?")[0] != "/v1/portforward" or self.headers.get("X-API-Key") != ${JSON.stringify(API_KEY)}:`,
+    '            self.send_response(401); self.end_headers(); return',
+    `        self.send_response(200); self.end_headers(); self.wfile.write(json.dumps({"port": ${port}}).encode())`,
+    '    def log_message(self, *a): pass',
+    `http.server.ThreadingHTTPServer((${JSON.stringify(syncEnv.GLUETUN_URL.replace(/^http:\/\/|:\d+$/g, ''))}, ${Number(/:(\d+)$/.exec(syncEnv.GLUETUN_URL)![1])}), H).serve_forever()`,
+  ].join('\n');
+  /** qBittorrent's configuration as a user leaves it: WebUI on loopback with a password, listen port 6881. */
+  const qbtConf = () => {
+    const salt = crypto.randomBytes(16);
+    const hash = crypto.pbkdf2Sync(QBT_PASSWORD, salt, 100000, 64, 'sha512');
+    return [
+      '[LegalNotice]', 'Accepted=true', '',
+      '[BitTorrent]', 'Session\\Port=6881', 'Session\\DHTEnabled=false', 'Session\\LSDEnabled=false', 'Session\\PeXEnabled=false', '',
+      '[Preferences]', 'Connection\\UPnP=false', 'WebUI\\Address=127.0.0.1', 'WebUI\\Port=8080', 'WebUI\\Username=admin',
+      `WebUI\\Password_PBKDF2="@ByteArray(${salt.toString('base64')}:${hash.toString('base64')})"`, '',
+    ].join('\n');
+  };
+  /** qBittorrent's own API: its listen port. */
+  const qbtPort = () => {
+    const r = inPod(pods.client!, `curl -s -c /tmp/t.jar --data-urlencode username=admin --data-urlencode password=${QBT_PASSWORD} http://127.0.0.1:8080/api/v2/auth/login >/dev/null && curl -s -b /tmp/t.jar http://127.0.0.1:8080/api/v2/app/preferences`);
+    return Number(/"listen_port":(\d+)/.exec(r.stdout)?.[1] ?? NaN);
+  };
+  /** The TCP ports listening in the app's network namespace (ss -ltn). */
+  const listening = () => new Set([...inPod(pods.client!, 'ss -Hltn').stdout.matchAll(/\S+:(\d+)\s/g)].map((m) => Number(m[1])));
+
   const agentEnv = (g: 'a' | 'b', extra: Record<string, string> = {}) => ({
     API_URL: 'http://10.96.0.1:443', POD_NAME: gw[g].pod, PEER_POD: gw[g === 'a' ? 'b' : 'a'].pod, NAMESPACE: 'vpn-gateway', LEASE: 'vpn-gateway',
-    PERIOD: '1', ACQUIRE_AFTER: '3', RELEASE_AFTER: '3', LEASE_SECONDS: '8', ...extra,
+    PERIOD: '1', ACQUIRE_AFTER: '3', RELEASE_AFTER: '3', LEASE_SECONDS: '8', PROBE_URL: agentRendered.PROBE_URL, PROBE_INTERFACE: agentRendered.PROBE_INTERFACE, ...extra,
   });
   const startAgent = (g: 'a' | 'b', extra: Record<string, string> = {}) => startInPod(pods[g]!, 'busybox sh /usr/local/bin/failover-agent.sh', 'agent.log', agentEnv(g, extra));
   const stopAgent = (g: 'a' | 'b') => inPod(pods[g]!, 'pkill -9 -f "[f]ailover-agent.sh"; true');
@@ -198,6 +257,7 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
         '/usr/local/bin/inotifyd': { content: '#!/bin/sh\nprog=$1; file=${2%%:*}\nwhile inotifywait -qq -e modify,attrib,close_write "$file"; do "$prog"; done\n', mode: 0o755 },
         '/usr/local/bin/failover-agent.sh': { content: fs.readFileSync(AGENT, 'utf8'), mode: 0o755 },
         '/usr/local/bin/health.py': { content: healthStandIn },
+        '/usr/local/bin/control.py': { content: controlStandIn(PORTS[g]) },
         '/var/run/secrets/kubernetes.io/serviceaccount/token': { content: TOKEN },
       });
       pods[g] = pod;
@@ -205,6 +265,7 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
       must(inPod(pod, gluetunStandIn(g)), `gluetun stand-in ${g}`);
       startInPod(pod, 'gateway_sidecar.sh', 'sidecar.log');
       startInPod(pod, 'python3 /usr/local/bin/health.py', 'health.log');
+      startInPod(pod, 'exec python3 /usr/local/bin/control.py', 'control.log');
     }
     // A first: it holds the role before B starts.
     waitFor(() => healthy('a') && healthy('b'), 30, 'both tunnels healthy');
@@ -217,6 +278,7 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
       '/config/settings.sh': { content: routeData['settings.sh'] },
       '/config/nat.conf': { content: routeData['nat.conf'] },
       '/etc/resolv.conf': { content: 'nameserver 10.96.0.10\n' },
+      '/port-sync/port-sync.sh': { content: syncData['port-sync.sh'], mode: 0o555 },
     });
     const k8s = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
     must(inPod(pods.client, 'client_init.sh', { env: k8s, timeout: 60_000 }), 'client_init.sh');
@@ -224,6 +286,13 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
     startInPod(pods.client, 'while :; do client_sidecar.sh; sleep 1; done', 'client.log', k8s);
     startInPod(pods.client, 'while :; do r=$(curl -s --max-time 1 http://198.18.0.3:8080/); echo "$(cut -d" " -f1 /proc/uptime) ${r:-FAIL}" >>/tmp/requests.log; sleep 0.5; done', 'requests.out');
     waitFor(() => requests().some((q) => q.r === gw.a.exit), 20, 'the client egresses through A');
+    // qBittorrent and its port-sync sidecar (the sidecar's projected Secret files; the pod's /run is a tmpfs).
+    must(inPod(pods.client, `mkdir -p /run/port-sync-secrets && cd /run/port-sync-secrets && printf %s ${API_KEY} > gluetun-api-key && printf %s admin > app-username && printf %s ${QBT_PASSWORD} > app-password`), 'secrets');
+    must(inPod(pods.client, `mkdir -p /tmp/qbt/qBittorrent/config && echo ${Buffer.from(qbtConf()).toString('base64')} | base64 -d > /tmp/qbt/qBittorrent/config/qBittorrent.conf`), 'qbt conf');
+    startInPod(pods.client, 'exec qbittorrent-nox --profile=/tmp/qbt', 'qbt.log', { HOME: '/tmp/qbt' });
+    must(inPod(pods.client, 'for i in $(seq 150); do curl -s -o /dev/null http://127.0.0.1:8080/ && exit 0; sleep 0.1; done; exit 1'), 'qbittorrent-nox');
+    const env = Object.entries({ ...syncEnv, METRICS_PORT: '0' }).map(([k, v]) => `${k}=${quote(v)}`).join(' ');
+    startInPod(pods.client, `exec env ${env} /bin/sh /port-sync/port-sync.sh`, 'sync.log');
   }, 240_000);
 
   afterAll(() => {
@@ -283,6 +352,68 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
       expect(r.holders).toEqual(['', gw[r.sb].pod]); // released by the holder, taken by the standby: never two at once
     }
   }, 600_000);
+
+  it('the far end drops the holder\'s tunnel while gluetun\'s health server still answers 200 (between its checks): the probe through the tunnel moves the role; control: without the probe it stays', () => {
+    const stuck = (on: boolean) => { for (const g of ['a', 'b'] as const) inPod(pods[g]!, on ? 'touch /tmp/health-stuck' : 'rm -f /tmp/health-stuck'); };
+    try {
+      for (let run = 0; run < runs(1); run += 1) {
+        const r = measure('far end drops the holder, health server stays OK', (h) => { stuck(true); peerOff(h); });
+        stuck(false);
+        expect(r.switchSeconds).not.toBeNull();
+        expect(r.switchSeconds!).toBeLessThan(40);
+        expect(r.leakedPackets).toBe(0);
+        expect(podLog(pods[r.h]!, 'agent.log')).toContain(`no answer through ${agentRendered.PROBE_INTERFACE}`);
+      }
+      // Control: the same fault with PROBE_URL empty (probeUrl: false): gluetun's health server alone keeps the role.
+      const [h0] = baseline();
+      for (const g of [h0, h0 === 'a' ? 'b' : 'a'] as const) { stopAgent(g); startAgent(g, { PROBE_URL: '' }); }
+      const c = measure('control: no probe, far end drops the holder, health server stays OK', (h) => { stuck(true); peerOff(h); }, { limit: 40, expectSwitch: false });
+      expect(c.switchSeconds).toBeNull();
+      expect(holder()).toBe(gw[c.h].pod);
+      expect(c.leakedPackets).toBe(0);
+    } finally {
+      stuck(false);
+      for (const g of ['a', 'b'] as const) { stopAgent(g); startAgent(g); }
+    }
+  }, 600_000);
+
+  it('the port reaches the app after a switch: qBittorrent listens on the new holder\'s forwarded port (its API, ss -ltn); control: the old port before', () => {
+    const [h0] = baseline();
+    // Before: the holder's port, which port-sync set from the holder's control server.
+    expect(secondsUntilTrue(() => qbtPort() === PORTS[h0], 30)).toBeLessThan(30);
+    expect(listening().has(PORTS[h0])).toBe(true);
+    const r = measure('far end drops the holder (port forwarding)', (h) => peerOff(h));
+    expect(r.switchSeconds).not.toBeNull();
+    const t = secondsUntilTrue(() => qbtPort() === PORTS[r.sb], 30);
+    expect(t).toBeLessThan(30);
+    expect(listening().has(PORTS[r.sb])).toBe(true);
+    expect(listening().has(PORTS[r.h])).toBe(false);
+    figures.push({ fault: 'port follows the holder', from: PORTS[r.h], to: PORTS[r.sb], secondsAfterSwitch: Number.isNaN(t) ? null : Number(t.toFixed(1)) });
+  }, 300_000);
+
+  it('control: the standby on the holder\'s WireGuard key (what the model refuses) makes requests through the holder fail; with its own key none do', () => {
+    const window = 20;
+    const failsIn = (from: number) => requests().filter((q) => q.t > from && q.t <= from + window && q.r === 'FAIL').length;
+    const [h, sb] = baseline();
+    // With its own key: the same window, nothing fails.
+    const t1 = uptime();
+    sh(`sleep ${window}`);
+    const own = { requests: requests().filter((q) => q.t > t1 && q.t <= t1 + window).length, failed: failsIn(t1) };
+    // The standby's tunnel on the holder's key and address (the provider assigns addresses per key).
+    must(inPod(pods[sb]!, `echo ${keys[h].privateKey} > /tmp/wg-shared.key && wg set tun0 private-key /tmp/wg-shared.key && ip addr del ${gw[sb].tunnel}/32 dev tun0 && ip addr add ${gw[h].tunnel}/32 dev tun0`), 'shared key');
+    const t2 = uptime();
+    const leak0 = leaked();
+    try {
+      sh(`sleep ${window}`);
+    } finally {
+      must(inPod(pods[sb]!, `wg set tun0 private-key /tmp/wg.key && ip addr del ${gw[h].tunnel}/32 dev tun0 && ip addr add ${gw[sb].tunnel}/32 dev tun0`), 'own key again');
+    }
+    const shared = { requests: requests().filter((q) => q.t > t2 && q.t <= t2 + window).length, failed: failsIn(t2), leakedPackets: leaked() - leak0 };
+    figures.push({ fault: `shared key, ${window} s`, ownKey: own, sharedKey: shared });
+    expect(own.failed).toBeLessThanOrEqual(1);
+    expect(shared.failed).toBeGreaterThanOrEqual(3);
+    expect(shared.leakedPackets).toBe(0);
+  }, 300_000);
 
   it('the holder\'s node freezes (agent stopped, links down): the standby takes the role when the Lease expires and unlabels it; 0 leaks', () => {
     for (let run = 0; run < runs(1); run += 1) {
