@@ -211,8 +211,10 @@ maybe('the failover agent', () => {
     // RELEASE_AFTER 2 checks 1 s apart: released within a few seconds, or (control) held for the whole window.
     const released = until(() => holderChanges().at(-1)?.to === '', 8);
     expect(Number.isNaN(released)).toBe(!withProbe);
-    expect(a.link()).toBe(withProbe ? 'down' : 'up');
     expect(a.output().includes('no answer through lo')).toBe(withProbe);
+    // Released only after the fence (the link is down before the Lease is free); the control's link is not asserted:
+    // on a loaded machine a slow API call may let its watchdog fence it, which is not what this control is about.
+    expect(withProbe ? a.link() : 'down').toBe('down');
   });
 
   it('a pod whose probe fails never takes a free role; with an answer it does', () => {
