@@ -4,7 +4,8 @@
  * address kept), and a `vpn-port-sync` sidecar beside qBittorrent keeps its listen port equal to it.
  *
  * Create these Secrets out of band (sealed-secrets, SOPS, External Secrets); tunnelwright only names them:
- * - `protonvpn-wireguard` (key `private-key`) in `vpn-gateway`: the WireGuard key of a ProtonVPN P2P config.
+ * - `protonvpn-wireguard` (key `private-key`) in `vpn-gateway`: the WireGuard key of a ProtonVPN P2P config generated
+ *   with "NAT-PMP (Port Forwarding)" on (a key made without it never gets a port).
  * - `gluetun-control` (key `api-key`) in `vpn-gateway` AND in `media`: the gateway writes gluetun's control-server
  *   role from it, the sidecar reads `/v1/portforward` with it. Any random string of letters and digits.
  * - `qbittorrent-webui` (keys `username`, `password`) in `media`: qBittorrent's WebUI login, mounted as files.
@@ -37,6 +38,8 @@ const gatewayProps = {
     controlApiKeySecret: { name: 'gluetun-control' },
     appCredentialsSecret: { name: 'qbittorrent-webui' },
   },
+  // Read and done: the key comes from a ProtonVPN WireGuard config generated with NAT-PMP on (synth cannot see it).
+  acknowledge: ['protonvpn-wireguard-pmp' as const],
 };
 const gateway = new VpnGateway(chart, 'protonvpn', gatewayProps);
 

@@ -44,6 +44,7 @@ const gateway = new VpnGateway('protonvpn', {
   wireguardPrivateKeySecret: { name: 'protonvpn-wireguard' },
   serverCountries: ['Switzerland'],
   portForwarding: { toPort: 6881, workload: 'qbittorrent', workloadNamespace: 'media' },
+  acknowledge: ['protonvpn-wireguard-pmp'], // the key's config was generated with NAT-PMP on (synth cannot see it)
   cni: 'flannel',
 }, { provider: cluster });
 

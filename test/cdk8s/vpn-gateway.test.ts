@@ -322,3 +322,26 @@ describe('a port-forwarding workload no route() matched', () => {
     expect(() => a.synth()).not.toThrow();
   });
 });
+
+describe('a VpnGateway warning, and its acknowledgement, through cdk8s', () => {
+  const { acknowledge: _a, ...unacknowledged } = gatewayFor('protonvpn');
+  const warningsOf = (gw: VpnGateway) => gw.node.metadata.filter((m) => m.type === 'tunnelwright:warning').map((m) => String(m.data));
+  it('ProtonVPN port forwarding over WireGuard: in the construct\'s metadata and on stderr, at the key\'s prop', () => {
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    let gw: VpnGateway;
+    try {
+      gw = new VpnGateway(new Chart(app(), 'media'), 'gw', unacknowledged);
+      expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toMatch(/^warning: media\/gw:\n {2}wireguardPrivateKeySecret: ProtonVPN .*NAT-PMP.*acknowledge 'protonvpn-wireguard-pmp'\n$/);
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(gw.warnings.map((w) => w.code)).toEqual(['protonvpn-wireguard-pmp']);
+    expect(warningsOf(gw)).toEqual([expect.stringMatching(/^wireguardPrivateKeySecret: ProtonVPN forwards a port over WireGuard only/)]);
+  });
+
+  it('acknowledged: neither in the metadata nor on stderr (the stderr guard fails the test otherwise)', () => {
+    const gw = new VpnGateway(new Chart(app(), 'media'), 'gw', { ...unacknowledged, acknowledge: ['protonvpn-wireguard-pmp'] });
+    expect(gw.warnings).toEqual([]);
+    expect(warningsOf(gw)).toEqual([]);
+  });
+});

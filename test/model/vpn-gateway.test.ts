@@ -1,4 +1,5 @@
 import { Problem, PROVIDERS, validateVpnGateway, VpnGatewayProps } from '../../src';
+import { checkVpnGateway } from '../../src/model/vpn-gateway';
 import { gatewayFor, nordvpnGateway } from '../helpers/fixtures';
 import { Mutable, mutated } from '../helpers/mutable';
 
@@ -244,6 +245,48 @@ describe('VpnGateway: what gluetun accepts beyond the refusals', () => {
     const message = 'an IPv6 CIDR is kept out of the gateway (pod-gateway routes IPv4 only and removes routed pods\' IPv6 default route): routed pods have no IPv6 egress, which their kill switch denies';
     expect(plan.warnings).toEqual([{ path: 'clusterCidrs[2]', code: 'ipv6-cidr', message }, { path: 'nodeCidrs[1]', code: 'ipv6-cidr', message }]);
     expect(JSON.stringify(plan.objects)).not.toContain('fd00');
+  });
+});
+
+/**
+ * ProtonVPN forwards a port only to a credential made for it (OpenVPN username + "+pmp"; a WireGuard key from a config
+ * made with NAT-PMP on), which synth cannot read: a warning at the prop to check, which `acknowledge` silences.
+ */
+describe('VpnGateway: ProtonVPN port forwarding warns what synth cannot see', () => {
+  const { portForwarding: _pf, acknowledge: _ack, ...protonNoForwarding } = gatewayFor('protonvpn') as Props;
+  const proton = { ...protonNoForwarding, portForwarding: { toPort: 6881, workload: 'qbittorrent', workloadNamespace: 'media' } } as Props;
+  const openvpn = mutated(proton, overOpenvpn);
+  // custom is WireGuard only here (tunnelwright offers no custom OpenVPN).
+  const viaCustom = mutated(gatewayFor('custom'), (p) => { p.portForwarding = { provider: 'protonvpn' }; });
+  const warned = (props: VpnGatewayProps) => checkVpnGateway(props).warnings.map((w) => `${w.path} ${w.code}`);
+  it.each<[string, VpnGatewayProps, string[]]>([
+    ['protonvpn, WireGuard, port forwarding', proton, ['wireguardPrivateKeySecret protonvpn-wireguard-pmp']],
+    ['protonvpn, OpenVPN, port forwarding', openvpn, ['openvpnCredentialsSecret protonvpn-openvpn-pmp']],
+    ['custom forwarding by protonvpn', viaCustom, ['wireguardPrivateKeySecret protonvpn-wireguard-pmp']],
+    ['control: protonvpn without port forwarding', protonNoForwarding as VpnGatewayProps, []],
+    ['control: custom forwarding by private internet access', gatewayFor('custom'), ['portForwarding.stateClaim.storageClassName default-storage-class']],
+    ['acknowledged: WireGuard', { ...proton, acknowledge: ['protonvpn-wireguard-pmp'] }, []],
+    ['acknowledged: OpenVPN', { ...openvpn, acknowledge: ['protonvpn-openvpn-pmp'] }, []],
+    ['acknowledging the other code silences nothing', { ...openvpn, acknowledge: ['protonvpn-wireguard-pmp'] }, ['openvpnCredentialsSecret protonvpn-openvpn-pmp']],
+  ])('%s', (_name, props, expected) => {
+    expect(checkVpnGateway(props).problems).toEqual([]);
+    expect(warned(props)).toEqual(expected);
+  });
+
+  it('says what to check and how to acknowledge it, never the Secret\'s value', () => {
+    const [w] = checkVpnGateway(openvpn).warnings;
+    expect(w.message).toContain('+pmp');
+    expect(w.message).toContain('acknowledge \'protonvpn-openvpn-pmp\'');
+    const [k] = checkVpnGateway(proton).warnings;
+    expect(k.message).toContain('NAT-PMP');
+    expect(k.message).toContain('acknowledge \'protonvpn-wireguard-pmp\'');
+  });
+
+  it('acknowledge silences every other warning code too, and refuses a code that is none', () => {
+    const ipv6 = on('nordvpn', (p) => { p.clusterCidrs = ['10.1.0.0/16', '10.152.183.0/24', 'fd00:10::/56']; });
+    expect(warned(ipv6)).toEqual(['clusterCidrs[2] ipv6-cidr']);
+    expect(warned({ ...ipv6, acknowledge: ['ipv6-cidr'] })).toEqual([]);
+    expect(validateVpnGateway({ ...ipv6, acknowledge: ['protonvpn-pmp'] } as unknown as VpnGatewayProps).map((p) => p.path)).toEqual(['acknowledge[0]']);
   });
 });
 

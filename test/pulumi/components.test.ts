@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { planWireguardMesh, planWireguardOverlayNode, renderHostArtefacts, ValidationError } from '../../src';
-import { failoverSteering, KEYS, kubeadmHaMesh, nordvpnGateway, prodSteering, siteA, threeNodeMesh } from '../helpers/fixtures';
+import { failoverSteering, gatewayFor, KEYS, kubeadmHaMesh, nordvpnGateway, prodSteering, siteA, threeNodeMesh } from '../helpers/fixtures';
 import { recordResources, settle, valueOf } from '../helpers/pulumi';
 import { expectWarnings } from '../helpers/stderr-guard';
 import { thrown } from '../helpers/thrown';
@@ -135,6 +135,22 @@ describe('Pulumi components', () => {
     expect(child.type).toBe('kubernetes:v1:ConfigMap');
     expect(child.inputs).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'vpn' }, data: { a: 'b' } });
     expect(child.provider).toMatch(/::cluster::cluster-id$/);
+  });
+
+  it('VpnGateway: a ProtonVPN port-forwarding warning goes to pulumi.log.warn on the component; acknowledged, it does not', () => {
+    const { acknowledge: _a, ...unacknowledged } = gatewayFor('protonvpn');
+    const warn = jest.spyOn(pulumi.log, 'warn').mockImplementation(() => Promise.resolve());
+    try {
+      const gw = new tw.VpnGateway('proton', unacknowledged);
+      const pmp = warn.mock.calls.filter((c) => String(c[0]).includes('NAT-PMP'));
+      expect(pmp.map((c) => [String(c[0]).split(':')[0], c[1]])).toEqual([['wireguardPrivateKeySecret', gw]]);
+      warn.mockClear();
+      tw.resetRegistry();
+      new tw.VpnGateway('proton-read', { ...unacknowledged, acknowledge: ['protonvpn-wireguard-pmp'] });
+      expect(warn.mock.calls.filter((c) => String(c[0]).includes('NAT-PMP'))).toEqual([]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('takes a Secret\'s name and key made by another resource as Outputs, and registers them resolved', async () => {

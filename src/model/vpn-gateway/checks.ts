@@ -237,6 +237,33 @@ function stateClaimWarnings(input: Record<string, unknown>): Problem[] {
   }];
 }
 
+/**
+ * ProtonVPN forwards a port only to a client that asked for it when its credential was made, which synth cannot see
+ * (the Secret's value is not read): over OpenVPN the username must end in `+pmp`, over WireGuard the key must come from
+ * a configuration generated with NAT-PMP on. gluetun asks the server by NAT-PMP either way
+ * (internal/provider/protonvpn/portforward.go at v3.41.1); without it no port comes, and VPNNoForwardedPort fires after
+ * 15 minutes. With `custom`, the port-forwarding provider `protonvpn` is the same server and the same rule.
+ */
+function protonvpnWarnings(input: Record<string, unknown>): Problem[] {
+  const pf = input.portForwarding;
+  if (!isRecord(pf)) return [];
+  const row = typeof input.vpnProvider === 'string' ? providerRow(input.vpnProvider) : undefined;
+  const forwarder = row?.gluetunName === 'custom' ? providerName(pf.provider) : row?.gluetunName;
+  if (forwarder !== 'protonvpn') return [];
+  if ((input.vpnType ?? 'wireguard') === 'openvpn') {
+    return [{
+      path: 'openvpnCredentialsSecret',
+      code: 'protonvpn-openvpn-pmp',
+      message: 'ProtonVPN forwards a port over OpenVPN only when the username ends in "+pmp" (your OpenVPN username with +pmp appended, e.g. "abc123+pmp"), on a P2P server; synth cannot read the Secret, so check its username key: without +pmp gluetun gets no port and VPNNoForwardedPort fires. Then acknowledge \'protonvpn-openvpn-pmp\'',
+    }];
+  }
+  return [{
+    path: 'wireguardPrivateKeySecret',
+    code: 'protonvpn-wireguard-pmp',
+    message: `ProtonVPN forwards a port over WireGuard only to a key from a configuration generated with "NAT-PMP (Port Forwarding)" turned on (ProtonVPN account > WireGuard), on a P2P server; synth cannot tell how the key${isRecord(input.standby) ? ' (or the standby\'s)' : ''} was made: one made without it never gets a port and VPNNoForwardedPort fires. Generate the configuration with NAT-PMP on if unsure, then acknowledge 'protonvpn-wireguard-pmp'`,
+  }];
+}
+
 /** Validates VpnGateway props: the schema, the provider matrix and the network, all problems at once. */
 export function checkVpnGateway(input: unknown): { problems: Problem[]; warnings: Problem[]; value?: VpnGatewayProps } {
   const parsed = parseWith<VpnGatewayProps>(vpnGatewaySchema, input);
@@ -244,6 +271,9 @@ export function checkVpnGateway(input: unknown): { problems: Problem[]; warnings
   if (isRecord(input)) checkGateway(input, problems);
   const filters = isRecord(input) ? serverFilterFindings(input, !isRecord(input.images) || input.images.gluetun === undefined || input.images.gluetun === DEFAULT_IMAGES.gluetun) : { problems: [], warnings: [] };
   problems.push(...filters.problems);
-  const warnings = isRecord(input) ? [...ipv6Warnings(input), ...(problems.length === 0 ? stateClaimWarnings(input) : []), ...filters.warnings] : [];
+  const all = isRecord(input) ? [...ipv6Warnings(input), ...(problems.length === 0 ? [...stateClaimWarnings(input), ...protonvpnWarnings(input)] : []), ...filters.warnings] : [];
+  // The codes the user read and accepted are not reported again (an unknown code is the schema's to refuse).
+  const acknowledged = isRecord(input) && Array.isArray(input.acknowledge) ? input.acknowledge : [];
+  const warnings = all.filter((w) => !acknowledged.includes(w.code));
   return { problems: redactProblems(sortProblems(problems)), warnings: redactProblems(warnings), value: problems.length === 0 && parsed.ok ? parsed.value : undefined };
 }

@@ -118,6 +118,10 @@ export interface PortForwardingProps {
   readonly workloadNamespace?: string;
 }
 
+/** The warning codes VpnGateway's checks give, each of which `acknowledge` takes. */
+export const VPN_GATEWAY_WARNINGS = ['ipv6-cidr', 'default-storage-class', 'unknown-server-filter', 'protonvpn-openvpn-pmp', 'protonvpn-wireguard-pmp'] as const;
+export type VpnGatewayWarning = typeof VPN_GATEWAY_WARNINGS[number];
+
 export interface VpnGatewayProps {
   /** The cluster this gateway belongs to. @default 'default' */
   readonly cluster?: string;
@@ -213,6 +217,13 @@ export interface VpnGatewayProps {
    */
   readonly standby?: VpnGatewayStandbyProps;
   readonly images?: { readonly gluetun?: string; readonly podGateway?: string; readonly portSync?: string };
+  /**
+   * Warning codes you have read and accept, not reported again: `ipv6-cidr`, `default-storage-class`,
+   * `unknown-server-filter` (with your own `images.gluetun`), `protonvpn-openvpn-pmp` (ProtonVPN port forwarding over
+   * OpenVPN: the username must end in `+pmp`), `protonvpn-wireguard-pmp` (over WireGuard: the key must come from a
+   * configuration made with NAT-PMP on). See docs/vpn-gateway.md. @default []
+   */
+  readonly acknowledge?: VpnGatewayWarning[];
 }
 
 export const DEFAULT_IMAGES = { gluetun: 'qmcgaw/gluetun:v3.41.1', podGateway: 'ghcr.io/angelnu/pod-gateway:v1.13.0', portSync: 'curlimages/curl:8.11.1' } as const;

@@ -1,6 +1,7 @@
 import * as z from '../../zod';
 import { cidrSchema, networkCidrSchema, clusterSchema, intInRange, ipSchema, portSchema, secretKeyRefSchema } from '../common';
 import { PORT_FORWARDING_APPS } from '../values';
+import { VPN_GATEWAY_WARNINGS } from './props';
 import { standbySchema } from '../vpn-gateway-failover';
 
 const credentials = z.strictObject({
@@ -60,6 +61,7 @@ export const vpnGatewaySchema = z.strictObject({
   standby: z.optional(standbySchema),
   images: z.optional(z.strictObject({ gluetun: z.optional(z.string()), podGateway: z.optional(z.string()), portSync: z.optional(z.string()) })),
   createNamespace: z.optional(z.boolean()),
+  acknowledge: z.optional(z.array(z.enum(VPN_GATEWAY_WARNINGS))),
   tunDevice: z.optional(z.union([
     z.enum(['runtime', 'privileged']),
     z.strictObject({ resource: z.string().check(z.regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/, { message: 'expected an extended resource name such as squat.ai/tun' })) }),
