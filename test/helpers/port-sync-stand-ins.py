@@ -34,6 +34,13 @@ def save():
         f.write('true' if app_state['random_port'] else 'false')
 
 
+def read_state(name):
+    try:
+        return open(os.path.join(STATE, name)).read().strip()
+    except FileNotFoundError:
+        return ''
+
+
 def record(path, status, what):
     with open(os.path.join(STATE, 'requests'), 'a') as f:
         f.write(json.dumps({'path': path, 'status': status, 'what': what}) + '\n')
@@ -110,7 +117,10 @@ class Qbittorrent(Base):
                 return self.answer(403, b'Forbidden')
             if path == '/api/v2/app/preferences':
                 record(path, 200, 'preferences')
-                return self.answer(200, json.dumps({'listen_port': app_state['listen_port'], 'random_port': app_state['random_port']}).encode())
+                # The binding as appcontroller.cpp:391-395 (release-5.2.3) answers it: "" is any interface / address;
+                # a test sets it in <state dir>/network_interface and interface_address (as Session\Interface does).
+                binding = {k: read_state(f) for k, f in (('current_network_interface', 'network_interface'), ('current_interface_address', 'interface_address'))}
+                return self.answer(200, json.dumps({'listen_port': app_state['listen_port'], 'random_port': app_state['random_port'], **binding}).encode())
             record(path, 404, 'unknown')
             return self.answer(404)
 

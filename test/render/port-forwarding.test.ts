@@ -332,6 +332,20 @@ describeWithTools('the port-forwarding alerts under promtool', ['promtool'], () 
       ],
       alert_rule_test: [{ eval_time: '3m', alertname: 'VPNPortSyncLoginRefused', exp_alerts: [] }, { eval_time: '5m', alertname: 'VPNPortSyncLoginRefused', exp_alerts: fired('VPNPortSyncLoginRefused') }],
     },
+    // qBittorrent bound to eth0 on qbittorrent-0 from 3m (port-sync's app_bound_elsewhere); qbittorrent-1 (the control)
+    // is bound to any interface: only qbittorrent-0 fires, after 1m, and not after the binding is undone at 10m.
+    {
+      name: 'qBittorrent bound to one interface',
+      input_series: [
+        { series: `tunnelwright_port_forward_app_bound_elsewhere{${labels}}`, values: '0x2 1x7 0x10' },
+        { series: 'tunnelwright_port_forward_app_bound_elsewhere{app="qbittorrent", namespace="media", pod="qbittorrent-1"}', values: '0x20' },
+      ],
+      alert_rule_test: [
+        { eval_time: '3m', alertname: 'VPNForwardedPortAppBoundElsewhere', exp_alerts: [] },
+        { eval_time: '5m', alertname: 'VPNForwardedPortAppBoundElsewhere', exp_alerts: fired('VPNForwardedPortAppBoundElsewhere') },
+        { eval_time: '12m', alertname: 'VPNForwardedPortAppBoundElsewhere', exp_alerts: [] },
+      ],
+    },
     // Scraped, then not (the sidecar gone, the PodMonitor deleted): fires 10m + 5m after the last sample; a series of
     // another namespace (the control) does not keep it quiet. While scraped: silent.
     {
@@ -351,7 +365,7 @@ describeWithTools('the port-forwarding alerts under promtool', ['promtool'], () 
 
   it('promtool check rules accepts them', () => {
     const r = run('promtool', ['check', 'rules', path.join(dir, 'rules.yaml')]);
-    expect(r.output).toBe(`Checking ${path.join(dir, 'rules.yaml')}\n  SUCCESS: 4 rules found\n\n`);
+    expect(r.output).toBe(`Checking ${path.join(dir, 'rules.yaml')}\n  SUCCESS: 5 rules found\n\n`);
   });
 
   it('promtool test rules: silent through a reconnect, fires when the app keeps the old port, no port is forwarded or the login is refused', () => {

@@ -141,6 +141,48 @@ describeWithTools('port-sync against each app version\'s answers', ['busybox', '
     expect(await l.until(() => l.listenPort() === 8081)).toBe(true);
   });
 
+  // Forwarded connections arrive on vxlan0 at the workload's fixed address (172.16.0.5 with the default network).
+  it.each<[string, string, string, number]>([
+    ['qbittorrent-5.2', 'eth0', '', 1],
+    ['qbittorrent-4.6', 'eth0', '', 1],
+    ['qbittorrent-5.2', 'tun0', '', 1],
+    ['qbittorrent-5.2', '', '10.244.0.3', 1],
+    ['qbittorrent-5.2', '', '::', 1],
+    ['qbittorrent-5.2', 'vxlan0', '10.244.0.3', 1],
+    ['qbittorrent-5.2', '', '', 0],
+    ['qbittorrent-4.6', '', '', 0],
+    ['qbittorrent-5.2', 'vxlan0', '', 0],
+    ['qbittorrent-5.2', '', '0.0.0.0', 0],
+    ['qbittorrent-5.2', 'vxlan0', '172.16.0.5', 0],
+  ])('%s bound to interface "%s", address "%s": app_bound_elsewhere %d, the port set either way', async (standIn, iface, address, bound) => {
+    const dir = tmpdir('tw-ps-bind-');
+    fs.writeFileSync(path.join(dir, 'network_interface'), iface);
+    fs.writeFileSync(path.join(dir, 'interface_address'), address);
+    const l = await startSyncLab(dir, { forwarded: FORWARDED, standIn, portForwarding: qbt });
+    labs.push(l);
+    expect(await l.until(() => l.metrics().tunnelwright_port_forward_last_success_timestamp_seconds > 0)).toBe(true);
+    await new Promise((r) => setTimeout(r, 600)); // periods after the first
+    expect(l.listenPort()).toBe(FORWARDED);
+    expect(l.metrics()).toMatchObject({ tunnelwright_port_forward_app_bound_elsewhere: bound, tunnelwright_port_forward_errors_total: 0 });
+    // One error line, at the first period that saw it: not one every period.
+    expect(l.log.split('\n').filter((line) => line.startsWith('port-sync: error: qBittorrent listens only on'))).toHaveLength(bound);
+  });
+
+  it('a binding changed at run time: the metric follows, the error is logged once and its end once', async () => {
+    const l = await lab({ standIn: 'qbittorrent-5.2', portForwarding: qbt });
+    expect(await l.until(() => l.metrics().tunnelwright_port_forward_last_success_timestamp_seconds > 0)).toBe(true);
+    expect(l.metrics().tunnelwright_port_forward_app_bound_elsewhere).toBe(0);
+    fs.writeFileSync(l.file('network_interface'), 'eth0');
+    expect(await l.until(() => l.metrics().tunnelwright_port_forward_app_bound_elsewhere === 1)).toBe(true);
+    expect(l.log).toContain('port-sync: error: qBittorrent listens only on interface "eth0", address "any"');
+    expect(l.log).toContain('at 172.16.0.5 and never reach it');
+    fs.writeFileSync(l.file('network_interface'), '');
+    expect(await l.until(() => l.metrics().tunnelwright_port_forward_app_bound_elsewhere === 0)).toBe(true);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(l.log.match(/port-sync: error: qBittorrent listens only on/g)).toHaveLength(1);
+    expect(l.log.match(/now lets forwarded connections reach it/g)).toHaveLength(1);
+  });
+
   it('app command: COMMAND runs with PORT set to the forwarded port', async () => {
     const out = path.join(tmpdir('tw-ps-cmd-'), 'port');
     const l = await lab({ standIn: 'qbittorrent-5.2', portForwarding: { app: 'command', command: `echo "port=$PORT" > ${out}` } });

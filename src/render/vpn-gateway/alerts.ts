@@ -43,7 +43,15 @@ export function renderPortForwardAlertGroups(f: VpnGatewaySpec, opts: PortForwar
       for: '1m',
       labels: { severity: 'warning' },
       annotations: { summary: `${app} refuses port-sync's credentials`, description: '{{ $labels.namespace }}/{{ $labels.pod }}: the app refused the login port-sync was given; port-sync does not send it again until the Secret\'s value changes or the pod restarts, so the listen port is not kept.' },
-    }]),
+    }, ...(app === 'qbittorrent' ? [{
+      // port-sync reads qBittorrent's interface and address binding with its preferences (port-sync.sh qbt_binding):
+      // bound to eth0, another interface or another address, it listens where no forwarded connection arrives.
+      alert: 'VPNForwardedPortAppBoundElsewhere' as const,
+      expr: 'tunnelwright_port_forward_app_bound_elsewhere == 1',
+      for: '1m',
+      labels: { severity: 'warning' },
+      annotations: { summary: 'qbittorrent listens only where the forwarded port does not arrive', description: '{{ $labels.namespace }}/{{ $labels.pod }}: qBittorrent is bound to one network interface or address (Options > Advanced), and forwarded connections arrive on vxlan0: peers cannot reach it, though its listen port is the forwarded one.' },
+    }] : [])]),
     {
       // Without a scrape of the sidecar none of the others can fire: the forwarded workload's series, absent for 10m.
       alert: 'VPNPortSyncAbsent' as const,
@@ -74,6 +82,10 @@ const PORT_FORWARD_RUNBOOKS = {
   VPNForwardedPortNotListening: [
     '1. kubectl logs <pod> -c vpn-port-sync: why the port was not set (a refused login, an app that does not answer, a forwarded port the pod serves itself).',
     '2. The app\'s own setting: qBittorrent Options > Connection > listening port (and Session\\Interface: an app bound to one interface never sees vxlan0).',
+  ].join('\n'),
+  VPNForwardedPortAppBoundElsewhere: [
+    '1. kubectl logs <pod> -c vpn-port-sync | grep "listens only on": the interface and address qBittorrent is bound to.',
+    '2. qBittorrent Options > Advanced: Network interface "Any interface" (or vxlan0), Optional IP address to bind to "All addresses" (Session\\Interface, Session\\InterfaceAddress); the kill switch keeps its traffic off the node\'s network.',
   ].join('\n'),
   VPNForwardedPortCommandFailing: [
     '1. kubectl logs <pod> -c vpn-port-sync: the command\'s exit status, or "did not finish within" for a timeout.',

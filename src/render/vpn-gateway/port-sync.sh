@@ -12,7 +12,8 @@
 # Environment: APP (qbittorrent | transmission | deluge | command), APP_URL, GLUETUN_URL, GLUETUN_API_KEY_FILE,
 # APP_USERNAME_FILE / APP_PASSWORD_FILE (optional), APP_API_KEY_FILE (qBittorrent >= 5.2, optional), COMMAND,
 # SERVED_PORTS (the ports this pod serves itself, comma-separated: a forwarded port among them is never given to the app),
-# COMMAND_TIMEOUT (seconds), PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server).
+# COMMAND_TIMEOUT (seconds), PERIOD (seconds), BAN_BACKOFF (seconds), METRICS_FILE, METRICS_PORT (0: no metrics server),
+# VXLAN_ADDRESS (this pod's fixed address on vxlan0, where forwarded connections arrive).
 # Credentials the app refuses are not sent again until they change (see refuse_creds); an address the app banned is
 # tried again after BAN_BACKOFF.
 set -u
@@ -77,6 +78,7 @@ errors=0
 bans=0
 last_success=0
 last_command_port=0
+echo 0 >"$WORK/bound-elsewhere"
 
 if [ "$APP" = command ]; then
   LISTEN_HELP='With APP=command, the port the command last succeeded with (the app itself is not asked; 0: none yet).'
@@ -104,6 +106,9 @@ write_metrics() {
     echo '# HELP tunnelwright_port_forward_login_refused 1 while the app refuses the credentials mounted (they are not sent again until they change).'
     echo '# TYPE tunnelwright_port_forward_login_refused gauge'
     echo "tunnelwright_port_forward_login_refused{app=\"$APP\"} $(if creds_refused; then echo 1; else echo 0; fi)"
+    echo '# HELP tunnelwright_port_forward_app_bound_elsewhere 1 while the app listens only on an interface or address forwarded connections do not arrive at (qBittorrent; other apps are not read).'
+    echo '# TYPE tunnelwright_port_forward_app_bound_elsewhere gauge'
+    echo "tunnelwright_port_forward_app_bound_elsewhere{app=\"$APP\"} $(cat "$WORK/bound-elsewhere")"
     echo "# HELP tunnelwright_port_forward_last_success_timestamp_seconds $SUCCESS_HELP"
     echo '# TYPE tunnelwright_port_forward_last_success_timestamp_seconds gauge'
     echo "tunnelwright_port_forward_last_success_timestamp_seconds{app=\"$APP\"} $last_success"
@@ -113,6 +118,11 @@ write_metrics() {
 # The first number after "key": in a JSON text (no jq in the image).
 json_number() {
   sed -n "s/.*\"$1\"[[:space:]]*:[[:space:]]*\[\{0,1\}[[:space:]]*\([0-9][0-9]*\).*/\1/p" | head -n 1
+}
+
+# The first string value of "key": in a JSON text (no escapes in it: an interface name or an address).
+json_string() {
+  sed -n "s/.*\"$1\"[[:space:]]*:[[:space:]]*\"\([^\"\\]*\)\".*/\1/p" | head -n 1
 }
 
 # A secret file's content without a trailing newline, into a file of its own (never on a command line).
@@ -220,7 +230,31 @@ qbt_port() {
       return 1 ;;
     *) log "qBittorrent answered HTTP $code for its preferences"; return 1 ;;
   esac
+  qbt_binding
   json_number listen_port <"$WORK/prefs"
+}
+
+# qBittorrent bound to one interface or address never sees a forwarded connection: those arrive on pod-gateway's
+# vxlan0 (client_init.sh:71 names it) at VXLAN_ADDRESS. Its preferences hold the binding as current_network_interface
+# (Session\Interface) and current_interface_address (Session\InterfaceAddress) (appcontroller.cpp:391-395 at
+# release-5.2.3); with an interface set, libtorrent listens on that interface only, and on an interface that does not
+# exist on nothing (sessionimpl.cpp getListeningIPs, :3431-3445); an address other than 0.0.0.0 is listened on alone
+# ("::" is IPv6 only, :3377-3400). "Any interface" (empty) and vxlan0 are where the port arrives. Logged when it
+# changes (an error once, not every period), and kept for the metric app_bound_elsewhere in a file (this runs in the
+# $(...) subshell that reads the app's port).
+qbt_binding() {
+  iface=$(json_string current_network_interface <"$WORK/prefs")
+  addr=$(json_string current_interface_address <"$WORK/prefs")
+  was=$(cat "$WORK/bound-elsewhere")
+  bound_elsewhere=0
+  case "$iface" in '' | vxlan0) ;; *) bound_elsewhere=1 ;; esac
+  case "$addr" in '' | 0.0.0.0 | "${VXLAN_ADDRESS:-0.0.0.0}") ;; *) bound_elsewhere=1 ;; esac
+  if [ "$bound_elsewhere" = 1 ] && [ "$was" = 0 ]; then
+    log "error: qBittorrent listens only on interface \"${iface:-any}\", address \"${addr:-any}\" (Session\\Interface, Session\\InterfaceAddress): forwarded connections arrive on vxlan0 at ${VXLAN_ADDRESS:-its VXLAN address} and never reach it; set Options > Advanced > Network interface to \"Any interface\" (or vxlan0) and the IP address to bind to \"All addresses\""
+  elif [ "$bound_elsewhere" = 0 ] && [ "$was" = 1 ]; then
+    log "qBittorrent's interface binding now lets forwarded connections reach it"
+  fi
+  echo "$bound_elsewhere" >"$WORK/bound-elsewhere"
 }
 
 qbt_set() {

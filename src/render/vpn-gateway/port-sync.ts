@@ -97,6 +97,7 @@ export function portSync(f: VpnGatewaySpec, target: RouteTarget): { configMap: K
     { name: 'PERIOD', value: String(pf.syncPeriodSeconds) },
     { name: 'METRICS_PORT', value: String(PORT_SYNC_METRICS_PORT) },
     { name: 'SERVED_PORTS', value: pf.servedPorts.join(',') },
+    ...(pf.workload ? [{ name: 'VXLAN_ADDRESS', value: pf.workload.address }] : []),
     { name: 'METRICS_FILE', value: '/tmp/port-sync/metrics' },
   ];
   const container: IContainer = {
