@@ -81,7 +81,7 @@ export function renderPortForwardAlertGroups(f: VpnGatewaySpec, opts: PortForwar
 const PORT_FORWARD_RUNBOOKS = {
   VPNForwardedPortNotListening: [
     '1. kubectl logs <pod> -c vpn-port-sync: why the port was not set (a refused login, an app that does not answer, a forwarded port the pod serves itself).',
-    '2. The app\'s own setting: qBittorrent Options > Connection > listening port (and Session\\Interface: an app bound to one interface never sees vxlan0).',
+    '2. The app\'s own setting: qBittorrent Options > Connection > listening port (an app bound to one interface has the right port, and VPNForwardedPortAppBoundElsewhere fires instead).',
   ].join('\n'),
   VPNForwardedPortAppBoundElsewhere: [
     '1. kubectl logs <pod> -c vpn-port-sync | grep "listens only on": the interface and address qBittorrent is bound to.',
