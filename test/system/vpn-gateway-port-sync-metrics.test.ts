@@ -93,7 +93,7 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
     scraped = await scrape(Number(lab.env.METRICS_PORT), 12, queries);
   }, 120_000);
 
-  it('scrapes every time (up == 1 at each of 12 scrapes) and stores the six tunnelwright_port_forward_* series of the emitted script', () => {
+  it('scrapes every time (up == 1 at each of 12 scrapes) and stores the seven tunnelwright_port_forward_* series of the emitted script', () => {
     const total = Number(scraped['count_over_time(up[1m])'][0].value[1]);
     const up = Number(scraped['sum_over_time(up[1m])'][0].value[1]);
     figures.fixed = { scrapes: total, up, lastError: scraped.lastError[0].metric.error };
@@ -102,12 +102,13 @@ describeWithTools('port-sync\'s metrics endpoint under a real Prometheus', ['pro
     expect(scraped.up.map((s) => s.value[1])).toEqual(['1']);
     const series = Object.fromEntries(scraped['{__name__=~"tunnelwright_port_forward_.*"}'].map((s) => [s.metric.__name__, { labels: s.metric, value: s.value[1] }]));
     expect(Object.keys(series).sort()).toEqual([
-      'tunnelwright_port_forward_app_listen_port', 'tunnelwright_port_forward_bans_total', 'tunnelwright_port_forward_errors_total',
+      'tunnelwright_port_forward_app_bound_elsewhere', 'tunnelwright_port_forward_app_listen_port', 'tunnelwright_port_forward_bans_total', 'tunnelwright_port_forward_errors_total',
       'tunnelwright_port_forward_forwarded_port', 'tunnelwright_port_forward_last_success_timestamp_seconds', 'tunnelwright_port_forward_login_refused',
     ]);
     expect(series.tunnelwright_port_forward_forwarded_port).toEqual({ labels: { __name__: 'tunnelwright_port_forward_forwarded_port', app: 'qbittorrent', instance: `127.0.0.1:${lab.env.METRICS_PORT}`, job: 'port-sync', namespace: 'media', pod: 'seeder-0' }, value: '41234' });
     expect(series.tunnelwright_port_forward_app_listen_port.value).toBe('41234');
     expect(series.tunnelwright_port_forward_errors_total.value).toBe('0');
+    expect(series.tunnelwright_port_forward_app_bound_elsewhere.value).toBe('0'); // the stand-in binds to any interface
   });
 
   it('the port-forwarding alerts fire in promtool on the series as scraped (their names and labels), with a second pod as control', () => {
