@@ -89,6 +89,9 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
   };
   /** Seconds until qBittorrent reports `port` (polls every 0.2 s, up to `limit` s); NaN if it never does. */
   const secondsUntilPort = (port: number, limit = 30) => secondsUntilTrue(() => qbtPort() === port, limit);
+  /** qBittorrent's own API: setPreferences with `json` (as its Web UI's Options dialog sends it). */
+  const qbtSet = (json: Record<string, unknown>) => must(inPod(client, `curl -s -c /tmp/t.jar --data-urlencode username=admin --data-urlencode password=${QBT_PASSWORD} http://127.0.0.1:8080/api/v2/auth/login >/dev/null && curl -sf -b /tmp/t.jar --data-urlencode ${quote(`json=${JSON.stringify(json)}`)} http://127.0.0.1:8080/api/v2/app/setPreferences`), 'setPreferences');
+  const boundMetric = () => Number(/tunnelwright_port_forward_app_bound_elsewhere\{app="qbittorrent"\} (\d+)/.exec(inPod(client, `curl -s http://127.0.0.1:${syncEnv.METRICS_PORT}/metrics`).stdout)?.[1] ?? NaN);
   /**
    * A connection from the internet (198.18.0.3) to the tunnel address's `port`: the source address of the SYNs that
    * arrived on the client's vxlan0 for that port (an nft set in the client namespace, where the app listens), or
@@ -141,18 +144,18 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
   ].join(' && ');
 
   /** qBittorrent's configuration as a user leaves it: WebUI on loopback with a password, listen port 6881. */
-  const qbtConf = (listenPort: number) => {
+  const qbtConf = (listenPort: number, iface = '') => {
     const salt = crypto.randomBytes(16);
     const hash = crypto.pbkdf2Sync(QBT_PASSWORD, salt, 100000, 64, 'sha512');
     return [
       '[LegalNotice]', 'Accepted=true', '',
-      '[BitTorrent]', `Session\\Port=${listenPort}`, 'Session\\DHTEnabled=false', 'Session\\LSDEnabled=false', 'Session\\PeXEnabled=false', '',
+      '[BitTorrent]', `Session\\Port=${listenPort}`, ...(iface ? [`Session\\Interface=${iface}`, `Session\\InterfaceName=${iface}`] : []), 'Session\\DHTEnabled=false', 'Session\\LSDEnabled=false', 'Session\\PeXEnabled=false', '',
       '[Preferences]', 'Connection\\UPnP=false', 'WebUI\\Address=127.0.0.1', 'WebUI\\Port=8080', 'WebUI\\Username=admin',
       `WebUI\\Password_PBKDF2="@ByteArray(${salt.toString('base64')}:${hash.toString('base64')})"`, '',
     ].join('\n');
   };
-  const startQbt = (listenPort: number) => {
-    must(inPod(client, `mkdir -p /tmp/qbt/qBittorrent/config && echo ${Buffer.from(qbtConf(listenPort)).toString('base64')} | base64 -d > /tmp/qbt/qBittorrent/config/qBittorrent.conf`), 'qbt conf');
+  const startQbt = (listenPort: number, iface = '') => {
+    must(inPod(client, `mkdir -p /tmp/qbt/qBittorrent/config && echo ${Buffer.from(qbtConf(listenPort, iface)).toString('base64')} | base64 -d > /tmp/qbt/qBittorrent/config/qBittorrent.conf`), 'qbt conf');
     startInPod(client, 'exec qbittorrent-nox --profile=/tmp/qbt', 'qbt.log', { HOME: '/tmp/qbt' });
     must(inPod(client, 'for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:8080/ && exit 0; sleep 0.1; done; exit 1'), `qbittorrent-nox:\n${podLog(client, 'qbt.log')}`);
   };
@@ -350,5 +353,34 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
     expect(peer2).toBe('198.18.0.3');
     figures['transmission: P3 -> P4'] = { from: P3, to: P4, secondsToReport: seconds2, peerSeenAs: peer2 };
     expect(podLog(client, 'sync.log')).not.toContain(TR_PASSWORD);
+  });
+
+  it('qBittorrent bound to eth0 (Session\\Interface): a peer no longer reaches the forwarded port, and port-sync says so; control: any interface, and vxlan0, are reached', () => {
+    // By -f: the kernel's process name is cut to 15 characters ("transmission-da"), so -x transmission-daemon matches nothing.
+    must(inPod(client, 'pkill -f "[p]ort-sync.sh"; pkill -f "[n]c -ll"; pkill -f "[t]ransmission-daemon"; for i in $(seq 50); do pgrep -f "[t]ransmission-daemon" >/dev/null || exit 0; sleep 0.1; done; exit 1'), 'stop transmission and port-sync');
+    must(inPod(client, `cd /run/port-sync-secrets && printf %s admin > app-username && printf %s ${QBT_PASSWORD} > app-password && rm -rf /tmp/port-sync`), 'qbittorrent secrets');
+    startQbt(P4, 'eth0');
+    startSync();
+    const seconds = secondsUntilTrue(() => boundMetric() === 1, 30);
+    expect(seconds).toBeLessThan(30);
+    expect(qbtPort()).toBe(P4); // the listen port is the forwarded one ...
+    const listeners = inPod(client, `ss -Hltn 'sport = :${P4}'`).stdout.trim().split('\n').map((l) => l.split(/\s+/)[3]);
+    expect(connectAndSee(P4)).toBeUndefined(); // ... and still no peer reaches it
+    expect(podLog(client, 'sync.log')).toContain('port-sync: error: qBittorrent listens only on interface "eth0"');
+    figures['qbittorrent bound to eth0'] = { appPort: P4, listeners, peerSeenAs: null, secondsToMetric: seconds };
+
+    // Control: "Any interface", as the Options dialog sends it; the same port, now reached.
+    qbtSet({ current_network_interface: '' });
+    const anySeconds = secondsUntilTrue(() => connectAndSee(P4) === '198.18.0.3', 30);
+    expect(anySeconds).toBeLessThan(30);
+    expect(secondsUntilTrue(() => boundMetric() === 0, 30)).toBeLessThan(30);
+    // vxlan0, where forwarded connections arrive: reached, and not reported.
+    qbtSet({ current_network_interface: 'vxlan0' });
+    sh('sleep 3'); // qBittorrent applies a binding at its next reconfigure; a period of port-sync
+    const vxSeconds = secondsUntilTrue(() => connectAndSee(P4) === '198.18.0.3', 30);
+    expect(vxSeconds).toBeLessThan(30);
+    expect(boundMetric()).toBe(0);
+    expect(podLog(client, 'sync.log').match(/port-sync: error: qBittorrent listens only on/g)).toHaveLength(1);
+    figures['qbittorrent any interface, then vxlan0 (controls)'] = { peerSeenAs: connectAndSee(P4), secondsToReach: [anySeconds, vxSeconds] };
   });
 });
