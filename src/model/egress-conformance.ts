@@ -4,11 +4,12 @@ import { asArray, Cidr, cidrSchema, clusterSchema, intInRange, isRecord, parseWi
 import { EgressSteeringProps } from './egress-steering';
 import { EgressSteeringSpec, parseEgressSteering } from './egress-steering-spec';
 import { isDnsLabel } from './labels';
+import { checkConformanceFailover, ConformanceFailoverOptions, failoverOptionFields } from './egress-conformance-failover';
 import { cidrContainsIp, parseCidr, parseIp } from './net';
 import { parseVpnGateway, VpnGatewayProps, VpnGatewaySpec } from './vpn-gateway';
 
 /** A VpnGateway the check proves: a routed probe in `probeNamespace`, the tunnel stopped through gluetun's control server. */
-export interface ConformanceGateway {
+export interface ConformanceGateway extends ConformanceFailoverOptions {
   /** The props the gateway was built from (the same object you gave VpnGateway). */
   readonly gateway: VpnGatewayProps;
   /** Where the routed vpn-class probe runs (the namespace of the workloads you route): one of `namespaces`. */
@@ -16,7 +17,7 @@ export interface ConformanceGateway {
 }
 
 /** An EgressSteering the check proves: a vpn-class probe in `probeNamespace`, the host tunnel unit stopped on the gateway node. */
-export interface ConformanceSteering {
+export interface ConformanceSteering extends ConformanceFailoverOptions {
   /** The props the steering was built from (the same object you gave EgressSteering). */
   readonly steering: EgressSteeringProps;
   /** Where the vpn-class probe runs: one of `namespaces`, and one of the steering's `namespaces` when it limits them. */
@@ -54,6 +55,11 @@ export interface EgressConformanceProps {
   readonly recoverySeconds?: number;
   /** How long one echo request may take. @default 5 */
   readonly requestTimeoutSeconds?: number;
+  /**
+   * The failover step's bound (R5) for every gateway with `standby` and steering with `failover` that gives none of its own.
+   * @default - each one's own default (see `ConformanceFailoverOptions.failoverSeconds`)
+   */
+  readonly failoverSeconds?: number;
   /** The VpnGateways to prove. @default [] */
   readonly vpnGateways?: ConformanceGateway[];
   /** The EgressSteerings to prove. @default [] */
@@ -95,12 +101,14 @@ export const egressConformanceSchema = z.strictObject({
   vpnCidrs: z.array(cidrSchema),
   recoverySeconds: z.optional(intInRange(5, 3600, 'a number of seconds')),
   requestTimeoutSeconds: z.optional(intInRange(1, 60, 'a number of seconds')),
-  vpnGateways: z.optional(z.array(z.strictObject({ gateway: z.record(z.string(), z.unknown()), probeNamespace: z.string() }))),
+  failoverSeconds: failoverOptionFields.failoverSeconds,
+  vpnGateways: z.optional(z.array(z.strictObject({ gateway: z.record(z.string(), z.unknown()), probeNamespace: z.string(), ...failoverOptionFields }))),
   egressSteerings: z.optional(z.array(z.strictObject({
     steering: z.record(z.string(), z.unknown()),
     probeNamespace: z.string(),
     tunnelUnit: z.optional(z.string().check(z.regex(UNIT, { message: 'expected a systemd service name such as wg-quick@tun0.service' }))),
     agentNamespace: z.optional(z.string()),
+    ...failoverOptionFields,
   }))),
   image: z.optional(z.string()),
   agentImage: z.optional(z.string()),
@@ -194,6 +202,7 @@ export function inspectEgressConformance(input: unknown): { problems: Problem[];
       }
       if (st.tunnel === undefined && s.tunnelUnit === undefined) push(`egressSteerings[${i}].tunnelUnit`, 'required', 'required when the steering renders no tunnel: the systemd unit of your own tunnel on the gateway node');
     });
+    problems.push(...checkConformanceFailover(input));
   }
   return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined, gateways: gatewaySpecs, steerings: steeringSpecs };
 }
