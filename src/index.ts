@@ -36,4 +36,6 @@ export { type DnsLeakProbe, type EgressProbeProps, type EgressProbeVia } from '.
 export { checkPodSecurity, type LevelNeed, type ModePolicy, namespacePolicy, type PodSecurityLevel, type PodSecurityNeed, podSecurityLabels, requiredLevel } from './model/pod-security';
 export { addressRegexp, blackboxConfig, cidrRegexp, egressProbeAlertGroups, ipv6CidrsRegexp, planEgressProbe, validateEgressProbe } from './render/egress-probe';
 export { type ConformanceGateway, type ConformanceSteering, type EgressConformanceProps } from './model/egress-conformance';
+export { type ConformanceFailoverOptions } from './model/egress-conformance-failover';
+export { type ConformanceFailover } from './render/egress-conformance-failover';
 export { CONFORMANCE_SCRIPT, conformanceSources, type ConformanceSource, planEgressConformance, renderConformanceScript, validateEgressConformance } from './render/egress-conformance';

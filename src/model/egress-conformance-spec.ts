@@ -3,6 +3,7 @@ import type { Cidr } from './common';
 import {
   DEFAULT_AGENT_IMAGE, DEFAULT_CONFORMANCE_IMAGE, DEFAULT_RECOVERY_SECONDS, DEFAULT_REQUEST_TIMEOUT_SECONDS, EgressConformanceProps, inspectEgressConformance,
 } from './egress-conformance';
+import { failoverSecondsOf, gatewayFailoverTiming, steeringFailoverTiming } from './egress-conformance-failover';
 import type { EgressSteeringSpec } from './egress-steering-spec';
 import { boundedName } from './labels';
 import { checkRoute, RouteTarget, VpnGatewaySpec } from './vpn-gateway';
@@ -18,6 +19,8 @@ export interface ConformanceGatewaySpec {
   readonly route: RouteTarget;
   /** The direct-class control probe's Deployment. */
   readonly directProbe: string;
+  /** The failover step's bound (R5, egress-conformance-failover): absent when it runs none. */
+  readonly failoverSeconds?: number;
 }
 
 /** A steering the check proves: its spec, where its probes and node agent run, and the class the control probe carries. */
@@ -33,6 +36,8 @@ export interface ConformanceSteeringSpec {
   readonly vpnProbe: string;
   readonly directProbe: string;
   readonly agent: string;
+  /** The failover step's bound (R5, egress-conformance-failover): absent when it runs none. */
+  readonly failoverSeconds?: number;
 }
 
 /**
@@ -59,6 +64,8 @@ function directClassOf(s: EgressSteeringSpec): string {
   return s.enforceLabels ? s.enforceLabels.classes.find((c) => c !== s.vpnClass) ?? 'direct' : 'direct';
 }
 
+const bound = (seconds: number | undefined) => (seconds === undefined ? {} : { failoverSeconds: seconds });
+
 function specOf(p: EgressConformanceProps, gateways: readonly (VpnGatewaySpec | undefined)[], steerings: readonly (EgressSteeringSpec | undefined)[]): EgressConformanceSpec {
   const name = p.name ?? 'egress-conformance';
   return {
@@ -79,6 +86,7 @@ function specOf(p: EgressConformanceProps, gateways: readonly (VpnGatewaySpec | 
         probeNamespace: g.probeNamespace,
         route: { namespace: g.probeNamespace, podLabels: { 'app.kubernetes.io/name': vpnProbe, ...CONFORMANCE_MANAGED_LABELS }, name: vpnProbe },
         directProbe: boundedName(`${name}-g${i}`, '-direct'),
+        ...bound(failoverSecondsOf(g, gatewayFailoverTiming(g.gateway as unknown as Record<string, unknown>), p.failoverSeconds)),
       };
     }),
     egressSteerings: (p.egressSteerings ?? []).map((s, i) => ({
@@ -90,6 +98,7 @@ function specOf(p: EgressConformanceProps, gateways: readonly (VpnGatewaySpec | 
       vpnProbe: boundedName(`${name}-s${i}`, '-vpn'),
       directProbe: boundedName(`${name}-s${i}`, '-direct'),
       agent: boundedName(`${name}-s${i}`, '-agent'),
+      ...bound(failoverSecondsOf(s, steeringFailoverTiming(s.steering as unknown as Record<string, unknown>), p.failoverSeconds)),
     })),
   };
 }

@@ -12,7 +12,12 @@
 #      (an echo outage cannot pass as a kill switch; an answer naming any address is a leak)
 #   R4 tunnel started again: vpn-class egress back inside the VPN ranges within RECOVERY_SECONDS, from a new
 #      tunnel interface (EgressSteering: the node's uplink label names it)
-#   R5 every tunnel stopped is started again (an EXIT trap), and the output says so; a dead-man restore armed on the
+#   R5 failover (a gateway with standby, a steering with failover): the tunnel of the role's holder (the Lease's
+#      holderIdentity) stopped, vpn-class egress back inside the VPN ranges through a standby within FAILOVER_SECONDS
+#      (the line gives the measured switch time), no vpn-class packet counted on any candidate's WAN (EgressSteering:
+#      a counter on every candidate node); then the stopped tunnel is started again and must be healthy within
+#      RECOVERY_SECONDS. The role is not expected back: the agents never take it from a healthy holder (no failback)
+#   R6 every tunnel stopped is started again (an EXIT trap), and the output says so; a dead-man restore armed on the
 #      target before each stop starts it DEADMAN_SECONDS later when this shell is killed outright
 set -u
 # @settings
@@ -23,6 +28,8 @@ RECOVERY_SECONDS=${RECOVERY_SECONDS:-$DEFAULT_RECOVERY_SECONDS}
 # requests (one timeout per target) with a margin for the kubectl calls around them; firing later is a no-op start.
 DEADMAN_SECONDS=${DEADMAN_SECONDS:-$DEFAULT_DEADMAN_SECONDS}
 RUN_ID=$(date +%s)-$$
+# The failover step's bound for every tunnel that has one (else each its own, from SOURCES).
+FAILOVER_SECONDS=${FAILOVER_SECONDS:-}
 # From the settings: TARGETS, each echo target as "<host:port to pin, or -> <url>"; VPN_CIDRS and WAN_IPS; SOURCES,
 # one tunnel a line (check_source's arguments joined by "|").
 failures=0
@@ -125,9 +132,20 @@ unanswered() {
   done
 }
 
-# ifindex_of <namespace> <deployment> <container> <interface>
+# ref_of <control>: what kubectl exec names: a Deployment by its name, or "pod/<name>" as given (the gateway pod that
+# holds a standby gateway's role: its StatefulSets' pods have fixed names).
+ref_of() { case $1 in */*) printf '%s' "$1" ;; *) printf 'deploy/%s' "$1" ;; esac; }
+# ready <namespace> <control>: the Deployment rolled out, or the pod Ready.
+ready() {
+  case $2 in
+    */*) "$KUBECTL" -n "$1" wait --for=condition=Ready "$2" --timeout=120s ;;
+    *) "$KUBECTL" -n "$1" rollout status "deploy/$2" --timeout=120s ;;
+  esac >/dev/null 2>&1
+}
+
+# ifindex_of <namespace> <control> <container> <interface>
 ifindex_of() {
-  "$KUBECTL" -n "$1" exec "deploy/$2" -c "$3" -- cat "/sys/class/net/$4/ifindex" 2>/dev/null | tr -d '[:space:]'
+  "$KUBECTL" -n "$1" exec "$(ref_of "$2")" -c "$3" -- cat "/sys/class/net/$4/ifindex" 2>/dev/null | tr -d '[:space:]'
 }
 
 # The WAN packet counter (EgressSteering): an nft table of the check's own on the gateway node, a netdev egress chain
@@ -179,16 +197,20 @@ wan_counter_install() {
 wan_counted() {
   on_target "$1" "$2" "$3" "$4" nft list table netdev "$WAN_TABLE" 2>/dev/null | grep -o 'packets [0-9]*' | awk '{ n += $2; seen = 1 } END { if (seen) print n }'
 }
-# wan_counter_remove: removes the counter where it was installed (also from the EXIT trap).
+# wan_counter_remove: removes the counter from every node it was installed on (also from the EXIT trap); wan_on is
+# "<kind>|<cns>|<cdep>|<cctr>[|<node>]", one a word.
 wan_counter_remove() {
   [ -n "$wan_on" ] || return 0
-  old_ifs=$IFS
-  IFS='|'
-  # shellcheck disable=SC2086
-  set -- $wan_on
-  IFS=$old_ifs
+  wan_list=$wan_on
   wan_on=''
-  on_target "$1" "$2" "$3" "$4" nft delete table netdev "$WAN_TABLE" >/dev/null 2>&1 || say "the WAN counter (nft table netdev $WAN_TABLE) could not be removed from the node: run nft delete table netdev $WAN_TABLE there"
+  for w in $wan_list; do
+    old_ifs=$IFS
+    IFS='|'
+    # shellcheck disable=SC2086
+    set -- $w
+    IFS=$old_ifs
+    on_target "$1" "$2" "$3" "$4" nft delete table netdev "$WAN_TABLE" >/dev/null 2>&1 || say "the WAN counter (nft table netdev $WAN_TABLE) could not be removed from the node${5:+ $5}: run nft delete table netdev $WAN_TABLE there"
+  done
 }
 
 # tunnel <stop|start> <kind> <namespace> <deployment> <container> <unit>
@@ -197,7 +219,7 @@ tunnel() {
     # gluetun's control server: PUT /v1/vpn/status {"status":"stopped"|"running"} (internal/server/vpn.go:39-40, 69-92);
     # the image's GNU wget (Dockerfile: apk add wget) can send a PUT.
     case $1 in stop) body='{"status":"stopped"}' ;; *) body='{"status":"running"}' ;; esac
-    reply=$("$KUBECTL" -n "$3" exec "deploy/$4" -c "$5" -- wget -q -t 1 -T 30 -O - --method=PUT --header='Content-Type: application/json' --body-data="$body" "$CONTROL_URL/v1/vpn/status") || { rc=$?; printf '%s' "$reply"; return "$rc"; }
+    reply=$("$KUBECTL" -n "$3" exec "$(ref_of "$4")" -c "$5" -- wget -q -t 1 -T 30 -O - --method=PUT --header='Content-Type: application/json' --body-data="$body" "$CONTROL_URL/v1/vpn/status") || { rc=$?; printf '%s' "$reply"; return "$rc"; }
     printf '%s
 ' "$reply"
     # gluetun answers {"outcome":…} with the status it reached, or "already <status>" when its loop was not in the one a
@@ -220,7 +242,7 @@ on_target() {
   on_kind=$1 on_ns=$2 on_dep=$3 on_ctr=$4
   shift 4
   [ "$on_kind" = steering ] && set -- nsenter -t 1 -m -u -i -n -p -- "$@"
-  "$KUBECTL" -n "$on_ns" exec "deploy/$on_dep" -c "$on_ctr" -- "$@"
+  "$KUBECTL" -n "$on_ns" exec "$(ref_of "$on_dep")" -c "$on_ctr" -- "$@"
 }
 
 # deadman <arm|disarm> <kind> <namespace> <deployment> <container> <unit> <name>: on the target itself, a start of the
@@ -284,22 +306,47 @@ finish() {
 trap finish EXIT
 trap 'say "interrupted"; failures=$((failures + 1)); exit 1' INT TERM HUP
 
-# check_source <kind> <label> <probe ns> <vpn probe> <direct probe> <control ns> <control deploy> <container> <iface> <node> <unit> <uplink label>
+# lease_holder <namespace/name>: the Lease's holderIdentity, as the agents read it (the node, or the gateway pod).
+lease_holder() {
+  "$KUBECTL" -n "${1%%/*}" get lease "${1#*/}" -o 'jsonpath={.spec.holderIdentity}' 2>/dev/null
+}
+# control_of <identity> <candidates>: the control of the candidate the identity names ("<identity>=<control>" each).
+control_of() {
+  for c in $2; do case $c in "$1="*) printf '%s' "${c#*=}"; return 0 ;; esac; done
+  return 1
+}
+
+# check_source <kind> <label> <probe ns> <vpn probe> <direct probe> <control ns> <control deploy> <container> <iface> <node> <unit> <uplink label> [<lease ns/name> <candidates> <failover seconds>]
 check_source() {
   kind=$1 label=$2 pns=$3 vpnp=$4 dirp=$5 cns=$6 cdep=$7 cctr=$8 iface=$9
   shift 9
-  node=${1:-} unit=${2:-} uplink=${3:-}
+  node=${1:-} unit=${2:-} uplink=${3:-} lease=${4:-} cands=${5:-} fsecs=${6:-}
+  [ -z "$fsecs" ] || fsecs=${FAILOVER_SECONDS:-$fsecs}
   say "== $label"
   for d in "$vpnp" "$dirp"; do
     "$KUBECTL" -n "$pns" rollout status "deploy/$d" --timeout=120s >/dev/null 2>&1 || { result FAIL R0 "$label" "probe $pns/$d is not ready (apply the check's objects first)"; return 0; }
   done
-  # The privileged node agent exists only while a run needs it (emitted at 0 replicas).
+  # With a standby, R1 to R4 act on the role's holder: the Lease names it as the agents read it.
+  if [ -n "$lease" ]; then
+    holder=$(lease_holder "$lease")
+    if ! hc=$(control_of "$holder" "$cands"); then
+      result FAIL R0 "$label" "the Lease $lease names ${holder:-no holder}, not one of the candidates ($(printf '%s' "$cands" | sed 's/=[^ ]*//g')): no healthy tunnel holds the role, or the agents are not running"
+      return 0
+    fi
+    cdep=$hc
+    [ "$kind" = steering ] && node=$holder
+    say "   the role's holder (Lease $lease): $holder"
+  fi
+  # The privileged node agents exist only while a run needs them (emitted at 0 replicas): the holder's, and with
+  # failover every candidate's (R5 counts on each).
   if [ "$kind" = steering ]; then
-    case " $agents " in *" $cns/$cdep "*) ;; *) agents="$agents $cns/$cdep" ;; esac
-    "$KUBECTL" -n "$cns" scale "deploy/$cdep" --replicas=1 >/dev/null 2>&1
+    for a in "$cdep" $(printf '%s' "$cands" | tr ' ' '\n' | sed -n 's/^[^=]*=//p'); do
+      case " $agents " in *" $cns/$a "*) continue ;; *) agents="$agents $cns/$a" ;; esac
+      "$KUBECTL" -n "$cns" scale "deploy/$a" --replicas=1 >/dev/null 2>&1
+    done
   fi
   # What stops the tunnel must be ready too: else nothing was stopped, and nothing is to restore.
-  if ! "$KUBECTL" -n "$cns" rollout status "deploy/$cdep" --timeout=120s >/dev/null 2>&1; then
+  if ! ready "$cns" "$cdep"; then
     if [ "$kind" = steering ]; then result FAIL R0 "$label" "the node agent $cns/$cdep is not ready (apply the check's objects first; it is privileged: its namespace's Pod Security level must be privileged)"
     else result FAIL R0 "$label" "the gateway $cns/$cdep is not ready"; fi
     return 0
@@ -372,7 +419,12 @@ check_source() {
     leaked=$(wan_counted "$kind" "$cns" "$cdep" "$cctr")
     wan_counter_remove
   fi
-  if [ -n "$va" ]; then result FAIL R3 "$label" "tunnel stopped: a vpn-class request was answered, the echo saw $va$(in_list "$va" "$WAN_IPS" && printf ' (a WAN address: vpn-class traffic left by the WAN)')$([ "${leaked:-0}" -gt 0 ] && printf '; %s vpn-class packet(s) counted leaving%s' "$leaked" "$counted_on")"
+  if [ -n "$va" ] && [ -n "$lease" ] && in_list "$va" "$VPN_CIDRS" && [ -z "$why" ] && { [ -z "$counted_on" ] || [ "${leaked:-x}" = 0 ]; } \
+    && now_holder=$(lease_holder "$lease") && [ -n "$now_holder" ] && [ "$now_holder" != "$holder" ]; then
+    # With a standby, the role may move within R3's requests: an answer from the VPN ranges, with the Lease naming
+    # another candidate, is then the standby's.
+    result PASS R3 "$label" "tunnel stopped: the standby $now_holder answered already (the echo saw $va, inside $VPN_CIDRS)${counted_on:+; 0 vpn-class packets left$counted_on}; R5 proves the switch"
+  elif [ -n "$va" ]; then result FAIL R3 "$label" "tunnel stopped: a vpn-class request was answered, the echo saw $va$(in_list "$va" "$WAN_IPS" && printf ' (a WAN address: vpn-class traffic left by the WAN)')$([ "${leaked:-0}" -gt 0 ] && printf '; %s vpn-class packet(s) counted leaving%s' "$leaked" "$counted_on")"
   elif [ -n "$counted_on" ] && [ -z "$leaked" ]; then result FAIL R3 "$label" "tunnel stopped: the WAN packet counter could not be read, so no leak can be ruled out"
   elif [ -n "$counted_on" ] && [ "$leaked" -gt 0 ]; then result FAIL R3 "$label" "tunnel stopped: $leaked vpn-class packet(s) left$counted_on while the tunnel was stopped (unanswered: the network beyond routes nothing back to them)"
   elif [ -n "$why" ]; then result FAIL R3 "$label" "tunnel stopped: $why"
@@ -409,6 +461,111 @@ check_source() {
   else result PASS R4 "$label" "tunnel started: vpn-class egress back through the tunnel after ${secs}s (the echo saw $back; bound ${RECOVERY_SECONDS}s) from a new interface ($evidence)"; fi
   # Back: no longer the trap's to restore (a tunnel that did not come back is started once more by restore_all).
   if [ -n "$back" ]; then stopped=''; say "RESTORED [$label]: the tunnel is running again$(disarmed "$kind" "$cns" "$cdep" "$cctr" "$unit" "$dm")"; fi
+  [ -n "$fsecs" ] || return 0
+  if [ "$failures" -gt "$failed_before" ]; then
+    result FAIL R5 "$label" "not run: a step before failed, so the holder's tunnel was not stopped"
+    return 0
+  fi
+  failover_step
+}
+
+# tunnel_healthy <kind> <namespace> <control> <container> <unit> <iface>: the unit active with its interface
+# (steering), or gluetun's health server answering 200 (gateway: HEALTH_URL of the failover agent, its own check).
+tunnel_healthy() {
+  if [ "$1" = steering ]; then
+    on_target "$1" "$2" "$3" "$4" systemctl is-active --quiet "$5" >/dev/null 2>&1 && [ -n "$(ifindex_of "$2" "$3" "$4" "$6")" ]
+  else
+    "$KUBECTL" -n "$2" exec "$(ref_of "$3")" -c "$4" -- wget -q -t 1 -T 5 -O /dev/null http://127.0.0.1:9999/ >/dev/null 2>&1
+  fi
+}
+
+# R5 (check_source's variables): stop the holder's tunnel, wait for vpn-class egress from the VPN ranges through a
+# standby within fsecs, with a WAN counter on every candidate node (EgressSteering), then start the stopped tunnel
+# again and wait until it is healthy. The counter sees the probe's pod address and each candidate's own tunnel address.
+failover_step() {
+  old=$(lease_holder "$lease")
+  if ! oc=$(control_of "$old" "$cands"); then
+    result FAIL R5 "$label" "the Lease $lease names ${old:-no holder}, not one of the candidates, so no tunnel was stopped"
+    return 0
+  fi
+  counted_on=''
+  if [ "$kind" = steering ]; then
+    for c in $cands; do
+      cn=${c%%=*} cd=${c#*=}
+      if ! ready "$cns" "$cd"; then
+        wan_counter_remove
+        result FAIL R5 "$label" "the node agent $cns/$cd on $cn is not ready: its WAN could not be counted, so no tunnel was stopped"
+        return 0
+      fi
+      if ! got=$(wan_counter_install "$kind" "$cns" "$cd" "$cctr" "$pns" "$vpnp" "$iface" "$pins"); then
+        wan_counter_remove
+        result FAIL R5 "$label" "the WAN packet counter could not be installed on $cn, so no tunnel was stopped: $got"
+        return 0
+      fi
+      wan_on="$wan_on $kind|$cns|$cd|$cctr|$cn"
+      counted_on="$counted_on, $cn by ${got%%|*}"
+    done
+  fi
+  dm="tunnelwright-conformance-restore-$RUN_ID-failover-$sources"
+  if ! out=$(deadman arm "$kind" "$cns" "$oc" "$cctr" "$unit" "$dm" 2>&1); then
+    wan_counter_remove
+    result FAIL R5 "$label" "the dead-man restore could not be armed on $old, so its tunnel was not stopped: $(oneline "$out")"
+    return 0
+  fi
+  stopped="$kind|$label|$cns|$oc|$cctr|$unit|$dm"
+  out=$(tunnel stop "$kind" "$cns" "$oc" "$cctr" "$unit" 2>&1) || {
+    wan_counter_remove
+    result FAIL R5 "$label" "the holder's tunnel ($old) could not be stopped: $(oneline "$out")"
+    return 0
+  }
+  t0=$(date +%s)
+  say "   R5: the holder's tunnel stopped ($old); waiting up to ${fsecs}s for a standby"
+  back='' wan_seen=''
+  while :; do
+    if a=$(echo_from "$pns" "$vpnp"); then
+      in_list "$a" "$VPN_CIDRS" && { back=$a; break; }
+      in_list "$a" "$WAN_IPS" && wan_seen=$a
+    fi
+    [ $(( $(date +%s) - t0 )) -ge "$fsecs" ] && break
+    sleep 1
+  done
+  took=$(( $(date +%s) - t0 ))
+  new=$(lease_holder "$lease")
+  leaks='' unread=''
+  for w in $wan_on; do
+    old_ifs=$IFS
+    IFS='|'
+    # shellcheck disable=SC2086
+    set -- $w
+    IFS=$old_ifs
+    n=$(wan_counted "$1" "$2" "$3" "$4")
+    if [ -z "$n" ]; then unread="$unread $5"; elif [ "$n" -gt 0 ]; then leaks="${leaks:+$leaks, }$n on $5"; fi
+  done
+  wan_counter_remove
+  if [ -n "$leaks" ]; then result FAIL R5 "$label" "while the role moved, vpn-class packets left by the WAN: $leaks${wan_seen:+ (the echo saw the WAN address $wan_seen)}"
+  elif [ -n "$wan_seen" ]; then result FAIL R5 "$label" "while the role moved, a vpn-class request was answered from the WAN address $wan_seen"
+  elif [ -n "$unread" ]; then result FAIL R5 "$label" "the WAN packet counter could not be read on$unread, so no leak can be ruled out"
+  elif [ -z "$back" ]; then result FAIL R5 "$label" "vpn-class egress not back inside $VPN_CIDRS within ${fsecs}s of stopping the holder's tunnel ($old); the Lease names ${new:-no holder}"
+  elif [ -z "$new" ] || [ "$new" = "$old" ]; then result FAIL R5 "$label" "vpn-class egress back after ${took}s (the echo saw $back), but the Lease still names ${new:-no holder}, not a standby: not a failover"
+  else result PASS R5 "$label" "failover: vpn-class egress back through the standby $new after ${took}s (the holder $old stopped; bound ${fsecs}s; the echo saw $back)${counted_on:+; 0 vpn-class packets left by the WAN on any candidate (${counted_on#, })}"; fi
+
+  out=$(tunnel start "$kind" "$cns" "$oc" "$cctr" "$unit" 2>&1) || {
+    result FAIL R5 "$label" "the stopped tunnel ($old) could not be started again: $(oneline "$out")"
+    return 0
+  }
+  t1=$(date +%s)
+  healthy=''
+  while :; do
+    tunnel_healthy "$kind" "$cns" "$oc" "$cctr" "$unit" "$iface" && { healthy=1; break; }
+    [ $(( $(date +%s) - t1 )) -ge "$RECOVERY_SECONDS" ] && break
+    sleep 1
+  done
+  if [ -z "$healthy" ]; then
+    result FAIL R5 "$label" "the stopped tunnel ($old) was started again but is not healthy within ${RECOVERY_SECONDS}s"
+    return 0
+  fi
+  stopped=''
+  say "RESTORED [$label]: the tunnel on $old is healthy again after $(( $(date +%s) - t1 ))s; the role stays with $(lease_holder "$lease" || true) (no failback expected: the agents never take the role from a healthy holder)$(disarmed "$kind" "$cns" "$oc" "$cctr" "$unit" "$dm")"
 }
 
 # Each tunnel in turn, one line of SOURCES each (its fields joined by "|"); the fields split without globbing, and

@@ -10,6 +10,7 @@ import { withConfigHashes } from './config-hash';
 import { renderRoute, routePodSpec } from './vpn-gateway';
 import * as conformanceModel from '../model/egress-conformance';
 import { asset, withSettings } from '../assets';
+import { ConformanceFailover, failoverFields, failoverRunnerRole, gatewayFailover, steeringFailover } from './egress-conformance-failover';
 
 const CONFORMANCE_BODY = asset(__dirname, 'egress-conformance.sh');
 
@@ -42,6 +43,8 @@ export interface ConformanceSource {
   readonly node?: string;
   readonly unit?: string;
   readonly uplinkLabel?: string;
+  /** With a standby: the failover step (R5), and R1 to R4 act on the Lease's holder. */
+  readonly failover?: ConformanceFailover;
 }
 
 const MANAGED = CONFORMANCE_MANAGED_LABELS;
@@ -64,9 +67,10 @@ export function renderConformanceSources(p: EgressConformanceSpec): ConformanceS
       directProbe: g.directProbe,
       control: { namespace: f.namespace, deployment: f.name, container: 'gluetun' },
       iface: 'tun0',
+      failover: gatewayFailover(g),
     });
   }
-  for (const s of p.egressSteerings) {
+  p.egressSteerings.forEach((s, i) => {
     const st = s.steering;
     const unit = s.tunnelUnit ?? (st.tunnel?.type === 'openvpn' ? OPENVPN_UNIT : `wg-quick@${st.iface}.service`);
     out.push({
@@ -80,22 +84,25 @@ export function renderConformanceSources(p: EgressConformanceSpec): ConformanceS
       node: st.gatewayNode,
       unit,
       uplinkLabel: st.uplinkLabel,
+      failover: steeringFailover(s, `${p.name}-s${i}`),
     });
-  }
+  });
   return out;
 }
 
 /** check_source's arguments, one line of SOURCES: joined by "|" (no field holds one: names, labels, a unit). */
 function sourceLine(s: ConformanceSource): string {
-  return [s.kind, s.label, s.probeNamespace, s.vpnProbe, s.directProbe, s.control.namespace, s.control.deployment, s.control.container, s.iface, s.node ?? '', s.unit ?? '', s.uplinkLabel ?? ''].join('|');
+  return [s.kind, s.label, s.probeNamespace, s.vpnProbe, s.directProbe, s.control.namespace, s.control.deployment, s.control.container, s.iface, s.node ?? '', s.unit ?? '', s.uplinkLabel ?? '', ...failoverFields(s.failover)].join('|');
 }
 
 /**
  * The check: a POSIX sh script over kubectl. It refuses to run without `--destructive`; for each tunnel it proves
  * vpn-class egress from `vpnCidrs` and direct-class from `wanIps` (R1, R2), stops the tunnel and sends a vpn-class
  * and a direct-class request at the same moment (R3: no answer, while the control is answered from a WAN address),
- * starts it again and waits for vpn-class egress from `vpnCidrs` within the bound, from a new interface (R4), and
- * restores every tunnel it stopped from an EXIT trap, saying so (R5). Exit 0 when every requirement holds.
+ * starts it again and waits for vpn-class egress from `vpnCidrs` within the bound, from a new interface (R4); with a
+ * standby it stops the Lease holder's tunnel and waits for egress through a standby within `failoverSeconds`, with no
+ * vpn-class packet on any candidate's WAN (R5); it restores every tunnel it stopped from an EXIT trap, saying so (R6).
+ * Exit 0 when every requirement holds.
  */
 export function renderConformanceScript(p: EgressConformanceProps): string {
   return renderConformance(egressConformanceSpec(p));
@@ -157,7 +164,9 @@ export function renderEgressConformance(p: EgressConformanceSpec): Plan {
     objects.push(deployment(g.route.name, g.probeNamespace, routePodSpec(probeSpec(), route)), ...route.objects);
     objects.push(deployment(g.directProbe, g.probeNamespace, probeSpec()));
   }
-  for (const st of p.egressSteerings) {
+  const sources = renderConformanceSources(p);
+  p.egressSteerings.forEach((st, j) => {
+    const source = sources[p.vpnGateways.length + j];
     const classLabel = st.steering.classLabel;
     objects.push(deployment(st.vpnProbe, st.probeNamespace, probeSpec(), { [classLabel]: st.steering.vpnClass }));
     // The steering's own Kyverno policy (enforceLabels) refuses any Pod in its namespaces without an admitted class:
@@ -168,10 +177,12 @@ export function renderEgressConformance(p: EgressConformanceSpec): Plan {
     // (nsenter -t 1) and read the tunnel's ifindex.
     // At 0 replicas: the script scales it to 1 for its run and back to 0 after restoring every tunnel, so no
     // privileged pod stands on the gateway node between runs.
-    objects.push(deployment(st.agent, st.agentNamespace, {
+    // With failover, one on each candidate node (R5 counts each one's WAN; R1 to R4 use the holder's).
+    const agents = source.failover?.candidates.map((c) => ({ node: c.identity, deployment: c.control })) ?? [{ node: st.steering.gatewayNode, deployment: st.agent }];
+    for (const a of agents) objects.push(deployment(a.deployment, st.agentNamespace, {
       automountServiceAccountToken: false,
       terminationGracePeriodSeconds: 1,
-      nodeSelector: { 'kubernetes.io/hostname': st.steering.gatewayNode },
+      nodeSelector: { 'kubernetes.io/hostname': a.node },
       tolerations: [{ operator: 'Exists' }],
       hostPID: true,
       hostNetwork: true,
@@ -183,7 +194,8 @@ export function renderEgressConformance(p: EgressConformanceSpec): Plan {
         resources: { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } },
       }],
     }, direct, 0));
-  }
+  });
+  objects.push(...failoverRunnerRole(name, sources.flatMap((s) => (s.failover ? [s.failover] : []))));
   const script = renderConformance(p);
   const cm: IConfigMap = {
     apiVersion: 'v1',
