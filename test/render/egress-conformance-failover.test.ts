@@ -2,11 +2,19 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { App, Chart } from 'cdk8s';
 import { EgressConformanceProps, planEgressConformance, validateEgressConformance } from '../../src';
+import { EgressConformance, EgressSteering } from '../../src/cdk8s';
 import type { VpnGatewayProps } from '../../src/model/vpn-gateway';
 import { checkKubeObjects } from '../../src/testing';
 import { failoverSteering, homelabConformance, nordvpnGateway, wireguardSteering } from '../helpers/fixtures';
 import { itWithSchemas, SCHEMA_DIR } from '../helpers/schemas';
+import { expectWarnings } from '../helpers/stderr-guard';
+
+// The warnings each test's constructs print, by test (issue 31: a passing run prints nothing to stderr).
+expectWarnings({
+  'what the failover step emits the cdk8s construct takes the failover EgressSteering construct and the step\'s props: the same plan as the core': ['c/st: clusterCidrs', 'c/st: vpnClass', 'c/st: ciliumValues', 'c/st: kubeconfigFrom', 'c/st: tunnel'],
+});
 
 /** The NordVPN gateway with a warm standby on a key of its own (StatefulSets vpn-gateway-a, -b). */
 const standbyGateway = (): VpnGatewayProps => ({ ...nordvpnGateway(), standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard-standby' } } });
@@ -75,6 +83,14 @@ describe('what the failover step emits', () => {
       rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['vpn-egress-gateway', 'vpn-gateway'], verbs: ['get'] }],
     })]);
     expect(planEgressConformance(homelabConformance()).objects.filter((o) => o.kind === 'ClusterRole')).toEqual([]);
+  });
+
+  it('the cdk8s construct takes the failover EgressSteering construct and the step\'s props: the same plan as the core', () => {
+    const chart = new Chart(new App(), 'c');
+    const st = new EgressSteering(chart, 'st', { ...failoverSteering(), namespaces: ['media'] });
+    const c = new EgressConformance(chart, 'check', { ...steeringCheck({ failoverSeconds: 40 }), egressSteerings: [{ steering: st, probeNamespace: 'media', failoverSeconds: 40 }] });
+    expect(c.plan).toEqual(planEgressConformance(steeringCheck({ failoverSeconds: 40 })));
+    expect(c.plan.objects.filter((o) => o.kind === 'ClusterRole')).toHaveLength(1);
   });
 
   itWithSchemas('validates every object with kubernetes-models', () => {
