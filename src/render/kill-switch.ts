@@ -4,6 +4,7 @@ import { Problem, throwIfProblems } from '../errors';
 import type { HostKillSwitch, KillSwitchProps } from '../model/kill-switch';
 import { killSwitchName, killSwitchSpec, KillSwitchSpec } from '../model/kill-switch-spec';
 import { parseCidr } from '../model/net';
+import { isRecord } from '../model/common';
 import { Fence, VxlanEndpoint } from '../invariants';
 import { emptyHostPlan, HostPlan, KubeObject, Plan } from '../types';
 import * as killSwitchModel from '../model/kill-switch';
@@ -182,7 +183,8 @@ export function renderKillSwitchTable(host: KillSwitchHost): string {
 
 /** The host plan of a host kill switch given on its own (as EgressSteering plans it): checked, then `renderHostKillSwitch`. */
 export function planHostKillSwitch(host: KillSwitchHost): HostPlan {
-  const { podFence: _fence, ...checked } = host;
+  // The pod fence is the steering's own (not a user's prop); whatever else arrives, malformed or not, is checked.
+  const checked = isRecord(host) ? Object.fromEntries(Object.entries(host).filter(([k]) => k !== 'podFence')) : host;
   throwIfProblems(killSwitchModel.checkHostKillSwitchInput(checked), 'host kill switch');
   return renderHostKillSwitch(host);
 }
