@@ -2,10 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EgressConformanceProps, generateKeyPair, planEgressConformance, planVpnGateway, VpnGatewayProps } from '../../src';
 import { ConformanceLab, runConformance } from './conformance-lab';
-import { gatewaySidecarFiles, inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
-import { describeWithTools, must, secondsUntilTrue, sh, tmpdir, VENDOR_DIR } from './tools';
+import { gatewaySidecarFiles, inPod, INOTIFYD_STAND_IN, Pod, podGatewayImage, podLog, quote, startInPod, startPod, stopPod } from './pods';
+import { describeWithTools, echoServer, labNetwork, labVpnServer, must, POD_GATEWAY_DIR, secondsUntilTrue, sh, tmpdir } from './tools';
 
-const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
 
 /**
  * EgressConformance's own script, run unchanged against the VpnGateway data path in network namespaces (the lab of
@@ -22,7 +21,7 @@ const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
  */
 describeWithTools('EgressConformance against the VpnGateway data path (pod-gateway\'s own scripts)', [
   'ip', 'wg', 'wireguard-go', 'iptables', 'dnsmasq', 'udhcpc', 'route', 'killall', 'inotifywait', 'ping', 'python3', 'nft', 'nsenter', 'unshare', 'curl', 'wget', 'shellcheck',
-  path.join(PG, 'bin', 'gateway_init.sh'),
+  path.join(POD_GATEWAY_DIR, 'bin', 'gateway_init.sh'),
 ], () => {
   const id = process.pid % 10000;
   const ns = { node: `tw29${id}-node`, inet: `tw29${id}-inet`, vpn: `tw29${id}-vpn`, gw: `tw29${id}-gw`, client: `tw29${id}-cl`, direct: `tw29${id}-dir` };
@@ -55,9 +54,7 @@ describeWithTools('EgressConformance against the VpnGateway data path (pod-gatew
   const gluetunEnv = Object.fromEntries(((gateway.objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { name: string; env: { name: string; value?: string }[] }[] } } } })
     .spec.template.spec.containers.find((c) => c.name === 'gluetun')!.env).map((e) => [e.name, e.value ?? '']));
   const routeConfig = plan.objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-vpn-route')) as unknown as { data: Record<string, string> };
-  const vendor = (p: string) => fs.readFileSync(path.join(PG, p), 'utf8');
-  const scripts = Object.fromEntries(['gateway_init.sh', 'gateway_sidecar.sh', 'client_init.sh', 'client_sidecar.sh', 'copy_resolv.sh'].map((s) => [`/usr/bin/${s}`, { content: vendor(`bin/${s}`), mode: 0o755 }]));
-  const image: Record<string, PodFile> = { ...scripts, '/default_config/settings.sh': { content: vendor('config/settings.sh') } };
+  const image = podGatewayImage();
   let gw: Pod;
   let client: Pod;
   const inNs = (n: string, cmd: string, timeout = 30_000) => sh(`ip netns exec ${n} bash -c ${quote(cmd)}`, { env: { WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD: '1' }, timeout });
@@ -111,42 +108,18 @@ describeWithTools('EgressConformance against the VpnGateway data path (pod-gatew
   };
 
   beforeAll(() => {
-    fs.writeFileSync(path.join(dir, 'echo.py'), [
-      'import http.server',
-      'class H(http.server.BaseHTTPRequestHandler):',
-      '    def do_GET(self):',
-      '        self.send_response(200); self.end_headers(); self.wfile.write(self.client_address[0].encode())',
-      '    def log_message(self, *a): pass',
-      'http.server.ThreadingHTTPServer(("198.18.0.3", 8080), H).serve_forever()',
-    ].join('\n'));
+    const startEcho = echoServer(dir, ns.inet);
     fs.writeFileSync(path.join(dir, 'control.py'), controlServer);
     const setup = [
       ...Object.values(ns).map((n) => `ip netns add ${n} && ip -n ${n} link set lo up`),
-      `ip -n ${ns.inet} link add br0 type bridge && ip -n ${ns.inet} addr add 198.18.0.3/24 dev br0 && ip -n ${ns.inet} link set br0 up`,
-      `ip link add wan0 netns ${ns.node} type veth peer name nodewan netns ${ns.inet} && ip -n ${ns.inet} link set nodewan master br0 up`,
-      `ip link add wan0 netns ${ns.vpn} type veth peer name vpnwan netns ${ns.inet} && ip -n ${ns.inet} link set vpnwan master br0 up`,
-      `ip -n ${ns.node} addr add 198.18.0.1/24 dev wan0 && ip -n ${ns.node} link set wan0 up`,
-      `ip -n ${ns.vpn} addr add 198.18.0.2/24 dev wan0 && ip -n ${ns.vpn} link set wan0 up`,
-      `ip -n ${ns.node} link add br0 type bridge && ip -n ${ns.node} addr add 10.244.0.1/24 dev br0 && ip -n ${ns.node} link set br0 up`,
-      `ip netns exec ${ns.node} sysctl -qw net.ipv4.ip_forward=1`,
-      `ip netns exec ${ns.node} iptables -t nat -A POSTROUTING -s 10.244.0.0/16 -o wan0 -j MASQUERADE`,
-      `ip -n ${ns.node} addr add 10.96.0.10/32 dev lo`,
-      ...([[ns.gw, '10.244.0.2'], [ns.client, '10.244.0.3'], [ns.direct, '10.244.0.4']] as const).flatMap(([n, ip], i) => [
-        `ip link add eth0 netns ${n} type veth peer name pod${i} netns ${ns.node}`,
-        `ip -n ${ns.node} link set pod${i} master br0 up`,
-        `ip -n ${n} addr add ${ip}/24 dev eth0 && ip -n ${n} link set eth0 up && ip -n ${n} route add default via 10.244.0.1`,
-      ]),
-      `ip netns exec ${ns.vpn} sysctl -qw net.ipv4.ip_forward=1`,
-      `ip netns exec ${ns.vpn} env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 wireguard-go wgs >/dev/null 2>&1`,
-      `echo ${serverKey.privateKey} > ${dir}/server.key`,
-      `ip netns exec ${ns.vpn} wg set wgs private-key ${dir}/server.key listen-port 51820 peer ${gatewayKey.publicKey} allowed-ips 10.2.0.2/32`,
-      `ip -n ${ns.vpn} addr add 10.2.0.1/24 dev wgs && ip -n ${ns.vpn} link set wgs up`,
+      ...labNetwork(ns, [[ns.gw, '10.244.0.2', 'pod0'], [ns.client, '10.244.0.3', 'pod1'], [ns.direct, '10.244.0.4', 'pod2']]),
+      ...labVpnServer(ns.vpn, dir, serverKey.privateKey, { publicKey: gatewayKey.publicKey, allowedIps: '10.2.0.2/32' }),
       `ip netns exec ${ns.vpn} iptables -t nat -A POSTROUTING -s 10.2.0.0/24 -o wan0 -j MASQUERADE`,
       // Counted where a leak would leave: the node's WAN, from the gateway or the vpn probe, before the node's NAT.
       `ip netns exec ${ns.node} nft -f - <<'NFT'\ntable inet tw29count {\n  counter leaked {}\n  chain forward { type filter hook forward priority 0; oifname "wan0" ip saddr { 10.244.0.2, 10.244.0.3 } tcp dport 8080 counter name "leaked"; }\n}\nNFT`,
     ].join(' && ');
     must(sh(setup, { timeout: 60_000 }), 'namespaces');
-    must(sh(`ip netns exec ${ns.inet} setsid python3 ${dir}/echo.py </dev/null >${dir}/echo.out 2>&1 & ` +
+    must(sh(`${startEcho}` +
       `ip netns exec ${ns.node} dnsmasq --keep-in-foreground --no-hosts --no-resolv --bind-interfaces --listen-address=10.96.0.10 --pid-file=${dir}/kdns.pid ` +
       `--host-record=vpn-gateway.vpn-gateway.svc.cluster.local,10.244.0.2 </dev/null >${dir}/kdns.log 2>&1 & sleep 0.5; echo ok`), 'servers');
     gw = startPod(dir, 'gateway', ns.gw, 'vpn-gateway-6d5f7c9b8-x2k4q', {
@@ -160,7 +133,7 @@ describeWithTools('EgressConformance against the VpnGateway data path (pod-gatew
       // tunnelwright's dnsmasq file, where the gateway sidecar mounts it.
       ...gatewaySidecarFiles(gateway.objects),
       '/usr/share/dnsmasq/trust-anchors.conf': { content: fs.readFileSync('/usr/share/dnsmasq-base/trust-anchors.conf', 'utf8') },
-      '/usr/local/bin/inotifyd': { content: '#!/bin/sh\nprog=$1; file=${2%%:*}\nwhile inotifywait -qq -e modify,attrib,close_write "$file"; do "$prog"; done\n', mode: 0o755 },
+      ...INOTIFYD_STAND_IN,
       '/etc/gluetun-lab/wg.key': { content: `${gatewayKey.privateKey}\n`, mode: 0o600 },
     });
     must(inPod(gw, 'gateway_init.sh'), 'gateway_init.sh');

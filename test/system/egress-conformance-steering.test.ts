@@ -4,7 +4,7 @@ import { EgressConformanceProps, EgressSteeringProps, generateKeyPair, HostPlan,
 import { RESTEER_PATH } from '../../src/render/egress-steering';
 import { ConformanceLab, runConformance } from './conformance-lab';
 import { inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
-import { describeWithTools, must, secondsUntilTrue, sh, tmpdir } from './tools';
+import { describeWithTools, echoServer, must, secondsUntilTrue, sh, tmpdir } from './tools';
 
 /**
  * EgressConformance's own script, run unchanged against EgressSteering's gateway node in network namespaces: the
@@ -185,14 +185,7 @@ done`;
   };
 
   beforeAll(() => {
-    fs.writeFileSync(path.join(dir, 'echo.py'), [
-      'import http.server',
-      'class H(http.server.BaseHTTPRequestHandler):',
-      '    def do_GET(self):',
-      '        self.send_response(200); self.end_headers(); self.wfile.write(self.client_address[0].encode())',
-      '    def log_message(self, *a): pass',
-      'http.server.ThreadingHTTPServer(("198.18.0.3", 8080), H).serve_forever()',
-    ].join('\n'));
+    const startEcho = echoServer(dir, ns.inet);
     // What arrives at the WAN side from the tunnel's address (before any filter); that address routed back to the node.
     fs.writeFileSync(path.join(dir, 'wan.nft'), 'table inet wan {\n  counter leaked {}\n  chain prerouting {\n    type filter hook prerouting priority -300;\n    ip saddr 10.2.0.0/24 counter name "leaked"\n  }\n}\n');
     fs.writeFileSync(path.join(dir, 'server.key'), `${server.privateKey}\n`, { mode: 0o600 });
@@ -231,7 +224,7 @@ done`;
       `ip netns exec ${ns.vpn} iptables -t nat -A POSTROUTING -s 10.2.0.0/24 -o eth0 -j MASQUERADE`,
     ].join(' && '), { timeout: 60_000 }), 'namespaces');
     const dns = (n: string, addr: string, tag: string) => `ip netns exec ${n} setsid dnsmasq --keep-in-foreground --no-hosts --no-resolv --bind-interfaces --listen-address=${addr} --pid-file=${dir}/${tag}.pid --address=/echo.test/198.18.0.3 </dev/null >${dir}/${tag}.log 2>&1 &`;
-    must(sh(`ip netns exec ${ns.inet} setsid python3 ${dir}/echo.py </dev/null >${dir}/echo.out 2>&1 & ${dns(ns.vpn, '10.2.0.1', 'vpndns')} ${dns(ns.node, '10.42.0.1', 'nodedns')} sleep 0.5; echo ok`), 'servers');
+    must(sh(`${startEcho}${dns(ns.vpn, '10.2.0.1', 'vpndns')} ${dns(ns.node, '10.42.0.1', 'nodedns')} sleep 0.5; echo ok`), 'servers');
     node = startPod(dir, 'node', ns.node, 'gw-1', {
       ...Object.fromEntries(host.files.map((f) => [f.path, { content: f.content, mode: f.mode } as PodFile])),
       '/etc/wireguard/keys/vpn.key': { content: `${gateway.privateKey}\n`, mode: 0o600 },

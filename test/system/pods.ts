@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { must, Run, sh } from './tools';
+import { must, POD_GATEWAY_DIR, Run, sh } from './tools';
 
 /**
  * A "pod" for running a container image's scripts unchanged on this host: a network namespace (made by the caller)
@@ -152,3 +152,15 @@ export function gatewaySidecarFiles(objects: readonly { kind: string }[]): Recor
   }
   return files;
 }
+
+/** pod-gateway's image (POD_GATEWAY_DIR): its scripts in /usr/bin and its default settings. */
+export function podGatewayImage(): Record<string, PodFile> {
+  const vendor = (p: string) => fs.readFileSync(path.join(POD_GATEWAY_DIR, p), 'utf8');
+  const scripts = Object.fromEntries(['gateway_init.sh', 'gateway_sidecar.sh', 'client_init.sh', 'client_sidecar.sh', 'copy_resolv.sh'].map((s) => [`/usr/bin/${s}`, { content: vendor(`bin/${s}`), mode: 0o755 }]));
+  return { ...scripts, '/default_config/settings.sh': { content: vendor('config/settings.sh') } };
+}
+
+/** busybox's inotifyd, which gateway_sidecar.sh runs, stood in by inotifywait (this host's busybox has none). */
+export const INOTIFYD_STAND_IN: Record<string, PodFile> = {
+  '/usr/local/bin/inotifyd': { content: '#!/bin/sh\nprog=$1; file=${2%%:*}\nwhile inotifywait -qq -e modify,attrib,close_write "$file"; do "$prog"; done\n', mode: 0o755 },
+};

@@ -89,3 +89,71 @@ export function must(r: Run, what: string): Run {
   if (r.status !== 0) throw new Error(`${what} failed (${r.status}):\n${r.output}`);
   return r;
 }
+
+/** pod-gateway's image as the labs run it (its scripts, unchanged, from the vendor directory). */
+export const POD_GATEWAY_DIR = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
+
+/** The namespaces every pod-gateway lab has: the internet, the node, the VPN server. */
+export interface LabNamespaces {
+  readonly inet: string;
+  readonly node: string;
+  readonly vpn: string;
+}
+
+/**
+ * The pod-gateway labs' network (vpn-gateway-datapath, -port-sync, -failover-netns, egress-conformance-gateway), as
+ * commands for `sh`: the internet, a bridge in `inet` at 198.18.0.3/24 (the echo server's address); the node's WAN
+ * 198.18.0.1 and the VPN server's (`vpnAddresses`, 198.18.0.2) on it; the node: the pod network's bridge
+ * 10.244.0.1/24, forwarding and NAT out of its WAN, and kube-dns's address (`nodeLoopback`, 10.96.0.10) on lo; each
+ * pod `[netns, address, the node's end of its veth]` with eth0 on the pod bridge and its default route via the node.
+ */
+export function labNetwork(ns: LabNamespaces, pods: readonly (readonly [string, string, string])[], o: { vpnAddresses?: readonly string[]; nodeLoopback?: readonly string[] } = {}): string[] {
+  return [
+    `ip -n ${ns.inet} link add br0 type bridge && ip -n ${ns.inet} addr add 198.18.0.3/24 dev br0 && ip -n ${ns.inet} link set br0 up`,
+    `ip link add wan0 netns ${ns.node} type veth peer name nodewan netns ${ns.inet} && ip -n ${ns.inet} link set nodewan master br0 up`,
+    `ip link add wan0 netns ${ns.vpn} type veth peer name vpnwan netns ${ns.inet} && ip -n ${ns.inet} link set vpnwan master br0 up`,
+    `ip -n ${ns.node} addr add 198.18.0.1/24 dev wan0 && ip -n ${ns.node} link set wan0 up`,
+    [...(o.vpnAddresses ?? ['198.18.0.2']).map((a) => `ip -n ${ns.vpn} addr add ${a}/24 dev wan0`), `ip -n ${ns.vpn} link set wan0 up`].join(' && '),
+    `ip -n ${ns.node} link add br0 type bridge && ip -n ${ns.node} addr add 10.244.0.1/24 dev br0 && ip -n ${ns.node} link set br0 up`,
+    `ip netns exec ${ns.node} sysctl -qw net.ipv4.ip_forward=1`,
+    `ip netns exec ${ns.node} iptables -t nat -A POSTROUTING -s 10.244.0.0/16 -o wan0 -j MASQUERADE`,
+    (o.nodeLoopback ?? ['10.96.0.10']).map((a) => `ip -n ${ns.node} addr add ${a}/32 dev lo`).join(' && '),
+    ...pods.flatMap(([n, ip, veth]) => [
+      `ip link add eth0 netns ${n} type veth peer name ${veth} netns ${ns.node}`,
+      `ip -n ${ns.node} link set ${veth} master br0 up`,
+      `ip -n ${n} addr add ${ip}/24 dev eth0 && ip -n ${n} link set eth0 up && ip -n ${n} route add default via 10.244.0.1`,
+    ]),
+  ];
+}
+
+/**
+ * The labs' VPN server, as commands for `sh`: forwarding, and wireguard-go's `wgs` at 10.2.0.1/24 listening on 51820
+ * with `privateKey` (written to `dir`/server.key) and `peer`, when given (its NAT is each lab's own).
+ */
+export function labVpnServer(vpn: string, dir: string, privateKey: string, peer?: { publicKey: string; allowedIps: string }): string[] {
+  return [
+    `ip netns exec ${vpn} sysctl -qw net.ipv4.ip_forward=1`,
+    `ip netns exec ${vpn} env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 wireguard-go wgs >/dev/null 2>&1`,
+    `echo ${privateKey} > ${dir}/server.key`,
+    `ip netns exec ${vpn} wg set wgs private-key ${dir}/server.key listen-port 51820${peer ? ` peer ${peer.publicKey} allowed-ips ${peer.allowedIps}` : ''}`,
+    `ip -n ${vpn} addr add 10.2.0.1/24 dev wgs && ip -n ${vpn} link set wgs up`,
+  ];
+}
+
+/**
+ * Writes the labs' echo server to `dir`/echo.py: it answers each GET on 198.18.0.3:8080 with the address it saw (and
+ * appends that address to `log`, when given). Returns the command, ending in `& `, that starts it in `netns` in the
+ * background (its output in `dir`/echo.out).
+ */
+export function echoServer(dir: string, netns: string, o: { log?: string } = {}): string {
+  fs.writeFileSync(path.join(dir, 'echo.py'), [
+    'import http.server',
+    'class H(http.server.BaseHTTPRequestHandler):',
+    '    def do_GET(self):',
+    ...(o.log ? [`        open(${JSON.stringify(o.log)}, "a").write(self.client_address[0] + "\\n")`] : []),
+    '        self.send_response(200); self.end_headers(); self.wfile.write(self.client_address[0].encode())',
+    '    def log_message(self, *a): pass',
+    'http.server.ThreadingHTTPServer(("198.18.0.3", 8080), H).serve_forever()',
+  ].join('\n'));
+  return `ip netns exec ${netns} setsid python3 ${dir}/echo.py </dev/null >${dir}/echo.out 2>&1 & `;
+}

@@ -1,10 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateKeyPair, planRoute, planVpnGateway, VpnGatewayProps } from '../../src';
-import { gatewaySidecarFiles, inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
-import { describeWithTools, must, sh, tmpdir, VENDOR_DIR } from './tools';
+import { gatewaySidecarFiles, inPod, INOTIFYD_STAND_IN, Pod, podGatewayImage, podLog, quote, startInPod, startPod, stopPod } from './pods';
+import { describeWithTools, echoServer, labNetwork, labVpnServer, must, POD_GATEWAY_DIR, sh, tmpdir } from './tools';
 
-const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
 
 /**
  * The VpnGateway data path, run by pod-gateway's own scripts (../shared/vendor, unchanged) over what the library
@@ -19,7 +18,7 @@ const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
  */
 describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
   'ip', 'wg', 'wireguard-go', 'iptables', 'dnsmasq', 'dig', 'udhcpc', 'route', 'killall', 'inotifywait', 'ping', 'python3', 'nft', 'nsenter', 'unshare',
-  path.join(PG, 'bin', 'gateway_init.sh'),
+  path.join(POD_GATEWAY_DIR, 'bin', 'gateway_init.sh'),
 ], () => {
   const id = process.pid % 10000;
   const ns = { node: `twg${id}-node`, inet: `twg${id}-inet`, vpn: `twg${id}-vpn`, gw: `twg${id}-gw`, client: `twg${id}-cl` };
@@ -51,9 +50,7 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
   /** The route init container's environment, as the kubelet sets it (its values quoted for the shell inPod runs). */
   const initEnv = Object.fromEntries(route.initContainer.env!.map((e) => [e.name, quote(e.value!)]));
   const routeData = (route.objects[0] as unknown as { data: Record<string, string> }).data;
-  const vendor = (p: string) => fs.readFileSync(path.join(PG, p), 'utf8');
-  const scripts = Object.fromEntries(['gateway_init.sh', 'gateway_sidecar.sh', 'client_init.sh', 'client_sidecar.sh', 'copy_resolv.sh'].map((s) => [`/usr/bin/${s}`, { content: vendor(`bin/${s}`), mode: 0o755 }]));
-  const image: Record<string, PodFile> = { ...scripts, '/default_config/settings.sh': { content: vendor('config/settings.sh') } };
+  const image = podGatewayImage();
   let gw: Pod;
   let client: Pod;
 
@@ -100,47 +97,22 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
   ].join(' && ');
 
   beforeAll(() => {
-    fs.writeFileSync(path.join(dir, 'echo.py'), [
-      'import http.server, sys',
-      'class H(http.server.BaseHTTPRequestHandler):',
-      '    def do_GET(self):',
-      `        open(${JSON.stringify(path.join(dir, 'echo.log'))}, "a").write(self.client_address[0] + "\\n")`,
-      '        self.send_response(200); self.end_headers(); self.wfile.write(self.client_address[0].encode())',
-      '    def log_message(self, *a): pass',
-      'http.server.ThreadingHTTPServer(("198.18.0.3", 8080), H).serve_forever()',
-    ].join('\n'));
+    const startEcho = echoServer(dir, ns.inet, { log: path.join(dir, 'echo.log') });
     const setup = [
       ...Object.values(ns).map((n) => `ip netns add ${n}`),
       ...Object.values(ns).map((n) => `ip -n ${n} link set lo up`),
-      // The internet: a bridge with the echo server on it.
-      `ip -n ${ns.inet} link add br0 type bridge && ip -n ${ns.inet} addr add 198.18.0.3/24 dev br0 && ip -n ${ns.inet} link set br0 up`,
-      `ip link add wan0 netns ${ns.node} type veth peer name nodewan netns ${ns.inet} && ip -n ${ns.inet} link set nodewan master br0 up`,
-      `ip link add wan0 netns ${ns.vpn} type veth peer name vpnwan netns ${ns.inet} && ip -n ${ns.inet} link set vpnwan master br0 up`,
-      `ip -n ${ns.node} addr add 198.18.0.1/24 dev wan0 && ip -n ${ns.node} link set wan0 up`,
-      `ip -n ${ns.vpn} addr add 198.18.0.2/24 dev wan0 && ip -n ${ns.vpn} link set wan0 up`,
-      // The node: the pod network's bridge, forwarding and NAT out of its WAN, and kube-dns.
-      `ip -n ${ns.node} link add br0 type bridge && ip -n ${ns.node} addr add 10.244.0.1/24 dev br0 && ip -n ${ns.node} link set br0 up`,
-      `ip netns exec ${ns.node} sysctl -qw net.ipv4.ip_forward=1`,
-      `ip netns exec ${ns.node} iptables -t nat -A POSTROUTING -s 10.244.0.0/16 -o wan0 -j MASQUERADE`,
-      `ip -n ${ns.node} addr add 10.96.0.10/32 dev lo`,
-      ...([[ns.gw, '10.244.0.2'], [ns.client, '10.244.0.3']] as const).flatMap(([n, ip], i) => [
-        `ip link add eth0 netns ${n} type veth peer name pod${i} netns ${ns.node}`,
-        `ip -n ${ns.node} link set pod${i} master br0 up`,
-        `ip -n ${n} addr add ${ip}/24 dev eth0 && ip -n ${n} link set eth0 up && ip -n ${n} route add default via 10.244.0.1`,
-      ]),
+      // The internet: a bridge with the echo server on it; the node: the pod network's bridge, forwarding and NAT out of
+      // its WAN, and kube-dns.
+      ...labNetwork(ns, [[ns.gw, '10.244.0.2', 'pod0'], [ns.client, '10.244.0.3', 'pod1']]),
       // The VPN server: WireGuard, NAT to the internet, a DNS resolver on its tunnel address, the forwarded port.
-      `ip netns exec ${ns.vpn} sysctl -qw net.ipv4.ip_forward=1`,
-      `ip netns exec ${ns.vpn} env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 wireguard-go wgs >/dev/null 2>&1`,
-      `echo ${serverKey.privateKey} > ${dir}/server.key`,
-      `ip netns exec ${ns.vpn} wg set wgs private-key ${dir}/server.key listen-port 51820 peer ${gatewayKey.publicKey} allowed-ips 10.2.0.2/32`,
-      `ip -n ${ns.vpn} addr add 10.2.0.1/24 dev wgs && ip -n ${ns.vpn} link set wgs up`,
+      ...labVpnServer(ns.vpn, dir, serverKey.privateKey, { publicKey: gatewayKey.publicKey, allowedIps: '10.2.0.2/32' }),
       `ip netns exec ${ns.vpn} iptables -t nat -A POSTROUTING -s 10.2.0.0/24 -o wan0 -j MASQUERADE`,
       `ip netns exec ${ns.vpn} iptables -t nat -A PREROUTING -i wan0 -p tcp --dport ${FORWARDED} -j DNAT --to-destination 10.2.0.2:${FORWARDED}`,
       // Packets counted where they arrive: the echo server's port.
       `ip netns exec ${ns.inet} nft -f - <<'NFT'\ntable inet twcount {\n  counter echo {}\n  chain input { type filter hook input priority 0; tcp dport 8080 counter name "echo"; }\n}\nNFT`,
     ].join(' && ');
     must(sh(setup, { timeout: 60_000 }), 'namespaces');
-    must(sh(`ip netns exec ${ns.inet} setsid python3 ${dir}/echo.py </dev/null >${dir}/echo.out 2>&1 & ` +
+    must(sh(`${startEcho}` +
       `ip netns exec ${ns.node} dnsmasq --keep-in-foreground --no-hosts --no-resolv --bind-interfaces --listen-address=10.96.0.10 --pid-file=${dir}/kdns.pid ` +
       `--host-record=vpn-gateway.vpn-gateway.svc.cluster.local,10.244.0.2 --host-record=echo.default.svc.cluster.local,10.244.0.99 </dev/null >${dir}/kdns.log 2>&1 & ` +
       `ip netns exec ${ns.vpn} dnsmasq --keep-in-foreground --no-hosts --no-resolv --bind-interfaces --listen-address=10.2.0.1 --pid-file=${dir}/vdns.pid ` +
@@ -160,7 +132,7 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
       // tunnelwright's dnsmasq file, where the gateway sidecar mounts it.
       ...gatewaySidecarFiles(gateway.objects),
       '/usr/share/dnsmasq/trust-anchors.conf': { content: fs.readFileSync('/usr/share/dnsmasq-base/trust-anchors.conf', 'utf8') },
-      '/usr/local/bin/inotifyd': { content: '#!/bin/sh\nprog=$1; file=${2%%:*}\nwhile inotifywait -qq -e modify,attrib,close_write "$file"; do "$prog"; done\n', mode: 0o755 },
+      ...INOTIFYD_STAND_IN,
     });
     must(inPod(gw, 'gateway_init.sh'), 'gateway_init.sh');
     must(inPod(gw, gluetunStandIn(), { timeout: 30_000 }), 'gluetun stand-in');

@@ -2,10 +2,9 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateKeyPair, planRoute, planVpnGateway, VpnGatewayProps } from '../../src';
-import { gatewaySidecarFiles, inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
-import { describeWithTools, must, secondsUntilTrue, sh, tmpdir, VENDOR_DIR } from './tools';
+import { gatewaySidecarFiles, inPod, INOTIFYD_STAND_IN, Pod, podGatewayImage, podLog, quote, startInPod, startPod, stopPod } from './pods';
+import { describeWithTools, labNetwork, labVpnServer, must, POD_GATEWAY_DIR, secondsUntilTrue, sh, tmpdir } from './tools';
 
-const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
 
 /**
  * Port forwarding end to end, in the pod-gateway network-namespace lab (the same topology as
@@ -22,7 +21,7 @@ const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
 describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync keeps its listen port', [
   'ip', 'wg', 'wireguard-go', 'iptables', 'dnsmasq', 'dig', 'udhcpc', 'route', 'killall', 'inotifywait', 'ping', 'python3', 'nft', 'nsenter', 'unshare',
   'qbittorrent-nox', 'transmission-daemon', 'curl', 'busybox', 'ss',
-  path.join(PG, 'bin', 'gateway_init.sh'),
+  path.join(POD_GATEWAY_DIR, 'bin', 'gateway_init.sh'),
 ], () => {
   const id = process.pid % 10000;
   const ns = { node: `tw25-${id}-node`, inet: `tw25-${id}-inet`, vpn: `tw25-${id}-vpn`, gw: `tw25-${id}-gw`, client: `tw25-${id}-cl` };
@@ -62,9 +61,7 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
   const syncData = (route.objects.find((o) => o.metadata.name === 'my-qbit-vpn-port-sync') as unknown as { data: Record<string, string> }).data;
   const sync = route.extraContainers.find((c) => c.name === 'vpn-port-sync')!;
   const syncEnv = Object.fromEntries(sync.env!.map((e) => [e.name, e.value ?? '']));
-  const vendor = (p: string) => fs.readFileSync(path.join(PG, p), 'utf8');
-  const scripts = Object.fromEntries(['gateway_init.sh', 'gateway_sidecar.sh', 'client_init.sh', 'client_sidecar.sh', 'copy_resolv.sh'].map((s) => [`/usr/bin/${s}`, { content: vendor(`bin/${s}`), mode: 0o755 }]));
-  const image: Record<string, PodFile> = { ...scripts, '/default_config/settings.sh': { content: vendor('config/settings.sh') } };
+  const image = podGatewayImage();
   let gw: Pod;
   let client: Pod;
   const figures: Record<string, unknown> = {};
@@ -177,25 +174,8 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
     const setup = [
       ...Object.values(ns).map((n) => `ip netns add ${n}`),
       ...Object.values(ns).map((n) => `ip -n ${n} link set lo up`),
-      `ip -n ${ns.inet} link add br0 type bridge && ip -n ${ns.inet} addr add 198.18.0.3/24 dev br0 && ip -n ${ns.inet} link set br0 up`,
-      `ip link add wan0 netns ${ns.node} type veth peer name nodewan netns ${ns.inet} && ip -n ${ns.inet} link set nodewan master br0 up`,
-      `ip link add wan0 netns ${ns.vpn} type veth peer name vpnwan netns ${ns.inet} && ip -n ${ns.inet} link set vpnwan master br0 up`,
-      `ip -n ${ns.node} addr add 198.18.0.1/24 dev wan0 && ip -n ${ns.node} link set wan0 up`,
-      `ip -n ${ns.vpn} addr add 198.18.0.2/24 dev wan0 && ip -n ${ns.vpn} link set wan0 up`,
-      `ip -n ${ns.node} link add br0 type bridge && ip -n ${ns.node} addr add 10.244.0.1/24 dev br0 && ip -n ${ns.node} link set br0 up`,
-      `ip netns exec ${ns.node} sysctl -qw net.ipv4.ip_forward=1`,
-      `ip netns exec ${ns.node} iptables -t nat -A POSTROUTING -s 10.244.0.0/16 -o wan0 -j MASQUERADE`,
-      `ip -n ${ns.node} addr add 10.96.0.10/32 dev lo`,
-      ...([[ns.gw, '10.244.0.2'], [ns.client, '10.244.0.3']] as const).flatMap(([n, ip], i) => [
-        `ip link add eth0 netns ${n} type veth peer name pod${i} netns ${ns.node}`,
-        `ip -n ${ns.node} link set pod${i} master br0 up`,
-        `ip -n ${n} addr add ${ip}/24 dev eth0 && ip -n ${n} link set eth0 up && ip -n ${n} route add default via 10.244.0.1`,
-      ]),
-      `ip netns exec ${ns.vpn} sysctl -qw net.ipv4.ip_forward=1`,
-      `ip netns exec ${ns.vpn} env WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 wireguard-go wgs >/dev/null 2>&1`,
-      `echo ${serverKey.privateKey} > ${dir}/server.key`,
-      `ip netns exec ${ns.vpn} wg set wgs private-key ${dir}/server.key listen-port 51820 peer ${gatewayKey.publicKey} allowed-ips 10.2.0.2/32`,
-      `ip -n ${ns.vpn} addr add 10.2.0.1/24 dev wgs && ip -n ${ns.vpn} link set wgs up`,
+      ...labNetwork(ns, [[ns.gw, '10.244.0.2', 'pod0'], [ns.client, '10.244.0.3', 'pod1']]),
+      ...labVpnServer(ns.vpn, dir, serverKey.privateKey, { publicKey: gatewayKey.publicKey, allowedIps: '10.2.0.2/32' }),
       // The provider's NAT: the tunnel's own traffic out; a forwarded port in, the peer's address kept.
       `ip netns exec ${ns.vpn} iptables -t nat -A POSTROUTING -s 10.2.0.0/24 -o wan0 -j MASQUERADE`,
     ].join(' && ');
@@ -214,7 +194,7 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
       // tunnelwright's dnsmasq file, where the gateway sidecar mounts it.
       ...gatewaySidecarFiles(gateway.objects),
       '/usr/share/dnsmasq/trust-anchors.conf': { content: fs.readFileSync('/usr/share/dnsmasq-base/trust-anchors.conf', 'utf8') },
-      '/usr/local/bin/inotifyd': { content: '#!/bin/sh\nprog=$1; file=${2%%:*}\nwhile inotifywait -qq -e modify,attrib,close_write "$file"; do "$prog"; done\n', mode: 0o755 },
+      ...INOTIFYD_STAND_IN,
       '/opt/control.py': { content: gluetunControlStandIn },
     });
     must(inPod(gw, 'gateway_init.sh'), 'gateway_init.sh');
