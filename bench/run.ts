@@ -515,6 +515,9 @@ function main(): void {
   };
   emit(machine());
   if (process.env.BENCH_CASES === 'hostile') return void emit(hostileCase());
+  // `BENCH_CASES=mesh-full-1000` (or another mesh): that mesh case alone, for a loaded machine's 15-minute slots.
+  const mesh = MESHES[process.env.BENCH_CASES ?? ''];
+  if (mesh) return void emit(meshCase(process.env.BENCH_CASES!, mesh));
   userCases(emit);
   if (process.env.BENCH_CASES === 'user') {
     if (process.env.BENCH_RESULTS) fs.writeFileSync(process.env.BENCH_RESULTS, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
