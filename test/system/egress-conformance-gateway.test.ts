@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EgressConformanceProps, generateKeyPair, planEgressConformance, planVpnGateway, VpnGatewayProps } from '../../src';
 import { ConformanceLab, runConformance } from './conformance-lab';
-import { gatewaySidecarFiles, inPod, INOTIFYD_STAND_IN, Pod, podGatewayImage, podLog, quote, startInPod, startPod, stopPod } from './pods';
+import { gatewayPodFiles, inPod, Pod, podGatewayImage, podLog, quote, startInPod, startPod, stopPod } from './pods';
 import { describeWithTools, echoServer, labNetwork, labVpnServer, must, POD_GATEWAY_DIR, secondsUntilTrue, sh, tmpdir } from './tools';
 
 
@@ -50,7 +50,6 @@ describeWithTools('EgressConformance against the VpnGateway data path (pod-gatew
   const plan = planEgressConformance(props);
   const script = (plan.values.egressConformance as { script: string }).script;
   const gateway = planVpnGateway(gatewayProps);
-  const gatewayData = (gateway.objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data;
   const gluetunEnv = Object.fromEntries(((gateway.objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { name: string; env: { name: string; value?: string }[] }[] } } } })
     .spec.template.spec.containers.find((c) => c.name === 'gluetun')!.env).map((e) => [e.name, e.value ?? '']));
   const routeConfig = plan.objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-vpn-route')) as unknown as { data: Record<string, string> };
@@ -123,17 +122,8 @@ describeWithTools('EgressConformance against the VpnGateway data path (pod-gatew
       `ip netns exec ${ns.node} dnsmasq --keep-in-foreground --no-hosts --no-resolv --bind-interfaces --listen-address=10.96.0.10 --pid-file=${dir}/kdns.pid ` +
       `--host-record=vpn-gateway.vpn-gateway.svc.cluster.local,10.244.0.2 </dev/null >${dir}/kdns.log 2>&1 & sleep 0.5; echo ok`), 'servers');
     gw = startPod(dir, 'gateway', ns.gw, 'vpn-gateway-6d5f7c9b8-x2k4q', {
-      ...image,
-      '/config/settings.sh': { content: gatewayData['settings.sh'] },
-      '/config/nat.conf': { content: gatewayData['nat.conf'] },
-      '/iptables/post-rules.txt': { content: gatewayData['post-rules.txt'] },
-      '/etc/resolv.conf': { content: 'search vpn-gateway.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n' },
-      '/etc/dnsmasq.conf': { content: 'conf-dir=/etc/dnsmasq.d/,*.conf\n' },
-      '/etc/dnsmasq.d/.keep': { content: '' },
-      // tunnelwright's dnsmasq file, where the gateway sidecar mounts it.
-      ...gatewaySidecarFiles(gateway.objects),
-      '/usr/share/dnsmasq/trust-anchors.conf': { content: fs.readFileSync('/usr/share/dnsmasq-base/trust-anchors.conf', 'utf8') },
-      ...INOTIFYD_STAND_IN,
+      // pod-gateway's image, the synthesized ConfigMap where the Deployment mounts it, and the host's stand-ins.
+      ...gatewayPodFiles(gateway.objects),
       '/etc/gluetun-lab/wg.key': { content: `${gatewayKey.privateKey}\n`, mode: 0o600 },
     });
     must(inPod(gw, 'gateway_init.sh'), 'gateway_init.sh');

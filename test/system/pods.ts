@@ -164,3 +164,49 @@ export function podGatewayImage(): Record<string, PodFile> {
 export const INOTIFYD_STAND_IN: Record<string, PodFile> = {
   '/usr/local/bin/inotifyd': { content: '#!/bin/sh\nprog=$1; file=${2%%:*}\nwhile inotifywait -qq -e modify,attrib,close_write "$file"; do "$prog"; done\n', mode: 0o755 },
 };
+
+/**
+ * A VpnGateway plan's gateway pod as the labs run it: pod-gateway's image; the synthesized settings ConfigMap where
+ * the Deployment mounts it (/config, /iptables/post-rules.txt); what kubelet writes for a ClusterFirst pod in the
+ * vpn-gateway namespace; the sidecar's own files (gatewaySidecarFiles: tunnelwright's dnsmasq file); and what this
+ * host's packages lack: Debian's dnsmasq-base has no conf-dir line and keeps its trust anchors elsewhere, busybox has
+ * no inotifyd.
+ */
+export function gatewayPodFiles(objects: readonly { kind: string }[]): Record<string, PodFile> {
+  const data = (objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data;
+  return {
+    ...podGatewayImage(),
+    '/config/settings.sh': { content: data['settings.sh'] },
+    '/config/nat.conf': { content: data['nat.conf'] },
+    '/iptables/post-rules.txt': { content: data['post-rules.txt'] },
+    '/etc/resolv.conf': { content: 'search vpn-gateway.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n' },
+    '/etc/dnsmasq.conf': { content: 'conf-dir=/etc/dnsmasq.d/,*.conf\n' },
+    '/etc/dnsmasq.d/.keep': { content: '' },
+    ...gatewaySidecarFiles(objects),
+    '/usr/share/dnsmasq/trust-anchors.conf': { content: fs.readFileSync('/usr/share/dnsmasq-base/trust-anchors.conf', 'utf8') },
+    ...INOTIFYD_STAND_IN,
+  };
+}
+
+/**
+ * gluetun's WireGuard tunnel as the labs stand it in, as commands for a gateway pod: wireguard-go's tun0 with
+ * `privateKey`, its one peer the lab's VPN server (198.18.0.2:51820), `address` and `mtu`; gluetun's fwmark routing
+ * (everything not marked 51820 by table 51820, the tunnel); and the start of its firewall (internal/firewall at
+ * v3.41.1): INPUT dropped but loopback, established and the links that existed at start (vxlan0). Each lab adds the
+ * rest of what it depends on.
+ */
+export function gluetunTunnelStandIn(o: { privateKey: string; serverPublicKey: string; address: string; mtu: string | number }): string[] {
+  return [
+    'wireguard-go tun0',
+    `echo ${o.privateKey} > /tmp/wg.key`,
+    `wg set tun0 private-key /tmp/wg.key fwmark 51820 peer ${o.serverPublicKey} endpoint 198.18.0.2:51820 allowed-ips 0.0.0.0/0 persistent-keepalive 5`,
+    `ip addr add ${o.address} dev tun0`,
+    `ip link set tun0 mtu ${o.mtu} up`,
+    'ip route add default dev tun0 table 51820',
+    'ip rule add not fwmark 51820 table 51820 priority 101',
+    'iptables -P INPUT DROP',
+    'iptables -A INPUT -i lo -j ACCEPT',
+    'iptables -A INPUT -m state --state ESTABLISHED,RELATED -j ACCEPT',
+    'iptables -A INPUT -i vxlan0 -j ACCEPT',
+  ];
+}

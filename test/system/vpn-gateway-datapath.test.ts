@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateKeyPair, planRoute, planVpnGateway, VpnGatewayProps } from '../../src';
-import { gatewaySidecarFiles, inPod, INOTIFYD_STAND_IN, Pod, podGatewayImage, podLog, quote, startInPod, startPod, stopPod } from './pods';
+import { gatewayPodFiles, gatewaySidecarFiles, inPod, Pod, podGatewayImage, podLog, quote, startInPod, startPod, stopPod } from './pods';
 import { describeWithTools, echoServer, labNetwork, labVpnServer, must, POD_GATEWAY_DIR, sh, tmpdir } from './tools';
 
 
@@ -120,19 +120,8 @@ describeWithTools('VpnGateway data path through pod-gateway\'s own scripts', [
 
     // The gateway pod: the image's scripts and defaults, the synthesized ConfigMap where the Deployment mounts it.
     gw = startPod(dir, 'gateway', ns.gw, 'vpn-gateway-6d5f7c9b8-x2k4q', {
-      ...image,
-      '/config/settings.sh': { content: gatewayData['settings.sh'] },
-      '/config/nat.conf': { content: gatewayData['nat.conf'] },
-      '/iptables/post-rules.txt': { content: gatewayData['post-rules.txt'] },
-      // What kubelet writes for a ClusterFirst pod.
-      '/etc/resolv.conf': { content: 'search vpn-gateway.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n' },
-      // Debian's dnsmasq-base has no conf-dir line and keeps its trust anchors elsewhere; busybox has no inotifyd.
-      '/etc/dnsmasq.conf': { content: 'conf-dir=/etc/dnsmasq.d/,*.conf\n' },
-      '/etc/dnsmasq.d/.keep': { content: '' },
-      // tunnelwright's dnsmasq file, where the gateway sidecar mounts it.
-      ...gatewaySidecarFiles(gateway.objects),
-      '/usr/share/dnsmasq/trust-anchors.conf': { content: fs.readFileSync('/usr/share/dnsmasq-base/trust-anchors.conf', 'utf8') },
-      ...INOTIFYD_STAND_IN,
+      // pod-gateway's image, the synthesized ConfigMap where the Deployment mounts it, and the host's stand-ins.
+      ...gatewayPodFiles(gateway.objects),
     });
     must(inPod(gw, 'gateway_init.sh'), 'gateway_init.sh');
     must(inPod(gw, gluetunStandIn(), { timeout: 30_000 }), 'gluetun stand-in');

@@ -1,8 +1,7 @@
 import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateKeyPair, planRoute, planVpnGateway, VpnGatewayProps } from '../../src';
-import { gatewaySidecarFiles, inPod, INOTIFYD_STAND_IN, Pod, podGatewayImage, podLog, quote, startInPod, startPod, stopPod } from './pods';
+import { gatewayPodFiles, gluetunTunnelStandIn, inPod, Pod, podGatewayImage, podLog, quote, startInPod, startPod, stopPod } from './pods';
 import { describeWithTools, labNetwork, labVpnServer, must, POD_GATEWAY_DIR, secondsUntilTrue, sh, tmpdir } from './tools';
 
 
@@ -51,7 +50,6 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
     dnssec: false,
   };
   const gateway = planVpnGateway(props);
-  const gatewayData = (gateway.objects.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data;
   type C = { name: string; command?: string[]; env?: { name: string; value?: string }[] };
   const gwSpec = (gateway.objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { initContainers: C[]; containers: C[] } } } }).spec.template.spec;
   const gluetunEnv = Object.fromEntries(gwSpec.containers.find((c) => c.name === 'gluetun')!.env!.map((e) => [e.name, e.value ?? '']));
@@ -123,17 +121,8 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
   ].join('\n');
 
   const gluetunStandIn = () => [
-    `wireguard-go ${gluetunEnv.VPN_INTERFACE}`,
-    `echo ${gatewayKey.privateKey} > /tmp/wg.key`,
-    `wg set tun0 private-key /tmp/wg.key fwmark 51820 peer ${serverKey.publicKey} endpoint 198.18.0.2:51820 allowed-ips 0.0.0.0/0 persistent-keepalive 5`,
-    `ip addr add ${gluetunEnv.WIREGUARD_ADDRESSES} dev tun0`,
-    `ip link set tun0 mtu ${gluetunEnv.WIREGUARD_MTU} up`,
-    'ip route add default dev tun0 table 51820',
-    'ip rule add not fwmark 51820 table 51820 priority 101',
-    'iptables -P INPUT DROP',
-    'iptables -A INPUT -i lo -j ACCEPT',
-    'iptables -A INPUT -m state --state ESTABLISHED,RELATED -j ACCEPT',
-    'iptables -A INPUT -i vxlan0 -j ACCEPT',
+    // the synthesized gluetun's interface (its VPN_INTERFACE) is tun0, as the stand-in's.
+    ...gluetunTunnelStandIn({ privateKey: gatewayKey.privateKey, serverPublicKey: serverKey.publicKey, address: gluetunEnv.WIREGUARD_ADDRESSES, mtu: gluetunEnv.WIREGUARD_MTU }),
     `iptables -A INPUT -i eth0 -p tcp --dport ${gluetunEnv.FIREWALL_INPUT_PORTS} -j ACCEPT`,
     'while read -r rule; do [ -n "$rule" ] && $rule; done < /iptables/post-rules.txt',
     `echo "nameserver ${gluetunEnv.DNS_ADDRESS}" > /etc/resolv.conf`,
@@ -184,17 +173,8 @@ describeWithTools('VpnGateway port forwarding reaches qBittorrent, and port-sync
       `--host-record=vpn-gateway.vpn-gateway.svc.cluster.local,10.244.0.2 </dev/null >${dir}/kdns.log 2>&1 & sleep 0.3; echo ok`), 'kube-dns');
 
     gw = startPod(dir, 'gateway', ns.gw, 'vpn-gateway-6d5f7c9b8-x2k4q', {
-      ...image,
-      '/config/settings.sh': { content: gatewayData['settings.sh'] },
-      '/config/nat.conf': { content: gatewayData['nat.conf'] },
-      '/iptables/post-rules.txt': { content: gatewayData['post-rules.txt'] },
-      '/etc/resolv.conf': { content: 'search vpn-gateway.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n' },
-      '/etc/dnsmasq.conf': { content: 'conf-dir=/etc/dnsmasq.d/,*.conf\n' },
-      '/etc/dnsmasq.d/.keep': { content: '' },
-      // tunnelwright's dnsmasq file, where the gateway sidecar mounts it.
-      ...gatewaySidecarFiles(gateway.objects),
-      '/usr/share/dnsmasq/trust-anchors.conf': { content: fs.readFileSync('/usr/share/dnsmasq-base/trust-anchors.conf', 'utf8') },
-      ...INOTIFYD_STAND_IN,
+      // pod-gateway's image, the synthesized ConfigMap where the Deployment mounts it, and the host's stand-ins.
+      ...gatewayPodFiles(gateway.objects),
       '/opt/control.py': { content: gluetunControlStandIn },
     });
     must(inPod(gw, 'gateway_init.sh'), 'gateway_init.sh');
