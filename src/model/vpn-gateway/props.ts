@@ -119,8 +119,10 @@ export interface PortForwardingProps {
 }
 
 /** The warning codes VpnGateway's checks give, each of which `acknowledge` takes. */
-export const VPN_GATEWAY_WARNINGS = ['ipv6-cidr', 'default-storage-class', 'unknown-server-filter', 'protonvpn-openvpn-pmp', 'protonvpn-wireguard-pmp'] as const;
-export type VpnGatewayWarning = typeof VPN_GATEWAY_WARNINGS[number];
+/** The codes of the warnings a VpnGateway may give, each one `acknowledge` can silence. */
+export type VpnGatewayWarning = 'ipv6-cidr' | 'default-storage-class' | 'unknown-server-filter' | 'protonvpn-openvpn-pmp' | 'protonvpn-wireguard-pmp';
+/** @internal Every VpnGatewayWarning, for the props' schema. */
+export const VPN_GATEWAY_WARNINGS = ['ipv6-cidr', 'default-storage-class', 'unknown-server-filter', 'protonvpn-openvpn-pmp', 'protonvpn-wireguard-pmp'] as const satisfies readonly VpnGatewayWarning[];
 
 export interface VpnGatewayProps {
   /** The cluster this gateway belongs to. @default 'default' */
