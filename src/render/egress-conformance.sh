@@ -153,10 +153,12 @@ ifindex_of() {
 # probe's pod address or the tunnel's address. A leak is counted where it leaves, whatever the router beyond does with
 # it (one that masquerades only its LAN and routes nothing back answers nothing). The netdev egress hook runs in
 # __dev_queue_xmit before the tc egress hook (Linux net/core/dev.c, nf_hook_egress then sch_handle_egress, since
-# 5.16), so it also sees what Cilium's BPF redirects to the device (bpf/lib/egress_gateway.h,
-# egress_gw_fib_lookup_and_redirect: redirect_neigh or fib_do_redirect, no netfilter hook on the way) before Cilium's
-# SNAT at that device's tc egress (to-netdev): such a packet still has the pod's address; one the kernel routed there
-# has the tunnel's address once Cilium or netfilter SNATed it. Both are counted.
+# 5.16): it sees what the kernel forwards or sends out of the device, before Cilium's SNAT at that device's tc egress
+# (to-netdev), so a packet still has the pod's address or, once SNATed by netfilter, the tunnel's. Both are counted.
+# It does NOT see a packet a tc ingress program redirects to the device (the kernel sets nf_skip_egress around
+# sch_handle_ingress in __netif_receive_skb_core): Cilium's from-overlay egress_gw_fib_lookup_and_redirect, and
+# from-container's fib_redirect under eBPF host routing. A leak on that path is seen only by the echo (R3's answer from
+# a WAN address), not by this counter (the outsider's read, stop 51; docs/egress-conformance.md).
 WAN_TABLE=tunnelwright_conformance
 wan_on=''
 # echo_addresses <pins>: the echo targets' addresses (pinned names, and the targets that are addresses already).
