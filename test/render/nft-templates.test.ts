@@ -14,10 +14,16 @@ describe('fillTemplate: the template and its caller agree on every name', () => 
   it('replaces a name in a line by its text, and a line that is only a name by its lines (none: the line goes)', () => {
     expect(fillTemplate('a @X@ b\n@L@\n@M@\nend\n', { X: 'x', L: ['1', '2'], M: [] })).toBe('a x b\n1\n2\nend\n');
   });
+  it('takes a list line by a name of several letters, digits and underscores, as the library\'s templates name them', () => {
+    expect(fillTemplate('@POD_RULES_6@\nend', { POD_RULES_6: ['a', 'b'] })).toBe('a\nb\nend');
+  });
   it.each<[string, string, Record<string, string | string[]>]>([
     ['a name with no value', 'a @X@ @Y@', { X: 'x' }],
     ['a value no name takes', 'a @X@', { X: 'x', Y: 'y' }],
     ['a list where a line takes text', 'a @X@ b', { X: ['x'] }],
+    // A line that starts or ends with a list's name but holds more is no list line: the rest is never dropped.
+    ['a list named at the start of a line that holds more', '@X@ accept', { X: ['x'] }],
+    ['a list named at the end of a line that holds more', 'ip saddr @X@', { X: ['x'] }],
   ])('throws on %s', (_n, text, values) => {
     expect(() => fillTemplate(text, values)).toThrow(/^template: /);
   });
