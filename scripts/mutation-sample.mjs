@@ -161,13 +161,24 @@ const partOf = (i) => (i % parts) + 1;
 const mine = sample.filter((_, i) => partOf(i) >= part && partOf(i) <= lastPart);
 const partOfKey = new Map(sample.map((m, i) => [key(m.fileName, m.location, m.mutatorName, m.replacement), partOf(i)]));
 // A range also takes the other mutants at the same place (a condition's `true`, `false` and operator mutants share
-// one), two in three of a run's mutants. Stryker numbers the mutants of a run in the order it instruments them (the
-// files in path order, as this list is), so instrumenting the same ranges here gives each mutant its id there: only
-// the sampled ids run their tests; the others are reported survived with no test run, and are not counted. The ids
-// are checked against the report below (a mismatch stops the tally).
+// one), two in three of a run's mutants. Stryker numbers the mutants of a run in the order it instruments them, so
+// instrumenting the same ranges in the same file order here gives each mutant its id there: only the sampled ids run
+// their tests; the others are reported survived with no test run, and are not counted. The ids are checked against
+// the report below (a mismatch stops the tally).
+// Stryker's file order is its crawl's (@stryker-mutator/core 9.6.1 dist/src/fs/project-reader.js `crawlDir`): depth
+// first, each folder's entries in readdir order, which libuv's scandir sorts by name (strcmp). A folder's files come
+// at the folder's name, so `vpn-gateway/route.ts` comes before `vpn-gateway-failover.ts` (the name `vpn-gateway` is
+// a prefix of the other), where a sort of whole paths puts it after (`-` < `/`). The sample itself is still drawn
+// from the path-sorted list above, so a seed draws the same mutants as before.
+const crawlOrder = (a, b) => {
+  const x = a.split('/');
+  const y = b.split('/');
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
+  return x.length - y.length;
+};
 const mineByFile = new Map();
 for (const m of mine) mineByFile.set(m.fileName, [...(mineByFile.get(m.fileName) ?? []), m.location]);
-const { mutants: inRun } = await new Instrumenter(logger).instrument(files.filter((f) => mineByFile.has(f)).map((name) => ({ name, content: fs.readFileSync(name, 'utf8'), mutate: mineByFile.get(name) })), { plugins: null, excludedMutations: [], ignorers: [] });
+const { mutants: inRun } = await new Instrumenter(logger).instrument([...files].sort(crawlOrder).filter((f) => mineByFile.has(f)).map((name) => ({ name, content: fs.readFileSync(name, 'utf8'), mutate: mineByFile.get(name) })), { plugins: null, excludedMutations: [], ignorers: [] });
 const mineKeys = new Set(mine.map((m) => key(m.fileName, m.location, m.mutatorName, m.replacement)));
 const wantedIds = new Map(inRun.filter((m) => mineKeys.has(key(m.fileName, m.location, m.mutatorName, m.replacement))).map((m) => [String(m.id), key(m.fileName, m.location, m.mutatorName, m.replacement)]));
 const runName = parts === 1 ? 'sample' : `sample-part-${part}${lastPart > part ? `-${lastPart}` : ''}-of-${parts}`;
