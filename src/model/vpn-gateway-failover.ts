@@ -3,7 +3,8 @@ import { Problem } from '../errors';
 import { Cidr, cidrSchema, intInRange, isRecord, SecretKeyRef, secretKeyRefSchema } from './common';
 
 /** The agent's default probe through the tunnel: an IP literal (no DNS: the pod's resolver is gluetun's), plain HTTP. */
-export const DEFAULT_PROBE_URL = 'http://1.1.1.1/';
+/** The probe's targets by default: two operators' resolvers, so one operator's outage is not read as a dead tunnel. */
+export const DEFAULT_PROBE_URLS: readonly string[] = ['http://1.1.1.1/', 'http://8.8.8.8/'];
 
 /**
  * A warm standby for a VpnGateway (issue 43): two gateway pods on different nodes, each with a tunnel of its own
@@ -36,18 +37,19 @@ export interface VpnGatewayStandbyProps {
   /** Failed checks in a row (one each 2 s) before the holder gives the role up. @default 3 */
   readonly releaseAfter?: number;
   /**
-   * The agent's own probe through the tunnel: at every check (each 2 s) it sends an HTTP HEAD request to this URL out
-   * of `tun0` only (curl `--interface tun0`, 3 s limit), and counts the tunnel healthy only when gluetun's health server
-   * and this probe both pass. Any HTTP answer passes, an error status too (the round trip crossed the tunnel); no answer
+   * The agent's own probe through the tunnel: at every check (each 2 s) it sends an HTTP HEAD request to these URLs, in
+   * turn until one answers, out of `tun0` only (curl `--interface tun0`, 3 s limit), and counts the tunnel healthy only when gluetun's health server
+   * and one of the URLs answers. Any HTTP answer passes, an error status too (the round trip crossed the tunnel); no answer
    * fails. gluetun's health server alone notices a tunnel that died silently (the far end stopped answering, the
    * interface stays up) only at its next check, once a minute, after retries of up to 120 s: 60 to 180 s
    * (internal/healthcheck/checker.go:89-175 at v3.41.1); the probe notices it in three checks. Give an `http://` or
    * `https://` URL by IP address (a name is resolved by gluetun's resolver, and a DNS outage then reads as a dead
    * tunnel) that answers quickly and does not mind one request each 2 s from each pod, e.g. your provider's own
    * check page; never a URL with a credential (it is written into the pod spec). `false`: no probe, gluetun's health
-   * server only. @default 'http://1.1.1.1/' (Cloudflare's resolver, also one of gluetun's own ICMP check targets)
+   * server only. @default ['http://1.1.1.1/', 'http://8.8.8.8/'] (Cloudflare's and Google's resolvers, gluetun's own ICMP check
+   * targets: internal/configuration/settings/health.go)
    */
-  readonly probeUrl?: string | false;
+  readonly probeUrl?: string | string[] | false;
 }
 
 /** @internal */
@@ -58,7 +60,7 @@ export const standbySchema = z.strictObject({
   leaseSeconds: z.optional(intInRange(6, 300, 'seconds')),
   acquireAfter: z.optional(intInRange(1, 30, 'a count of checks')),
   releaseAfter: z.optional(intInRange(1, 30, 'a count of checks')),
-  probeUrl: z.optional(z.union([z.literal(false), z.string()])),
+  probeUrl: z.optional(z.union([z.literal(false), z.string(), z.array(z.string()).check(z.minLength(1))])),
 });
 
 /** The standby's refusals, each at its prop with what to do. */
@@ -85,8 +87,9 @@ export function checkStandby(input: Record<string, unknown>, keepsPortForwardSta
     problems.push({ path: 'standby', code: 'openvpn', message: 'a standby is offered for WireGuard only so far (each gateway pod needs its own credential, and the OpenVPN credentials Secret is one per gateway); use vpnType wireguard with a second key' });
   }
   // A URL with a credential is refused by the props-wide secret-value check (secretValueProblems), never echoed.
-  if (typeof sb.probeUrl === 'string' && !/^https?:\/\/[^\s'"\\$`]+$/.test(sb.probeUrl)) {
-    problems.push({ path: 'standby.probeUrl', code: 'url', message: 'expected an http:// or https:// URL without spaces or quotes (the URL is not shown), such as http://1.1.1.1/; or false for no probe through the tunnel' });
+  const probeUrls = typeof sb.probeUrl === 'string' ? [sb.probeUrl] : Array.isArray(sb.probeUrl) ? sb.probeUrl : [];
+  for (const [i, url] of probeUrls.entries()) if (typeof url === 'string' && !/^https?:\/\/[^\s'"\\$`]+$/.test(url)) {
+    problems.push({ path: Array.isArray(sb.probeUrl) ? `standby.probeUrl[${i}]` : 'standby.probeUrl', code: 'url', message: 'expected an http:// or https:// URL without spaces or quotes (the URL is not shown), such as http://1.1.1.1/; or false for no probe through the tunnel' });
   }
   if (keepsPortForwardState) {
     problems.push({ path: 'standby', code: 'state-claim', message: 'refused with private internet access port forwarding: gluetun keeps its port in a ReadWriteOnce claim (portForwarding.stateClaim) that two gateway pods on different nodes cannot share; remove standby or the port forwarding' });

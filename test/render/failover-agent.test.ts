@@ -217,6 +217,18 @@ maybe('the failover agent', () => {
     expect(withProbe ? a.link() : 'down').toBe('down');
   });
 
+  it('one of several probe URLs answering is enough (one operator\'s outage is not a dead tunnel); control: none answering takes nothing', () => {
+    startApi();
+    const gone = path.join(dir, `gone-${n}`);
+    const up = path.join(dir, `up-${n}`);
+    const a = startAgent('gw-a-0', 'gw-b-0', { PROBE_URL: `file://${gone} file://${up}`, PROBE_INTERFACE: 'lo' });
+    a.healthy(true);
+    wait(5);
+    expect(holderChanges()).toEqual([]);
+    fs.writeFileSync(up, 'ok');
+    expect(until(() => holderChanges().at(-1)?.to === 'gw-a-0' && a.link() === 'up', 10)).not.toBeNaN();
+  });
+
   it('a pod whose probe fails never takes a free role; with an answer it does', () => {
     startApi();
     const probe = path.join(dir, `probe-${n}`);

@@ -22,6 +22,8 @@ describe('VpnGateway standby: refusals', () => {
     ['a provider that assigns addresses per key, without the standby\'s', { vpnProvider: 'mullvad', serverCountries: undefined, wireguardAddresses: ['10.64.1.2/32'], standby: { wireguardPrivateKeySecret: { name: 'b' } } }, 'standby.wireguardAddresses', 'required'],
     ['the active key\'s preshared key, none for the standby', { wireguardPresharedKeySecret: { name: 'psk' }, standby: { wireguardPrivateKeySecret: { name: 'b' } } }, 'standby.wireguardPresharedKeySecret', 'required'],
     ['a lease shorter than three checks', { standby: { wireguardPrivateKeySecret: { name: 'b' }, leaseSeconds: 4 } }, 'standby.leaseSeconds', 'range'],
+    ['a second probe URL with a space in it (the agent splits them on spaces)', { standby: { wireguardPrivateKeySecret: { name: 'b' }, probeUrl: ['http://1.1.1.1/', 'http://8.8.8.8/ x'] } }, 'standby.probeUrl[1]', 'url'],
+    ['an empty list of probe URLs', { standby: { wireguardPrivateKeySecret: { name: 'b' }, probeUrl: [] } }, 'standby.probeUrl', 'too_small'],
     ['a probe that is not an http(s) URL', { standby: { wireguardPrivateKeySecret: { name: 'b' }, probeUrl: 'tcp://1.1.1.1:443' } }, 'standby.probeUrl', 'url'],
     ['a probe URL with a credential in it', { standby: { wireguardPrivateKeySecret: { name: 'b' }, probeUrl: 'https://probe:vgt-s3cret@check.example/' } }, 'standby.probeUrl', 'secret-value'],
     ['a probe URL with a token parameter', { standby: { wireguardPrivateKeySecret: { name: 'b' }, probeUrl: 'https://check.example/?token=vgt-s3cret' } }, 'standby.probeUrl', 'secret-value'],
@@ -35,8 +37,9 @@ describe('VpnGateway standby: refusals', () => {
   });
 
   it.each([
-    ['by default, to http://1.1.1.1/', {}, 'http://1.1.1.1/'],
+    ['by default, to two operators\' resolvers in turn (one operator\'s outage is not a dead tunnel)', {}, 'http://1.1.1.1/ http://8.8.8.8/'],
     ['to the URL the user gives', { probeUrl: 'https://10.8.0.1/check' }, 'https://10.8.0.1/check'],
+    ['to the URLs the user gives, in their order', { probeUrl: ['https://10.8.0.1/check', 'http://192.0.2.7/'] }, 'https://10.8.0.1/check http://192.0.2.7/'],
     ['never with probeUrl false (gluetun\'s health server only)', { probeUrl: false as const }, undefined],
   ])('each member\'s agent probes out of gluetun\'s tunnel interface %s', (_, extra, url) => {
     const p: VpnGatewayProps = { ...standby(), standby: { wireguardPrivateKeySecret: { name: 'b' }, ...extra } };

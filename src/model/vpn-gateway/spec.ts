@@ -2,7 +2,7 @@ import { Problem } from '../../errors';
 import { Claim } from '../../invariants';
 import { parseCidr } from '../net';
 import { LOCATION_FILTERS, LocationFilter, providerName } from '../vpn-providers';
-import { DEFAULT_PROBE_URL } from '../vpn-gateway-failover';
+import { DEFAULT_PROBE_URLS } from '../vpn-gateway-failover';
 import { checkVpnGateway, clusterDnsIpOf, keepsPortForwardState, providerRow } from './checks';
 import { APP_API_PORTS, DEFAULT_IMAGES, PortForwardingApp, PortForwardingProps, servedPorts, VpnGatewayProps } from './props';
 
@@ -110,8 +110,8 @@ export interface StandbySpec {
   readonly leaseSeconds: number;
   readonly acquireAfter: number;
   readonly releaseAfter: number;
-  /** The agent's probe through the tunnel, or undefined for none (`probeUrl: false`). */
-  readonly probeUrl?: string;
+  /** The agent's probe targets through the tunnel (healthy when one answers), or undefined for none (`probeUrl: false`). */
+  readonly probeUrls?: readonly string[];
 }
 
 /** The VXLAN UDP port: Cilium and flannel own 8472 and Calico's VXLAN owns 4789. */
@@ -185,7 +185,7 @@ function specOf(props: VpnGatewayProps): VpnGatewaySpec {
       leaseSeconds: props.standby.leaseSeconds ?? 15,
       acquireAfter: props.standby.acquireAfter ?? 3,
       releaseAfter: props.standby.releaseAfter ?? 3,
-      ...(props.standby.probeUrl === false ? {} : { probeUrl: props.standby.probeUrl ?? DEFAULT_PROBE_URL }),
+      ...(props.standby.probeUrl === false ? {} : { probeUrls: typeof props.standby.probeUrl === 'string' ? [props.standby.probeUrl] : props.standby.probeUrl ?? DEFAULT_PROBE_URLS }),
     } } : {}),
     ...(props.portForwarding ? { portForwarding: portForwardingSpec(props, props.portForwarding, `${vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`, name) } : {}),
   };

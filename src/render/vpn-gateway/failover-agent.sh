@@ -71,10 +71,20 @@ field() {
   sed -n "s/.*\"$1\":[[:space:]]*\"\\{0,1\\}\\([^\",}]*\\).*/\\1/p" "$body" | head -n 1 | sed 's/^null$//'
 }
 
+# probe_answers: one of PROBE_URL's URLs (separated by spaces) answers out of PROBE_INTERFACE; tried in turn. `if!`
+# makes curl bind to the interface or fail at once (exit 45): without it curl resolves a missing interface's name as a
+# host (lib/cf-socket.c bindlocal), and a resolver that gets no answer outlasts -m.
+probe_answers() {
+  for url in $PROBE_URL; do
+    if curl -sS -I -A "$USER_AGENT" -m "$PROBE_TIMEOUT" --interface "if!$PROBE_INTERFACE" -o /dev/null "$url" 2>/dev/null; then return 0; fi
+  done
+  return 1
+}
+
 # tunnel_ok: gluetun's health server, then the probe through the tunnel; $why says which failed.
 tunnel_ok() {
   if ! curl -fsS -A "$USER_AGENT" -m 3 -o /dev/null "$HEALTH_URL" 2>/dev/null; then why="gluetun's health server"; return 1; fi
-  if [ -n "$PROBE_URL" ] && ! curl -sS -I -A "$USER_AGENT" -m "$PROBE_TIMEOUT" --interface "$PROBE_INTERFACE" -o /dev/null "$PROBE_URL" 2>/dev/null; then
+  if [ -n "$PROBE_URL" ] && ! probe_answers; then
     why="no answer through $PROBE_INTERFACE"
     return 1
   fi

@@ -36,8 +36,8 @@ function agentContainer(f: VpnGatewaySpec, sb: StandbySpec, peer: string): ICont
       { name: 'LEASE_SECONDS', value: String(sb.leaseSeconds) },
       { name: 'ACQUIRE_AFTER', value: String(sb.acquireAfter) },
       { name: 'RELEASE_AFTER', value: String(sb.releaseAfter) },
-      // The probe through the tunnel (none without PROBE_URL): gluetun's VPN_INTERFACE, which the agent shares (one pod, one network namespace).
-      ...(sb.probeUrl ? [{ name: 'PROBE_URL', value: sb.probeUrl }, { name: 'PROBE_INTERFACE', value: VPN_INTERFACE }] : []),
+      // The probe through the tunnel (none without PROBE_URL; its URLs separated by spaces, the model refuses a space in one): gluetun's VPN_INTERFACE, which the agent shares (one pod, one network namespace).
+      ...(sb.probeUrls ? [{ name: 'PROBE_URL', value: sb.probeUrls.join(' ') }, { name: 'PROBE_INTERFACE', value: VPN_INTERFACE }] : []),
     ],
     // Root with NET_ADMIN only: it takes the pod's vxlan0 down and up (curlimages/curl runs as uid 100 by default).
     securityContext: { runAsUser: 0, runAsNonRoot: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['NET_ADMIN'] } },
