@@ -96,3 +96,8 @@ export function checkStandby(input: Record<string, unknown>, keepsPortForwardSta
   }
   return problems;
 }
+
+/** Why failover alerts cannot be made for these props (a gateway without `standby` has no Lease, role or second pod). */
+export function failoverAlertsProblems(props: { readonly standby?: unknown }): Problem[] {
+  return props.standby ? [] : [{ path: 'standby', code: 'no-standby', message: 'failover alerts are for a gateway with standby: without one there is no Lease, no role and no second pod to watch' }];
+}

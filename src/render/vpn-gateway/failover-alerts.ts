@@ -1,5 +1,6 @@
 import { throwIfProblems } from '../../errors';
 import type { VpnGatewayProps } from '../../model/vpn-gateway';
+import { failoverAlertsProblems } from '../../model/vpn-gateway-failover';
 import { gatewayFacts } from './plan';
 import { standbyMembers } from './failover';
 
@@ -17,7 +18,7 @@ import { standbyMembers } from './failover';
  *     routed pod is without egress).
  */
 export function failoverAlertGroups(props: VpnGatewayProps, opts: { movedWithin?: string; standbyFor?: string; runbookUrl?: string } = {}): { name: string; rules: Record<string, unknown>[] }[] {
-  if (!props.standby) throwIfProblems([{ path: 'standby', code: 'no-standby', message: 'failover alerts are for a gateway with standby: without one there is no Lease, no role and no second pod to watch' }], 'failover alerts');
+  throwIfProblems(failoverAlertsProblems(props), 'failover alerts');
   const f = gatewayFacts(props);
   const ns = f.namespace;
   const lease = f.name;
