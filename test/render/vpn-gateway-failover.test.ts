@@ -243,3 +243,14 @@ describeWithTools('the failover alerts under promtool', ['promtool'], () => {
     expect(() => failoverAlertGroups(nordvpnGateway())).toThrow(/standby/);
   });
 });
+
+describe('failover alerts for a gateway without standby', () => {
+  it('are refused with the path and what to do; control: with standby they are made', () => {
+    let thrown: unknown;
+    try { failoverAlertGroups(nordvpnGateway()); } catch (e) { thrown = e; }
+    expect((thrown as { problems?: { path: string; code: string; message: string }[] }).problems).toEqual([
+      { path: 'standby', code: 'no-standby', message: 'failover alerts are for a gateway with standby: without one there is no Lease, no role and no second pod to watch' },
+    ]);
+    expect(failoverAlertGroups({ ...nordvpnGateway(), standby: { wireguardPrivateKeySecret: { name: 'b' } } }).flatMap((g) => g.rules).length).toBe(4);
+  });
+});
