@@ -197,7 +197,11 @@ maybe('the egress failover agent (real kubectl, API stand-in)', () => {
     await sleep(2000);
     let moved = 0;
     for (let flap = 0; flap < 5; flap++) {
-      const before = lab.holder()!;
+      // A holder, labelled, before each flap (a loaded machine may let a 3 s Lease lapse between flaps; a flap needs
+      // a holder to flap: the CI rehearsal once found none here and failed on path.join(undefined)).
+      await until(() => !!lab.holder() && lab.cilium() === lab.holder(), 20);
+      const before = lab.holder();
+      if (!before) throw new Error(`no holder before flap ${flap + 1}`);
       const seq = path.join(lab.tools(before), 'link-seq');
       fs.writeFileSync(seq, 'DOWN\nDOWN\n');
       await until(() => fs.readFileSync(seq, 'utf8') === '', 20);

@@ -391,30 +391,6 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
     figures.push({ fault: 'port follows the holder', from: PORTS[r.h], to: PORTS[r.sb], secondsAfterSwitch: Number.isNaN(t) ? null : Number(t.toFixed(1)) });
   }, 300_000);
 
-  it('control: the standby on the holder\'s WireGuard key (what the model refuses) makes requests through the holder fail; with its own key none do', () => {
-    const window = 20;
-    const failsIn = (from: number) => requests().filter((q) => q.t > from && q.t <= from + window && q.r === 'FAIL').length;
-    const [h, sb] = baseline();
-    // With its own key: the same window, nothing fails.
-    const t1 = uptime();
-    sh(`sleep ${window}`);
-    const own = { requests: requests().filter((q) => q.t > t1 && q.t <= t1 + window).length, failed: failsIn(t1) };
-    // The standby's tunnel on the holder's key and address (the provider assigns addresses per key).
-    must(inPod(pods[sb]!, `echo ${keys[h].privateKey} > /tmp/wg-shared.key && wg set tun0 private-key /tmp/wg-shared.key && ip addr del ${gw[sb].tunnel}/32 dev tun0 && ip addr add ${gw[h].tunnel}/32 dev tun0`), 'shared key');
-    const t2 = uptime();
-    const leak0 = leaked();
-    try {
-      sh(`sleep ${window}`);
-    } finally {
-      must(inPod(pods[sb]!, `wg set tun0 private-key /tmp/wg.key && ip addr del ${gw[h].tunnel}/32 dev tun0 && ip addr add ${gw[sb].tunnel}/32 dev tun0`), 'own key again');
-    }
-    const shared = { requests: requests().filter((q) => q.t > t2 && q.t <= t2 + window).length, failed: failsIn(t2), leakedPackets: leaked() - leak0 };
-    figures.push({ fault: `shared key, ${window} s`, ownKey: own, sharedKey: shared });
-    expect(own.failed).toBeLessThanOrEqual(1);
-    expect(shared.failed).toBeGreaterThanOrEqual(3);
-    expect(shared.leakedPackets).toBe(0);
-  }, 300_000);
-
   it('the holder\'s node freezes (agent stopped, links down): the standby takes the role when the Lease expires and unlabels it; 0 leaks', () => {
     for (let run = 0; run < runs(1); run += 1) {
       const r = measure('holder frozen', (h) => {
@@ -503,4 +479,31 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
       if (holder() !== gw[h].pod) must(inPod(pods[h]!, 'for i in $(seq 50); do ip link show vxlan0 | grep -q "state DOWN" && exit 0; sleep 0.1; done; exit 1'), 'fenced again');
     }
   }, 300_000);
+  // Last: after it the standby's tunnel no longer carried the routed client's requests in the CI rehearsal (the
+  // frozen-holder case after it failed, and every case after that one), though the standby's own probe through the
+  // tunnel answered; the cause is not found (stop 51's note).
+  it('control: the standby on the holder\'s WireGuard key (what the model refuses) makes requests through the holder fail; with its own key none do', () => {
+    const window = 20;
+    const failsIn = (from: number) => requests().filter((q) => q.t > from && q.t <= from + window && q.r === 'FAIL').length;
+    const [h, sb] = baseline();
+    // With its own key: the same window, nothing fails.
+    const t1 = uptime();
+    sh(`sleep ${window}`);
+    const own = { requests: requests().filter((q) => q.t > t1 && q.t <= t1 + window).length, failed: failsIn(t1) };
+    // The standby's tunnel on the holder's key and address (the provider assigns addresses per key).
+    must(inPod(pods[sb]!, `echo ${keys[h].privateKey} > /tmp/wg-shared.key && wg set tun0 private-key /tmp/wg-shared.key && ip addr del ${gw[sb].tunnel}/32 dev tun0 && ip addr add ${gw[h].tunnel}/32 dev tun0`), 'shared key');
+    const t2 = uptime();
+    const leak0 = leaked();
+    try {
+      sh(`sleep ${window}`);
+    } finally {
+      must(inPod(pods[sb]!, `wg set tun0 private-key /tmp/wg.key && ip addr del ${gw[h].tunnel}/32 dev tun0 && ip addr add ${gw[sb].tunnel}/32 dev tun0`), 'own key again');
+    }
+    const shared = { requests: requests().filter((q) => q.t > t2 && q.t <= t2 + window).length, failed: failsIn(t2), leakedPackets: leaked() - leak0 };
+    figures.push({ fault: `shared key, ${window} s`, ownKey: own, sharedKey: shared });
+    expect(own.failed).toBeLessThanOrEqual(1);
+    expect(shared.failed).toBeGreaterThanOrEqual(3);
+    expect(shared.leakedPackets).toBe(0);
+  }, 300_000);
+
 });
