@@ -60,6 +60,35 @@ export interface EgressSteeringFailover<T = unknown> {
 
 export const FAILOVER_DEFAULTS = { leaseDurationSeconds: 15, checkIntervalSeconds: 2, healthyChecks: 3, unhealthyChecks: 3, handshakeMaxAgeSeconds: 135, leaseNamespace: 'kube-system' } as const;
 
+/** Failover, parsed once: every default applied, each standby's tunnel parsed by the steering's model. */
+export interface EgressSteeringFailoverSpec<T = unknown> {
+  readonly standbys: readonly { readonly node: string; readonly tunnel?: T }[];
+  readonly leaseDurationSeconds: number;
+  readonly checkIntervalSeconds: number;
+  readonly healthyChecks: number;
+  readonly unhealthyChecks: number;
+  readonly handshakeMaxAgeSeconds: number;
+  /** As given; none: the interface's state (and the handshake's age) alone. */
+  readonly probeUrl?: string;
+  readonly leaseNamespace: string;
+  readonly dropPodTrafficOffTunnel: boolean;
+}
+
+/** The failover spec of checked props: the defaults applied, each standby's tunnel through `tunnel`. */
+export function failoverSpecOf<T, U>(fo: EgressSteeringFailover<T>, tunnel: (t: T) => U): EgressSteeringFailoverSpec<U> {
+  return {
+    standbys: fo.standbys.map((s) => ({ node: s.node, ...(s.tunnel !== undefined ? { tunnel: tunnel(s.tunnel) } : {}) })),
+    leaseDurationSeconds: fo.leaseDurationSeconds ?? FAILOVER_DEFAULTS.leaseDurationSeconds,
+    checkIntervalSeconds: fo.checkIntervalSeconds ?? FAILOVER_DEFAULTS.checkIntervalSeconds,
+    healthyChecks: fo.healthyChecks ?? FAILOVER_DEFAULTS.healthyChecks,
+    unhealthyChecks: fo.unhealthyChecks ?? FAILOVER_DEFAULTS.unhealthyChecks,
+    handshakeMaxAgeSeconds: fo.handshakeMaxAgeSeconds ?? FAILOVER_DEFAULTS.handshakeMaxAgeSeconds,
+    ...(fo.probeUrl !== undefined ? { probeUrl: fo.probeUrl } : {}),
+    leaseNamespace: fo.leaseNamespace ?? FAILOVER_DEFAULTS.leaseNamespace,
+    dropPodTrafficOffTunnel: fo.dropPodTrafficOffTunnel ?? true,
+  };
+}
+
 /**
  * The agent's kubectl --request-timeout, and the most API calls one of its loops makes (read the Lease, remove the
  * others' labels from Node and CiliumNode, label its own Node and CiliumNode, renew): a holder renews at the latest

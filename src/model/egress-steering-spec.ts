@@ -5,8 +5,7 @@ import {
 } from './egress-steering';
 import { cidrContains, IpFamily, parseCidr } from './net';
 import { parseEndpoint } from './wireguard-overlay-node';
-import { activeLabel, EgressSteeringFailover } from './egress-steering-failover';
-import type { EgressTunnel } from './egress-steering';
+import { activeLabel, EgressSteeringFailoverSpec, failoverSpecOf } from './egress-steering-failover';
 
 /** Where node-exporter's textfile collector reads by default here (`--collector.textfile.directory`). */
 export const DEFAULT_TEXTFILE_DIRECTORY = '/var/lib/node_exporter/textfile_collector';
@@ -67,8 +66,8 @@ export interface EgressSteeringSpec {
   /** The IPv6 cluster and LAN CIDRs (kept out of the IPv6 deny). */
   readonly ipv6ClusterCidrs: readonly Cidr[];
   readonly tunnel?: EgressTunnelSpec;
-  /** Standby gateway nodes and the agents' settings, as given (see egress-steering-failover). */
-  readonly failover?: EgressSteeringFailover<EgressTunnel>;
+  /** Standby gateway nodes (each tunnel parsed) and the agents' settings, defaults applied (see egress-steering-failover). */
+  readonly failover?: EgressSteeringFailoverSpec<EgressTunnelSpec>;
   /** The props' warnings the user has not acknowledged. */
   readonly warnings: readonly Problem[];
   /** The warning codes the user acknowledged (for the warnings the plan adds: `ignition-packages`). */
@@ -168,7 +167,7 @@ function specOf(p: EgressSteeringProps, modelWarnings: readonly Problem[]): Egre
     denyIpv6: p.denyIpv6 === true,
     ipv6ClusterCidrs: [...p.clusterCidrs, ...(p.lanCidrs ?? [])].filter((c) => parseCidr(c)!.family === 6),
     ...(p.tunnel ? { tunnel: tunnelSpec(p.tunnel) } : {}),
-    ...(p.failover ? { failover: p.failover } : {}),
+    ...(p.failover ? { failover: failoverSpecOf(p.failover, (t) => tunnelSpec(t)!) } : {}),
     warnings: modelWarnings.filter((w) => !acknowledged.includes(w.code)),
     acknowledged,
   };

@@ -1,6 +1,5 @@
 import type { ClusterRole as IClusterRole } from 'kubernetes-types/rbac/v1';
 import type { ConformanceGatewaySpec, ConformanceSteeringSpec } from '../model/egress-conformance-spec';
-import { FAILOVER_DEFAULTS } from '../model/egress-steering-failover';
 import { boundedName } from '../model/labels';
 import { KubeObject } from '../types';
 import { candidatesOf, failoverLeaseName } from './egress-steering-failover';
@@ -36,7 +35,7 @@ export function steeringFailover(s: ConformanceSteeringSpec, prefix: string): Co
   const seconds = s.failoverSeconds;
   if (seconds === undefined) return undefined;
   const st = s.steering;
-  const lease = `${st.failover?.leaseNamespace ?? FAILOVER_DEFAULTS.leaseNamespace}/${failoverLeaseName(st.name)}`;
+  const lease = `${st.failover!.leaseNamespace}/${failoverLeaseName(st.name)}`;
   return { lease, candidates: candidatesOf(st).map((c, k) => ({ identity: c.node, control: boundedName(prefix, k === 0 ? '-agent' : `-agent${k}`) })), seconds };
 }
 

@@ -1,6 +1,6 @@
 import type { Role as IRole, RoleBinding as IRoleBinding } from 'kubernetes-types/rbac/v1';
 import { asset, withSettings } from '../assets';
-import { activeLabel, EgressSteeringFailover, FAILOVER_DEFAULTS, FAILOVER_REQUEST_TIMEOUT_SECONDS } from '../model/egress-steering-failover';
+import { activeLabel, EgressSteeringFailoverSpec, FAILOVER_REQUEST_TIMEOUT_SECONDS } from '../model/egress-steering-failover';
 import { HostPlan, KubeObject } from '../types';
 
 /*
@@ -23,11 +23,11 @@ export interface Candidate {
   readonly tunnel?: unknown;
 }
 
-/** What failover reads of EgressSteering's props or spec. */
+/** What failover reads of EgressSteering's spec. */
 export interface FailoverInput {
   readonly gatewayNode: string;
   readonly tunnel?: { readonly type: string };
-  readonly failover?: EgressSteeringFailover<unknown>;
+  readonly failover?: EgressSteeringFailoverSpec<unknown>;
 }
 
 /** gatewayNode and the standbys, in that order. */
@@ -42,11 +42,7 @@ export function failoverLeaseName(name: string): string {
 
 function settings(p: FailoverInput) {
   const fo = p.failover!;
-  return {
-    duration: fo.leaseDurationSeconds ?? FAILOVER_DEFAULTS.leaseDurationSeconds,
-    interval: fo.checkIntervalSeconds ?? FAILOVER_DEFAULTS.checkIntervalSeconds,
-    namespace: fo.leaseNamespace ?? FAILOVER_DEFAULTS.leaseNamespace,
-  };
+  return { duration: fo.leaseDurationSeconds, interval: fo.checkIntervalSeconds, namespace: fo.leaseNamespace };
 }
 
 const MANAGED = { 'app.kubernetes.io/managed-by': 'tunnelwright' };
@@ -97,9 +93,9 @@ export function renderFailoverAgent(p: FailoverInput, name: string, iface: strin
     LEASE_NAMESPACE: s.namespace,
     LEASE_DURATION: String(s.duration),
     INTERVAL: String(s.interval),
-    HEALTHY_CHECKS: String(fo.healthyChecks ?? FAILOVER_DEFAULTS.healthyChecks),
-    UNHEALTHY_CHECKS: String(fo.unhealthyChecks ?? FAILOVER_DEFAULTS.unhealthyChecks),
-    HANDSHAKE_MAX_AGE: String(fo.handshakeMaxAgeSeconds ?? FAILOVER_DEFAULTS.handshakeMaxAgeSeconds),
+    HEALTHY_CHECKS: String(fo.healthyChecks),
+    UNHEALTHY_CHECKS: String(fo.unhealthyChecks),
+    HANDSHAKE_MAX_AGE: String(fo.handshakeMaxAgeSeconds),
     PROBE_URL: fo.probeUrl ?? '',
     LABEL: activeLabel(name),
     TEXTFILE: textfileDirectory ? `${textfileDirectory}/${FAILOVER_METRICS_FILE}` : '',

@@ -4,7 +4,7 @@ import { WG_RELOAD_FILE, wireguardReloadDropin } from '../../host/wireguard-relo
 import type { EgressSteeringSpec, EgressTunnelSpec } from '../../model/egress-steering-spec';
 import { emptyHostPlan, HostPlan } from '../../types';
 import { asset, withSettings } from '../../assets';
-import { KILL_SWITCH_UNIT, planHostKillSwitch } from '../kill-switch';
+import { KILL_SWITCH_UNIT, renderHostKillSwitch } from '../kill-switch';
 import { podFenceOf } from './pod-fence';
 import { renderWireguardConfig } from '../wireguard-overlay-node';
 import {
@@ -117,5 +117,5 @@ function wireguardHost(s: EgressSteeringSpec, t: Extract<EgressTunnelSpec, { typ
   host.units.push({ name: unit, enabled: true });
   host.dropins.push(wireguardReloadDropin(unit, psk ? [key.refresh, psk.refresh] : [key.refresh]));
   host.dropins.push({ unit, name: '10-tunnelwright-egress.conf', content: `[Unit]\nAfter=${[...before, ...waits, KILL_SWITCH_UNIT].join(' ')}\nRequires=${[...waits, KILL_SWITCH_UNIT].join(' ')}\n` });
-  return mergeHostPlans([host, planHostKillSwitch({ node: s.gatewayNode, tunnelInterface: s.iface, tunnelCidrs: [t.address], ...podFenceOf(s) })]).plans[0];
+  return mergeHostPlans([host, renderHostKillSwitch({ node: s.gatewayNode, tunnelInterface: s.iface, tunnelCidrs: [t.address], ...podFenceOf(s) })]).plans[0];
 }

@@ -18,7 +18,6 @@ import { resteerRbac } from './rbac';
 import { resteerKyvernoPolicy, VAP_KINDS } from './kyverno';
 import { steeringValues } from './values';
 import { addFailoverAgent, candidatesOf, failoverObjects } from '../egress-steering-failover';
-import { tunnelSpec } from '../../model/egress-steering-spec';
 import { planSecretSource } from '../../host/secret-source';
 import { OPENVPN_UNIT, RESTEER_NAMESPACE, RESTEER_SERVICE } from './constants';
 
@@ -40,7 +39,7 @@ export function planSteering(s: EgressSteeringSpec): Plan {
   // The re-steer scope at admission: the ValidatingAdmissionPolicy, or (instead of it) a Kyverno ClusterPolicy.
   objects.push(...(s.resteerAdmission === 'kyverno' ? [...resteerRbac(s).filter((o) => !VAP_KINDS.has(o.kind)), resteerKyvernoPolicy(s)] : resteerRbac(s)));
   // One host plan per candidate node (gatewayNode alone without failover), each with its own tunnel.
-  const hosts = candidatesOf(s).map((c, i) => (i === 0 ? steeringHostPlan(s) : steeringHostPlan({ ...s, gatewayNode: c.node, tunnel: tunnelSpec(c.tunnel as EgressSteeringProps['tunnel']) })));
+  const hosts = candidatesOf(s).map((c, i) => (i === 0 ? steeringHostPlan(s) : steeringHostPlan({ ...s, gatewayNode: c.node, tunnel: s.failover!.standbys[i - 1].tunnel })));
   if (s.failover) {
     objects.push(...failoverObjects(s, s.name, `${s.name}-resteer`, RESTEER_NAMESPACE));
     const kubeconfig = s.kubeconfigFrom ? planSecretSource(`${s.name}-kubeconfig`, s.kubeconfigFrom, RESTEER_SERVICE) : undefined;

@@ -4,7 +4,7 @@ import { mergeHostPlans } from '../../host/host-plan';
 import type { EgressSteeringSpec, EgressTunnelSpec } from '../../model/egress-steering-spec';
 import { HostPlan } from '../../types';
 import { asset, withSettings } from '../../assets';
-import { KILL_SWITCH_LEARNT_DIR, KILL_SWITCH_NFT_PATH, KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, planHostKillSwitch } from '../kill-switch';
+import { KILL_SWITCH_LEARNT_DIR, KILL_SWITCH_NFT_PATH, KILL_SWITCH_SETS, KILL_SWITCH_TABLE, KILL_SWITCH_UNIT, renderHostKillSwitch } from '../kill-switch';
 import { podFenceOf } from './pod-fence';
 import {
   EGRESS_BLACKHOLE, EGRESS_HOLD_PRIORITY, EGRESS_ROUTE_TABLE, EGRESS_RULE_PRIORITY, OPENVPN_DOWN_PATH, OPENVPN_PIN_PATH, OPENVPN_PING, OPENVPN_PING_RESTART, OPENVPN_UNIT, OPENVPN_UP_PATH, RESTEER_PATH,
@@ -105,5 +105,5 @@ export function openvpnHost(s: EgressSteeringSpec, t: Extract<EgressTunnelSpec, 
     ].join('\n'),
   });
   // The address is learnt at connect: the up script adds it to the kill switch's set.
-  return mergeHostPlans([host, planHostKillSwitch({ node: s.gatewayNode, tunnelInterface: s.iface, tunnelCidrs: [], ...podFenceOf(s) })]).plans[0];
+  return mergeHostPlans([host, renderHostKillSwitch({ node: s.gatewayNode, tunnelInterface: s.iface, tunnelCidrs: [], ...podFenceOf(s) })]).plans[0];
 }

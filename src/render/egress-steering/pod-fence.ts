@@ -8,6 +8,6 @@ import type { PodFence } from '../kill-switch';
  * NAT_PUNT_TO_STACK; the kernel would route it out of the WAN).
  */
 export function podFenceOf(s: EgressSteeringSpec): { podFence?: PodFence } {
-  if (!s.failover || s.failover.dropPodTrafficOffTunnel === false) return {};
+  if (!s.failover?.dropPodTrafficOffTunnel) return {};
   return { podFence: { sources: s.clusterCidrs, destinations: s.destinationCidrs, exempt: [...s.excludedCidrs, ...s.clusterCidrs, ...s.lanCidrs] } };
 }
