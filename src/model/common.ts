@@ -159,6 +159,13 @@ export const secretKeyRefSchema = z.strictObject({
   key: z.optional(z.string().check(z.regex(/^[-._a-zA-Z0-9]+$/, { message: 'expected a Secret key ([-._a-zA-Z0-9]+)' }))),
 });
 
+/** A Secret with a username and a password key (`CredentialsSecretRef`). */
+export const credentialsSecretRefSchema = z.strictObject({
+  name: secretKeyRefSchema.shape.name,
+  userKey: secretKeyRefSchema.shape.key,
+  passwordKey: secretKeyRefSchema.shape.key,
+});
+
 /** Query parameters that carry a credential: tokens, passwords, API keys, signed-URL signatures and credentials (S3, GCS, Azure SAS `sig`). */
 const CREDENTIAL_PARAM = /(token|secret|passw(or)?d|pwd|signature|^sig$|credential|api[-_]?key|^auth)/i;
 

@@ -1,6 +1,7 @@
 import * as z from '../zod';
 import { Problem } from '../errors';
-import { Cidr, cidrSchema, intInRange, isRecord, SecretKeyRef, secretKeyRefSchema } from './common';
+import { Cidr, cidrSchema, credentialsSecretRefSchema, intInRange, isRecord, SecretKeyRef, secretKeyRefSchema } from './common';
+import type { CredentialsSecretRef } from './vpn-gateway/props';
 
 /** The agent's default probe through the tunnel: an IP literal (no DNS: the pod's resolver is gluetun's), plain HTTP. */
 /** The probe's targets by default: two operators' resolvers, so one operator's outage is not read as a dead tunnel. */
@@ -30,6 +31,23 @@ export interface VpnGatewayStandbyProps {
   readonly wireguardAddresses?: Cidr[];
   /** The standby key's own preshared key, required when the gateway has `wireguardPresharedKeySecret` (one per key at the provider). */
   readonly wireguardPresharedKeySecret?: SecretKeyRef;
+  /**
+   * The standby pod's own OpenVPN login (a Secret in the gateway namespace, the same shape as `openvpnCredentialsSecret`).
+   * Required with OpenVPN, and refused when it names the active pod's Secret (unless `sharedOpenvpnLogin`): both tunnels
+   * stay up, and an OpenVPN server that names sessions by user (`username-as-common-name`) without `duplicate-cn`
+   * closes the older session when the same login connects again (OpenVPN 2.6.22 src/openvpn/multi.c:1363
+   * `multi_delete_dup`, called at :2548-2550 unless `duplicate_cn`; src/openvpn/ssl_verify.c:1736-1738), so the
+   * standby's connect, and each of its reconnects, kills the holder's tunnel.
+   */
+  readonly openvpnCredentialsSecret?: CredentialsSecretRef;
+  /**
+   * With OpenVPN: `true` lets the standby log in with the active pod's `openvpnCredentialsSecret`. Only for a provider
+   * that allows several sessions on one login at once (several devices per account, the server's `duplicate-cn`):
+   * check your plan's device limit, and that two sessions count as two devices. Without that, each connect of either
+   * pod drops the other's session: the holder's requests fail each time the standby connects or reconnects, and the
+   * standby looks healthy while it does so. @default false
+   */
+  readonly sharedOpenvpnLogin?: boolean;
   /** Seconds the Lease lives without renewal: a frozen holder's clients move after about this plus ~15 s. @default 15 */
   readonly leaseSeconds?: number;
   /** Healthy checks in a row (one each 2 s) before a pod takes a free role. @default 3 */
@@ -57,6 +75,8 @@ export const standbySchema = z.strictObject({
   wireguardPrivateKeySecret: z.optional(secretKeyRefSchema),
   wireguardAddresses: z.optional(z.array(cidrSchema)),
   wireguardPresharedKeySecret: z.optional(secretKeyRefSchema),
+  openvpnCredentialsSecret: z.optional(credentialsSecretRefSchema),
+  sharedOpenvpnLogin: z.optional(z.boolean()),
   leaseSeconds: z.optional(intInRange(6, 300, 'seconds')),
   acquireAfter: z.optional(intInRange(1, 30, 'a count of checks')),
   releaseAfter: z.optional(intInRange(1, 30, 'a count of checks')),
@@ -82,9 +102,14 @@ export function checkStandby(input: Record<string, unknown>, keepsPortForwardSta
     if (input.wireguardPresharedKeySecret !== undefined && sb.wireguardPresharedKeySecret === undefined) {
       problems.push({ path: 'standby.wireguardPresharedKeySecret', code: 'required', message: 'required with wireguardPresharedKeySecret: a preshared key belongs to one key at the provider; give the standby key\'s own' });
     }
+    for (const k of ['openvpnCredentialsSecret', 'sharedOpenvpnLogin'] as const) if (sb[k] !== undefined) problems.push({ path: `standby.${k}`, code: 'forbidden', message: 'an OpenVPN setting, but vpnType is wireguard' });
   } else {
     for (const k of ['wireguardPrivateKeySecret', 'wireguardAddresses', 'wireguardPresharedKeySecret'] as const) if (sb[k] !== undefined) problems.push({ path: `standby.${k}`, code: 'forbidden', message: 'a WireGuard setting, but vpnType is openvpn' });
-    problems.push({ path: 'standby', code: 'openvpn', message: 'a standby is offered for WireGuard only so far (each gateway pod needs its own credential, and the OpenVPN credentials Secret is one per gateway); use vpnType wireguard with a second key' });
+    if (sb.openvpnCredentialsSecret === undefined) {
+      problems.push({ path: 'standby.openvpnCredentialsSecret', code: 'required', message: 'required with OpenVPN: the standby keeps its tunnel up, and needs a login of its own (a second user or device login at your provider, in its own Secret), or the active gateway\'s Secret with sharedOpenvpnLogin: true where the provider allows several sessions on one login' });
+    } else if (isRecord(sb.openvpnCredentialsSecret) && isRecord(input.openvpnCredentialsSecret) && sb.openvpnCredentialsSecret.name === input.openvpnCredentialsSecret.name && sb.sharedOpenvpnLogin !== true) {
+      problems.push({ path: 'standby.openvpnCredentialsSecret', code: 'shared-credential', message: 'is the active gateway\'s Secret: an OpenVPN server without duplicate-cn drops the older session when the same login connects again, so the standby\'s connect (and each reconnect) kills the holder\'s tunnel; give a second login of your provider in its own Secret, or set standby.sharedOpenvpnLogin: true if your provider allows several sessions on one login at once' });
+    }
   }
   // A URL with a credential is refused by the props-wide secret-value check (secretValueProblems), never echoed.
   const probeUrls = typeof sb.probeUrl === 'string' ? [sb.probeUrl] : Array.isArray(sb.probeUrl) ? sb.probeUrl : [];

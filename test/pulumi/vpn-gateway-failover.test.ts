@@ -42,4 +42,17 @@ describe('Pulumi VpnGateway with standby', () => {
     await settle();
     expect(seen).toEqual([]);
   });
+
+  it('over OpenVPN: the standby mounts its own login; the gateway\'s Secret is refused before anything registers', async () => {
+    const { wireguardPrivateKeySecret: _k, ...rest } = props;
+    const ovpn = { ...rest, vpnType: 'openvpn' as const, openvpnCredentialsSecret: { name: 'nordvpn-openvpn' } };
+    expect(() => new tw.VpnGateway('ovpn-shared', { ...ovpn, standby: { openvpnCredentialsSecret: { name: 'nordvpn-openvpn' } } })).toThrow(/standby\.openvpnCredentialsSecret: is the active gateway's Secret/);
+    await settle();
+    expect(seen).toEqual([]);
+    new tw.VpnGateway('ovpn', { ...ovpn, standby: { openvpnCredentialsSecret: { name: 'nordvpn-openvpn-b' } } });
+    await settle();
+    type Sts = { template: { spec: { volumes: { name: string; projected?: { sources: { secret: { name: string } }[] } }[] } } };
+    const logins = seen.filter((r) => r.inputs.kind === 'StatefulSet').map((r) => (r.inputs.spec as Sts).template.spec.volumes.find((v) => v.name === 'gluetun-secrets')!.projected!.sources[0].secret.name);
+    expect(logins).toEqual(['nordvpn-openvpn', 'nordvpn-openvpn-b']);
+  });
 });

@@ -73,9 +73,71 @@ describe('VpnGateway standby: refusals', () => {
     expect(psk).toEqual(['psk-a', 'psk-b']);
   });
 
-  it('refuses a standby over OpenVPN, and accepts the valid standby', () => {
-    expect(validateVpnGateway({ ...nordvpnGateway(), vpnType: 'openvpn', wireguardPrivateKeySecret: undefined, openvpnCredentialsSecret: { name: 'o' }, standby: {} }).map((p) => p.path)).toContain('standby');
+  it('accepts the valid standby', () => {
     expect(validateVpnGateway(standby())).toEqual([]);
+  });
+});
+
+/**
+ * A warm OpenVPN standby keeps its tunnel up beside the holder's: with one login, an OpenVPN server that names sessions
+ * by user (username-as-common-name) and has no duplicate-cn closes the older session at each new connect (OpenVPN
+ * 2.6.22 src/openvpn/multi.c:1363 multi_delete_dup, called at :2548-2550; the netns lab counts the holder's failed
+ * requests). So the standby's own login is required, and the active gateway's refused unless the user says the
+ * provider allows several sessions on one login.
+ */
+describe('VpnGateway standby over OpenVPN: its own login', () => {
+  const openvpn = (sb: Record<string, unknown>, extra: Partial<VpnGatewayProps> = {}): VpnGatewayProps => {
+    const { wireguardPrivateKeySecret: _k, ...rest } = nordvpnGateway();
+    return { ...rest, vpnType: 'openvpn', openvpnCredentialsSecret: { name: 'nordvpn-openvpn' }, standby: sb as VpnGatewayProps['standby'], ...extra };
+  };
+  const wireguard = (sb: Record<string, unknown>): VpnGatewayProps => ({ ...nordvpnGateway(), standby: sb as VpnGatewayProps['standby'] });
+  const codes = (p: VpnGatewayProps) => validateVpnGateway(p).map((x) => `${x.path} ${x.code}`);
+  it.each<[string, VpnGatewayProps, string[]]>([
+    ['no login of its own', openvpn({}), ['standby.openvpnCredentialsSecret required']],
+    ['the active gateway\'s Secret', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn' } }), ['standby.openvpnCredentialsSecret shared-credential']],
+    ['the active gateway\'s Secret, other keys named in it', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn', userKey: 'user', passwordKey: 'pass' } }), ['standby.openvpnCredentialsSecret shared-credential']],
+    ['the active gateway\'s Secret, sharedOpenvpnLogin false', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn' }, sharedOpenvpnLogin: false }), ['standby.openvpnCredentialsSecret shared-credential']],
+    ['a WireGuard key on an OpenVPN standby', openvpn({ openvpnCredentialsSecret: { name: 'o-b' }, wireguardPrivateKeySecret: { name: 'k' } }), ['standby.wireguardPrivateKeySecret forbidden']],
+    ['an OpenVPN login on a WireGuard standby', wireguard({ wireguardPrivateKeySecret: { name: 'b' }, openvpnCredentialsSecret: { name: 'o-b' } }), ['standby.openvpnCredentialsSecret forbidden']],
+    ['sharedOpenvpnLogin on a WireGuard standby', wireguard({ wireguardPrivateKeySecret: { name: 'b' }, sharedOpenvpnLogin: true }), ['standby.sharedOpenvpnLogin forbidden']],
+    ['control: its own login', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn-b' } }), []],
+    ['control: the active gateway\'s Secret with sharedOpenvpnLogin (the provider allows several sessions)', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn' }, sharedOpenvpnLogin: true }), []],
+    ['control: the same Secret name on WireGuard is a key of its own kind (refused only as the active key)', wireguard({ wireguardPrivateKeySecret: { name: 'nordvpn-openvpn' } }), []],
+    ['control: the active key on WireGuard is refused whatever sharedOpenvpnLogin says', wireguard({ wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' } }), ['standby.wireguardPrivateKeySecret shared-credential']],
+  ])('%s', (_, props, expected) => {
+    expect(codes(props)).toEqual(expected);
+  });
+
+  it('each refusal says what to do, in the user\'s words', () => {
+    const [shared] = validateVpnGateway(openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn' } }));
+    expect(shared.message).toContain('duplicate-cn');
+    expect(shared.message).toContain('sharedOpenvpnLogin: true');
+    const [required] = validateVpnGateway(openvpn({}));
+    expect(required.message).toContain('a login of its own');
+  });
+
+  it('the standby pod mounts its own login as gluetun\'s OpenVPN files, the active pod the gateway\'s; nothing else differs', () => {
+    const p = openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn-b', userKey: 'user', passwordKey: 'pass' } });
+    const [a, b] = objects(p).filter((o) => o.kind === 'StatefulSet');
+    const login = (s: Obj) => s.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'gluetun-secrets').projected.sources[0].secret;
+    expect(login(a)).toEqual({ name: 'nordvpn-openvpn', items: [{ key: 'username', path: 'openvpn_user' }, { key: 'password', path: 'openvpn_password' }] });
+    expect(login(b)).toEqual({ name: 'nordvpn-openvpn-b', items: [{ key: 'user', path: 'openvpn_user' }, { key: 'pass', path: 'openvpn_password' }] });
+    // gluetun reads the same files in both pods; its interface (tun0, what the agent probes out of) is the same.
+    const gluetun = (s: Obj) => s.spec.template.spec.containers.find((c: { name: string }) => c.name === 'gluetun');
+    expect(gluetun(b).env).toEqual(gluetun(a).env);
+    expect(gluetun(a).env).toEqual(expect.arrayContaining([{ name: 'OPENVPN_USER_SECRETFILE', value: expect.stringMatching(/openvpn_user$/) }, { name: 'VPN_INTERFACE', value: 'tun0' }]));
+    const rest = (s: Obj) => JSON.stringify({ ...s, metadata: {}, spec: { ...s.spec, selector: {}, updateStrategy: {}, template: { ...s.spec.template, metadata: {}, spec: { ...s.spec.template.spec, volumes: s.spec.template.spec.volumes.filter((v: { name: string }) => v.name !== 'gluetun-secrets'), containers: s.spec.template.spec.containers.filter((c: { name: string }) => c.name !== 'failover-agent') } } } });
+    expect(rest(b)).toBe(rest(a));
+    // With the opt-in, both mount the gateway's Secret.
+    const [sa, sb] = objects(openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn' }, sharedOpenvpnLogin: true })).filter((o) => o.kind === 'StatefulSet');
+    expect(login(sb)).toEqual(login(sa));
+  });
+
+  it('ProtonVPN port forwarding: the +pmp warning names the standby\'s login too; control: without standby it does not', () => {
+    const proton = (sb?: Record<string, unknown>) => ({ ...openvpn(sb ?? {}), vpnProvider: 'protonvpn', portForwarding: { toPort: 6881, workload: 'qbittorrent', workloadNamespace: 'media' }, ...(sb ? {} : { standby: undefined }) }) as VpnGatewayProps;
+    const warning = (p: VpnGatewayProps) => planVpnGateway(p).warnings.find((w) => w.code === 'protonvpn-openvpn-pmp')!.message;
+    expect(warning(proton({ openvpnCredentialsSecret: { name: 'proton-b' } }))).toContain('standby.openvpnCredentialsSecret');
+    expect(warning(proton())).not.toContain('standby');
   });
 });
 

@@ -254,7 +254,7 @@ function protonvpnWarnings(input: Record<string, unknown>): Problem[] {
     return [{
       path: 'openvpnCredentialsSecret',
       code: 'protonvpn-openvpn-pmp',
-      message: 'ProtonVPN forwards a port over OpenVPN only when the username ends in "+pmp" (your OpenVPN username with +pmp appended, e.g. "abc123+pmp"), on a P2P server; synth cannot read the Secret, so check its username key: without +pmp gluetun gets no port and VPNNoForwardedPort fires. Then acknowledge \'protonvpn-openvpn-pmp\'',
+      message: `ProtonVPN forwards a port over OpenVPN only when the username ends in "+pmp" (your OpenVPN username with +pmp appended, e.g. "abc123+pmp"), on a P2P server; synth cannot read the Secret, so check its username key${isRecord(input.standby) ? ' (and the standby\'s, standby.openvpnCredentialsSecret: the standby gets a port only with +pmp too)' : ''}: without +pmp gluetun gets no port and VPNNoForwardedPort fires. Then acknowledge 'protonvpn-openvpn-pmp'`,
     }];
   }
   return [{

@@ -1,14 +1,10 @@
 import * as z from '../../zod';
-import { cidrSchema, networkCidrSchema, clusterSchema, intInRange, ipSchema, portSchema, secretKeyRefSchema } from '../common';
+import { cidrSchema, networkCidrSchema, clusterSchema, credentialsSecretRefSchema, intInRange, ipSchema, portSchema, secretKeyRefSchema } from '../common';
 import { PORT_FORWARDING_APPS } from '../values';
 import { VPN_GATEWAY_WARNINGS } from './props';
 import { standbySchema } from '../vpn-gateway-failover';
 
-const credentials = z.strictObject({
-  name: secretKeyRefSchema.shape.name,
-  userKey: secretKeyRefSchema.shape.key,
-  passwordKey: secretKeyRefSchema.shape.key,
-});
+const credentials = credentialsSecretRefSchema;
 const names = z.array(z.string().check(z.minLength(1)));
 
 /** @internal */

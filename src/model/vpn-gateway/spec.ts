@@ -4,7 +4,7 @@ import { parseCidr } from '../net';
 import { LOCATION_FILTERS, LocationFilter, providerName } from '../vpn-providers';
 import { DEFAULT_PROBE_URLS } from '../vpn-gateway-failover';
 import { checkVpnGateway, clusterDnsIpOf, keepsPortForwardState, providerRow } from './checks';
-import { APP_API_PORTS, DEFAULT_IMAGES, PortForwardingApp, PortForwardingProps, servedPorts, VpnGatewayProps } from './props';
+import { APP_API_PORTS, CredentialsSecretRef, DEFAULT_IMAGES, PortForwardingApp, PortForwardingProps, servedPorts, VpnGatewayProps } from './props';
 
 /** Istio ambient's ztunnel address, kept local with `mesh: 'istio-ambient'`. */
 export const ZTUNNEL_CIDR = '169.254.7.127/32';
@@ -104,7 +104,10 @@ export interface VpnGatewaySpec {
 
 /** The standby, parsed: its Secrets' keys defaulted, the agent's timing defaulted. */
 export interface StandbySpec {
-  readonly privateKey: SecretKey;
+  /** WireGuard: the standby's own key. */
+  readonly privateKey?: SecretKey;
+  /** OpenVPN: the standby's own login (or, with `sharedOpenvpnLogin`, the active pod's). */
+  readonly openvpnCredentials?: SecretCredentials;
   readonly presharedKey?: SecretKey;
   readonly addresses?: readonly string[];
   readonly leaseSeconds: number;
@@ -146,8 +149,9 @@ function specOf(props: VpnGatewayProps): VpnGatewaySpec {
     ...(props.vpnEndpointPort !== undefined ? { endpointPort: props.vpnEndpointPort } : {}),
   } : undefined;
   const o = props.openvpnCredentialsSecret;
+  const credentialsOf = (c: CredentialsSecretRef): SecretCredentials => ({ name: c.name, userKey: c.userKey ?? 'username', passwordKey: c.passwordKey ?? 'password' });
   const openvpn = vpnType === 'openvpn' ? {
-    credentials: { name: o!.name, userKey: o!.userKey ?? 'username', passwordKey: o!.passwordKey ?? 'password' },
+    credentials: credentialsOf(o!),
     ...(props.vpnEndpointPort !== undefined ? { endpointPort: props.vpnEndpointPort } : {}),
   } : undefined;
   const spec: Omit<VpnGatewaySpec, 'claims'> = {
@@ -178,8 +182,9 @@ function specOf(props: VpnGatewayProps): VpnGatewaySpec {
     createNamespace: props.createNamespace !== false,
     tunDevice: props.tunDevice ?? 'runtime',
     ...(props.standby ? { standby: {
-      // checkVpnGateway requires the standby's key with WireGuard (the only VPN type a standby is offered for).
-      privateKey: secretKey(props.standby.wireguardPrivateKeySecret!, 'private-key'),
+      // checkVpnGateway requires the standby's key with WireGuard and its login with OpenVPN.
+      ...(wireguard ? { privateKey: secretKey(props.standby.wireguardPrivateKeySecret!, 'private-key') } : {}),
+      ...(openvpn ? { openvpnCredentials: credentialsOf(props.standby.openvpnCredentialsSecret!) } : {}),
       ...(props.standby.wireguardPresharedKeySecret ? { presharedKey: secretKey(props.standby.wireguardPresharedKeySecret, 'preshared-key') } : {}),
       ...(props.standby.wireguardAddresses ? { addresses: props.standby.wireguardAddresses } : {}),
       leaseSeconds: props.standby.leaseSeconds ?? 15,

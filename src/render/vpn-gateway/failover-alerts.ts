@@ -68,7 +68,7 @@ const FAILOVER_RUNBOOKS = {
   ].join('\n'),
   VPNGatewayNoHealthyStandby: [
     '1. kubectl -n <namespace> get pods -l app.kubernetes.io/component=vpn-gateway -o wide: which pod is not ready, on which node (they never share one).',
-    '2. kubectl -n <namespace> logs <pod> -c gluetun: a tunnel that does not come up (the standby\'s own key: standby.wireguardPrivateKeySecret).',
+    '2. kubectl -n <namespace> logs <pod> -c gluetun: a tunnel that does not come up (the standby\'s own key or login: standby.wireguardPrivateKeySecret, standby.openvpnCredentialsSecret; an OpenVPN AUTH_FAILED is a wrong login, a session that keeps restarting on both pods is one login the server allows once).',
   ].join('\n'),
   VPNGatewayTwoHolders: [
     '1. kubectl -n <namespace> get pods -L tunnelwright.io/role and get lease <name>: the Lease names the holder; the other pod keeps a stale label.',

@@ -1,4 +1,4 @@
-import type { Container as IContainer, PodSpec as IPodSpec, Service as IService } from 'kubernetes-types/core/v1';
+import type { Container as IContainer, PodSpec as IPodSpec, Service as IService, VolumeProjection as IProjectedSource } from 'kubernetes-types/core/v1';
 import type { Deployment as IDeployment, StatefulSet as IStatefulSet } from 'kubernetes-types/apps/v1';
 import { asset, inlineScript } from '../../assets';
 import type { StandbySpec, VpnGatewaySpec } from '../../model/vpn-gateway';
@@ -66,27 +66,27 @@ const tokenVolume = {
   },
 };
 
-/** The standby member's pod spec: its own key (and addresses) in place of the active member's. */
+/**
+ * The standby member's pod spec: its own credential in place of the active member's: its WireGuard key (and
+ * addresses, preshared key), or its OpenVPN login (the same files under SECRETS_DIR, so gluetun's environment is the
+ * same: OPENVPN_USER_SECRETFILE, OPENVPN_PASSWORD_SECRETFILE).
+ */
 function standbyKeys(spec: IPodSpec, sb: StandbySpec): IPodSpec {
-  const key = sb.privateKey;
+  const source = (s: IProjectedSource): IProjectedSource => {
+    const p = s.secret?.items?.[0]?.path;
+    if (p === 'wireguard_private_key' && sb.privateKey) return { secret: { name: sb.privateKey.name, items: [{ key: sb.privateKey.key, path: p }] } };
+    const psk = sb.presharedKey;
+    if (p === 'wireguard_preshared_key' && psk) return { secret: { name: psk.name, items: [{ key: psk.key, path: p }] } };
+    const login = sb.openvpnCredentials;
+    if (p === 'openvpn_user' && login) return { secret: { name: login.name, items: [{ key: login.userKey!, path: 'openvpn_user' }, { key: login.passwordKey, path: 'openvpn_password' }] } };
+    return s;
+  };
   return {
     ...spec,
     containers: spec.containers.map((c) => (c.name !== 'gluetun' || !sb.addresses ? c : {
       ...c, env: (c.env ?? []).map((e) => (e.name === 'WIREGUARD_ADDRESSES' ? { name: e.name, value: sb.addresses!.join(',') } : e)),
     })),
-    volumes: (spec.volumes ?? []).map((v) => (v.name !== 'gluetun-secrets' ? v : {
-      ...v,
-      projected: {
-        ...v.projected,
-        sources: (v.projected?.sources ?? []).map((s) => {
-          const p = s.secret?.items?.[0]?.path;
-          if (p === 'wireguard_private_key') return { secret: { name: key.name, items: [{ key: key.key, path: p }] } };
-          const psk = sb.presharedKey;
-          if (p === 'wireguard_preshared_key' && psk) return { secret: { name: psk.name, items: [{ key: psk.key, path: p }] } };
-          return s;
-        }),
-      },
-    })),
+    volumes: (spec.volumes ?? []).map((v) => (v.name !== 'gluetun-secrets' ? v : { ...v, projected: { ...v.projected, sources: (v.projected?.sources ?? []).map(source) } })),
   };
 }
 
