@@ -1,0 +1,76 @@
+import { inPod } from './pods';
+import { describeWithTools, sh } from './tools';
+import { failoverLabTools, vpnGatewayFailoverLab } from './vpn-gateway-failover-lab';
+
+/**
+ * VpnGateway failover (issue 43) over OpenVPN, in the lab of vpn-gateway-failover-lab.ts: the two gateways' tunnels are
+ * real OpenVPN sessions (Debian's openvpn as gluetun's client, one server that names sessions by user), a login each
+ * (standby.openvpnCredentialsSecret). The controls show why the model refuses the holder's login for the standby
+ * (shared-credential) unless sharedOpenvpnLogin says the provider allows several sessions per login: on a server
+ * without duplicate-cn the standby's connect closes the holder's session (OpenVPN 2.6.22 src/openvpn/multi.c:1363
+ * multi_delete_dup, called at :2548-2550), and each reconnect of one closes the other's.
+ */
+describeWithTools('VpnGateway failover over OpenVPN: a login each, one Lease, pod-gateway\'s clients', failoverLabTools('openvpn'), () => {
+  const lab = vpnGatewayFailoverLab('openvpn', { prefix: 'ovs', app: false });
+  const { pods, figures, uptime, requests, leaked, baseline, startVpnServer, startVpnClient } = lab;
+
+  /** The server restarted (with or without duplicate-cn), then A's client, then B's with `bLogin`: A has .2, B .3. */
+  const restartVpn = (o: { duplicateCn: boolean; bLogin: 'a' | 'b' }) => {
+    for (const g of ['a', 'b'] as const) inPod(pods[g]!, 'pkill -x openvpn; for i in $(seq 50); do pgrep -x openvpn >/dev/null || exit 0; sleep 0.1; done; pkill -9 -x openvpn; true');
+    startVpnServer({ duplicateCn: o.duplicateCn });
+    startVpnClient('a', 'a');
+    startVpnClient('b', o.bLogin);
+  };
+  const window = 30;
+  /** The routed client's requests in the `window` seconds after `from`: how many, how many failed, and leaks. */
+  const countFrom = (from: number, leak0: number) => {
+    const inWindow = requests().filter((q) => q.t > from && q.t <= from + window);
+    return { requests: inWindow.length, failed: inWindow.filter((q) => q.r === 'FAIL').length, leakedPackets: leaked() - leak0 };
+  };
+  /** Both tunnels healthy and the client through the holder, then `window` s of requests after `act`. */
+  const overWindow = (act: (h: 'a' | 'b', s: 'a' | 'b') => void) => {
+    const [h, s] = baseline();
+    const leak0 = leaked();
+    const t0 = uptime();
+    act(h, s);
+    sh(`sleep ${Math.max(0, window - (uptime() - t0))}`);
+    return countFrom(t0, leak0);
+  };
+
+  it('the far end drops the holder\'s tunnel (tun0 stays up, the session too): it fences, the standby takes the role, the client moves; 0 packets leave by the WAN', () => {
+    // Each run's figures are checked in farEndDrops; the runs happened, none leaked.
+    expect(lab.farEndDrops('OpenVPN: far end drops the holder').map((r) => r.leakedPackets)).toEqual(Array(lab.runs(2)).fill(0));
+  }, 600_000);
+
+  it('control: with its own login the standby\'s tunnel costs the holder nothing (requests over 30 s)', () => {
+    const own = overWindow(() => undefined);
+    figures.push({ fault: `OpenVPN, own logins, ${window} s`, ...own });
+    expect(own.requests).toBeGreaterThanOrEqual(20);
+    expect(own.failed).toBeLessThanOrEqual(1);
+    expect(own.leakedPackets).toBe(0);
+  }, 300_000);
+
+  it('control: the standby on the holder\'s login (what the model refuses), on a server without duplicate-cn: the holder\'s requests fail', () => {
+    try {
+      const shared = overWindow((h, s) => startVpnClient(s, h));
+      figures.push({ fault: `OpenVPN, the standby on the holder's login, no duplicate-cn, ${window} s`, ...shared });
+      expect(shared.failed).toBeGreaterThanOrEqual(3);
+      expect(shared.leakedPackets).toBe(0);
+    } finally {
+      restartVpn({ duplicateCn: false, bLogin: 'b' });
+    }
+  }, 300_000);
+
+  it('control: the standby on the holder\'s login on a server with duplicate-cn (a provider that allows several sessions per login, sharedOpenvpnLogin): none fail', () => {
+    try {
+      restartVpn({ duplicateCn: true, bLogin: 'a' });
+      const dup = overWindow(() => undefined);
+      figures.push({ fault: `OpenVPN, one login for both, duplicate-cn, ${window} s`, ...dup });
+      expect(dup.requests).toBeGreaterThanOrEqual(20);
+      expect(dup.failed).toBeLessThanOrEqual(1);
+      expect(dup.leakedPackets).toBe(0);
+    } finally {
+      restartVpn({ duplicateCn: false, bLogin: 'b' });
+    }
+  }, 300_000);
+});
