@@ -214,7 +214,7 @@ export interface VpnGatewayProps {
   /** Images. @default - pinned: qmcgaw/gluetun:v3.41.1, ghcr.io/angelnu/pod-gateway:v1.13.0, curlimages/curl:8.11.1 (port-sync: sh, curl, busybox nc) */
   /**
    * A warm standby (issue 43): two gateway pods (StatefulSets `<name>-a`, `<name>-b`, on different nodes), each with a
-   * tunnel of its own key; one holds the role by a Lease while its tunnel is healthy, and only it is behind the
+   * tunnel of its own key (WireGuard) or login (OpenVPN); one holds the role by a Lease while its tunnel is healthy, and only it is behind the
    * gateway's name. See docs/vpn-gateway.md, "Failover". @default - one gateway pod (a Deployment)
    */
   readonly standby?: VpnGatewayStandbyProps;
