@@ -133,6 +133,18 @@ describe('VpnGateway standby over OpenVPN: its own login', () => {
     expect(login(sb)).toEqual(login(sa));
   });
 
+  it('cdk8s: the VpnGateway construct writes the plan\'s objects, -b with its own login; and refuses the gateway\'s Secret', () => {
+    const p = openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn-b' } });
+    const chart = new Chart(new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'vgf-cdk8s-')) }), 'vpn');
+    new VpnGateway(chart, 'gateway', p);
+    const written = chart.toJson() as Obj[];
+    expect(written.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual(objects(p).map((o) => `${o.kind} ${o.metadata.name}`));
+    const b = written.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'vpn-gateway-b')!;
+    expect(b.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'gluetun-secrets').projected.sources[0].secret.name).toBe('nordvpn-openvpn-b');
+    const other = new Chart(new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'vgf-cdk8s-')) }), 'vpn');
+    expect(() => new VpnGateway(other, 'gateway', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn' } }))).toThrow(/standby\.openvpnCredentialsSecret/);
+  });
+
   it('ProtonVPN port forwarding: the +pmp warning names the standby\'s login too; control: without standby it does not', () => {
     const proton = (sb?: Record<string, unknown>) => ({ ...openvpn(sb ?? {}), vpnProvider: 'protonvpn', portForwarding: { toPort: 6881, workload: 'qbittorrent', workloadNamespace: 'media' }, ...(sb ? {} : { standby: undefined }) }) as VpnGatewayProps;
     const warning = (p: VpnGatewayProps) => planVpnGateway(p).warnings.find((w) => w.code === 'protonvpn-openvpn-pmp')!.message;
