@@ -12,7 +12,7 @@ import { failoverLabTools, vpnGatewayFailoverLab } from './vpn-gateway-failover-
  */
 describeWithTools('VpnGateway failover over OpenVPN: a login each, one Lease, pod-gateway\'s clients', failoverLabTools('openvpn'), () => {
   const lab = vpnGatewayFailoverLab('openvpn', { prefix: 'ovs', app: false });
-  const { pods, figures, uptime, requests, leaked, baseline, startVpnServer, startVpnClient } = lab;
+  const { pods, figures, uptime, entries, requests, leaked, baseline, waitFor, startVpnServer, startVpnClient } = lab;
 
   /** The server restarted (with or without duplicate-cn), then A's client, then B's with `bLogin`: A has .2, B .3. */
   const restartVpn = (o: { duplicateCn: boolean; bLogin: 'a' | 'b' }) => {
@@ -20,6 +20,10 @@ describeWithTools('VpnGateway failover over OpenVPN: a login each, one Lease, po
     startVpnServer({ duplicateCn: o.duplicateCn });
     startVpnClient('a', 'a');
     startVpnClient('b', o.bLogin);
+    // The restart may have cost the holder the role (3 failed checks, 1 s apart): wait until the role has settled, a
+    // holder that has not changed for 6 s, so that the next baseline does not read a holder that is about to go.
+    sh('sleep 6');
+    waitFor(() => { const last = entries().filter((e) => e.op === 'holder').at(-1); return last !== undefined && last.to !== '' && uptime() - last.t > 6; }, 60, 'the role settled after the restart');
   };
   const window = 30;
   /** The routed client's requests in the `window` seconds after `from`: how many, how many failed, and leaks. */
