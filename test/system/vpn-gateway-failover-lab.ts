@@ -182,12 +182,14 @@ export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; ap
   /**
    * (Re)starts gateway g's OpenVPN client (gluetun's, as far as the tunnel goes) with `login`'s user and password,
    * and waits for its tunnel address. `--mark 51820`: its own UDP bypasses table 51820 (the stand-in's routing).
+   * `--explicit-exit-notify` and `--persist-tun` as gluetun writes them for UDP (internal/provider/utils/openvpn.go:156-163
+   * at v3.41.1): a stopped client tells the server, which frees its session and pool address at once.
    */
   const startVpnClient = (g: 'a' | 'b', login: 'a' | 'b') => {
     inPod(pods[g]!, 'pkill -x openvpn; for i in $(seq 50); do pgrep -x openvpn >/dev/null || exit 0; sleep 0.1; done; pkill -9 -x openvpn; true');
     must(inPod(pods[g]!, `umask 077; printf '%s\\n%s\\n' ${logins[login].user} ${logins[login].password} > /tmp/login; ip -4 addr flush dev tun0`), 'login file');
     startInPod(pods[g]!, `exec openvpn --client --dev tun0 --dev-type tun --proto udp --remote 198.18.0.2 ${vpnPort} --nobind --ca /etc/openvpn-lab/ca.crt ` +
-      '--auth-user-pass /tmp/login --auth-retry nointeract --route-nopull --persist-tun --mark 51820 --verb 3', 'openvpn.log');
+      '--auth-user-pass /tmp/login --auth-retry nointeract --route-nopull --persist-tun --explicit-exit-notify --mark 51820 --verb 3', 'openvpn.log');
     waitFor(() => /inet 10\.2\.0\.\d/.test(inPod(pods[g]!, 'ip -4 addr show tun0').stdout), 30, `OpenVPN client ${g} connected`);
     // The kernel drops every route through tun0 (table 51820's too) when its last IPv4 address goes, as the old
     // client's exit and the flush above do; gluetun's client adds the server's redirect-gateway routes at each connect.
