@@ -33,7 +33,8 @@ export interface VpnGatewayStandbyProps {
   readonly wireguardPresharedKeySecret?: SecretKeyRef;
   /**
    * The standby pod's own OpenVPN login (a Secret in the gateway namespace, the same shape as `openvpnCredentialsSecret`).
-   * Required with OpenVPN, and refused when it names the active pod's Secret (unless `sharedOpenvpnLogin`): both tunnels
+   * Required with OpenVPN, and refused when it names the active pod's Secret and username key (unless
+   * `sharedOpenvpnLogin`; another `userKey` of the same Secret counts as a second login): both tunnels
    * stay up, and an OpenVPN server that names sessions by user (`username-as-common-name`) without `duplicate-cn`
    * closes the older session when the same login connects again (OpenVPN 2.6.22 src/openvpn/multi.c:1363
    * `multi_delete_dup`, called at :2548-2550 unless `duplicate_cn`; src/openvpn/ssl_verify.c:1736-1738), so the
@@ -90,6 +91,8 @@ export function checkStandby(input: Record<string, unknown>, keepsPortForwardSta
   const problems: Problem[] = [];
   const vpnType = input.vpnType ?? 'wireguard';
   const key = (r: unknown) => (isRecord(r) ? `${String(r.name)}/${String(r.key ?? 'private-key')}` : undefined);
+  // One login: the same Secret and the same username key (another key of the Secret may hold a second login).
+  const login = (r: unknown) => (isRecord(r) ? `${String(r.name)}/${String(r.userKey ?? 'username')}` : undefined);
   if (vpnType === 'wireguard') {
     if (sb.wireguardPrivateKeySecret === undefined) {
       problems.push({ path: 'standby.wireguardPrivateKeySecret', code: 'required', message: 'required with WireGuard: the standby keeps its tunnel up, and needs a key of its own (create a second key or device at your provider and put it in its own Secret)' });
@@ -107,8 +110,8 @@ export function checkStandby(input: Record<string, unknown>, keepsPortForwardSta
     for (const k of ['wireguardPrivateKeySecret', 'wireguardAddresses', 'wireguardPresharedKeySecret'] as const) if (sb[k] !== undefined) problems.push({ path: `standby.${k}`, code: 'forbidden', message: 'a WireGuard setting, but vpnType is openvpn' });
     if (sb.openvpnCredentialsSecret === undefined) {
       problems.push({ path: 'standby.openvpnCredentialsSecret', code: 'required', message: 'required with OpenVPN: the standby keeps its tunnel up, and needs a login of its own (a second user or device login at your provider, in its own Secret), or the active gateway\'s Secret with sharedOpenvpnLogin: true where the provider allows several sessions on one login' });
-    } else if (isRecord(sb.openvpnCredentialsSecret) && isRecord(input.openvpnCredentialsSecret) && sb.openvpnCredentialsSecret.name === input.openvpnCredentialsSecret.name && sb.sharedOpenvpnLogin !== true) {
-      problems.push({ path: 'standby.openvpnCredentialsSecret', code: 'shared-credential', message: 'is the active gateway\'s Secret: an OpenVPN server without duplicate-cn drops the older session when the same login connects again, so the standby\'s connect (and each reconnect) kills the holder\'s tunnel; give a second login of your provider in its own Secret, or set standby.sharedOpenvpnLogin: true if your provider allows several sessions on one login at once' });
+    } else if (login(sb.openvpnCredentialsSecret) === login(input.openvpnCredentialsSecret) && sb.sharedOpenvpnLogin !== true) {
+      problems.push({ path: 'standby.openvpnCredentialsSecret', code: 'shared-credential', message: 'is the active gateway\'s login (its Secret and username key): an OpenVPN server without duplicate-cn drops the older session when the same login connects again, so the standby\'s connect (and each reconnect) kills the holder\'s tunnel; give a second login of your provider in its own Secret, or set standby.sharedOpenvpnLogin: true if your provider allows several sessions on one login at once' });
     }
   }
   // A URL with a credential is refused by the props-wide secret-value check (secretValueProblems), never echoed.

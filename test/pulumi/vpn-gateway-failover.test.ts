@@ -46,7 +46,7 @@ describe('Pulumi VpnGateway with standby', () => {
   it('over OpenVPN: the standby mounts its own login; the gateway\'s Secret is refused before anything registers', async () => {
     const { wireguardPrivateKeySecret: _k, ...rest } = props;
     const ovpn = { ...rest, vpnType: 'openvpn' as const, openvpnCredentialsSecret: { name: 'nordvpn-openvpn' } };
-    expect(() => new tw.VpnGateway('ovpn-shared', { ...ovpn, standby: { openvpnCredentialsSecret: { name: 'nordvpn-openvpn' } } })).toThrow(/standby\.openvpnCredentialsSecret: is the active gateway's Secret/);
+    expect(() => new tw.VpnGateway('ovpn-shared', { ...ovpn, standby: { openvpnCredentialsSecret: { name: 'nordvpn-openvpn' } } })).toThrow(/standby\.openvpnCredentialsSecret: is the active gateway's login/);
     await settle();
     expect(seen).toEqual([]);
     new tw.VpnGateway('ovpn', { ...ovpn, standby: { openvpnCredentialsSecret: { name: 'nordvpn-openvpn-b' } } });

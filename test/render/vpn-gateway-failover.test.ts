@@ -95,7 +95,8 @@ describe('VpnGateway standby over OpenVPN: its own login', () => {
   it.each<[string, VpnGatewayProps, string[]]>([
     ['no login of its own', openvpn({}), ['standby.openvpnCredentialsSecret required']],
     ['the active gateway\'s Secret', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn' } }), ['standby.openvpnCredentialsSecret shared-credential']],
-    ['the active gateway\'s Secret, other keys named in it', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn', userKey: 'user', passwordKey: 'pass' } }), ['standby.openvpnCredentialsSecret shared-credential']],
+    ['the active gateway\'s Secret and username key, another password key', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn', userKey: 'username', passwordKey: 'password-b' } }), ['standby.openvpnCredentialsSecret shared-credential']],
+    ['control: the active gateway\'s Secret, another username key (a second login in it)', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn', userKey: 'username-b', passwordKey: 'password-b' } }), []],
     ['the active gateway\'s Secret, sharedOpenvpnLogin false', openvpn({ openvpnCredentialsSecret: { name: 'nordvpn-openvpn' }, sharedOpenvpnLogin: false }), ['standby.openvpnCredentialsSecret shared-credential']],
     ['a WireGuard key on an OpenVPN standby', openvpn({ openvpnCredentialsSecret: { name: 'o-b' }, wireguardPrivateKeySecret: { name: 'k' } }), ['standby.wireguardPrivateKeySecret forbidden']],
     ['an OpenVPN login on a WireGuard standby', wireguard({ wireguardPrivateKeySecret: { name: 'b' }, openvpnCredentialsSecret: { name: 'o-b' } }), ['standby.openvpnCredentialsSecret forbidden']],
