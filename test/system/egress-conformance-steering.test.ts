@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EgressConformanceProps, EgressSteeringProps, generateKeyPair, HostPlan, planEgressConformance, planEgressSteering } from '../../src';
 import { RESTEER_PATH } from '../../src/render/egress-steering';
-import { ConformanceLab, runConformance } from './conformance-lab';
+import { ConformanceLab, nodeUnitStandIns, runConformance } from './conformance-lab';
 import { inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
 import { describeWithTools, echoServer, must, secondsUntilTrue, sh, tmpdir } from './tools';
 
@@ -81,56 +81,6 @@ case \${@: -1} in
   *=*) printf '%s' "\${@: -1}" | cut -d= -f2- > "/run/tw-labels/$2.partial" && mv "/run/tw-labels/$2.partial" "/run/tw-labels/$2" ;;
   *-) rm -f "/run/tw-labels/$2" ;;
 esac
-`;
-  /**
-   * systemctl on the node: start/stop of a unit as systemd runs it: wireguard-tools' wg-quick@.service (Type=oneshot,
-   * RemainAfterExit=yes: start when active and stop when inactive do nothing), its ExecStart/ExecStop with %i the
-   * instance, its Environment=, plus the lab's userspace WireGuard. `stop <name>.timer` cancels a systemd-run timer.
-   * /tmp/lab/start-noop makes start do nothing (the "never restarted" control).
-   */
-  const systemctl = `#!/bin/bash
-echo "systemctl $*" >> /tmp/systemctl.log
-verb=$1 unit=$2
-case $unit in
-  *.timer) [ "$verb" = stop ] || exit 1
-    pid=$(cat "/run/tw-timers/\${unit%.timer}" 2>/dev/null) || { echo "Failed to stop $unit: Unit $unit not loaded." >&2; exit 5; }
-    kill "$pid"; rm -f "/run/tw-timers/\${unit%.timer}"; exit 0 ;;
-esac
-inst=\${unit#*@}; inst=\${inst%.service}
-file=/lib/systemd/system/\${unit%%@*}@.service
-[ -r "$file" ] || { echo "Failed to $verb $unit: Unit $unit not found." >&2; exit 5; }
-mkdir -p /run/tw-units
-active=; [ -e "/run/tw-units/$unit" ] && active=1
-line() { sed -n "s/^$1=//p" "$file" | head -n 1 | sed "s/%i/$inst/g"; }
-export $(line Environment) WG_QUICK_USERSPACE_IMPLEMENTATION=wireguard-go WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD=1 KUBECTL=/usr/local/bin/kubectl
-case $verb in
-  start) [ -n "$active" ] && exit 0; [ -e /tmp/lab/start-noop ] && exit 0
-    $(line ExecStart) >> /tmp/unit.log 2>&1 || { echo "Job for $unit failed." >&2; exit 1; }
-    : > "/run/tw-units/$unit" ;;
-  stop) [ -z "$active" ] && exit 0
-    $(line ExecStop) >> /tmp/unit.log 2>&1; rm -f "/run/tw-units/$unit" ;;
-  is-active) [ -n "$active" ] && { echo active; exit 0; }; echo inactive; exit 3 ;;
-  *) echo "systemctl stand-in: unsupported: $*" >&2; exit 1 ;;
-esac
-`;
-  /** systemd-run --unit=<name> --on-active=<seconds> [...] <command>: <command> run once, that many seconds later. */
-  const systemdRun = `#!/bin/bash
-echo "systemd-run $*" >> /tmp/systemctl.log
-name= secs=
-while [ $# -gt 0 ]; do
-  case $1 in
-    --unit=*) name=\${1#--unit=} ;; --on-active=*) secs=\${1#--on-active=} ;;
-    --quiet|--collect|--timer-property=*) ;;
-    -*) echo "systemd-run stand-in: unsupported: $1" >&2; exit 1 ;;
-    *) break ;;
-  esac
-  shift
-done
-[ -n "$name" ] && [ -n "$secs" ] || { echo "systemd-run stand-in: needs --unit and --on-active" >&2; exit 1; }
-mkdir -p /run/tw-timers
-[ -e "/run/tw-timers/$name" ] && { echo "Failed to start transient timer unit: Unit $name.timer was already loaded or has a fragment file." >&2; exit 1; }
-setsid bash -c 'sleep "$1"; rm -f "/run/tw-timers/$2"; echo "timer $2 elapsed" >> /tmp/systemctl.log; shift 2; exec "$@"' sh "$secs" "$name" "$@" </dev/null >>/tmp/unit.log 2>&1 &
-echo $! > "/run/tw-timers/$name"
 `;
   /**
    * Cilium's egress gateway on the gateway node, as far as the check depends on it: policy state recomputed on each
@@ -229,8 +179,7 @@ done`;
       ...Object.fromEntries(host.files.map((f) => [f.path, { content: f.content, mode: f.mode } as PodFile])),
       '/etc/wireguard/keys/vpn.key': { content: `${gateway.privateKey}\n`, mode: 0o600 },
       '/usr/local/bin/kubectl': { content: nodeKubectl, mode: 0o755 },
-      '/usr/bin/systemctl': { content: systemctl, mode: 0o755 },
-      '/usr/bin/systemd-run': { content: systemdRun, mode: 0o755 },
+      ...nodeUnitStandIns('/usr/local/bin/kubectl'),
       '/tmp/.keep': { content: '' },
     });
     // The vpn probe asks the VPN's DNS (through the tunnel); the direct probe the node's.
