@@ -41,6 +41,13 @@ export interface FailoverTiming {
   readonly defaultSeconds: number;
   /** How the floor is made, in the user's words (for a refusal). */
   readonly floorWhy: string;
+  /**
+   * Seconds R5 waits after R4 before it stops the holder: the agents' window of failed checks plus one probe (3 s),
+   * so that the holder's agent has counted its restarted tunnel healthy again. Without it, the failed checks it counted
+   * while R3 stopped the tunnel carry over (a good check resets them), and the holder gives the role up after fewer
+   * checks than a fresh failure needs: a switch measured shorter than it is (0.73 s in the project's lab, with 3 checks of 1 s).
+   */
+  readonly settleSeconds: number;
 }
 
 /** The gateway agent's check period (src/render/vpn-gateway/failover.ts FAILOVER_PERIOD_SECONDS). */
@@ -54,7 +61,7 @@ export function gatewayFailoverTiming(gateway: Record<string, unknown>): Failove
   const lease = num(sb.leaseSeconds, 15);
   const release = num(sb.releaseAfter, 3);
   const floor = lease + release * GATEWAY_PERIOD_SECONDS;
-  return { floor, defaultSeconds: floor + 180 + 30, floorWhy: `standby.leaseSeconds ${lease} + standby.releaseAfter ${release} × the agent's ${GATEWAY_PERIOD_SECONDS} s check` };
+  return { floor, defaultSeconds: floor + 180 + 30, settleSeconds: release * GATEWAY_PERIOD_SECONDS + 3, floorWhy: `standby.leaseSeconds ${lease} + standby.releaseAfter ${release} × the agent's ${GATEWAY_PERIOD_SECONDS} s check` };
 }
 
 /** An EgressSteering's failover timing, or undefined without `failover`. */
@@ -66,7 +73,7 @@ export function steeringFailoverTiming(steering: Record<string, unknown>): Failo
   const bad = num(fo.unhealthyChecks, FAILOVER_DEFAULTS.unhealthyChecks);
   const good = num(fo.healthyChecks, FAILOVER_DEFAULTS.healthyChecks);
   const floor = lease + bad * interval;
-  return { floor, defaultSeconds: floor + good * interval + 30, floorWhy: `failover.leaseDurationSeconds ${lease} + failover.unhealthyChecks ${bad} × failover.checkIntervalSeconds ${interval}` };
+  return { floor, defaultSeconds: floor + good * interval + 30, settleSeconds: bad * interval + 3, floorWhy: `failover.leaseDurationSeconds ${lease} + failover.unhealthyChecks ${bad} × failover.checkIntervalSeconds ${interval}` };
 }
 
 /**

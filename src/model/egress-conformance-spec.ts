@@ -3,7 +3,7 @@ import type { Cidr } from './common';
 import {
   DEFAULT_AGENT_IMAGE, DEFAULT_CONFORMANCE_IMAGE, DEFAULT_RECOVERY_SECONDS, DEFAULT_REQUEST_TIMEOUT_SECONDS, EgressConformanceProps, inspectEgressConformance,
 } from './egress-conformance';
-import { failoverSecondsOf, gatewayFailoverTiming, steeringFailoverTiming } from './egress-conformance-failover';
+import { ConformanceFailoverOptions, failoverSecondsOf, FailoverTiming, gatewayFailoverTiming, steeringFailoverTiming } from './egress-conformance-failover';
 import type { EgressSteeringSpec } from './egress-steering-spec';
 import { boundedName } from './labels';
 import { checkRoute, RouteTarget, VpnGatewaySpec } from './vpn-gateway';
@@ -21,6 +21,8 @@ export interface ConformanceGatewaySpec {
   readonly directProbe: string;
   /** The failover step's bound (R5, egress-conformance-failover): absent when it runs none. */
   readonly failoverSeconds?: number;
+  /** With the step: how long it lets the holder's agent settle after R4 (`FailoverTiming.settleSeconds`). */
+  readonly failoverSettleSeconds?: number;
 }
 
 /** A steering the check proves: its spec, where its probes and node agent run, and the class the control probe carries. */
@@ -38,6 +40,8 @@ export interface ConformanceSteeringSpec {
   readonly agent: string;
   /** The failover step's bound (R5, egress-conformance-failover): absent when it runs none. */
   readonly failoverSeconds?: number;
+  /** With the step: how long it lets the holder's agent settle after R4 (`FailoverTiming.settleSeconds`). */
+  readonly failoverSettleSeconds?: number;
 }
 
 /**
@@ -64,7 +68,10 @@ function directClassOf(s: EgressSteeringSpec): string {
   return s.enforceLabels ? s.enforceLabels.classes.find((c) => c !== s.vpnClass) ?? 'direct' : 'direct';
 }
 
-const bound = (seconds: number | undefined) => (seconds === undefined ? {} : { failoverSeconds: seconds });
+const bound = (source: ConformanceFailoverOptions, timing: FailoverTiming | undefined, global: number | undefined) => {
+  const seconds = failoverSecondsOf(source, timing, global);
+  return seconds === undefined || timing === undefined ? {} : { failoverSeconds: seconds, failoverSettleSeconds: timing.settleSeconds };
+};
 
 function specOf(p: EgressConformanceProps, gateways: readonly (VpnGatewaySpec | undefined)[], steerings: readonly (EgressSteeringSpec | undefined)[]): EgressConformanceSpec {
   const name = p.name ?? 'egress-conformance';
@@ -86,7 +93,7 @@ function specOf(p: EgressConformanceProps, gateways: readonly (VpnGatewaySpec | 
         probeNamespace: g.probeNamespace,
         route: { namespace: g.probeNamespace, podLabels: { 'app.kubernetes.io/name': vpnProbe, ...CONFORMANCE_MANAGED_LABELS }, name: vpnProbe },
         directProbe: boundedName(`${name}-g${i}`, '-direct'),
-        ...bound(failoverSecondsOf(g, gatewayFailoverTiming(g.gateway as unknown as Record<string, unknown>), p.failoverSeconds)),
+        ...bound(g, gatewayFailoverTiming(g.gateway as unknown as Record<string, unknown>), p.failoverSeconds),
       };
     }),
     egressSteerings: (p.egressSteerings ?? []).map((s, i) => ({
@@ -98,7 +105,7 @@ function specOf(p: EgressConformanceProps, gateways: readonly (VpnGatewaySpec | 
       vpnProbe: boundedName(`${name}-s${i}`, '-vpn'),
       directProbe: boundedName(`${name}-s${i}`, '-direct'),
       agent: boundedName(`${name}-s${i}`, '-agent'),
-      ...bound(failoverSecondsOf(s, steeringFailoverTiming(s.steering as unknown as Record<string, unknown>), p.failoverSeconds)),
+      ...bound(s, steeringFailoverTiming(s.steering as unknown as Record<string, unknown>), p.failoverSeconds),
     })),
   };
 }

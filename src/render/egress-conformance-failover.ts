@@ -13,6 +13,8 @@ export interface ConformanceFailover {
   readonly candidates: { readonly identity: string; readonly control: string }[];
   /** The step's bound. */
   readonly seconds: number;
+  /** How long the step waits after R4 before it stops the holder (`FailoverTiming.settleSeconds`). */
+  readonly settle: number;
 }
 
 /**
@@ -23,7 +25,7 @@ export function gatewayFailover(g: ConformanceGatewaySpec): ConformanceFailover 
   const seconds = g.failoverSeconds;
   if (seconds === undefined) return undefined;
   const f = g.gateway;
-  return { lease: `${f.namespace}/${f.name}`, candidates: standbyMembers(f).map((m) => ({ identity: m.pod, control: `pod/${m.pod}` })), seconds };
+  return { lease: `${f.namespace}/${f.name}`, candidates: standbyMembers(f).map((m) => ({ identity: m.pod, control: `pod/${m.pod}` })), seconds, settle: g.failoverSettleSeconds ?? 0 };
 }
 
 /**
@@ -36,12 +38,12 @@ export function steeringFailover(s: ConformanceSteeringSpec, prefix: string): Co
   if (seconds === undefined) return undefined;
   const st = s.steering;
   const lease = `${st.failover!.leaseNamespace}/${failoverLeaseName(st.name)}`;
-  return { lease, candidates: candidatesOf(st).map((c, k) => ({ identity: c.node, control: boundedName(prefix, k === 0 ? '-agent' : `-agent${k}`) })), seconds };
+  return { lease, candidates: candidatesOf(st).map((c, k) => ({ identity: c.node, control: boundedName(prefix, k === 0 ? '-agent' : `-agent${k}`) })), seconds, settle: s.failoverSettleSeconds ?? 0 };
 }
 
-/** The failover fields of a SOURCES line: lease, candidates ("<identity>=<control>" each), seconds. */
+/** The failover fields of a SOURCES line: lease, candidates ("<identity>=<control>" each), seconds, settle seconds. */
 export function failoverFields(f: ConformanceFailover | undefined): string[] {
-  return f ? [f.lease, f.candidates.map((c) => `${c.identity}=${c.control}`).join(' '), String(f.seconds)] : [];
+  return f ? [f.lease, f.candidates.map((c) => `${c.identity}=${c.control}`).join(' '), String(f.seconds), String(f.settle)] : [];
 }
 
 /**

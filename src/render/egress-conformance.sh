@@ -12,9 +12,10 @@
 #      (an echo outage cannot pass as a kill switch; an answer naming any address is a leak)
 #   R4 tunnel started again: vpn-class egress back inside the VPN ranges within RECOVERY_SECONDS, from a new
 #      tunnel interface (EgressSteering: the node's uplink label names it)
-#   R5 failover (a gateway with standby, a steering with failover): the tunnel of the role's holder (the Lease's
-#      holderIdentity) stopped, vpn-class egress back inside the VPN ranges through a standby within FAILOVER_SECONDS
-#      (the line gives the measured switch time), no vpn-class packet counted on any candidate's WAN (EgressSteering:
+#   R5 failover (a gateway with standby, a steering with failover): after FAILOVER_SETTLE_SECONDS (the agents count
+#      the tunnel R4 restarted healthy again), the tunnel of the role's holder (the Lease's holderIdentity) stopped,
+#      vpn-class egress back inside the VPN ranges through a standby within FAILOVER_SECONDS of the stop's start (the
+#      line gives the measured switch time), no vpn-class packet counted on any candidate's WAN (EgressSteering:
 #      a counter on every candidate node); then the stopped tunnel is started again and must be healthy within
 #      RECOVERY_SECONDS. The role is not expected back: the agents never take it from a healthy holder (no failback)
 #   R6 every tunnel stopped is started again (an EXIT trap), and the output says so; a dead-man restore armed on the
@@ -30,6 +31,8 @@ DEADMAN_SECONDS=${DEADMAN_SECONDS:-$DEFAULT_DEADMAN_SECONDS}
 RUN_ID=$(date +%s)-$$
 # The failover step's bound for every tunnel that has one (else each its own, from SOURCES).
 FAILOVER_SECONDS=${FAILOVER_SECONDS:-}
+# How long R5 lets the agents settle after R4, for every tunnel (else each its own, from SOURCES).
+FAILOVER_SETTLE_SECONDS=${FAILOVER_SETTLE_SECONDS:-}
 # From the settings: TARGETS, each echo target as "<host:port to pin, or -> <url>"; VPN_CIDRS and WAN_IPS; SOURCES,
 # one tunnel a line (check_source's arguments joined by "|").
 failures=0
@@ -318,11 +321,11 @@ control_of() {
   return 1
 }
 
-# check_source <kind> <label> <probe ns> <vpn probe> <direct probe> <control ns> <control deploy> <container> <iface> <node> <unit> <uplink label> [<lease ns/name> <candidates> <failover seconds>]
+# check_source <kind> <label> <probe ns> <vpn probe> <direct probe> <control ns> <control deploy> <container> <iface> <node> <unit> <uplink label> [<lease ns/name> <candidates> <failover seconds> <settle seconds>]
 check_source() {
   kind=$1 label=$2 pns=$3 vpnp=$4 dirp=$5 cns=$6 cdep=$7 cctr=$8 iface=$9
   shift 9
-  node=${1:-} unit=${2:-} uplink=${3:-} lease=${4:-} cands=${5:-} fsecs=${6:-}
+  node=${1:-} unit=${2:-} uplink=${3:-} lease=${4:-} cands=${5:-} fsecs=${6:-} settle=${FAILOVER_SETTLE_SECONDS:-${7:-0}}
   [ -z "$fsecs" ] || fsecs=${FAILOVER_SECONDS:-$fsecs}
   say "== $label"
   for d in "$vpnp" "$dirp"; do
@@ -485,6 +488,12 @@ tunnel_healthy() {
 # standby within fsecs, with a WAN counter on every candidate node (EgressSteering), then start the stopped tunnel
 # again and wait until it is healthy. The counter sees the probe's pod address and each candidate's own tunnel address.
 failover_step() {
+  # The holder's agent counted failed checks while R3 stopped its tunnel; only a good check resets them. Stopped again
+  # before that, it gives the role up after fewer checks than a fresh failure needs, and the switch is measured short.
+  if [ "$settle" -gt 0 ]; then
+    say "   R5: waiting ${settle}s for the agents to count the restarted tunnel healthy (their window of failed checks and a probe)"
+    sleep "$settle"
+  fi
   old=$(lease_holder "$lease")
   if ! oc=$(control_of "$old" "$cands"); then
     result FAIL R5 "$label" "the Lease $lease names ${old:-no holder}, not one of the candidates, so no tunnel was stopped"
@@ -515,13 +524,16 @@ failover_step() {
     return 0
   fi
   stopped="$kind|$label|$cns|$oc|$cctr|$unit|$dm"
+  # The switch is timed from before the stop: the tunnel goes down early in it, and the stop returns only after its
+  # hooks (wg-quick down's PostDown re-steer writes two labels) and kubectl exec's round trip; in the project's lab the
+  # standby carried the traffic before the stop returned.
+  t0=$(date +%s)
   out=$(tunnel stop "$kind" "$cns" "$oc" "$cctr" "$unit" 2>&1) || {
     wan_counter_remove
     result FAIL R5 "$label" "the holder's tunnel ($old) could not be stopped: $(oneline "$out")"
     return 0
   }
-  t0=$(date +%s)
-  say "   R5: the holder's tunnel stopped ($old); waiting up to ${fsecs}s for a standby"
+  say "   R5: the holder's tunnel stopped ($old, the stop took $(( $(date +%s) - t0 ))s); waiting up to ${fsecs}s from the stop for a standby"
   back='' wan_seen=''
   while :; do
     if a=$(echo_from "$pns" "$vpnp"); then

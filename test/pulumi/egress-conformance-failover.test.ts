@@ -18,7 +18,7 @@ describe('Pulumi EgressConformance with a failover step (R5)', () => {
     const c = new tw.EgressConformance('check', props);
     const plan = planEgressConformance(props);
     expect(c.egressConformanceScript).toBe((plan.values.egressConformance as { script: string }).script);
-    expect(c.egressConformanceScript).toContain('|kube-system/vpn-egress-gateway|gw-1=egress-conformance-s0-agent gw-2=egress-conformance-s0-agent1|40\'');
+    expect(c.egressConformanceScript).toContain('|kube-system/vpn-egress-gateway|gw-1=egress-conformance-s0-agent gw-2=egress-conformance-s0-agent1|40|9\'');
     await settle();
     const children = seen.filter((r) => r.type !== 'tunnelwright:index:EgressConformance');
     expect(children.map((r) => r.name).sort()).toEqual(plan.objects.map((o) => tw.childName('check', o)).sort());

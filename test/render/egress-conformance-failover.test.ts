@@ -53,10 +53,10 @@ describe('the failover step\'s props (R5)', () => {
     expect(validateEgressConformance(props)).toEqual([]);
   });
 
-  it('runs the step by default where there is a standby, with the default bound in SOURCES; none without one, and none when failover is false', () => {
-    expect(scriptOf(steeringCheck())).toContain('|kube-system/vpn-egress-gateway|gw-1=egress-conformance-s0-agent gw-2=egress-conformance-s0-agent1|57\'');
-    expect(scriptOf(gatewayCheck())).toContain('|vpn-gateway/vpn-gateway|vpn-gateway-a-0=pod/vpn-gateway-a-0 vpn-gateway-b-0=pod/vpn-gateway-b-0|231\'');
-    expect(scriptOf({ ...steeringCheck(), failoverSeconds: 90 })).toMatch(/\|90'\n/);
+  it('runs the step by default where there is a standby, with the default bound and the settle seconds (failed checks × interval + a 3 s probe: 3 × 2 + 3) in SOURCES; none without one, and none when failover is false', () => {
+    expect(scriptOf(steeringCheck())).toContain('|kube-system/vpn-egress-gateway|gw-1=egress-conformance-s0-agent gw-2=egress-conformance-s0-agent1|57|9\'');
+    expect(scriptOf(gatewayCheck())).toContain('|vpn-gateway/vpn-gateway|vpn-gateway-a-0=pod/vpn-gateway-a-0 vpn-gateway-b-0=pod/vpn-gateway-b-0|231|9\'');
+    expect(scriptOf({ ...steeringCheck(), failoverSeconds: 90 })).toMatch(/\|90\|9'\n/);
     expect(scriptOf(steeringCheck({ failover: false }))).not.toContain('vpn-egress-gateway');
     expect(scriptOf(homelabConformance())).not.toMatch(/=pod\/|=egress-conformance-s\d-agent/);
   });
@@ -105,13 +105,14 @@ describe('what the failover step emits', () => {
  * candidate (its tunnel running) becomes the holder (never without SWITCH_AFTER; only after the check's second stop,
  * R5's, unless SWITCH_FROM_STOP=1 lets it move during R3 too). The vpn-class probe is answered
  * from the VPN range while the holder's tunnel runs, else curl's timeout (28); the WAN counter on node LEAK_NODE
- * counts LEAK_PACKETS; from the OTHER_ROUTE_FROM_STOP-th stop on, the stopped holder's vpn-class probe is answered from
+ * counts LEAK_PACKETS; R5's stop returns STOP_SECONDS after the tunnel went down; from the OTHER_ROUTE_FROM_STOP-th stop on, the stopped holder's vpn-class probe is answered from
  * the VPN range all the same (a route other than the standby, the Lease unchanged). systemctl is-active answers as the real one (exit 3 when inactive).
  */
 function runSteering(env: Record<string, string>, script = scriptOf(steeringCheck())) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-ecf-'));
   fs.writeFileSync(path.join(dir, 'check.sh'), script);
   fs.writeFileSync(path.join(dir, 'stops'), '0\n');
+  fs.writeFileSync(path.join(dir, 'times'), '');
   fs.writeFileSync(path.join(dir, 'holder'), `${env.HOLDER ?? 'gw-1'}\n`);
   for (const [n, i] of [['gw-1', 7], ['gw-2', 9]] as const) {
     fs.writeFileSync(path.join(dir, `state-${n}`), 'running\n');
@@ -145,17 +146,19 @@ case $1 in
       *systemd-run*) ;;
       *"systemctl stop tunnelwright-conformance-restore-"*) ;;
       *"systemctl is-active"*) [ "$(cat $d/state-$n)" = running ] || exit 3 ;;
-      *"systemctl stop"*) echo stopped > $d/state-$n; date +%s > $d/stopped-at; echo $(( $(cat $d/stops) + 1 )) > $d/stops ;;
-      *"systemctl start"*) [ -n "\${NEVER_HEALTHY:-}" ] && [ "$(cat $d/stops)" -ge 2 ] && exit 0
+      *"systemctl stop"*) echo "stop $(date +%s.%N)" >> $d/times; echo stopped > $d/state-$n; date +%s > $d/stopped-at; echo $(( $(cat $d/stops) + 1 )) > $d/stops
+        if [ "$(cat $d/stops)" -ge 2 ]; then sleep "\${STOP_SECONDS:-0}"; fi ;;
+      *"systemctl start"*) echo "start $(date +%s.%N)" >> $d/times; [ -n "\${NEVER_HEALTHY:-}" ] && [ "$(cat $d/stops)" -ge 2 ] && exit 0
         echo running > $d/state-$n; i=$(( $(cat $d/ifindex-$n) + 1 )); echo $i > $d/ifindex-$n; printf '10.2.0.x-%s' $i > $d/label-$n ;;
     esac ;;
 esac
 `, { mode: 0o755 });
-  const r = spawnSync('sh', [path.join(dir, 'check.sh'), '--destructive'], { encoding: 'utf8', env: { ...process.env, ...env, KUBECTL: path.join(dir, 'kubectl'), TMPDIR: dir } });
+  const r = spawnSync('sh', [path.join(dir, 'check.sh'), '--destructive'], { encoding: 'utf8', env: { ...process.env, FAILOVER_SETTLE_SECONDS: '0', ...env, KUBECTL: path.join(dir, 'kubectl'), TMPDIR: dir } });
+  const times = fs.readFileSync(path.join(dir, 'times'), 'utf8').trim().split('\n').map((l) => l.split(' ')).map(([what, t]) => ({ what, t: Number(t) }));
   const log = fs.readFileSync(path.join(dir, 'log'), 'utf8').trim().split('\n');
   const leftover = fs.readdirSync(dir).filter((f) => f.startsWith('nft-'));
   const states = ['gw-1', 'gw-2'].map((n) => fs.readFileSync(path.join(dir, `state-${n}`), 'utf8').trim());
-  return { status: r.status, stderr: r.stderr, lines: r.stdout.trim().split('\n'), log, leftover, states };
+  return { status: r.status, stderr: r.stderr, lines: r.stdout.trim().split('\n'), log, leftover, states, times };
 }
 const R5 = (lines: string[]) => lines.filter((l) => /^(PASS|FAIL) R5 /.test(l));
 const LABEL = 'egress-steering vpn-egress';
@@ -182,6 +185,24 @@ describe('the failover step over a kubectl stand-in (a steering, gw-1 and its st
       expect(r.log).toContain(`-n media scale deploy/${a} --replicas=1`);
       expect(r.log).toContain(`-n media scale deploy/${a} --replicas=0`);
     }
+  });
+
+  it('lets the agents settle after R4 before it stops the holder (their failed checks from R3 would shorten the switch): R5\'s stop comes the settle seconds after R4\'s start, and says why', () => {
+    const r = runSteering({ SWITCH_AFTER: '1', FAILOVER_SECONDS: '20', FAILOVER_SETTLE_SECONDS: '2' });
+    expect(r.times.map((x) => x.what)).toEqual(['stop', 'start', 'stop', 'start']);
+    expect(r.times[2].t - r.times[1].t).toBeGreaterThanOrEqual(2);
+    expect(r.lines).toContain('   R5: waiting 2s for the agents to count the restarted tunnel healthy (their window of failed checks and a probe)');
+    expect(R5(r.lines)).toEqual([expect.stringMatching(/^PASS R5 /)]);
+    expect(r.status).toBe(0);
+  });
+
+  it('times the switch from before the stop: a stop that returns 3 s after the tunnel went down, the standby carrying the traffic 1 s after it, is a switch of at least 3 s (the project\'s lab: wg-quick down\'s re-steer hook outlasts the switch)', () => {
+    const r = runSteering({ SWITCH_AFTER: '1', STOP_SECONDS: '3', FAILOVER_SECONDS: '20' });
+    const line = R5(r.lines)[0] ?? '';
+    expect(line).toMatch(/^PASS R5 .*back through the standby gw-2 after \d+s /);
+    expect(Number(/after (\d+)s/.exec(line)![1])).toBeGreaterThanOrEqual(3);
+    expect(r.lines).toContainEqual(expect.stringMatching(/^ {3}R5: the holder's tunnel stopped \(gw-1, the stop took [34]s\); waiting up to 20s from the stop for a standby$/));
+    expect(r.status).toBe(0);
   });
 
   it('control: fails when no standby takes over within the bound, and still starts the stopped tunnel again', () => {
@@ -285,7 +306,7 @@ case $1 in
     esac ;;
 esac
 `, { mode: 0o755 });
-  const r = spawnSync('sh', [path.join(dir, 'check.sh'), '--destructive'], { encoding: 'utf8', env: { ...process.env, ...env, KUBECTL: path.join(dir, 'kubectl'), TMPDIR: dir } });
+  const r = spawnSync('sh', [path.join(dir, 'check.sh'), '--destructive'], { encoding: 'utf8', env: { ...process.env, FAILOVER_SETTLE_SECONDS: '0', ...env, KUBECTL: path.join(dir, 'kubectl'), TMPDIR: dir } });
   return { status: r.status, lines: r.stdout.trim().split('\n'), log: fs.readFileSync(path.join(dir, 'log'), 'utf8').trim().split('\n') };
 }
 
