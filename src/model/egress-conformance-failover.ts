@@ -17,10 +17,11 @@ export interface ConformanceFailoverOptions {
   readonly failover?: boolean;
   /**
    * The bound on the switch: seconds from the holder's stop until vpn-class egress comes from `vpnCidrs` again.
-   * Refused below the agents' own bound (a standby may take a role only after the Lease expires and the holder gave
-   * it up): lease duration + failed checks × check interval.
-   * @default - `EgressConformanceProps.failoverSeconds`, else the agents' bound plus what lies beyond them: for a
-   * steering, + healthy checks × interval + 30 s (Cilium re-reading the nodes' labels); for a gateway, + 180 s
+   * Refused below the agents' own bound: the failed checks × the check interval after which the stopped holder's
+   * agent gives the role up (a standby takes it at its next check, without waiting for the Lease to expire: 5.4-5.7 s
+   * in the project's lab with 3 checks of 1 s and a 14 s lease).
+   * @default - `EgressConformanceProps.failoverSeconds`, else the lease duration (a holder that cannot give the role up)
+   * + the agents' bound, plus what lies beyond them: for a steering, + healthy checks × interval + 30 s (Cilium re-reading the nodes' labels); for a gateway, + 180 s
    * (gluetun's health server changes only on its own check, every 60 s, a failure retried up to 120 s) + 30 s
    * (pod-gateway's clients: a 10 s heartbeat, then DHCP again; 20-23 s in the project's lab)
    */
@@ -35,7 +36,7 @@ export const failoverOptionFields = {
 
 /** What the step needs of one source's agents, and the bound it is held to. */
 export interface FailoverTiming {
-  /** The agents' own lower bound: lease duration + failed checks × interval. */
+  /** The agents' own lower bound: failed checks × interval (the holder's agent gives the role up itself). */
   readonly floor: number;
   /** The default bound (the floor with what lies beyond the agents). */
   readonly defaultSeconds: number;
@@ -60,8 +61,8 @@ export function gatewayFailoverTiming(gateway: Record<string, unknown>): Failove
   if (!isRecord(sb)) return undefined;
   const lease = num(sb.leaseSeconds, 15);
   const release = num(sb.releaseAfter, 3);
-  const floor = lease + release * GATEWAY_PERIOD_SECONDS;
-  return { floor, defaultSeconds: floor + 180 + 30, settleSeconds: release * GATEWAY_PERIOD_SECONDS + 3, floorWhy: `standby.leaseSeconds ${lease} + standby.releaseAfter ${release} × the agent's ${GATEWAY_PERIOD_SECONDS} s check` };
+  const floor = release * GATEWAY_PERIOD_SECONDS;
+  return { floor, defaultSeconds: lease + floor + 180 + 30, settleSeconds: floor + 3, floorWhy: `standby.releaseAfter ${release} × the agent's ${GATEWAY_PERIOD_SECONDS} s check, after which the holder gives the role up` };
 }
 
 /** An EgressSteering's failover timing, or undefined without `failover`. */
@@ -72,8 +73,8 @@ export function steeringFailoverTiming(steering: Record<string, unknown>): Failo
   const interval = num(fo.checkIntervalSeconds, FAILOVER_DEFAULTS.checkIntervalSeconds);
   const bad = num(fo.unhealthyChecks, FAILOVER_DEFAULTS.unhealthyChecks);
   const good = num(fo.healthyChecks, FAILOVER_DEFAULTS.healthyChecks);
-  const floor = lease + bad * interval;
-  return { floor, defaultSeconds: floor + good * interval + 30, settleSeconds: bad * interval + 3, floorWhy: `failover.leaseDurationSeconds ${lease} + failover.unhealthyChecks ${bad} × failover.checkIntervalSeconds ${interval}` };
+  const floor = bad * interval;
+  return { floor, defaultSeconds: lease + floor + good * interval + 30, settleSeconds: floor + 3, floorWhy: `failover.unhealthyChecks ${bad} × failover.checkIntervalSeconds ${interval}, after which the holder gives the role up` };
 }
 
 /**

@@ -26,6 +26,6 @@ describe('Pulumi EgressConformance with a failover step (R5)', () => {
   });
 
   it('refuses a bound below the agents\' own, at its path', () => {
-    expect(() => new tw.EgressConformance('bad', { ...props, egressSteerings: [{ ...props.egressSteerings[0], failoverSeconds: 5 }] })).toThrow(/egressSteerings\[0\]\.failoverSeconds: expected at least 21 s/);
+    expect(() => new tw.EgressConformance('bad', { ...props, egressSteerings: [{ ...props.egressSteerings[0], failoverSeconds: 5 }] })).toThrow(/egressSteerings\[0\]\.failoverSeconds: expected at least 6 s/);
   });
 });

@@ -34,10 +34,10 @@ describe('the failover step\'s props (R5)', () => {
     ['a failover step asked for a gateway without standby', { ...gatewayCheck(), vpnGateways: [{ gateway: nordvpnGateway(), probeNamespace: 'media', failover: true }] }, 'vpnGateways[0].failover', 'no-standby'],
     ['a failover step asked for a steering without failover', { ...steeringCheck(), egressSteerings: [{ steering: { ...wireguardSteering(), namespaces: ['media'] }, probeNamespace: 'media', failover: true }] }, 'egressSteerings[0].failover', 'no-standby'],
     ['failoverSeconds on a steering without failover', { ...steeringCheck(), egressSteerings: [{ steering: { ...wireguardSteering(), namespaces: ['media'] }, probeNamespace: 'media', failoverSeconds: 60 }] }, 'egressSteerings[0].failoverSeconds', 'no-standby'],
-    ['a steering\'s bound below lease 15 s + 3 failed checks × 2 s', steeringCheck({ failoverSeconds: 20 }), 'egressSteerings[0].failoverSeconds', 'failover-seconds'],
-    ['a gateway\'s bound below leaseSeconds 15 + releaseAfter 3 × 2 s', gatewayCheck({ failoverSeconds: 20 }), 'vpnGateways[0].failoverSeconds', 'failover-seconds'],
-    ['the global bound below a steering\'s agents', { ...steeringCheck(), failoverSeconds: 10 }, 'failoverSeconds', 'failover-seconds'],
-    ['a bound below the steering\'s own agents\' longer lease', { ...steeringCheck({ failoverSeconds: 40 }), egressSteerings: [{ steering: { ...failoverSteering(), namespaces: ['media'], failover: { ...failoverSteering().failover!, leaseDurationSeconds: 40 } }, probeNamespace: 'media', failoverSeconds: 40 }] }, 'egressSteerings[0].failoverSeconds', 'failover-seconds'],
+    ['a steering\'s bound below 3 failed checks × 2 s', steeringCheck({ failoverSeconds: 5 }), 'egressSteerings[0].failoverSeconds', 'failover-seconds'],
+    ['a gateway\'s bound below releaseAfter 3 × 2 s', gatewayCheck({ failoverSeconds: 5 }), 'vpnGateways[0].failoverSeconds', 'failover-seconds'],
+    ['the global bound below a steering\'s agents', { ...steeringCheck(), failoverSeconds: 5 }, 'failoverSeconds', 'failover-seconds'],
+    ['a bound below the steering\'s own agents\' longer window (10 failed checks × 2 s)', { ...steeringCheck({ failoverSeconds: 19 }), egressSteerings: [{ steering: { ...failoverSteering(), namespaces: ['media'], failover: { ...failoverSteering().failover!, unhealthyChecks: 10 } }, probeNamespace: 'media', failoverSeconds: 19 }] }, 'egressSteerings[0].failoverSeconds', 'failover-seconds'],
   ])('refuses %s, at its path, with a remedy', (_what, props, at, code) => {
     const problems = validateEgressConformance(props);
     expect(problems.map((p) => [p.path, p.code])).toEqual([[at, code]]);
@@ -45,8 +45,9 @@ describe('the failover step\'s props (R5)', () => {
   });
 
   it.each<[string, EgressConformanceProps]>([
-    ['the steering\'s floor itself (21 s)', steeringCheck({ failoverSeconds: 21 })],
-    ['the gateway\'s floor itself (21 s)', gatewayCheck({ failoverSeconds: 21 })],
+    ['the steering\'s floor itself (6 s)', steeringCheck({ failoverSeconds: 6 })],
+    ['the gateway\'s floor itself (6 s)', gatewayCheck({ failoverSeconds: 6 })],
+    ['a bound below the lease: the stopped holder\'s agent gives the role up itself (the failover lab: 5.4-5.7 s with a 14 s lease)', { ...steeringCheck({ failoverSeconds: 10 }), egressSteerings: [{ steering: { ...failoverSteering(), namespaces: ['media'], failover: { ...failoverSteering().failover!, leaseDurationSeconds: 40 } }, probeNamespace: 'media', failoverSeconds: 10 }] }],
     ['a low global bound where the only standby source opts out', { ...steeringCheck({ failover: false }), failoverSeconds: 10 }],
     ['no bound: the default', steeringCheck()],
   ])('control: accepts %s', (_what, props) => {
