@@ -29,8 +29,12 @@ const WAN_PROBE = '198.18.0.20';
 const RUNS = Math.max(1, Number(process.env.CONFORMANCE_FAILOVER_RUNS ?? 1) || 1);
 const RUN_LIST = Array.from({ length: RUNS }, (_, i) => i + 1);
 const LABEL = 'egress-steering vpn-egress';
-/** The bound the check is synthesized with: the model's floor for the lab's agents is 14 s + 3 × 1 s = 17 s. */
-const BOUND = 20;
+/**
+ * The bound the check is synthesized with: above the model's floor for the lab's agents (3 failed checks × 1 s) and
+ * below the floor it had before this lab (14 s lease + 3 × 1 s = 17 s, which refused the lab's own 5.4-5.7 s switches).
+ * Not 10 s: one loaded run at 10 s found the Lease with no holder 10 s after the stop (not diagnosed).
+ */
+const BOUND = 15;
 
 describeWithTools('EgressConformance\'s failover step (R5) against the EgressSteering failover lab: real tunnels, the library\'s agents, the real kubectl', [
   ...STEERING_FAILOVER_LAB_TOOLS, '/lib/systemd/system/wg-quick@.service',
