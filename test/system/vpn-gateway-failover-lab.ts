@@ -2,7 +2,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { generateKeyPair, planRoute, planVpnGateway, VpnGatewayProps } from '../../src';
-import { gluetunTunnelStandIn, inPod, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
+import { gluetunTunnelStandIn, inPod, INOTIFYD_STAND_IN, Pod, PodFile, podLog, quote, startInPod, startPod, stopPod } from './pods';
 import { labNetwork, labVpnServer, must, sh, tmpdir, VENDOR_DIR } from './tools';
 
 const PG = path.join(VENDOR_DIR, 'pod-gateway-v1.13.0');
@@ -314,7 +314,7 @@ export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; ap
         '/etc/resolv.conf': { content: 'nameserver 10.96.0.10\n' },
         '/etc/dnsmasq.conf': { content: 'conf-dir=/etc/dnsmasq.d/,*.conf\n' },
         '/etc/dnsmasq.d/.keep': { content: '' },
-        '/usr/local/bin/inotifyd': { content: '#!/bin/sh\nprog=$1; file=${2%%:*}\nwhile inotifywait -qq -e modify,attrib,close_write "$file"; do "$prog"; done\n', mode: 0o755 },
+        ...INOTIFYD_STAND_IN,
         '/usr/local/bin/failover-agent.sh': { content: fs.readFileSync(AGENT, 'utf8'), mode: 0o755 },
         '/usr/local/bin/health.py': { content: healthStandIn },
         '/usr/local/bin/control.py': { content: controlStandIn(PORTS[g]) },
