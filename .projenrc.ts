@@ -190,6 +190,8 @@ project.postCompileTask.reset();
 // scripts/bundle-zod.mjs). Part of
 // `compile` itself, which prepack, synth and the bench run: no lib/ without it.
 project.compileTask.exec('node scripts/bundle-zod.mjs');
+// The published declarations must not name zod (a build dependency only): scripts/check-dts.mjs.
+project.compileTask.exec('node scripts/check-dts.mjs');
 // The scripts and templates the library writes, read beside their modules (src/assets.ts): copied into lib/.
 project.compileTask.exec('node scripts/copy-assets.mjs');
 

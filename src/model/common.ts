@@ -159,7 +159,7 @@ export const secretKeyRefSchema = z.strictObject({
   key: z.optional(z.string().check(z.regex(/^[-._a-zA-Z0-9]+$/, { message: 'expected a Secret key ([-._a-zA-Z0-9]+)' }))),
 });
 
-/** A Secret with a username and a password key (`CredentialsSecretRef`). */
+/** @internal A Secret with a username and a password key (`CredentialsSecretRef`). */
 export const credentialsSecretRefSchema = z.strictObject({
   name: secretKeyRefSchema.shape.name,
   userKey: secretKeyRefSchema.shape.key,
