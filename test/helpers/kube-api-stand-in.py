@@ -161,8 +161,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body.get('metadata', {}).pop('resourceVersion', None)
             merge(obj, body)
             obj['metadata']['resourceVersion'] = next_rv()
-            with open(os.path.join(STATE, 'objects.json'), 'w') as f:
+            # Whole or not at all: a reader (the tests poll this file) never sees a half-written one.
+            tmp = os.path.join(STATE, f'objects.json.{threading.get_ident()}')
+            with open(tmp, 'w') as f:
                 json.dump({'/'.join(k): v for k, v in objects.items()}, f)
+            os.replace(tmp, os.path.join(STATE, 'objects.json'))
             return self.send(200, obj)
 
 
