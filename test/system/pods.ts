@@ -193,19 +193,20 @@ export function gatewayPodFiles(objects: readonly { kind: string }[]): Record<st
  * `privateKey`, its one peer the lab's VPN server (198.18.0.2:51820), `address` and `mtu`; gluetun's fwmark routing
  * (everything not marked 51820 by table 51820, the tunnel); and the start of its firewall (internal/firewall at
  * v3.41.1): INPUT dropped but loopback, established and the links that existed at start (vxlan0). Each lab adds the
- * rest of what it depends on. `{ openvpn: true }`: tun0 is made persistent and empty (openvpn --mktun) for an OpenVPN
- * client the lab starts itself (`--dev tun0 --mark 51820`), with the same routing and firewall.
+ * rest of what it depends on. `{ openvpn: true }`: the same fwmark rule and firewall but no tun0: the OpenVPN client
+ * the lab starts itself (`--dev tun0 --mark 51820`, without `persist-tun`, as gluetun runs it as root) makes tun0 at
+ * each connect and adds table 51820's route; tun0 goes when that client dies.
  */
 export function gluetunTunnelStandIn(o: { privateKey: string; serverPublicKey: string; address: string; mtu: string | number } | { openvpn: true }): string[] {
   return [
-    ...('openvpn' in o ? ['openvpn --mktun --dev tun0 --dev-type tun >/dev/null', 'ip link set tun0 up'] : [
+    ...('openvpn' in o ? [] : [
       'wireguard-go tun0',
       `echo ${o.privateKey} > /tmp/wg.key`,
       `wg set tun0 private-key /tmp/wg.key fwmark 51820 peer ${o.serverPublicKey} endpoint 198.18.0.2:51820 allowed-ips 0.0.0.0/0 persistent-keepalive 5`,
       `ip addr add ${o.address} dev tun0`,
       `ip link set tun0 mtu ${o.mtu} up`,
+      'ip route add default dev tun0 table 51820',
     ]),
-    'ip route add default dev tun0 table 51820',
     'ip rule add not fwmark 51820 table 51820 priority 101',
     'iptables -P INPUT DROP',
     'iptables -A INPUT -i lo -j ACCEPT',

@@ -38,7 +38,8 @@ export function failoverLabTools(tunnel: LabTunnel): string[] {
  * names the lab's network namespaces; `app` adds qBittorrent with the port-sync sidecar to the routed client.
  */
 export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; app: boolean }) {
-  const p = o.prefix;
+  // TW_LAB_NS_PREFIX: a prefix of the runner's own for the namespaces and the directory (several people share the machine).
+  const p = `${process.env.TW_LAB_NS_PREFIX ?? ''}${o.prefix}`;
   const ns = { node: `${p}-node`, inet: `${p}-inet`, vpn: `${p}-vpn`, a: `${p}-gwa`, b: `${p}-gwb`, client: `${p}-cl` };
   const dir = tmpdir(`${p}-lab-`);
   const TOKEN = 'vgf-lab-token-8c2f';
@@ -114,7 +115,7 @@ export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; ap
   const holder = () => entries().filter((e) => e.op === 'holder').at(-1)?.to ?? '';
   /** The client's requests, one a line: "<uptime> <source the echo server saw | FAIL>". */
   const requests = () => podLog(pods.client!, 'requests.log').split('\n').filter(Boolean).map((l) => { const [t, r] = l.split(' '); return { t: Number(t), r }; });
-  const wan = `${p}wan`;
+  const wan = `${o.prefix}wan`; // an nft table's name (no '-')
   /** Packets that left the node's WAN other than the tunnel's own to the VPN server (counted where they would leave). */
   const leaked = () => Number(/packets (\d+)/.exec(inNs(ns.node, `nft list counter inet ${wan} leak`).stdout)?.[1] ?? NaN);
   /** What leaked, if anything: source . destination . protocol . port (for the figures). */
@@ -154,7 +155,7 @@ export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; ap
    * but the tunnel's own packets goes into tun0. The OpenVPN client itself is started by `startVpnClient`.
    */
   const gluetunStandIn = (g: 'a' | 'b') => [
-    // OpenVPN: a persistent tun0 (openvpn --mktun), as gluetun's persist-tun keeps it across the client's restarts.
+    // OpenVPN: no tun0 until the client makes it (startVpnClient): gluetun runs OpenVPN as root, so without persist-tun.
     ...gluetunTunnelStandIn(tunnel === 'wireguard' ? { privateKey: keys[g].privateKey, serverPublicKey: serverKey.publicKey, address: `${gw[g].tunnel}/32`, mtu: 1320 } : { openvpn: true }),
     // internal/firewall (v3.41.1), the rest: loopback output accepted; VPN endpoint out by eth0 (pod-gateway's OUTPUT
     // rules below already allow the rest).
@@ -172,31 +173,44 @@ export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; ap
    * (a provider that allows several sessions per login) both stay. Its certificate is made at test time (openssl).
    */
   const startVpnServer = (o2: { duplicateCn: boolean }) => must(sh([
-    `[ -f ${dir}/ovpn-server.pid ] && kill $(cat ${dir}/ovpn-server.pid) 2>/dev/null; for i in $(seq 50); do [ -e /proc/$(cat ${dir}/ovpn-server.pid 2>/dev/null || echo none) ] || break; sleep 0.1; done; rm -f ${dir}/ovpn-server.pid ${dir}/ovpn-server.log`,
+    `[ -f ${dir}/ovpn-server.pid ] && kill $(cat ${dir}/ovpn-server.pid) 2>/dev/null; for i in $(seq 50); do [ -e /proc/$(cat ${dir}/ovpn-server.pid 2>/dev/null || echo none) ] || break; sleep 0.1; done; rm -f ${dir}/ovpn-server.pid ${dir}/ovpn-server.log ${dir}/ovpn-status`,
     `ip netns exec ${ns.vpn} openvpn --mode server --tls-server --proto udp --local 198.18.0.2 --port ${vpnPort} --dev tuns --dev-type tun --topology subnet ` +
       `--ifconfig 10.2.0.1 255.255.255.0 --ifconfig-pool ${gw.a.tunnel} ${gw.b.tunnel} 255.255.255.0 --push "topology subnet" --keepalive 2 10 --explicit-exit-notify 1 ` +
+      `--status ${dir}/ovpn-status 1 --status-version 2 ` +
       `--ca ${dir}/ovpn-ca.crt --cert ${dir}/ovpn-ca.crt --key ${dir}/ovpn-ca.key --dh none --verify-client-cert none --username-as-common-name ` +
       `--script-security 2 --auth-user-pass-verify ${dir}/ovpn-verify.sh via-file${o2.duplicateCn ? ' --duplicate-cn' : ''} --daemon --log ${dir}/ovpn-server.log --writepid ${dir}/ovpn-server.pid`,
     `for i in $(seq 50); do grep -q "Initialization Sequence Completed" ${dir}/ovpn-server.log 2>/dev/null && exit 0; sleep 0.1; done; cat ${dir}/ovpn-server.log; exit 1`,
   ].join('\n')), 'OpenVPN server');
   /**
-   * (Re)starts gateway g's OpenVPN client (gluetun's, as far as the tunnel goes) with `login`'s user and password,
-   * and waits for its tunnel address. `--mark 51820`: its own UDP bypasses table 51820 (the stand-in's routing).
-   * `--explicit-exit-notify` and `--persist-tun` as gluetun writes them for UDP (internal/provider/utils/openvpn.go:156-163
-   * at v3.41.1): a stopped client tells the server, which frees its session and pool address at once.
+   * Stops gateway g's OpenVPN client as gluetun stops it: SIGKILL (its process is an exec.CommandContext, whose
+   * cancel is os.Process.Kill: internal/openvpn/start.go:35 at v3.41.1), so the `explicit-exit-notify` in its config
+   * never reaches the server, which keeps the session and its pool address until its own ping-restart (20 s here,
+   * twice the pushed 10 s); tun0 goes with the process (no persist-tun). `TERM`: a client that exits by itself
+   * (the control of the stale-session test). Returns once the process and tun0 are gone.
+   */
+  const stopVpnClient = (g: 'a' | 'b', signal: 'KILL' | 'TERM' = 'KILL') => must(inPod(pods[g]!, `pkill -${signal} -x openvpn; ` +
+    'for i in $(seq 100); do pgrep -x openvpn >/dev/null || ip link show tun0 >/dev/null 2>&1 || exit 0; sleep 0.1; done; exit 1'), `OpenVPN client ${g} stopped (${signal})`);
+  /**
+   * (Re)starts gateway g's OpenVPN client with `login`'s user and password as gluetun runs it by default (as root,
+   * OPENVPN_PROCESS_USER=root: Dockerfile:93, internal/configuration/settings/openvpn.go:313 at v3.41.1): UDP with
+   * `explicit-exit-notify`, and no `persist-tun`, which gluetun writes only for another user
+   * (internal/provider/utils/openvpn.go:156-157, :161-165); an old client is stopped first (stopVpnClient: SIGKILL).
+   * Waits for its tunnel address and route. `--mark 51820`: its own UDP bypasses table 51820 (the stand-in's routing).
+   * Without persist-tun each connect, and each ping-restart, makes a new tun0, and the kernel drops every route through
+   * the old one (table 51820's too); gluetun's client adds the server's redirect-gateway routes at each connect, the
+   * lab's `--up` (/etc/openvpn-lab/up.sh) puts table 51820's back. Without it forwarded traffic has no route into tun0
+   * (and the FORWARD policy drops it), while the health ping and the agent's probe, bound to tun0, still pass.
    */
   const startVpnClient = (g: 'a' | 'b', login: 'a' | 'b') => {
-    inPod(pods[g]!, 'pkill -x openvpn; for i in $(seq 50); do pgrep -x openvpn >/dev/null || exit 0; sleep 0.1; done; pkill -9 -x openvpn; true');
-    must(inPod(pods[g]!, `umask 077; printf '%s\\n%s\\n' ${logins[login].user} ${logins[login].password} > /tmp/login; ip -4 addr flush dev tun0`), 'login file');
+    stopVpnClient(g);
+    must(inPod(pods[g]!, `umask 077; printf '%s\\n%s\\n' ${logins[login].user} ${logins[login].password} > /tmp/login`), 'login file');
     startInPod(pods[g]!, `exec openvpn --client --dev tun0 --dev-type tun --proto udp --remote 198.18.0.2 ${vpnPort} --nobind --ca /etc/openvpn-lab/ca.crt ` +
-      '--auth-user-pass /tmp/login --auth-retry nointeract --route-nopull --persist-tun --explicit-exit-notify --mark 51820 --verb 3', 'openvpn.log');
-    waitFor(() => /inet 10\.2\.0\.\d/.test(inPod(pods[g]!, 'ip -4 addr show tun0').stdout), 30, `OpenVPN client ${g} connected`);
-    // The kernel drops every route through tun0 (table 51820's too) when its last IPv4 address goes, as the old
-    // client's exit and the flush above do; gluetun's client adds the server's redirect-gateway routes at each connect.
-    // Without this, forwarded traffic has no route into tun0 (and the FORWARD policy drops it), while the health ping
-    // and the agent's probe, bound to tun0, still pass.
-    must(inPod(pods[g]!, 'ip route replace default dev tun0 table 51820'), `route into tun0 (${g})`);
+      '--auth-user-pass /tmp/login --auth-retry nointeract --route-nopull --explicit-exit-notify --mark 51820 --script-security 2 --up /etc/openvpn-lab/up.sh --verb 3', 'openvpn.log');
+    waitFor(() => /inet 10\.2\.0\.\d/.test(inPod(pods[g]!, 'ip -4 addr show tun0').stdout) && /dev tun0/.test(inPod(pods[g]!, 'ip route show table 51820').stdout), 30, `OpenVPN client ${g} connected`);
   };
+  /** The VPN server's sessions (its status file, written each second): common name and pool address of each. */
+  const vpnSessions = () => [...(fs.existsSync(path.join(dir, 'ovpn-status')) ? fs.readFileSync(path.join(dir, 'ovpn-status'), 'utf8') : '')
+    .matchAll(/^CLIENT_LIST,([^,]+),[^,]*,([^,]*),/gm)].map((m) => ({ user: m[1], address: m[2] }));
   /** The address the VPN server gave gateway g's tunnel. */
   const tunnelAddress = (g: 'a' | 'b') => /inet (10\.2\.0\.\d+)/.exec(inPod(pods[g]!, 'ip -4 addr show tun0').stdout)?.[1];
   /**
@@ -319,7 +333,11 @@ export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; ap
         '/usr/local/bin/health.py': { content: healthStandIn },
         '/usr/local/bin/control.py': { content: controlStandIn(PORTS[g]) },
         '/var/run/secrets/kubernetes.io/serviceaccount/token': { content: TOKEN },
-        ...(tunnel === 'openvpn' ? { '/etc/openvpn-lab/ca.crt': { content: fs.readFileSync(path.join(dir, 'ovpn-ca.crt'), 'utf8') } } : {}),
+        ...(tunnel === 'openvpn' ? {
+          '/etc/openvpn-lab/ca.crt': { content: fs.readFileSync(path.join(dir, 'ovpn-ca.crt'), 'utf8') },
+          // openvpn --up runs it after each tun0 it makes, with tun0's name first.
+          '/etc/openvpn-lab/up.sh': { content: '#!/bin/sh\nexec ip route replace default dev "$1" table 51820\n', mode: 0o755 },
+        } : {}),
       });
       pods[g] = pod;
       must(inPod(pod, 'gateway_init.sh'), `gateway_init.sh ${g}`);
@@ -426,6 +444,6 @@ export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; ap
   return {
     farEndDrops, ns, dir, gw, keys, pods, figures, runs, RUNS, PORTS, agentRendered,
     inNs, uptime, entries, holder, holding, requests, leaked, waitFor, peerOn, peerOff, healthy, qbtPort, listening,
-    startAgent, stopAgent, baseline, measure, startVpnServer, startVpnClient, tunnelAddress,
+    startAgent, stopAgent, baseline, measure, startVpnServer, startVpnClient, stopVpnClient, vpnSessions, tunnelAddress, logins,
   };
 }

@@ -4,19 +4,19 @@ import { failoverLabTools, vpnGatewayFailoverLab } from './vpn-gateway-failover-
 
 /**
  * VpnGateway failover (issue 43) over OpenVPN, in the lab of vpn-gateway-failover-lab.ts: the two gateways' tunnels are
- * real OpenVPN sessions (Debian's openvpn as gluetun's client, one server that names sessions by user), a login each
- * (standby.openvpnCredentialsSecret). The controls show why the model refuses the holder's login for the standby
+ * real OpenVPN sessions (Debian's openvpn run as gluetun runs its client by default: as root, so without persist-tun,
+ * and stopped with SIGKILL; one server that names sessions by user), a login each (standby.openvpnCredentialsSecret). The controls show why the model refuses the holder's login for the standby
  * (shared-credential) unless sharedOpenvpnLogin says the provider allows several sessions per login: on a server
  * without duplicate-cn the standby's connect closes the holder's session (OpenVPN 2.6.22 src/openvpn/multi.c:1363
  * multi_delete_dup, called at :2548-2550), and each reconnect of one closes the other's.
  */
 describeWithTools('VpnGateway failover over OpenVPN: a login each, one Lease, pod-gateway\'s clients', failoverLabTools('openvpn'), () => {
   const lab = vpnGatewayFailoverLab('openvpn', { prefix: 'ovs', app: false });
-  const { pods, figures, uptime, entries, requests, leaked, baseline, waitFor, startVpnServer, startVpnClient } = lab;
+  const { pods, figures, gw, uptime, entries, requests, leaked, baseline, waitFor, startVpnServer, startVpnClient, stopVpnClient, vpnSessions, dir } = lab;
 
   /** The server restarted (with or without duplicate-cn), then A's client, then B's with `bLogin`: A has .2, B .3. */
   const restartVpn = (o: { duplicateCn: boolean; bLogin: 'a' | 'b' }) => {
-    for (const g of ['a', 'b'] as const) inPod(pods[g]!, 'pkill -x openvpn; for i in $(seq 50); do pgrep -x openvpn >/dev/null || exit 0; sleep 0.1; done; pkill -9 -x openvpn; true');
+    for (const g of ['a', 'b'] as const) stopVpnClient(g);
     startVpnServer({ duplicateCn: o.duplicateCn });
     startVpnClient('a', 'a');
     startVpnClient('b', o.bLogin);
@@ -52,6 +52,37 @@ describeWithTools('VpnGateway failover over OpenVPN: a login each, one Lease, po
     expect(own.requests).toBeGreaterThanOrEqual(20);
     expect(own.failed).toBeLessThanOrEqual(1);
     expect(own.leakedPackets).toBe(0);
+  }, 300_000);
+
+  it('gluetun\'s stop (SIGKILL) takes tun0 away and leaves the standby\'s session and pool address at the server until the server\'s ping-restart (20 s); control: a client that exits on SIGTERM tells the server (explicit-exit-notify), which drops both at once', () => {
+    const [, s] = baseline();
+    const { user } = lab.logins[s];
+    /** Stops s's client with `signal`: whether tun0 went with it, and how long the server kept its session (status file, 1 s). */
+    const held = (signal: 'KILL' | 'TERM') => {
+      waitFor(() => vpnSessions().some((v) => v.user === user && v.address === gw[s].tunnel), 10, `the server lists ${user}'s session at ${gw[s].tunnel}`);
+      const t0 = uptime();
+      stopVpnClient(s, signal);
+      const tunGone = inPod(pods[s]!, 'ip link show tun0').status !== 0;
+      const sessionAfterStop = vpnSessions().filter((v) => v.user === user).map((v) => v.address);
+      waitFor(() => !vpnSessions().some((v) => v.user === user), 60, `the server drops ${user}'s session after SIG${signal}`);
+      const seconds = Number((uptime() - t0).toFixed(1));
+      const serverSaid = sh(`grep -F '${user}/' ${dir}/ovpn-server.log | tail -n 2 | sed 's|^.*${user}/[^ ]* ||'`).stdout.trim().split('\n');
+      return { seconds, tunGone, sessionAfterStop, serverSaid };
+    };
+    const term = held('TERM');
+    startVpnClient(s, s);
+    const kill = held('KILL');
+    startVpnClient(s, s);
+    figures.push({ fault: `OpenVPN, the standby's client stopped (${s})`, sigterm: term, sigkill: kill });
+    expect([term.tunGone, kill.tunGone]).toEqual([true, true]);
+    // SIGKILL: the session and its address stay past the stop, until the server's ping-restart (2 × 10 s, counted from
+    // the client's last ping, 2 s apart: 18-20 s, and the status file's second).
+    expect(kill.sessionAfterStop).toEqual([gw[s].tunnel]);
+    expect(kill.seconds).toBeGreaterThanOrEqual(15);
+    expect(kill.seconds).toBeLessThan(40);
+    // SIGTERM: the client's exit notification (it waits 1 s for it), then the server ends the session 5 s later
+    // (its scheduled_exit_interval, 5 by default in OpenVPN's options.c): ~6 s, not ~20.
+    expect(term.seconds).toBeLessThan(12);
   }, 300_000);
 
   it('control: the standby on the holder\'s login (what the model refuses), on a server without duplicate-cn: the holder\'s requests fail', () => {
