@@ -57,21 +57,22 @@ describeWithTools('VpnGateway failover over OpenVPN: a login each, one Lease, po
   it('gluetun\'s stop (SIGKILL) takes tun0 away and leaves the standby\'s session and pool address at the server until the server\'s ping-restart (20 s); control: a client that exits on SIGTERM tells the server (explicit-exit-notify), which drops both at once', () => {
     const [, s] = baseline();
     const { user } = lab.logins[s];
-    /** Stops s's client with `signal`: whether tun0 went with it, and how long the server kept its session (status file, 1 s). */
-    const held = (signal: 'KILL' | 'TERM') => {
+    /** Stops s's client by `stop`: whether tun0 went with it, and how long the server kept its session (status file, 1 s). */
+    const held = (signal: string, stop: () => void) => {
       waitFor(() => vpnSessions().some((v) => v.user === user && v.address === gw[s].tunnel), 10, `the server lists ${user}'s session at ${gw[s].tunnel}`);
       const t0 = uptime();
-      stopVpnClient(s, signal);
+      stop();
       const tunGone = inPod(pods[s]!, 'ip link show tun0').status !== 0;
       const sessionAfterStop = vpnSessions().filter((v) => v.user === user).map((v) => v.address);
-      waitFor(() => !vpnSessions().some((v) => v.user === user), 60, `the server drops ${user}'s session after SIG${signal}`);
+      waitFor(() => !vpnSessions().some((v) => v.user === user), 60, `the server drops ${user}'s session after ${signal}`);
       const seconds = Number((uptime() - t0).toFixed(1));
       const serverSaid = sh(`grep -F '${user}/' ${dir}/ovpn-server.log | tail -n 2 | sed 's|^.*${user}/[^ ]* ||'`).stdout.trim().split('\n');
       return { seconds, tunGone, sessionAfterStop, serverSaid };
     };
-    const term = held('TERM');
+    const term = held('SIGTERM', () => stopVpnClient(s, 'TERM'));
     startVpnClient(s, s);
-    const kill = held('KILL');
+    // The lab's stop, as gluetun's: SIGKILL.
+    const kill = held('the lab\'s stop', () => stopVpnClient(s));
     startVpnClient(s, s);
     figures.push({ fault: `OpenVPN, the standby's client stopped (${s})`, sigterm: term, sigkill: kill });
     expect([term.tunGone, kill.tunGone]).toEqual([true, true]);
