@@ -426,12 +426,12 @@ export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; ap
     return { ...result, h, sb };
   };
   /**
-   * The far end drops the holder's tunnel while its interface stays up, `runs(2)` times: each switch within 40 s, 0
-   * packets out of the WAN, the role released by the holder and then taken by the standby (never two at once).
+   * The far end drops the holder's tunnel while its interface stays up, `runs(byDefault)` times: each switch within 40 s,
+   * 0 packets out of the WAN, the role released by the holder and then taken by the standby (never two at once).
    */
-  const farEndDrops = (fault: string) => {
+  const farEndDrops = (fault: string, byDefault = 2) => {
     const results: ReturnType<typeof measure>[] = [];
-    for (let run = 0; run < runs(2); run += 1) {
+    for (let run = 0; run < runs(byDefault); run += 1) {
       const r = measure(fault, (h) => peerOff(h));
       results.push(r);
       expect(r.switchSeconds).not.toBeNull();

@@ -12,8 +12,9 @@ describeWithTools('VpnGateway failover: two gateways, one Lease, pod-gateway\'s 
   const { ns, gw, keys, pods, figures, runs, RUNS, PORTS, agentRendered, uptime, entries, holder, requests, leaked, peerOff, qbtPort, listening, startAgent, stopAgent, baseline, measure } = lab;
 
   it('the far end drops the holder\'s tunnel (its interface stays up): it fences, the standby takes the role, the client moves; 0 packets leave by the WAN', () => {
-    // Each run's figures are checked in farEndDrops; the runs happened, none leaked.
-    expect(lab.farEndDrops('far end drops the holder').map((r) => r.leakedPackets)).toEqual(Array(lab.runs(2)).fill(0));
+    // Each run's figures are checked in farEndDrops; the runs happened, none leaked. One run by default: the port test
+    // below makes the switch the other way (CI's time; FAILOVER_LAB_RUNS=5 for the docs' figures).
+    expect(lab.farEndDrops('far end drops the holder', 1).map((r) => r.leakedPackets)).toEqual(Array(lab.runs(1)).fill(0));
   }, 600_000);
 
   it('the far end drops the holder\'s tunnel while gluetun\'s health server still answers 200 (between its checks): the probe through the tunnel moves the role; control: without the probe it stays', () => {
