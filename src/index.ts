@@ -24,7 +24,7 @@ export { type MeshNodePlan, type MeshPlan, planWireguardMesh, validateWireguardM
 export { type RenderInterface, type RenderPeer } from './render/wireguard-overlay-node';
 export { type HostKillSwitch, type KillSwitchProps } from './model/kill-switch';
 export { KILL_SWITCH_TABLE, type KillSwitchHost, type PodFence, killSwitchName, planHostKillSwitch, planKillSwitch, renderKillSwitchTable, validateKillSwitch } from './render/kill-switch';
-export { type CredentialsSecretRef, type PortForwardingApp, type PortForwardingProps, type VpnGatewayProps, type VpnGatewayStandbyProps, type VpnGatewayWarning } from './model/vpn-gateway';
+export { type CredentialsSecretRef, type PortForwardingApp, type PortForwardingProps, type VpnGatewayProps, type VpnGatewayStandbyProps, type VpnGatewayWarning, type VpnServerSelection } from './model/vpn-gateway';
 export { PROVIDERS, type ProviderOpenvpn, type ProviderRow, type ProviderWireguard } from './model/vpn-providers';
 export { applyRoute, planRoute, planVpnGateway, failoverAlertGroups, portForwardAlertGroups, type PortForwardAlertOptions, ROUTE_CONFIG_HASH_ENV, type RoutePlan, type RouteTarget, validateVpnGateway, vpnGatewayClaims } from './render/vpn-gateway';
 export { CONFIG_HASH_ANNOTATION, configMapsHash } from './render/config-hash';

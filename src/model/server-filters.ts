@@ -7,6 +7,7 @@
  * scripts/gluetun-server-filters.mjs from gluetun's internal/storage/servers.json and states its gluetun version.
  */
 import { Problem } from '../errors';
+import * as z from '../zod';
 import TABLE from './gluetun-servers.json';
 import { editDistance, LOCATION_FILTERS, LocationFilter, providerName, PROVIDERS } from './vpn-providers';
 
@@ -18,6 +19,22 @@ export interface ServerFilterTable {
 }
 
 export const SERVER_FILTERS: ServerFilterTable = TABLE as ServerFilterTable;
+
+const names = z.array(z.string().check(z.minLength(1)));
+
+/**
+ * @internal The fields of a server selection (`VpnServerSelection`): the gateway's props and `standby.servers` parse
+ * them with the same schema.
+ */
+export const serverSelectionShape = {
+  serverCountries: z.optional(names),
+  serverRegions: z.optional(names),
+  serverCities: z.optional(names),
+  serverHostnames: z.optional(names),
+  serverNames: z.optional(names),
+  vpnEndpointIp: z.optional(z.string()),
+  wireguardPublicKey: z.optional(z.string()),
+};
 
 const WHAT: Record<LocationFilter, string> = { serverCountries: 'country', serverRegions: 'region', serverCities: 'city', serverHostnames: 'hostname', serverNames: 'server name' };
 

@@ -1,7 +1,9 @@
 import * as z from '../zod';
 import { Problem } from '../errors';
 import { Cidr, cidrSchema, credentialsSecretRefSchema, intInRange, isRecord, SecretKeyRef, secretKeyRefSchema } from './common';
-import type { CredentialsSecretRef } from './vpn-gateway/props';
+import { serverSelectionShape } from './server-filters';
+import { LOCATION_FILTERS, LocationFilter } from './vpn-providers';
+import type { CredentialsSecretRef, VpnServerSelection } from './vpn-gateway/props';
 
 /** The agent's default probe through the tunnel: an IP literal (no DNS: the pod's resolver is gluetun's), plain HTTP. */
 /** The probe's targets by default: two operators' resolvers, so one operator's outage is not read as a dead tunnel. */
@@ -49,6 +51,19 @@ export interface VpnGatewayStandbyProps {
    * standby looks healthy while it does so. @default false
    */
   readonly sharedOpenvpnLogin?: boolean;
+  /**
+   * The standby's own VPN server: server filters (`serverCountries`, `serverRegions`, `serverCities`,
+   * `serverHostnames`, `serverNames`) or, with `custom`, its own server (`vpnEndpointIp` and `wireguardPublicKey`; the
+   * port is the gateway's `vpnEndpointPort` for both). Checked as the gateway's are, and given to the standby pod's
+   * gluetun in place of the gateway's as a whole (a filter left out here is not taken from the gateway). gluetun picks
+   * a server at random among the ones that match, at each connect: with the same narrow filters both pods can land on
+   * one server, whose outage then takes both tunnels down. Both pods pinned to one and the same server (one hostname,
+   * one server name, custom's one endpoint) is refused; filters that may pick one server (both name servers or cities
+   * and share one on each filter they both set) warn `standby-same-server`. Give the standby a server elsewhere, e.g.
+   * `{ serverCities: ['Geneva'] }` beside the gateway's `serverCities: ['Zurich']`.
+   * @default - the gateway's server filters (with `custom`: its endpoint, which is refused)
+   */
+  readonly servers?: VpnServerSelection;
   /** Seconds the Lease lives without renewal: a frozen holder's clients move after about this plus ~15 s. @default 15 */
   readonly leaseSeconds?: number;
   /** Healthy checks in a row (one each 2 s) before a pod takes a free role. @default 3 */
@@ -78,6 +93,7 @@ export const standbySchema = z.strictObject({
   wireguardPresharedKeySecret: z.optional(secretKeyRefSchema),
   openvpnCredentialsSecret: z.optional(credentialsSecretRefSchema),
   sharedOpenvpnLogin: z.optional(z.boolean()),
+  servers: z.optional(z.strictObject(serverSelectionShape)),
   leaseSeconds: z.optional(intInRange(6, 300, 'seconds')),
   acquireAfter: z.optional(intInRange(1, 30, 'a count of checks')),
   releaseAfter: z.optional(intInRange(1, 30, 'a count of checks')),
@@ -128,4 +144,80 @@ export function checkStandby(input: Record<string, unknown>, keepsPortForwardSta
 /** Why failover alerts cannot be made for these props (a gateway without `standby` has no Lease, role or second pod). */
 export function failoverAlertsProblems(props: { readonly standby?: unknown }): Problem[] {
   return props.standby ? [] : [{ path: 'standby', code: 'no-standby', message: 'failover alerts are for a gateway with standby: without one there is no Lease, no role and no second pod to watch' }];
+}
+
+/** A server selection as the checks read it: each filter's values lowercased (gluetun compares with strings.EqualFold). */
+type Selection = Partial<Record<LocationFilter | 'vpnEndpointIp', string[]>>;
+
+/** The selection in props (the gateway's, or `standby.servers`); values that are not strings are the schema's to report. */
+function selectionOf(r: Record<string, unknown>): Selection {
+  const out: Selection = {};
+  for (const k of Object.keys(LOCATION_FILTERS) as LocationFilter[]) {
+    const v = r[k];
+    if (Array.isArray(v) && v.length > 0) out[k] = v.filter((x): x is string => typeof x === 'string').map((x) => x.toLowerCase());
+  }
+  if (typeof r.vpnEndpointIp === 'string') out.vpnEndpointIp = [r.vpnEndpointIp.toLowerCase()];
+  return out;
+}
+
+/**
+ * The one server a selection pins, if it names exactly one: custom's endpoint (`vpnEndpointIp`), one hostname or one
+ * server name (gluetun then has one server to pick, whatever else is filtered). Used for the standby and for the
+ * gateway's claim across an App (two gateways pinned to one server with one credential).
+ */
+export function pinnedServer(props: VpnServerSelection): { readonly field: 'vpnEndpointIp' | 'serverHostnames' | 'serverNames'; readonly value: string } | undefined {
+  if (typeof props.vpnEndpointIp === 'string') return { field: 'vpnEndpointIp', value: props.vpnEndpointIp };
+  if (props.serverHostnames?.length === 1) return { field: 'serverHostnames', value: props.serverHostnames[0] };
+  if (props.serverNames?.length === 1) return { field: 'serverNames', value: props.serverNames[0] };
+  return undefined;
+}
+
+/** Filters that leave gluetun a few servers at most: hostnames and server names name servers, a city may have one. */
+const NARROW: readonly (keyof Selection)[] = ['vpnEndpointIp', 'serverHostnames', 'serverNames', 'serverCities'];
+
+/**
+ * Whether the standby's server may be the gateway's own (issue 43, audit finding 4): both pods connect at once, and
+ * gluetun picks at random among the servers matching all filters given, one value of each (storage/filter.go:50-139;
+ * utils/connection.go:41-78, pick.go:45-56 at v3.41.1), again at each reconnect (vpn/run.go:21-43). Each server has
+ * one country, region, city, hostname and name, so two selections are kept apart when they set one filter with no
+ * value in common; synth has no list of which server is where, so filters on different fields may still meet.
+ * - A refusal (`same-server`) when both pin one and the same server: two tunnels on one server is no standby.
+ * - A warning (`standby-same-server`) when they are not kept apart and both are narrow (hostnames, server names,
+ *   cities): both may pick one server out of a few. A broad side (no filter, a country or a region) is not warned:
+ *   with n matching servers on one side, at most 1 in n connects lands both on one server, and a reconnect picks again.
+ */
+export function standbyServerFindings(input: Record<string, unknown>): { problems: Problem[]; warnings: Problem[] } {
+  const sb = input.standby;
+  if (!isRecord(sb)) return { problems: [], warnings: [] };
+  const own = isRecord(sb.servers);
+  const gateway = selectionOf(input);
+  const standby = own ? selectionOf(sb.servers as Record<string, unknown>) : gateway;
+  const whose = own ? 'standby.servers' : 'the standby (without standby.servers it takes the gateway\'s server filters)';
+  const a = pinnedServer(input as VpnServerSelection);
+  const b = pinnedServer((own ? sb.servers : input) as VpnServerSelection);
+  if (a && b && a.field === b.field && typeof a.value === 'string' && typeof b.value === 'string' && a.value.toLowerCase() === b.value.toLowerCase()) {
+    return {
+      problems: [{
+        path: 'standby.servers',
+        code: 'same-server',
+        message: `${whose} connects to the gateway's one server (${a.field} "${a.value}"): two tunnels on one server is no standby, since that server's outage takes both down; give standby.servers a server of its own${a.field === 'vpnEndpointIp' ? ' (vpnEndpointIp and wireguardPublicKey of another server of your provider)' : ` (another ${a.field === 'serverHostnames' ? 'hostname' : 'server name'}, or a city or country of its own)`}`,
+      }],
+      warnings: [],
+    };
+  }
+  const fields = Object.keys(gateway).filter((k) => standby[k as keyof Selection] !== undefined) as (keyof Selection)[];
+  const apart = fields.some((k) => !gateway[k]!.some((v) => standby[k]!.includes(v)));
+  const narrow = (s: Selection) => NARROW.some((k) => s[k] !== undefined);
+  if (apart || !narrow(gateway) || !narrow(standby)) return { problems: [], warnings: [] };
+  // The gateway's values as the user wrote them.
+  const raw = (k: keyof Selection) => (Array.isArray(input[k]) ? input[k] as unknown[] : [input[k]]).filter((v): v is string => typeof v === 'string');
+  const shared = fields.map((k) => `${k} ${raw(k).filter((v) => standby[k]!.includes(v.toLowerCase())).map((v) => JSON.stringify(v)).join(', ')}`);
+  return {
+    problems: [],
+    warnings: [{
+      path: 'standby.servers',
+      code: 'standby-same-server',
+      message: `${whose} and the gateway may connect to one server (${shared.length > 0 ? `both allow ${shared.join('; ')}` : 'they filter different fields, which synth cannot compare'}): gluetun picks at random among a few matching servers, and one server's outage then takes both tunnels down. Give standby.servers a value of its own on a filter both set (e.g. serverCities: ['Geneva'] beside the gateway's ['Zurich']), or acknowledge 'standby-same-server' if the filters cannot meet`,
+    }],
+  };
 }

@@ -1,12 +1,15 @@
 import { planVpnGateway, VpnGatewayProps } from '../../src';
 import { nordvpnGateway } from '../helpers/fixtures';
 import { recordResources, settle } from '../helpers/pulumi';
+import { expectWarnings } from '../helpers/stderr-guard';
 
 const seen = recordResources();
 // Loaded after the mocks are in place, as Pulumi's own tests do.
 const tw = require('../../src/pulumi') as typeof import('../../src/pulumi');
 
 const props: VpnGatewayProps = { ...nordvpnGateway(), standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard-standby' } } };
+
+expectWarnings({ 'Pulumi VpnGateway with standby warns standby-same-server where both members may pick one city\'s server (control: a city each)': ['standby.servers'] });
 
 describe('Pulumi VpnGateway with standby', () => {
   beforeEach(() => {
@@ -35,6 +38,29 @@ describe('Pulumi VpnGateway with standby', () => {
     const urls = seen.filter((r) => r.inputs.kind === 'StatefulSet')
       .map((r) => (r.inputs.spec as Sts).template.spec.containers.find((c) => c.name === 'failover-agent')!.env.find((e) => e.name === 'PROBE_URL')?.value);
     expect(urls).toEqual(['https://10.8.0.1/check', 'https://10.8.0.1/check']);
+  });
+
+  it('gives the standby\'s gluetun standby.servers in place of the gateway\'s filters; refuses one server for both before it registers anything', async () => {
+    type Sts = { template: { spec: { containers: { name: string; env: { name: string; value?: string }[] }[] } } };
+    const cities = () => seen.filter((r) => r.inputs.kind === 'StatefulSet')
+      .map((r) => (r.inputs.spec as Sts).template.spec.containers.find((c) => c.name === 'gluetun')!.env.find((e) => e.name === 'SERVER_CITIES')?.value);
+    const { serverCountries: _c, ...rest } = props;
+    expect(() => new tw.VpnGateway('one-server', { ...rest, serverHostnames: ['ch1.nordvpn.com'] })).toThrow(/standby\.servers: the standby .* connects to the gateway's one server \(serverHostnames "ch1\.nordvpn\.com"\)/);
+    await settle();
+    expect(seen).toEqual([]);
+    new tw.VpnGateway('servers', { ...rest, serverCities: ['Zurich'], standby: { ...props.standby!, servers: { serverCities: ['Geneva'] } } });
+    await settle();
+    expect(cities()).toEqual(['Zurich', 'Geneva']);
+  });
+
+  it('warns standby-same-server where both members may pick one city\'s server (control: a city each)', async () => {
+    const { serverCountries: _c, ...rest } = props;
+    new tw.VpnGateway('same-city', { ...rest, serverCities: ['Zurich'] });
+    await settle();
+    tw.resetRegistry(); // another program: the two gateways claim one VXLAN id and key
+    new tw.VpnGateway('a-city-each', { ...rest, serverCities: ['Zurich'], standby: { ...props.standby!, servers: { serverCities: ['Geneva'] } } });
+    await settle();
+    expect(seen.filter((r) => r.inputs.kind === 'StatefulSet')).toHaveLength(4);
   });
 
   it('refuses one key for both pods before it registers anything', async () => {

@@ -58,6 +58,7 @@ describe('golden output', () => {
   it.each<[string, () => string]>([
     ['vpn-gateway.nordvpn.yaml', () => gatewayWithRoute(nordvpnGateway())],
     ['vpn-gateway.standby.yaml', () => gatewayWithRoute({ ...nordvpnGateway(), standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard-standby' } } })],
+    ['vpn-gateway.standby-servers.yaml', () => gatewayWithRoute({ ...(({ serverCountries: _c, ...p }) => p)(nordvpnGateway()), serverCities: ['Zurich'], standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard-standby' }, servers: { serverCities: ['Geneva'] } } })],
     ['vpn-gateway.standby-openvpn.yaml', () => gatewayWithRoute({ ...(({ wireguardPrivateKeySecret: _k, ...p }) => p)(nordvpnGateway()), vpnType: 'openvpn', openvpnCredentialsSecret: { name: 'nordvpn-openvpn' }, standby: { openvpnCredentialsSecret: { name: 'nordvpn-openvpn-standby' } } })],
     ['vpn-gateway.pia-openvpn.yaml', () => gatewayWithRoute(gatewayFor('private internet access'))],
     ['vpn-gateway.custom.yaml', () => gatewayWithRoute(gatewayFor('custom'))],

@@ -7,7 +7,7 @@ import { serverFilterFindings } from '../server-filters';
 import { CUSTOM_PORT_FORWARDING_PROVIDERS, LOCATION_FILTERS, LocationFilter, nearestProvider, PROVIDER_ALIASES, providerName, PROVIDERS, ProviderRow } from '../vpn-providers';
 import { DEFAULT_IMAGES, PortForwardingProps, servedPorts, VpnGatewayProps } from './props';
 import { vpnGatewaySchema } from './schema';
-import { checkStandby } from '../vpn-gateway-failover';
+import { checkStandby, standbyServerFindings } from '../vpn-gateway-failover';
 
 /** The provider's row (aliases resolved), or undefined. */
 export function providerRow(name: string): ProviderRow | undefined {
@@ -53,10 +53,6 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
       } else if (wg.endpointPort === 'required') {
         push('vpnEndpointPort', 'required', 'required for custom: the server\'s WireGuard port (there is no default)');
       }
-      if (row.gluetunName === 'custom') {
-        if (input.vpnEndpointIp === undefined) push('vpnEndpointIp', 'required', 'required for custom: the server\'s IP address');
-        if (input.wireguardPublicKey === undefined) push('wireguardPublicKey', 'required', 'required for custom: the server\'s public key');
-      }
     }
   }
   if (row && vpnType === 'openvpn') {
@@ -69,30 +65,46 @@ function checkGateway(input: Record<string, unknown>, problems: Problem[]): void
       else if (!allowed.includes(port)) push('vpnEndpointPort', 'port', `expected one of ${allowed.join(', ')} for ${row.gluetunName} over OpenVPN (UDP), ${received(port)}`);
     }
     if (input.openvpnCredentialsSecret === undefined) push('openvpnCredentialsSecret', 'required', 'required for OpenVPN: the Secret with the username and password');
-    for (const key of ['wireguardPrivateKeySecret', 'wireguardPresharedKeySecret', 'wireguardAddresses', 'wireguardPublicKey'] as const) {
+    for (const key of ['wireguardPrivateKeySecret', 'wireguardPresharedKeySecret', 'wireguardAddresses'] as const) {
       if (input[key] !== undefined) push(key, 'forbidden', 'a WireGuard setting, but vpnType is openvpn');
     }
   }
   if (row && vpnType === 'wireguard' && input.openvpnCredentialsSecret !== undefined) push('openvpnCredentialsSecret', 'forbidden', 'an OpenVPN setting, but vpnType is wireguard');
-  if (row && row.gluetunName !== 'custom') {
-    for (const key of ['vpnEndpointIp', 'wireguardPublicKey'] as const) if (input[key] !== undefined) push(key, 'forbidden', `only for vpnProvider custom (gluetun takes ${row.gluetunName}'s from its server data)`);
-  }
-  if (typeof input.vpnEndpointIp === 'string' && !parseIp(input.vpnEndpointIp)) push('vpnEndpointIp', 'ip', `expected an IP address, never a hostname (gluetun takes an IP), ${received(input.vpnEndpointIp)}`);
-  if (typeof input.wireguardPublicKey === 'string' && !isWireguardKey(input.wireguardPublicKey)) push('wireguardPublicKey', 'key', KEY_FIELD_MESSAGE);
-  if (row) {
-    for (const filter of Object.keys(LOCATION_FILTERS) as LocationFilter[]) {
-      if (input[filter] === undefined) continue;
-      if (!row.filters.includes(filter)) {
-        const hint = row.gluetunName === 'windscribe' && filter === 'serverCountries' ? ': windscribe has no country data (use serverRegions)' : '';
-        push(filter, 'filter', `${row.gluetunName} has no ${LOCATION_FILTERS[filter]} filter; it has ${row.filters.join(', ')}${hint}`);
-      }
-    }
-    if (row.gluetunName === 'custom' && Array.isArray(input.serverNames) && input.serverNames.length > 1) push('serverNames', 'filter', `custom takes at most one server name, received ${input.serverNames.length}`);
-  }
+  checkServerSelection(input, '', row, vpnType as string, push);
+  // The standby's own servers, checked as the gateway's (they replace them as a whole in the standby's pod).
+  if (isRecord(input.standby) && isRecord(input.standby.servers)) checkServerSelection(input.standby.servers, 'standby.servers.', row, vpnType as string, push);
   if (input.dnsOverTls === true) push('dnsOverTls', 'dns-collision', "gluetun's DNS server (which DNS over TLS needs) binds :53 on every interface and collides with pod-gateway's dnsmasq, which routed pods need for cluster names; leave dnsOverTls off: DNS still leaves through the tunnel");
   checkPortForwarding(input, row, vpnType as string, push);
   problems.push(...checkStandby(input, isRecord(input.portForwarding) && keepsPortForwardState(input.vpnProvider, input.portForwarding), row?.wireguard?.addresses === 'required'));
   checkNetwork(input, row && vpnType === 'wireguard' ? row : undefined, push);
+}
+
+/**
+ * A server selection (`VpnServerSelection`: the gateway's props, or `standby.servers`, at `at`): the provider's filters,
+ * and custom's endpoint (required with custom over WireGuard, forbidden for any other provider).
+ */
+function checkServerSelection(sel: Record<string, unknown>, at: string, row: ProviderRow | undefined, vpnType: string, push: (path: string, code: string, message: string) => void): void {
+  if (row && row.gluetunName === 'custom' && vpnType === 'wireguard' && row.wireguard) {
+    if (sel.vpnEndpointIp === undefined) push(`${at}vpnEndpointIp`, 'required', 'required for custom: the server\'s IP address');
+    if (sel.wireguardPublicKey === undefined) push(`${at}wireguardPublicKey`, 'required', 'required for custom: the server\'s public key');
+  }
+  if (row && vpnType === 'openvpn' && row.openvpn && sel.wireguardPublicKey !== undefined) push(`${at}wireguardPublicKey`, 'forbidden', 'a WireGuard setting, but vpnType is openvpn');
+  if (row && row.gluetunName !== 'custom') {
+    // Over OpenVPN a public key is reported once, as a WireGuard setting (above).
+    for (const key of ['vpnEndpointIp', 'wireguardPublicKey'] as const) if (sel[key] !== undefined && !(key === 'wireguardPublicKey' && vpnType === 'openvpn' && row.openvpn)) push(`${at}${key}`, 'forbidden', `only for vpnProvider custom (gluetun takes ${row.gluetunName}'s from its server data)`);
+  }
+  if (typeof sel.vpnEndpointIp === 'string' && !parseIp(sel.vpnEndpointIp)) push(`${at}vpnEndpointIp`, 'ip', `expected an IP address, never a hostname (gluetun takes an IP), ${received(sel.vpnEndpointIp)}`);
+  if (typeof sel.wireguardPublicKey === 'string' && !isWireguardKey(sel.wireguardPublicKey)) push(`${at}wireguardPublicKey`, 'key', KEY_FIELD_MESSAGE);
+  if (row) {
+    for (const filter of Object.keys(LOCATION_FILTERS) as LocationFilter[]) {
+      if (sel[filter] === undefined) continue;
+      if (!row.filters.includes(filter)) {
+        const hint = row.gluetunName === 'windscribe' && filter === 'serverCountries' ? ': windscribe has no country data (use serverRegions)' : '';
+        push(`${at}${filter}`, 'filter', `${row.gluetunName} has no ${LOCATION_FILTERS[filter]} filter; it has ${row.filters.join(', ')}${hint}`);
+      }
+    }
+    if (row.gluetunName === 'custom' && Array.isArray(sel.serverNames) && sel.serverNames.length > 1) push(`${at}serverNames`, 'filter', `custom takes at most one server name, received ${sel.serverNames.length}`);
+  }
 }
 
 /**
@@ -269,9 +281,15 @@ export function checkVpnGateway(input: unknown): { problems: Problem[]; warnings
   const parsed = parseWith<VpnGatewayProps>(vpnGatewaySchema, input);
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
   if (isRecord(input)) checkGateway(input, problems);
-  const filters = isRecord(input) ? serverFilterFindings(input, !isRecord(input.images) || input.images.gluetun === undefined || input.images.gluetun === DEFAULT_IMAGES.gluetun) : { problems: [], warnings: [] };
-  problems.push(...filters.problems);
-  const all = isRecord(input) ? [...ipv6Warnings(input), ...(problems.length === 0 ? [...stateClaimWarnings(input), ...protonvpnWarnings(input)] : []), ...filters.warnings] : [];
+  const pinnedImage = isRecord(input) && (!isRecord(input.images) || input.images.gluetun === undefined || input.images.gluetun === DEFAULT_IMAGES.gluetun);
+  const filters = isRecord(input) ? serverFilterFindings(input, pinnedImage) : { problems: [], warnings: [] };
+  // standby.servers against gluetun's server list as the gateway's filters, reported at their own path.
+  const sbServers = isRecord(input) && isRecord(input.standby) && isRecord(input.standby.servers) ? input.standby.servers : undefined;
+  const sbFilters = sbServers ? serverFilterFindings({ ...sbServers, vpnProvider: (input as Record<string, unknown>).vpnProvider, vpnType: (input as Record<string, unknown>).vpnType }, pinnedImage) : { problems: [], warnings: [] };
+  const under = (ps: Problem[]) => ps.map((p) => ({ ...p, path: `standby.servers.${p.path}` }));
+  const sameServer = isRecord(input) ? standbyServerFindings(input) : { problems: [], warnings: [] };
+  problems.push(...filters.problems, ...under(sbFilters.problems), ...sameServer.problems);
+  const all = isRecord(input) ? [...ipv6Warnings(input), ...(problems.length === 0 ? [...stateClaimWarnings(input), ...protonvpnWarnings(input), ...sameServer.warnings] : []), ...filters.warnings, ...under(sbFilters.warnings)] : [];
   // The codes the user read and accepted are not reported again (an unknown code is the schema's to refuse).
   const acknowledged = isRecord(input) && Array.isArray(input.acknowledge) ? input.acknowledge : [];
   const warnings = all.filter((w) => !acknowledged.includes(w.code));

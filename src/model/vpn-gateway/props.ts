@@ -120,11 +120,35 @@ export interface PortForwardingProps {
 
 /** The warning codes VpnGateway's checks give, each of which `acknowledge` takes. */
 /** The codes of the warnings a VpnGateway may give, each one `acknowledge` can silence. */
-export type VpnGatewayWarning = 'ipv6-cidr' | 'default-storage-class' | 'unknown-server-filter' | 'protonvpn-openvpn-pmp' | 'protonvpn-wireguard-pmp';
+export type VpnGatewayWarning = 'ipv6-cidr' | 'default-storage-class' | 'unknown-server-filter' | 'protonvpn-openvpn-pmp' | 'protonvpn-wireguard-pmp' | 'standby-same-server';
 /** @internal Every VpnGatewayWarning, for the props' schema. */
-export const VPN_GATEWAY_WARNINGS = ['ipv6-cidr', 'default-storage-class', 'unknown-server-filter', 'protonvpn-openvpn-pmp', 'protonvpn-wireguard-pmp'] as const satisfies readonly VpnGatewayWarning[];
+export const VPN_GATEWAY_WARNINGS = ['ipv6-cidr', 'default-storage-class', 'unknown-server-filter', 'protonvpn-openvpn-pmp', 'protonvpn-wireguard-pmp', 'standby-same-server'] as const satisfies readonly VpnGatewayWarning[];
 
-export interface VpnGatewayProps {
+/**
+ * Which VPN server gluetun connects to: its server filters (`SERVER_COUNTRIES`, `SERVER_REGIONS`, `SERVER_CITIES`,
+ * `SERVER_HOSTNAMES`, `SERVER_NAMES`), or with `custom` the one server's endpoint. gluetun keeps the servers of its list
+ * that match every filter given (one of each filter's values, case-insensitively), and at each connect and reconnect
+ * picks one of their addresses at random (internal/storage/filter.go:50-139, internal/provider/utils/pick.go:45-56
+ * at v3.41.1). The gateway's props, and with `standby` the standby's own (`standby.servers`).
+ */
+export interface VpnServerSelection {
+  /** `SERVER_COUNTRIES`: servers in one of these countries. @default - any */
+  readonly serverCountries?: string[];
+  /** `SERVER_REGIONS`: servers in one of these regions. @default - any */
+  readonly serverRegions?: string[];
+  /** `SERVER_CITIES`: servers in one of these cities. @default - any */
+  readonly serverCities?: string[];
+  /** `SERVER_HOSTNAMES`: these servers, by hostname (one hostname is one server). @default - any */
+  readonly serverHostnames?: string[];
+  /** `SERVER_NAMES`: these servers, by the provider's server name (with `custom`: the one server's name, for PIA port forwarding). @default - any */
+  readonly serverNames?: string[];
+  /** `custom`: the server's IP (never a hostname). */
+  readonly vpnEndpointIp?: string;
+  /** `custom`: the server's public key. */
+  readonly wireguardPublicKey?: string;
+}
+
+export interface VpnGatewayProps extends VpnServerSelection {
   /** The cluster this gateway belongs to. @default 'default' */
   readonly cluster?: string;
   /** Name of the gateway (Deployment, Service, ConfigMaps). @default 'vpn-gateway' */
@@ -151,17 +175,8 @@ export interface VpnGatewayProps {
   readonly wireguardAddresses?: Cidr[];
   /** OpenVPN credentials: a Secret with user and password keys. Required for OpenVPN. */
   readonly openvpnCredentialsSecret?: CredentialsSecretRef;
-  readonly serverCountries?: string[];
-  readonly serverRegions?: string[];
-  readonly serverCities?: string[];
-  readonly serverHostnames?: string[];
-  readonly serverNames?: string[];
-  /** `custom`: the server's IP (never a hostname). */
-  readonly vpnEndpointIp?: string;
-  /** No default: required for `custom`; forbidden or restricted to a list for some providers. */
+  /** No default: required for `custom`; forbidden or restricted to a list for some providers. With `standby`, both pods use it (pod-gateway's firewall lets one VPN port out: `VPN_TRAFFIC_PORT`). */
   readonly vpnEndpointPort?: number;
-  /** `custom`: the server's public key. */
-  readonly wireguardPublicKey?: string;
   /** Port forwarding where the provider supports it (ProtonVPN natively; PIA via custom). @default - off */
   readonly portForwarding?: PortForwardingProps;
   /** VXLAN id between the gateway and its clients, 1–16777215, unique per cluster. @default 42 */
@@ -223,7 +238,8 @@ export interface VpnGatewayProps {
    * Warning codes you have read and accept, not reported again: `ipv6-cidr`, `default-storage-class`,
    * `unknown-server-filter` (with your own `images.gluetun`), `protonvpn-openvpn-pmp` (ProtonVPN port forwarding over
    * OpenVPN: the username must end in `+pmp`), `protonvpn-wireguard-pmp` (over WireGuard: the key must come from a
-   * configuration made with NAT-PMP on). See docs/vpn-gateway.md. @default []
+   * configuration made with NAT-PMP on), `standby-same-server` (the gateway's and the standby's server filters may
+   * pick one server: see `standby.servers`). See docs/vpn-gateway.md. @default []
    */
   readonly acknowledge?: VpnGatewayWarning[];
 }

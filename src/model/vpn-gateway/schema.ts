@@ -3,9 +3,9 @@ import { cidrSchema, networkCidrSchema, clusterSchema, credentialsSecretRefSchem
 import { PORT_FORWARDING_APPS } from '../values';
 import { VPN_GATEWAY_WARNINGS } from './props';
 import { standbySchema } from '../vpn-gateway-failover';
+import { serverSelectionShape } from '../server-filters';
 
 const credentials = credentialsSecretRefSchema;
-const names = z.array(z.string().check(z.minLength(1)));
 
 /** @internal */
 export const vpnGatewaySchema = z.strictObject({
@@ -22,14 +22,8 @@ export const vpnGatewaySchema = z.strictObject({
   wireguardPresharedKeySecret: z.optional(secretKeyRefSchema),
   wireguardAddresses: z.optional(z.array(cidrSchema)),
   openvpnCredentialsSecret: z.optional(credentials),
-  serverCountries: z.optional(names),
-  serverRegions: z.optional(names),
-  serverCities: z.optional(names),
-  serverHostnames: z.optional(names),
-  serverNames: z.optional(names),
-  vpnEndpointIp: z.optional(z.string()),
+  ...serverSelectionShape,
   vpnEndpointPort: z.optional(portSchema),
-  wireguardPublicKey: z.optional(z.string()),
   portForwarding: z.optional(z.strictObject({
     provider: z.optional(z.string()),
     credentialsSecret: z.optional(credentials),

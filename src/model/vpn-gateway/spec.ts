@@ -2,9 +2,9 @@ import { Problem } from '../../errors';
 import { Claim } from '../../invariants';
 import { parseCidr } from '../net';
 import { LOCATION_FILTERS, LocationFilter, providerName } from '../vpn-providers';
-import { DEFAULT_PROBE_URLS } from '../vpn-gateway-failover';
+import { DEFAULT_PROBE_URLS, pinnedServer } from '../vpn-gateway-failover';
 import { checkVpnGateway, clusterDnsIpOf, keepsPortForwardState, providerRow } from './checks';
-import { APP_API_PORTS, CredentialsSecretRef, DEFAULT_IMAGES, PortForwardingApp, PortForwardingProps, servedPorts, VpnGatewayProps } from './props';
+import { APP_API_PORTS, CredentialsSecretRef, DEFAULT_IMAGES, PortForwardingApp, PortForwardingProps, servedPorts, VpnGatewayProps, VpnServerSelection } from './props';
 
 /** Istio ambient's ztunnel address, kept local with `mesh: 'istio-ambient'`. */
 export const ZTUNNEL_CIDR = '169.254.7.127/32';
@@ -115,6 +115,11 @@ export interface StandbySpec {
   readonly releaseAfter: number;
   /** The agent's probe targets through the tunnel (healthy when one answers), or undefined for none (`probeUrl: false`). */
   readonly probeUrls?: readonly string[];
+  /** The standby's gluetun server filters, as its variables: `standby.servers`' own, or the gateway's (`serverFilters`). */
+  readonly serverFilters: readonly (readonly [string, string])[];
+  /** custom: the standby's server (`standby.servers`' endpoint, or the gateway's: refused by the checks). */
+  readonly endpointIp?: string;
+  readonly publicKey?: string;
 }
 
 /** The VXLAN UDP port: Cilium and flannel own 8472 and Calico's VXLAN owns 4789. */
@@ -173,10 +178,7 @@ function specOf(props: VpnGatewayProps): VpnGatewaySpec {
     vpnType,
     ...(wireguard ? { wireguard } : {}),
     ...(openvpn ? { openvpn } : {}),
-    serverFilters: (Object.keys(LOCATION_FILTERS) as LocationFilter[]).flatMap((filter) => {
-      const v = props[filter];
-      return v && v.length > 0 ? [[LOCATION_FILTERS[filter], v.join(',')] as const] : [];
-    }),
+    serverFilters: filterVariables(props),
     dnsAddress: props.dnsAddress ?? '1.1.1.1',
     killSwitchFlavor: props.cni === 'cilium' ? 'cilium' : 'kubernetes',
     createNamespace: props.createNamespace !== false,
@@ -191,10 +193,22 @@ function specOf(props: VpnGatewayProps): VpnGatewaySpec {
       acquireAfter: props.standby.acquireAfter ?? 3,
       releaseAfter: props.standby.releaseAfter ?? 3,
       ...(props.standby.probeUrl === false ? {} : { probeUrls: typeof props.standby.probeUrl === 'string' ? [props.standby.probeUrl] : props.standby.probeUrl ?? DEFAULT_PROBE_URLS }),
+      // standby.servers replaces the gateway's selection as a whole; without it the standby takes the gateway's.
+      serverFilters: filterVariables(props.standby.servers ?? props),
+      ...(wireguard && (props.standby.servers ?? props).vpnEndpointIp !== undefined ? { endpointIp: (props.standby.servers ?? props).vpnEndpointIp } : {}),
+      ...(wireguard && (props.standby.servers ?? props).wireguardPublicKey !== undefined ? { publicKey: (props.standby.servers ?? props).wireguardPublicKey } : {}),
     } } : {}),
     ...(props.portForwarding ? { portForwarding: portForwardingSpec(props, props.portForwarding, `${vxlanPrefix}.${FORWARDED_WORKLOAD_HOST}`, name) } : {}),
   };
   return { ...spec, claims: claimsOf(props, spec) };
+}
+
+/** gluetun's server filter variables of a selection (the gateway's props, or `standby.servers`): `[SERVER_CITIES, 'Zurich,Geneva']`. */
+function filterVariables(sel: VpnServerSelection): (readonly [string, string])[] {
+  return (Object.keys(LOCATION_FILTERS) as LocationFilter[]).flatMap((filter) => {
+    const v = sel[filter];
+    return v && v.length > 0 ? [[LOCATION_FILTERS[filter], v.join(',')] as const] : [];
+  });
 }
 
 function portForwardingSpec(props: VpnGatewayProps, pf: PortForwardingProps, address: string, gateway: string): PortForwardingSpec {
@@ -231,9 +245,8 @@ function claimsOf(props: VpnGatewayProps, f: Omit<VpnGatewaySpec, 'claims'>): Cl
   if (key) claims.push({ key: `cluster/${f.cluster}/wireguard-key/${f.namespace}/${key.name}/${key.key}`, path: 'wireguardPrivateKeySecret', what: `WireGuard key ${f.namespace}/${key.name} (a key used by two gateways steals the session)`,
     remedy: 'give each gateway a key of its own: generate one (`wg genkey`), register its public key with the provider as another device, and put it in a Secret (or a key of the Secret) that only this gateway names' });
   // The one server the gateway is pinned to, and the prop that pins it (where a clash is reported).
-  const pinned = props.vpnEndpointIp ? { server: `${props.vpnEndpointIp}:${props.vpnEndpointPort}`, path: 'vpnEndpointIp' }
-    : props.serverHostnames?.length === 1 ? { server: props.serverHostnames[0], path: 'serverHostnames[0]' }
-      : props.serverNames?.length === 1 ? { server: props.serverNames[0], path: 'serverNames[0]' } : undefined;
+  const pin = pinnedServer(props);
+  const pinned = pin?.field === 'vpnEndpointIp' ? { server: `${pin.value}:${props.vpnEndpointPort}`, path: 'vpnEndpointIp' } : pin ? { server: pin.value, path: `${pin.field}[0]` } : undefined;
   const credential = key ? `${f.namespace}/${key.name}/${key.key}` : f.openvpn ? `${f.namespace}/${f.openvpn.credentials.name}` : undefined;
   if (pinned && credential) claims.push({ key: `vpn-server/${f.provider}/${pinned.server}/${credential}`, path: pinned.path, what: `VPN server ${pinned.server} with the credential ${credential} (two gateways on one server and account steal each other's session)` });
   return claims;

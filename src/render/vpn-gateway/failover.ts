@@ -4,6 +4,7 @@ import { asset, inlineScript } from '../../assets';
 import type { StandbySpec, VpnGatewaySpec } from '../../model/vpn-gateway';
 import { KubeObject } from '../../types';
 import { VPN_INTERFACE } from './constants';
+import { gluetunEnv } from './gluetun';
 
 /** The label the holder's agent sets on its own pod (and clears on the other), which the gateway's Service selects. */
 export const ROLE_LABEL = 'tunnelwright.io/role';
@@ -69,9 +70,10 @@ const tokenVolume = {
 /**
  * The standby member's pod spec: its own credential in place of the active member's: its WireGuard key (and
  * addresses, preshared key), or its OpenVPN login (the same files under SECRETS_DIR, so gluetun's environment is the
- * same: OPENVPN_USER_SECRETFILE, OPENVPN_PASSWORD_SECRETFILE).
+ * same: OPENVPN_USER_SECRETFILE, OPENVPN_PASSWORD_SECRETFILE); and its own servers (`standby.servers`: gluetun's
+ * environment made by `gluetunEnv` from the gateway's spec with the standby's addresses and servers in place).
  */
-function standbyKeys(spec: IPodSpec, sb: StandbySpec): IPodSpec {
+function standbyKeys(f: VpnGatewaySpec, spec: IPodSpec, sb: StandbySpec): IPodSpec {
   const source = (s: IProjectedSource): IProjectedSource => {
     const p = s.secret?.items?.[0]?.path;
     if (p === 'wireguard_private_key' && sb.privateKey) return { secret: { name: sb.privateKey.name, items: [{ key: sb.privateKey.key, path: p }] } };
@@ -83,10 +85,23 @@ function standbyKeys(spec: IPodSpec, sb: StandbySpec): IPodSpec {
   };
   return {
     ...spec,
-    containers: spec.containers.map((c) => (c.name !== 'gluetun' || !sb.addresses ? c : {
-      ...c, env: (c.env ?? []).map((e) => (e.name === 'WIREGUARD_ADDRESSES' ? { name: e.name, value: sb.addresses!.join(',') } : e)),
-    })),
+    containers: spec.containers.map((c) => (c.name !== 'gluetun' ? c : { ...c, env: gluetunEnv(standbyGluetun(f, sb)) })),
     volumes: (spec.volumes ?? []).map((v) => (v.name !== 'gluetun-secrets' ? v : { ...v, projected: { ...v.projected, sources: (v.projected?.sources ?? []).map(source) } })),
+  };
+}
+
+/** The gateway's spec as the standby's gluetun sees it: its own addresses, server filters and (custom) endpoint. */
+function standbyGluetun(f: VpnGatewaySpec, sb: StandbySpec): VpnGatewaySpec {
+  const wg = f.wireguard;
+  return {
+    ...f,
+    serverFilters: sb.serverFilters,
+    ...(wg ? { wireguard: {
+      ...wg,
+      ...(sb.addresses ? { addresses: sb.addresses } : {}),
+      ...(sb.endpointIp !== undefined ? { endpointIp: sb.endpointIp } : {}),
+      ...(sb.publicKey !== undefined ? { publicKey: sb.publicKey } : {}),
+    } } : {}),
   };
 }
 
@@ -112,7 +127,7 @@ export function withStandby(f: VpnGatewaySpec, objects: KubeObject[]): KubeObjec
       const template = d.spec!.template;
       for (const m of members) {
         const peer = members.find((p) => p.member !== m.member)!.pod;
-        const base = m.member === 'b' ? standbyKeys(template.spec!, sb) : template.spec!;
+        const base = m.member === 'b' ? standbyKeys(f, template.spec!, sb) : template.spec!;
         const spec: IPodSpec = {
           ...base,
           serviceAccountName: sa,
