@@ -22,7 +22,9 @@ export interface VpnGatewayStandbyProps {
   /**
    * The standby pod's own WireGuard private key (a Secret in the gateway namespace, key default `private-key`). Required
    * with WireGuard, and refused when it is the active pod's: the provider follows the latest handshake, so two hot
-   * tunnels on one key steal the session from each other (research: 13 of 31 requests failed in 20 s).
+   * tunnels on one key steal the session from each other (research: 13 of 31 requests failed in 20 s). The check
+   * compares the Secret's name and key, not its value (synth never reads a Secret): two Secrets holding one key pass it.
+   * A second key is a second device at the provider, which some plans limit or charge for: check your plan.
    */
   readonly wireguardPrivateKeySecret?: SecretKeyRef;
   /**
@@ -40,7 +42,11 @@ export interface VpnGatewayStandbyProps {
    * stay up, and an OpenVPN server that names sessions by user (`username-as-common-name`) without `duplicate-cn`
    * closes the older session when the same login connects again (OpenVPN 2.6.22 src/openvpn/multi.c:1363
    * `multi_delete_dup`, called at :2548-2550 unless `duplicate_cn`; src/openvpn/ssl_verify.c:1736-1738), so the
-   * standby's connect, and each of its reconnects, kills the holder's tunnel.
+   * standby's connect, and each of its reconnects, kills the holder's tunnel. The check compares the Secret's name and
+   * username key, not their values (synth never reads a Secret): two Secrets holding one login pass it. A second login
+   * may cost a second subscription or device at your provider: check your plan. gluetun stops OpenVPN with SIGKILL
+   * (internal/openvpn/start.go:35 at v3.41.1: no exit notify), so each restart leaves the old session at the provider
+   * until its own timeout, counted against a session limit meanwhile.
    */
   readonly openvpnCredentialsSecret?: CredentialsSecretRef;
   /**
