@@ -121,6 +121,14 @@ describe('the standby pod\'s gluetun gets standby.servers in place of the gatewa
     expect(withoutServers(b)).toEqual(withoutServers(a));
   });
 
+  it('over OpenVPN the same: -b\'s gluetun filters are standby.servers\'', () => {
+    const { wireguardPrivateKeySecret: _k, serverCountries: _c, ...base } = nordvpnGateway();
+    const p: VpnGatewayProps = { ...base, vpnType: 'openvpn', openvpnCredentialsSecret: { name: 'o' }, serverHostnames: ['ch1.nordvpn.com'], standby: { openvpnCredentialsSecret: { name: 'o-b' }, servers: { serverHostnames: ['at1.nordvpn.com'] } } };
+    expect(findings(p)).toEqual({ problems: [], warnings: [] });
+    expect([gluetunEnv(p, 'a').SERVER_HOSTNAMES, gluetunEnv(p, 'b').SERVER_HOSTNAMES]).toEqual(['ch1.nordvpn.com', 'at1.nordvpn.com']);
+    expect(withoutServers(gluetunEnv(p, 'b'))).toEqual(withoutServers(gluetunEnv(p, 'a')));
+  });
+
   it('without standby.servers, -b has the gateway\'s filters', () => {
     const p = nord({ serverCountries: ['Switzerland'] });
     expect(gluetunEnv(p, 'b').SERVER_COUNTRIES).toBe('Switzerland');
