@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Chart } from 'cdk8s';
-import { planVpnGateway, validateVpnGateway, VpnGatewayProps, vpnGatewayClaims } from '../../src';
+import { checkClaims, planVpnGateway, validateVpnGateway, VpnGatewayProps, vpnGatewayClaims } from '../../src';
 import { App, VpnGateway } from '../../src/cdk8s';
 import { parseVpnGateway } from '../../src/model/vpn-gateway';
 import { expectWarnings } from '../helpers/stderr-guard';
@@ -144,9 +144,21 @@ describe('the standby pod\'s gluetun gets standby.servers in place of the gatewa
     expect(withoutServers(b)).toEqual(withoutServers(a));
   });
 
-  it('the claim across an App stays the gateway\'s pinned server (the standby\'s key is another credential)', () => {
-    const claims = vpnGatewayClaims(custom({ vpnEndpointIp: '203.0.113.51', wireguardPublicKey: OTHER_KEY })).map((c) => c.key);
-    expect(claims.filter((k) => k.startsWith('vpn-server/'))).toEqual(['vpn-server/custom/203.0.113.50:1337/vpn-gateway/nordvpn-wireguard/private-key']);
+  it('each member claims its pinned server with its own credential across an App', () => {
+    const claims = vpnGatewayClaims(custom({ vpnEndpointIp: '203.0.113.51', wireguardPublicKey: OTHER_KEY })).map((c) => `${c.path} ${c.key}`);
+    expect(claims.filter((k) => k.includes(' vpn-server/'))).toEqual([
+      'vpnEndpointIp vpn-server/custom/203.0.113.50:1337/vpn-gateway/nordvpn-wireguard/private-key',
+      'standby.servers.vpnEndpointIp vpn-server/custom/203.0.113.51:1337/vpn-gateway/custom-b/private-key',
+    ]);
+  });
+
+  it.each<[string, VpnGatewayProps, string[]]>([
+    ['a second gateway on the first one\'s standby key', { ...nordvpnGateway(), name: 'eu', vxlanId: 43, wireguardPrivateKeySecret: { name: 'nordvpn-wireguard-b' } }, ['eu:wireguardPrivateKeySecret claimed-twice']],
+    ['a second gateway whose standby has the first one\'s key', { ...nordvpnGateway(), name: 'eu', vxlanId: 43, wireguardPrivateKeySecret: { name: 'eu-a' }, standby: { wireguardPrivateKeySecret: { name: 'nordvpn-wireguard' } } }, ['eu:standby.wireguardPrivateKeySecret claimed-twice']],
+    ['control: a second gateway with keys of its own', { ...nordvpnGateway(), name: 'eu', vxlanId: 43, wireguardPrivateKeySecret: { name: 'eu-a' }, standby: { wireguardPrivateKeySecret: { name: 'eu-b' } } }, []],
+  ])('two gateways of an App: %s', (_, second, expected) => {
+    const first = nord({ serverCountries: ['Switzerland'] });
+    expect(checkClaims([{ construct: 'us', claims: vpnGatewayClaims(first) }, { construct: 'eu', claims: vpnGatewayClaims(second) }]).map((p) => `${p.path} ${p.code}`)).toEqual(expected);
   });
 });
 

@@ -241,13 +241,22 @@ function claimsOf(props: VpnGatewayProps, f: Omit<VpnGatewaySpec, 'claims'>): Cl
   const claims: Claim[] = [{ key: `cluster/${f.cluster}/vxlan/${f.vxlanId}`, path: 'vxlanId',
     what: `VXLAN id ${f.vxlanId}${props.vxlanId === undefined ? ' (the default)' : ''} in cluster "${f.cluster}"`,
     remedy: 'set a different `vxlanId` (1 to 16777215) on one of the two gateways: each gateway of a cluster needs its own' }];
-  const key = f.wireguard?.privateKey;
-  if (key) claims.push({ key: `cluster/${f.cluster}/wireguard-key/${f.namespace}/${key.name}/${key.key}`, path: 'wireguardPrivateKeySecret', what: `WireGuard key ${f.namespace}/${key.name} (a key used by two gateways steals the session)`,
-    remedy: 'give each gateway a key of its own: generate one (`wg genkey`), register its public key with the provider as another device, and put it in a Secret (or a key of the Secret) that only this gateway names' });
-  // The one server the gateway is pinned to, and the prop that pins it (where a clash is reported).
-  const pin = pinnedServer(props);
-  const pinned = pin?.field === 'vpnEndpointIp' ? { server: `${pin.value}:${props.vpnEndpointPort}`, path: 'vpnEndpointIp' } : pin ? { server: pin.value, path: `${pin.field}[0]` } : undefined;
-  const credential = key ? `${f.namespace}/${key.name}/${key.key}` : f.openvpn ? `${f.namespace}/${f.openvpn.credentials.name}` : undefined;
-  if (pinned && credential) claims.push({ key: `vpn-server/${f.provider}/${pinned.server}/${credential}`, path: pinned.path, what: `VPN server ${pinned.server} with the credential ${credential} (two gateways on one server and account steal each other's session)` });
+  // Each member's key and pinned server with its credential: the gateway's, and with standby the standby's own (its
+  // key or login, its servers: another gateway of the App on them steals the standby's session as it would the holder's).
+  const members = [
+    { at: '', key: f.wireguard?.privateKey, login: f.openvpn?.credentials, sel: props as VpnServerSelection },
+    ...(f.standby ? [{ at: 'standby.', key: f.standby.privateKey, login: f.standby.openvpnCredentials, sel: props.standby?.servers ?? props }] : []),
+  ];
+  for (const m of members) {
+    const key = m.key;
+    if (key) claims.push({ key: `cluster/${f.cluster}/wireguard-key/${f.namespace}/${key.name}/${key.key}`, path: `${m.at}wireguardPrivateKeySecret`, what: `WireGuard key ${f.namespace}/${key.name} (a key used by two gateways steals the session)`,
+      remedy: 'give each gateway a key of its own: generate one (`wg genkey`), register its public key with the provider as another device, and put it in a Secret (or a key of the Secret) that only this gateway names' });
+    // The one server the member is pinned to, and the prop that pins it (where a clash is reported).
+    const pin = pinnedServer(m.sel);
+    const within = m.at && props.standby?.servers ? 'standby.servers.' : '';
+    const pinned = pin?.field === 'vpnEndpointIp' ? { server: `${pin.value}:${props.vpnEndpointPort}`, path: `${within}vpnEndpointIp` } : pin ? { server: pin.value, path: `${within}${pin.field}[0]` } : undefined;
+    const credential = key ? `${f.namespace}/${key.name}/${key.key}` : m.login ? `${f.namespace}/${m.login.name}` : undefined;
+    if (pinned && credential) claims.push({ key: `vpn-server/${f.provider}/${pinned.server}/${credential}`, path: pinned.path, what: `VPN server ${pinned.server} with the credential ${credential} (two gateways on one server and account steal each other's session)` });
+  }
   return claims;
 }
