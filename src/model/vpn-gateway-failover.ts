@@ -64,10 +64,11 @@ export interface VpnGatewayStandbyProps {
    * gluetun in place of the gateway's as a whole (a filter left out here is not taken from the gateway). gluetun picks
    * a server at random among the ones that match, at each connect: with the same narrow filters both pods can land on
    * one server, whose outage then takes both tunnels down. Both pods pinned to one and the same server (one hostname,
-   * one server name, custom's one endpoint) is refused; filters that may pick one server (both name servers or cities
-   * and share one on each filter they both set) warn `standby-same-server`. Give the standby a server elsewhere, e.g.
+   * one server name, custom's one endpoint) and filters that may pick one server (both name servers or cities and
+   * share one on each filter they both set) warn `standby-same-server`: the standby then covers a pod, node or session
+   * failure but not that server's outage. Give the standby a server elsewhere, e.g.
    * `{ serverCities: ['Geneva'] }` beside the gateway's `serverCities: ['Zurich']`.
-   * @default - the gateway's server filters (with `custom`: its endpoint, which is refused)
+   * @default - the gateway's server filters (with `custom`: its endpoint, which warns `standby-same-server`)
    */
   readonly servers?: VpnServerSelection;
   /** Seconds the Lease lives without renewal: a frozen holder's clients move after about this plus ~15 s. @default 15 */
@@ -187,9 +188,10 @@ const NARROW: readonly (keyof Selection)[] = ['vpnEndpointIp', 'serverHostnames'
  * utils/connection.go:41-78, pick.go:45-56 at v3.41.1), again at each reconnect (vpn/run.go:21-43). Each server has
  * one country, region, city, hostname and name, so two selections are kept apart when they set one filter with no
  * value in common; synth has no list of which server is where, so filters on different fields may still meet.
- * - A refusal (`same-server`) when both pin one and the same server: two tunnels on one server is no standby.
- * - A warning (`standby-same-server`) when they are not kept apart and both are narrow (hostnames, server names,
- *   cities): both may pick one server out of a few. A broad side (no filter, a country or a region) is not warned:
+ * - A warning (`standby-same-server`) when both pin one and the same server: not refused, since nothing breaks or
+ *   leaks and a standby on one server (a self-hosted endpoint) still covers a pod, node or session failure.
+ * - The same warning when they are not kept apart and both are narrow (hostnames, server names, cities): both may
+ *   pick one server out of a few. A broad side (no filter, a country or a region) is not warned:
  *   with n matching servers on one side, at most 1 in n connects lands both on one server, and a reconnect picks again.
  */
 export function standbyServerFindings(input: Record<string, unknown>): { problems: Problem[]; warnings: Problem[] } {
@@ -202,13 +204,15 @@ export function standbyServerFindings(input: Record<string, unknown>): { problem
   const a = pinnedServer(input as VpnServerSelection);
   const b = pinnedServer((own ? sb.servers : input) as VpnServerSelection);
   if (a && b && a.field === b.field && typeof a.value === 'string' && typeof b.value === 'string' && a.value.toLowerCase() === b.value.toLowerCase()) {
+    // Warned, not refused: nothing breaks or leaks, and one server (a self-hosted endpoint, a plan of one server) still
+    // gets a standby for a pod, node or session failure; only that server's outage takes both down.
     return {
-      problems: [{
+      problems: [],
+      warnings: [{
         path: 'standby.servers',
-        code: 'same-server',
-        message: `${whose} connects to the gateway's one server (${a.field} "${a.value}"): two tunnels on one server is no standby, since that server's outage takes both down; give standby.servers a server of its own${a.field === 'vpnEndpointIp' ? ' (vpnEndpointIp and wireguardPublicKey of another server of your provider)' : ` (another ${a.field === 'serverHostnames' ? 'hostname' : 'server name'}, or a city or country of its own)`}`,
+        code: 'standby-same-server',
+        message: `${whose} connects to the gateway's one server (${a.field} "${a.value}"): the standby then takes over when a pod, a node or a session fails, but that server's outage takes both tunnels down; give standby.servers a server of its own${a.field === 'vpnEndpointIp' ? ' (vpnEndpointIp and wireguardPublicKey of another server)' : ` (another ${a.field === 'serverHostnames' ? 'hostname' : 'server name'}, or a city or country of its own)`}, or acknowledge 'standby-same-server' where there is only one`,
       }],
-      warnings: [],
     };
   }
   const fields = Object.keys(gateway).filter((k) => standby[k as keyof Selection] !== undefined) as (keyof Selection)[];

@@ -3,13 +3,13 @@
  * (one value of each, case-insensitively: internal/storage/filter.go:50-139 at v3.41.1) and picks one of their
  * addresses at random at each connect (internal/provider/utils/pick.go:45-56, vpn/run.go:21-43): with the same narrow
  * filters both gateway pods can land on one server, whose outage takes both down. `standby.servers` gives the standby
- * pod's gluetun filters of its own; both pods pinned to one server is refused, filters that may meet warn.
+ * pod's gluetun filters of its own; both pods pinned to one server, or filters that may meet, warn.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Chart } from 'cdk8s';
-import { checkClaims, planVpnGateway, validateVpnGateway, VpnGatewayProps, vpnGatewayClaims } from '../../src';
+import { checkClaims, planVpnGateway, VpnGatewayProps, vpnGatewayClaims } from '../../src';
 import { App, VpnGateway } from '../../src/cdk8s';
 import { parseVpnGateway } from '../../src/model/vpn-gateway';
 import { expectWarnings } from '../helpers/stderr-guard';
@@ -39,16 +39,15 @@ const findings = (p: VpnGatewayProps) => {
   return { problems: parsed.problems.map((x) => `${x.path} ${x.code}`), warnings: parsed.warnings.map((x) => `${x.path} ${x.code}`) };
 };
 
-describe('the standby\'s server: refused when it is the gateway\'s one server, warned when the filters may meet', () => {
-  const refused = ['standby.servers same-server'];
+describe('the standby\'s server: warned when it is the gateway\'s one server or the filters may meet', () => {
   const warned = ['standby.servers standby-same-server'];
   it.each<[string, VpnGatewayProps, string[], string[]]>([
     // Broad: gluetun picks among a country's servers at each connect (1 in n lands both on one, and a reconnect picks again).
     ['control: the gateway\'s country, taken by the standby (broad)', nord({ serverCountries: ['Switzerland'] }), [], []],
     ['control: no filter at all (the provider\'s every server)', nord({}), [], []],
     ['control: one region on both (broad)', nord({ serverRegions: ['Europe'] }), [], []],
-    ['one hostname, taken by the standby', nord({ serverHostnames: ['ch1.nordvpn.com'] }), refused, []],
-    ['one hostname, and the same one in standby.servers in another case', nord({ serverHostnames: ['ch1.nordvpn.com'] }, { serverHostnames: ['CH1.nordvpn.com'], serverCountries: ['Switzerland'] }), refused, []],
+    ['one hostname, taken by the standby', nord({ serverHostnames: ['ch1.nordvpn.com'] }), [], warned],
+    ['one hostname, and the same one in standby.servers in another case', nord({ serverHostnames: ['ch1.nordvpn.com'] }, { serverHostnames: ['CH1.nordvpn.com'], serverCountries: ['Switzerland'] }), [], warned],
     ['control: one hostname each, not the same', nord({ serverHostnames: ['ch1.nordvpn.com'] }, { serverHostnames: ['ch2.nordvpn.com'] }), [], []],
     ['hostnames with one in common', nord({ serverHostnames: ['ch1.nordvpn.com', 'ch2.nordvpn.com'] }, { serverHostnames: ['ch2.nordvpn.com', 'ch3.nordvpn.com'] }), [], warned],
     ['control: hostnames with none in common', nord({ serverHostnames: ['ch1.nordvpn.com', 'ch2.nordvpn.com'] }, { serverHostnames: ['ch3.nordvpn.com'] }), [], []],
@@ -58,10 +57,10 @@ describe('the standby\'s server: refused when it is the gateway\'s one server, w
     ['control: kept apart by country though both name the city (each server has one country)', nord({ serverCountries: ['Switzerland'], serverCities: ['Zurich'] }, { serverCountries: ['Germany'], serverCities: ['Zurich'] }), [], []],
     ['control: a city for the gateway, a country for the standby (broad)', nord({ serverCities: ['Zurich'] }, { serverCountries: ['Germany'] }), [], []],
     ['a hostname for the gateway, a city for the standby (different fields, both narrow)', nord({ serverHostnames: ['ch1.nordvpn.com'] }, { serverCities: ['Zurich'] }), [], warned],
-    ['one server name, taken by the standby (ProtonVPN)', nord({ vpnProvider: 'protonvpn', serverNames: ['CH#10'] }), refused, []],
+    ['one server name, taken by the standby (ProtonVPN)', nord({ vpnProvider: 'protonvpn', serverNames: ['CH#10'] }), [], warned],
     ['control: a server name each (ProtonVPN)', nord({ vpnProvider: 'protonvpn', serverNames: ['CH#10'] }, { serverNames: ['CH#11'] }), [], []],
-    ['custom: the gateway\'s endpoint, taken by the standby', custom(), refused, []],
-    ['custom: the same endpoint in standby.servers, another public key', custom({ vpnEndpointIp: '203.0.113.50', wireguardPublicKey: OTHER_KEY }), refused, []],
+    ['custom: the gateway\'s endpoint, taken by the standby', custom(), [], warned],
+    ['custom: the same endpoint in standby.servers, another public key', custom({ vpnEndpointIp: '203.0.113.50', wireguardPublicKey: OTHER_KEY }), [], warned],
     ['control: custom, the standby\'s own endpoint', custom({ vpnEndpointIp: '203.0.113.51', wireguardPublicKey: OTHER_KEY }), [], []],
   ])('%s', (_, props, problems, warnings) => {
     expect(findings(props)).toEqual({ problems, warnings });
@@ -85,10 +84,10 @@ describe('the standby\'s server: refused when it is the gateway\'s one server, w
     expect(findings({ ...c, wireguardPublicKey: undefined, serverNames: ['a', 'b'] }).problems).toEqual(['serverNames filter', 'wireguardPublicKey required']);
   });
 
-  it('the refusal and the warning name the prop to set and the server, in the user\'s words', () => {
-    const [refusal] = validateVpnGateway(nord({ serverHostnames: ['ch1.nordvpn.com'] }));
-    expect(refusal.message).toContain('serverHostnames "ch1.nordvpn.com"');
-    expect(refusal.message).toContain('give standby.servers a server of its own');
+  it('the warnings name the prop to set and the server, in the user\'s words', () => {
+    const [pinned] = planVpnGateway(nord({ serverHostnames: ['ch1.nordvpn.com'] })).warnings;
+    expect(pinned.message).toContain('serverHostnames "ch1.nordvpn.com"');
+    expect(pinned.message).toContain('give standby.servers a server of its own');
     const [warning] = planVpnGateway(nord({ serverCities: ['Zurich', 'Geneva'] }, { serverCities: ['GENEVA'] })).warnings;
     expect(warning.message).toContain('both allow serverCities "Geneva"');
     expect(warning.message).toContain('acknowledge \'standby-same-server\'');
@@ -100,8 +99,8 @@ describe('the standby\'s server: refused when it is the gateway\'s one server, w
     const p = nord({ serverCities: ['Zurich'] });
     expect(planVpnGateway(p).warnings.map((w) => w.code)).toEqual(['standby-same-server']);
     expect(planVpnGateway({ ...p, acknowledge: ['standby-same-server'] }).warnings).toEqual([]);
-    // A refusal is not silenced.
-    expect(validateVpnGateway({ ...nord({ serverHostnames: ['ch1.nordvpn.com'] }), acknowledge: ['standby-same-server'] }).map((x) => x.code)).toEqual(['same-server']);
+    // One server for both (a self-hosted endpoint): acknowledged, it synthesizes with neither problem nor warning.
+    expect(findings({ ...custom(), acknowledge: ['standby-same-server'] })).toEqual({ problems: [], warnings: [] });
   });
 
   it('a gateway without standby is not checked for it', () => {
@@ -163,7 +162,10 @@ describe('the standby pod\'s gluetun gets standby.servers in place of the gatewa
 });
 
 describe('cdk8s: the VpnGateway construct takes standby.servers through the core', () => {
-  expectWarnings({ 'cdk8s: the VpnGateway construct takes standby.servers through the core warns standby-same-server on the construct': ['test/gateway: standby.servers'] });
+  expectWarnings({
+    'cdk8s: the VpnGateway construct takes standby.servers through the core warns standby-same-server on the construct': ['test/gateway: standby.servers'],
+    'cdk8s: the VpnGateway construct takes standby.servers through the core warns one server for both, and synthesizes it': ['test/gateway: standby.servers'],
+  });
   const chart = () => new Chart(new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'srv-cdk8s-')) }), 'test');
   it('writes -b with its own filters', () => {
     const c = chart();
@@ -175,8 +177,9 @@ describe('cdk8s: the VpnGateway construct takes standby.servers through the core
     const gw = new VpnGateway(chart(), 'gateway', nord({ serverCities: ['Zurich'] }));
     expect(gw.warnings.map((w) => w.code)).toEqual(['standby-same-server']);
   });
-  it('refuses one server for both', () => {
-    expect(() => new VpnGateway(chart(), 'gateway', custom())).toThrow(/standby\.servers: the standby \(without standby\.servers it takes the gateway's server filters\) connects to the gateway's one server/);
+  it('warns one server for both, and synthesizes it', () => {
+    const gw = new VpnGateway(chart(), 'gateway', custom());
+    expect(gw.warnings.map((w) => `${w.code}: ${w.message}`)).toEqual([expect.stringMatching(/^standby-same-server: the standby \(without standby\.servers it takes the gateway's server filters\) connects to the gateway's one server/)]);
   });
 });
 

@@ -62,10 +62,10 @@ export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; ap
     wireguardAddresses: ['10.2.0.2/32'],
     dnsAddress: '10.2.0.1',
     dnssec: false,
-    // The agent's probe through the tunnel: the echo server on the far side of the VPN server. The standby's own
-    // server (one server for both is refused): the VPN server's namespace holds .4 too, but the lab's one wireguard-go
-    // server plays both, and gluetunTunnelStandIn connects each member to 198.18.0.2 whatever its gluetun env says.
-    standby: { wireguardPrivateKeySecret: { name: 'vpn-wireguard-b' }, wireguardAddresses: ['10.2.0.3/32'], probeUrl: 'http://198.18.0.3:8080/', servers: { vpnEndpointIp: '198.18.0.4', wireguardPublicKey: serverKey.publicKey } },
+    // The agent's probe through the tunnel: the echo server on the far side of the VPN server. One server for both
+    // (the lab's one wireguard-go server), as a self-hosted endpoint would be: warned standby-same-server, acknowledged.
+    standby: { wireguardPrivateKeySecret: { name: 'vpn-wireguard-b' }, wireguardAddresses: ['10.2.0.3/32'], probeUrl: 'http://198.18.0.3:8080/' },
+    acknowledge: ['standby-same-server'],
   };
   // OpenVPN: tunnelwright offers no custom OpenVPN, so a provider's; gluetun would pick its server, the lab's is 198.18.0.2.
   const { vpnEndpointIp: _i, vpnEndpointPort: _p, wireguardPublicKey: _k, wireguardPrivateKeySecret: _s, wireguardAddresses: _a, ...common } = wireguardProps;
@@ -87,8 +87,7 @@ export function vpnGatewayFailoverLab(tunnel: LabTunnel, o: { prefix: string; ap
   const PORTS = { a: 41234, b: 42345 } as const; // what each member's provider session forwards
   const pfProps: VpnGatewayProps = {
     ...(({ vpnEndpointIp: _i, vpnEndpointPort: _p, wireguardPublicKey: _k, ...rest }) => rest)(wireguardProps), vpnProvider: 'protonvpn', serverCountries: ['Switzerland'],
-    // Both members in Switzerland (ProtonVPN's servers there, picked at random): custom's endpoint is no ProtonVPN prop.
-    standby: { ...wireguardProps.standby!, servers: undefined },
+    // Both members in Switzerland (ProtonVPN's servers there, picked at random: broad, not warned).
     portForwarding: { app: 'qbittorrent', workload: 'web', workloadNamespace: 'default', controlApiKeySecret: { name: 'gluetun-control' }, appCredentialsSecret: { name: 'qbittorrent-webui' }, syncPeriodSeconds: 2 },
   };
   const pfRoute = planRoute(pfProps, { namespace: 'default', podLabels: { app: 'web' }, name: 'web', kind: 'StatefulSet' });
