@@ -2,12 +2,16 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { planVpnGateway } from '../../src';
+import { nordvpnGateway } from '../helpers/fixtures';
 
 /**
  * The failover agent (src/render/vpn-gateway/failover-agent.sh) run as its container runs it, at unit speed: busybox sh and
  * busybox's applets (the image's), the real curl, against the Lease/pod API stand-in (test/helpers/lease-api-stand-in.js,
- * which answers 409 on a stale resourceVersion as kube-apiserver does). `ip` is a stand-in that keeps each link's state
- * in a file and records every call; the tunnel's health is a file that curl reads (present: healthy).
+ * which answers 409 on a stale resourceVersion as kube-apiserver does). `ip` is a stand-in that keeps vxlan0's state
+ * in a file and records every call, and shows a link (`ip link show dev NAME`) from the file IP_LINKS/NAME, its flags as
+ * busybox's ip prints them, or refuses as busybox's does when that file is gone (the link deleted); gluetun's health
+ * server is a file that curl reads (present: 200).
  */
 const AGENT = path.resolve(__dirname, '../../src/render/vpn-gateway/failover-agent.sh');
 const STAND_IN = path.resolve(__dirname, '../helpers/lease-api-stand-in.js');
@@ -49,15 +53,22 @@ const holderChanges = () => entries().filter((e) => e.op === 'holder');
 const activeSets = () => entries().filter((e) => e.op === 'endpoints').map((e) => e.active!);
 
 /** Starts the agent of pod `me`; its files (health, links, calls, output) are under <dir>/<me>. */
-function startAgent(me: string, peer: string, env: Record<string, string> = {}): { home: string; healthy(on: boolean): void; link(): string; output(): string } {
+/** tun0's flags as busybox's ip prints them: up, down (`ip link set tun0 down`), a TUN kept by persist-tun whose process is gone. */
+const TUN_FLAGS = { up: 'POINTOPOINT,MULTICAST,NOARP,UP,LOWER_UP', down: 'POINTOPOINT,MULTICAST,NOARP', 'no-carrier': 'NO-CARRIER,POINTOPOINT,MULTICAST,NOARP,UP' } as const;
+type Agent = { home: string; healthy(on: boolean): void; tunnel(state: keyof typeof TUN_FLAGS | 'gone'): void; link(): string; output(): string; verdict(): string };
+
+function startAgent(me: string, peer: string, env: Record<string, string> = {}): Agent {
   const home = path.join(dir, `${me}-${n}`);
   fs.mkdirSync(path.join(home, 'sa'), { recursive: true });
+  fs.mkdirSync(path.join(home, 'links'), { recursive: true });
   fs.writeFileSync(path.join(home, 'sa', 'token'), TOKEN);
   fs.writeFileSync(path.join(home, 'link'), 'up'); // pod-gateway's gateway_init.sh left vxlan0 up
+  fs.writeFileSync(path.join(home, 'links', 'tun0'), TUN_FLAGS.up); // gluetun's tunnel is up
+  fs.writeFileSync(path.join(home, 'links', 'lo'), 'LOOPBACK,UP,LOWER_UP');
   const child = spawn('/usr/bin/busybox', ['sh', AGENT], {
     env: {
       PATH: bin, HOME: home, API_URL: `http://127.0.0.1:${port}`, SA_DIR: path.join(home, 'sa'), HEALTH_URL: `file://${home}/health`,
-      STATE_DIR: path.join(home, 'state'), IP_STATE: path.join(home, 'link'), IP_CALLS: path.join(home, 'ip.calls'),
+      STATE_DIR: path.join(home, 'state'), IP_STATE: path.join(home, 'link'), IP_CALLS: path.join(home, 'ip.calls'), IP_LINKS: path.join(home, 'links'),
       POD_NAME: me, PEER_POD: peer, NAMESPACE: 'vpn', LEASE: 'gw', PERIOD: '1', LEASE_SECONDS: '6', ACQUIRE_AFTER: '3', RELEASE_AFTER: '2', ...env,
     },
     stdio: ['ignore', fs.openSync(path.join(home, 'out'), 'a'), fs.openSync(path.join(home, 'out'), 'a')],
@@ -66,8 +77,10 @@ function startAgent(me: string, peer: string, env: Record<string, string> = {}):
   return {
     home,
     healthy: (on) => { if (on) fs.writeFileSync(path.join(home, 'health'), 'ok'); else fs.rmSync(path.join(home, 'health'), { force: true }); },
+    tunnel: (state) => { if (state === 'gone') fs.rmSync(path.join(home, 'links', 'tun0'), { force: true }); else fs.writeFileSync(path.join(home, 'links', 'tun0'), TUN_FLAGS[state]); },
     link: () => fs.readFileSync(path.join(home, 'link'), 'utf8').trim(),
     output: () => fs.readFileSync(path.join(home, 'out'), 'utf8'),
+    verdict: () => fs.readFileSync(path.join(home, 'state', 'verdict'), 'utf8'),
   };
 }
 
@@ -82,13 +95,42 @@ function until(pred: () => boolean, limit = 20): number {
 }
 const wait = (s: number) => spawnSync('sleep', [String(s)]);
 
+/** The failover-agent container's readinessProbe as the plan emits it. */
+const readinessCommand = (): string[] => {
+  type C = { name: string; readinessProbe?: { exec?: { command: string[] } } };
+  const sts = planVpnGateway({ ...nordvpnGateway(), standby: { wireguardPrivateKeySecret: { name: 'b' } } }).objects.find((o) => o.kind === 'StatefulSet') as unknown as { spec: { template: { spec: { containers: C[] } } } };
+  return sts.spec.template.spec.containers.find((c) => c.name === 'failover-agent')!.readinessProbe!.exec!.command;
+};
+/** Runs the readinessProbe's command as the kubelet would in the agent's container (busybox), on the verdict at `file`: its exit code. */
+const probeExit = (file: string): number => {
+  const [sh, ...args] = readinessCommand();
+  expect(sh).toBe('/bin/sh');
+  return spawnSync('/usr/bin/busybox', ['sh', ...args], { env: { PATH: bin, VERDICT: file }, stdio: 'ignore' }).status!;
+};
+/** `ip link show dev tun0` calls so far: one per check that got past gluetun's health server. */
+const showCalls = (a: { home: string }) => (fs.existsSync(path.join(a.home, 'ip.calls')) ? fs.readFileSync(path.join(a.home, 'ip.calls'), 'utf8').split('\n').filter((l) => l === 'link show dev tun0').length : 0);
+
 beforeAll(() => {
   if (!hasBusybox) return;
   fs.mkdirSync(bin);
   for (const applet of ['busybox', 'sh', 'cat', 'cut', 'sed', 'head', 'date', 'mkdir', 'mv', 'sleep', 'printf', 'echo', 'rm', 'kill']) fs.symlinkSync('/usr/bin/busybox', path.join(bin, applet));
   fs.symlinkSync(spawnSync('sh', ['-c', 'command -v curl'], { encoding: 'utf8' }).stdout.trim(), path.join(bin, 'curl'));
-  // ip: `ip link set <link> up|down` as busybox's ip does it, on a link whose state is a file.
-  fs.writeFileSync(path.join(bin, 'ip'), '#!/bin/sh\necho "$*" >>"$IP_CALLS"\n[ "$1 $2" = "link set" ] || exit 1\n[ -f "$IP_STATE" ] || { echo "Cannot find device \\"$3\\"" >&2; exit 1; }\necho "$4" >"$IP_STATE"\n', { mode: 0o755 });
+  // ip: `ip link set <link> up|down` as busybox's ip does it, on a link whose state is a file; `ip link show dev <link>`
+  // prints the link's first line as busybox's ip does, or its error (exit 2, as busybox 1.35's) for a link that does not exist.
+  fs.writeFileSync(path.join(bin, 'ip'), [
+    '#!/bin/sh',
+    'echo "$*" >>"$IP_CALLS"',
+    'if [ "$1 $2 $3" = "link show dev" ]; then',
+    '  [ -f "${IP_LINKS:-/nonexistent}/$4" ] || { echo "ip: can\'t find device \'$4\'" >&2; exit 2; }',
+    '  echo "7: $4: <$(cat "$IP_LINKS/$4")> mtu 1420 qdisc noqueue state UNKNOWN qlen 500"',
+    '  echo "    link/none "',
+    '  exit 0',
+    'fi',
+    '[ "$1 $2" = "link set" ] || exit 1',
+    '[ -f "$IP_STATE" ] || { echo "Cannot find device \\"$3\\"" >&2; exit 1; }',
+    'echo "$4" >"$IP_STATE"',
+    '',
+  ].join('\n'), { mode: 0o755 });
 });
 
 afterEach(() => {
@@ -286,5 +328,119 @@ maybe('the failover agent', () => {
     // LEASE_SECONDS 6, RENEW_MARGIN 2 periods: down within 4 s (+1 s watchdog tick) of the last renewal.
     expect(t0 + fencedAfter - lastRenew()).toBeLessThan(6);
     expect(a.output()).not.toContain(TOKEN);
+  });
+  it('the verdict turns healthy after ACQUIRE_AFTER good checks and unhealthy after RELEASE_AFTER bad ones; the readinessProbe follows it', () => {
+    startApi();
+    // A standby's view (no peer to take from, and no Lease needed for the verdict): 4 to acquire, 3 to release.
+    const a = startAgent('gw-a-0', 'gw-b-0', { ACQUIRE_AFTER: '4', RELEASE_AFTER: '3' });
+    a.healthy(true);
+    a.tunnel('gone');
+    const verdictFile = path.join(a.home, 'state', 'verdict');
+    expect(until(() => a.verdict().startsWith('unhealthy '), 5)).not.toBeNaN();
+    expect(probeExit(verdictFile)).not.toBe(0);
+    const up0 = showCalls(a);
+    a.tunnel('up');
+    expect(until(() => a.verdict().startsWith('healthy '), 10)).not.toBeNaN();
+    // Good checks between the link coming back and the verdict: 4 (5 when a check was under way at the switch).
+    expect(showCalls(a) - up0).toBeGreaterThanOrEqual(4);
+    expect(showCalls(a) - up0).toBeLessThanOrEqual(5);
+    expect(probeExit(verdictFile)).toBe(0);
+    const down0 = showCalls(a);
+    a.tunnel('gone');
+    expect(until(() => a.verdict().startsWith('unhealthy '), 10)).not.toBeNaN();
+    expect(showCalls(a) - down0).toBeGreaterThanOrEqual(3);
+    expect(showCalls(a) - down0).toBeLessThanOrEqual(4);
+    expect(probeExit(verdictFile)).not.toBe(0);
+  });
+
+  it('one bad check does not flip a healthy verdict; the probe passes throughout', () => {
+    startApi();
+    const a = startAgent('gw-a-0', 'gw-b-0', { RELEASE_AFTER: '3' });
+    a.healthy(true);
+    expect(until(() => holderChanges().at(-1)?.to === 'gw-a-0' && a.link() === 'up', 10)).not.toBeNaN();
+    const verdictFile = path.join(a.home, 'state', 'verdict');
+    const c0 = showCalls(a);
+    a.tunnel('gone');
+    expect(until(() => showCalls(a) > c0, 5)).not.toBeNaN(); // one check saw it gone
+    a.tunnel('up');
+    const bad = showCalls(a) - c0;
+    for (let i = 0; i < 30; i += 1) { expect(probeExit(verdictFile)).toBe(0); spawnSync('sleep', ['0.1']); }
+    // 1 bad check (2 when a second ran before the link came back): fewer than RELEASE_AFTER.
+    expect(bad).toBeLessThan(3);
+    expect(a.verdict().startsWith('healthy ')).toBe(true);
+    expect(holderChanges()).toHaveLength(1);
+  });
+
+  it('the readinessProbe fails on a verdict the agent stopped refreshing (a hung loop), and passes again when it goes on', () => {
+    startApi();
+    const a = startAgent('gw-a-0', 'gw-b-0', { VERDICT_TTL: '3' });
+    a.healthy(true);
+    const verdictFile = path.join(a.home, 'state', 'verdict');
+    expect(until(() => probeExit(verdictFile) === 0, 10)).not.toBeNaN();
+    const agent = agents.at(-1)!;
+    agent.kill('SIGSTOP');
+    try {
+      expect(until(() => probeExit(verdictFile) !== 0, 8)).not.toBeNaN();
+      expect(a.verdict().startsWith('healthy ')).toBe(true); // what it says is still healthy: only its age failed it
+    } finally {
+      agent.kill('SIGCONT');
+    }
+    expect(until(() => probeExit(verdictFile) === 0, 8)).not.toBeNaN();
+  });
+
+  it.each([
+    ['the probe command on no verdict file at all (a pod whose agent has not checked yet)', null],
+    ['a verdict line without its expiry', 'healthy\n'],
+    ['an unhealthy verdict', `unhealthy ${Number.MAX_SAFE_INTEGER}\n`],
+    ['control: a healthy verdict that has not expired', `healthy ${Number.MAX_SAFE_INTEGER}\n`],
+  ])('readinessProbe: %s', (name, text) => {
+    const file = path.join(dir, `verdict-${name.length}`);
+    if (text === null) fs.rmSync(file, { force: true }); else fs.writeFileSync(file, text);
+    expect(probeExit(file) === 0).toBe(name.startsWith('control'));
+  });
+
+  it.each([
+    ['deleted (OpenVPN exited: its tun0 goes with its process)', 'gone' as const],
+    ['down', 'down' as const],
+    ['up without carrier (a TUN kept by persist-tun whose process is gone)', 'no-carrier' as const],
+  ])('gluetun\'s health server still answers 200 and no probe URL is set, the tunnel interface %s: the holder releases the role and is not ready', (_, state) => {
+    startApi();
+    const a = startAgent('gw-a-0', 'gw-b-0'); // no PROBE_URL: probeUrl false
+    const b = startAgent('gw-b-0', 'gw-a-0');
+    a.healthy(true);
+    expect(until(() => holderChanges().at(-1)?.to === 'gw-a-0' && a.link() === 'up', 10)).not.toBeNaN();
+    b.healthy(true);
+    expect(until(() => probeExit(path.join(b.home, 'state', 'verdict')) === 0, 10)).not.toBeNaN();
+    a.tunnel(state);
+    expect(until(() => holderChanges().some((h) => h.to === 'gw-b-0'), 15)).not.toBeNaN();
+    expect(holderChanges().map((h) => `${h.from}>${h.to}`)).toEqual(['>gw-a-0', 'gw-a-0>', '>gw-b-0']);
+    expect(a.link()).toBe('down');
+    expect(a.verdict().startsWith('unhealthy ')).toBe(true);
+    expect(probeExit(path.join(a.home, 'state', 'verdict'))).not.toBe(0);
+    expect(probeExit(path.join(b.home, 'state', 'verdict'))).toBe(0);
+    expect(activeSets().every((x) => x.length <= 1)).toBe(true);
+  });
+
+  it('a restarted agent container goes on from its verdict (the emptyDir outlives it) and keeps the role; a new pod of the same name gives the Lease up until its own checks pass', () => {
+    startApi();
+    const a = startAgent('gw-a-0', 'gw-b-0', { LEASE_SECONDS: '30' });
+    a.healthy(true);
+    expect(until(() => holderChanges().at(-1)?.to === 'gw-a-0' && a.link() === 'up', 10)).not.toBeNaN();
+    const env = { LEASE_SECONDS: '30' };
+    // The container is killed (no release) and restarted: the same home, so the same state dir, its verdict healthy.
+    agents.pop()!.kill('SIGKILL');
+    const renewals = () => entries().filter((e) => e.op === 'renew').length;
+    const r0 = renewals();
+    const again = startAgent('gw-a-0', 'gw-b-0', env);
+    expect(again.home).toBe(a.home);
+    expect(until(() => renewals() >= r0 + 3 && again.link() === 'up', 10)).not.toBeNaN();
+    expect(holderChanges()).toHaveLength(1); // kept: never released
+    // The pod is replaced (a new emptyDir): its first check finds the Lease its own and an unproven tunnel.
+    agents.pop()!.kill('SIGKILL');
+    fs.rmSync(path.join(a.home, 'state'), { recursive: true, force: true });
+    const fresh = startAgent('gw-a-0', 'gw-b-0', env);
+    fresh.healthy(true);
+    expect(until(() => holderChanges().length >= 3, 15)).not.toBeNaN();
+    expect(holderChanges().map((h) => `${h.from}>${h.to}`)).toEqual(['>gw-a-0', 'gw-a-0>', '>gw-a-0']);
   });
 });

@@ -48,7 +48,8 @@ describe('VpnGateway standby: refusals', () => {
       const containers: { name: string; env: { name: string; value?: string }[] }[] = s.spec.template.spec.containers;
       const env = (c: string, name: string) => containers.find((x) => x.name === c)!.env.find((e) => e.name === name)?.value;
       expect(env('failover-agent', 'PROBE_URL')).toBe(url);
-      expect(env('failover-agent', 'PROBE_INTERFACE')).toBe(url === undefined ? undefined : env('gluetun', 'VPN_INTERFACE'));
+      // The interface is checked (it must exist and be up) with or without a probe.
+      expect(env('failover-agent', 'PROBE_INTERFACE')).toBe(env('gluetun', 'VPN_INTERFACE'));
     }
   });
 
@@ -176,6 +177,27 @@ describe('VpnGateway standby: the plan', () => {
       expect(agent.securityContext.capabilities).toEqual({ drop: ['ALL'], add: ['NET_ADMIN'] });
       expect(agent.env.find((e: { name: string }) => e.name === 'PEER_POD').value).toBe(other.metadata.name + '-0');
     }
+  });
+
+  it('each pod is Ready by its agent\'s verdict; the holder that is not Ready leaves the clients\' DNS answer; a drain may evict a pod whose tunnel is down', () => {
+    for (const s of sts) {
+      const agent = s.spec.template.spec.containers.find((c: { name: string }) => c.name === 'failover-agent');
+      const probe = agent.readinessProbe;
+      expect(probe.exec.command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+      // A healthy holder is not flipped by slow execs: three failures in a row, each allowed 5 s, at least 15 s.
+      expect(probe.timeoutSeconds).toBeGreaterThanOrEqual(5);
+      expect(probe.timeoutSeconds).toBeLessThanOrEqual(probe.periodSeconds);
+      expect(probe.periodSeconds * probe.failureThreshold).toBeGreaterThanOrEqual(15);
+      // The verdict's directory, where both scripts read and write it (their default: the agent sets no STATE_DIR).
+      expect(agent.volumeMounts.find((m: { name: string }) => m.name === 'failover-state').mountPath).toBe('/run/failover');
+      expect(agent.env.map((e: { name: string }) => e.name)).not.toContain('STATE_DIR');
+    }
+    // Headless, only ready addresses: CoreDNS answers the gateway's name with the holder only while it is Ready.
+    const svc = objs.find((o) => o.kind === 'Service')!;
+    expect(svc.spec.clusterIP).toBe('None');
+    expect(svc.spec.publishNotReadyAddresses ?? false).toBe(false);
+    const pdb = objs.find((o) => o.kind === 'PodDisruptionBudget')!;
+    expect(pdb.spec).toMatchObject({ minAvailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
   });
 
   it('the Service selects only the pod labelled active; the Role names the one Lease and the two pods, and grants no create', () => {

@@ -2,10 +2,21 @@
 # shellcheck disable=SC2154 # POD_NAME, PEER_POD, NAMESPACE, LEASE: the container's environment
 # tunnelwright failover agent: one in each of a VpnGateway's two pods. The pod holds the gateway role (the
 # coordination.k8s.io/v1 Lease LEASE, and the ROLE_LABEL=active label the gateway's Service selects) only while its
-# own tunnel is healthy: gluetun's health server (HEALTH_URL) answers 200 and, with PROBE_URL, an HTTP request out of
-# PROBE_INTERFACE (the tunnel) gets an answer. gluetun's server alone flips only at its next check, once a minute, after
-# retries of up to 120 s (internal/healthcheck/checker.go:89-175 at v3.41.1): a tunnel that died silently would hold the
-# role for 60 to 180 s. Any HTTP status passes the probe (the round trip crossed the tunnel); no answer fails it.
+# own tunnel is healthy: gluetun's health server (HEALTH_URL) answers 200, the tunnel interface PROBE_INTERFACE
+# (gluetun's VPN_INTERFACE) exists and is up, and, with PROBE_URL, an HTTP request out of it gets an answer.
+# gluetun's server alone flips only at its next check, once a minute, after retries of up to 120 s
+# (internal/healthcheck/checker.go:89-175 at v3.41.1): a tunnel that died silently would hold the role for 60 to 180 s.
+# Nor does it ever flip when the tunnel is stopped: the health errors' collector returns when the tunnel's context ends
+# without resetting the server's last answer (internal/vpn/tunnelup.go:89-95 at v3.41.1), so it answers 200 after
+# OpenVPN exited. The interface catches that: OpenVPN's tun0 is deleted when its process exits (gluetun adds
+# persist-tun only for a non-root OPENVPN_PROCESS_USER, internal/provider/utils/openvpn.go:161-165; root is the
+# default, internal/configuration/settings/openvpn.go:313), and gluetun deletes its WireGuard link (kernel) or closes
+# its TUN (userspace) when the tunnel stops (internal/wireguard/run.go:96-98, :167-169, :190). Any HTTP status passes
+# the probe (the round trip crossed the tunnel); no answer fails it.
+#   - the verdict (healthy after ACQUIRE_AFTER good checks in a row, unhealthy after RELEASE_AFTER bad ones) is written
+#     at every check to STATE_DIR/verdict ("healthy|unhealthy EXPIRES", EXPIRES in seconds since boot), which the
+#     container's readinessProbe reads (failover-ready.sh): the pod is Ready while its tunnel is, holder or standby.
+#     The role never outlives the verdict: the check that turns a holder's verdict unhealthy fences it and frees the Lease;
 #   - a standby takes the role only after ACQUIRE_AFTER healthy checks in a row, and only when the Lease is free or
 #     has not changed for LEASE_SECONDS by its own clock (client-go's leaderelection observedTime: no clock is shared);
 #   - the holder renews while healthy (no failback: a recovered standby never takes the role from a healthy holder),
@@ -27,6 +38,7 @@ HEALTH_URL=${HEALTH_URL:-http://127.0.0.1:9999/}
 PROBE_URL=${PROBE_URL:-}
 PROBE_INTERFACE=${PROBE_INTERFACE:-tun0}
 PROBE_TIMEOUT=${PROBE_TIMEOUT:-3}
+HEALTH_TIMEOUT=3
 PERIOD=${PERIOD:-2}
 ACQUIRE_AFTER=${ACQUIRE_AFTER:-3}
 RELEASE_AFTER=${RELEASE_AFTER:-3}
@@ -36,6 +48,11 @@ API_TIMEOUT=${API_TIMEOUT:-2}
 ROLE_LABEL=${ROLE_LABEL:-tunnelwright.io/role}
 FENCE_LINK=${FENCE_LINK:-vxlan0}
 STATE_DIR=${STATE_DIR:-/run/failover}
+# How long a verdict stays good for the readinessProbe: twice a check's longest run (gluetun's server, each probe URL,
+# four API calls, the pause), so a loop that hangs makes the pod not Ready, a slow one does not.
+# shellcheck disable=SC2086 # split on spaces: the URLs' count
+probe_count=$(set -f; set -- $PROBE_URL; echo $#)
+VERDICT_TTL=${VERDICT_TTL:-$((2 * (HEALTH_TIMEOUT + probe_count * PROBE_TIMEOUT + 4 * API_TIMEOUT + PERIOD)))}
 # Never curl's default: kube-apiserver pretty-prints JSON for a User-Agent that starts with "curl" (isPrettyPrint,
 # staging/src/k8s.io/apiserver/pkg/endpoints/handlers/negotiation/negotiate.go).
 USER_AGENT=tunnelwright-failover-agent
@@ -81,9 +98,18 @@ probe_answers() {
   return 1
 }
 
-# tunnel_ok: gluetun's health server, then the probe through the tunnel; $why says which failed.
+# interface_up: PROBE_INTERFACE exists, is up and has its carrier (busybox ip prints the link's flags as
+# "<POINTOPOINT,NOARP,UP,LOWER_UP>"; a TUN whose process is gone, kept by persist-tun, has no LOWER_UP).
+interface_up() {
+  flags=$(ip link show dev "$PROBE_INTERFACE" 2>/dev/null | sed -n '1s/^[^<]*<\([^>]*\)>.*/,\1,/p')
+  case $flags in *,UP,*) ;; *) return 1 ;; esac
+  case $flags in *,LOWER_UP,*) return 0 ;; *) return 1 ;; esac
+}
+
+# tunnel_ok: gluetun's health server, the tunnel interface, then the probe through it; $why says which failed.
 tunnel_ok() {
-  if ! curl -fsS -A "$USER_AGENT" -m 3 -o /dev/null "$HEALTH_URL" 2>/dev/null; then why="gluetun's health server"; return 1; fi
+  if ! curl -fsS -A "$USER_AGENT" -m "$HEALTH_TIMEOUT" -o /dev/null "$HEALTH_URL" 2>/dev/null; then why="gluetun's health server"; return 1; fi
+  if ! interface_up; then why="$PROBE_INTERFACE is gone or down"; return 1; fi
   if [ -n "$PROBE_URL" ] && ! probe_answers; then
     why="no answer through $PROBE_INTERFACE"
     return 1
@@ -107,6 +133,13 @@ label_pod() {
 }
 
 set_role() { role=$1; echo "$1" >"$STATE_DIR/role"; }
+# The verdict, written whole (a temporary file renamed over it): the readinessProbe never reads half a line. A
+# restarted container (the emptyDir outlives it) goes on from the verdict its earlier run wrote.
+write_verdict() {
+  printf '%s %s\n' "$verdict" $(($(now) + VERDICT_TTL)) >"$STATE_DIR/verdict.tmp" && mv "$STATE_DIR/verdict.tmp" "$STATE_DIR/verdict"
+}
+verdict=unhealthy
+if [ -r "$STATE_DIR/verdict" ] && [ "$(cut -d' ' -f1 "$STATE_DIR/verdict")" = healthy ]; then verdict=healthy; fi
 # The watchdog: the link goes down once the last renewal (written before the link ever goes up) is too old.
 renewed_at() { echo "$1" >"$STATE_DIR/renewed.tmp" && mv "$STATE_DIR/renewed.tmp" "$STATE_DIR/renewed"; }
 renewed_at 0
@@ -151,6 +184,9 @@ log "started as $POD_NAME (peer ${PEER_POD:-none}), lease $NAMESPACE/$LEASE"
 while :; do
   if [ "$role" = active ] && [ "$(cat "$STATE_DIR/role")" != active ]; then fence "the watchdog fenced: no renewal for $((LEASE_SECONDS - RENEW_MARGIN)) s"; fi
   if tunnel_ok; then healthy=$((healthy + 1)); failed=0; else failed=$((failed + 1)); healthy=0; fi
+  if [ "$verdict" != healthy ] && [ "$healthy" -ge "$ACQUIRE_AFTER" ]; then verdict=healthy; log "verdict: healthy ($healthy checks)"; fi
+  if [ "$verdict" != unhealthy ] && [ "$failed" -ge "$RELEASE_AFTER" ]; then verdict=unhealthy; log "verdict: unhealthy ($failed checks: $why)"; fi
+  write_verdict
   t=$(now)
   code=$(api GET "$lease_path")
   if [ "$code" = 200 ]; then
@@ -161,9 +197,10 @@ while :; do
     if [ -z "$acquired" ]; then acquired=$(micro_time); fi
     if [ "$rv" != "$seen_rv" ]; then seen_rv=$rv; seen_at=$t; fi
     if [ "$holder" = "$POD_NAME" ]; then
-      if [ "$failed" -ge "$RELEASE_AFTER" ]; then
-        # Fenced before the Lease is free: the standby's clients never meet this gateway still answering.
-        fence "tunnel unhealthy ($failed checks: $why)"
+      if [ "$verdict" != healthy ]; then
+        # Fenced before the Lease is free: the standby's clients never meet this gateway still answering. Also a new
+        # pod of the same name (its StatefulSet's) that finds the Lease still its own: it has not proven its tunnel.
+        fence "tunnel unhealthy (${why:+$failed checks: $why}${why:-not yet $ACQUIRE_AFTER healthy checks})"
         code=$(put_lease "" 1 "$acquired" "${transitions:-0}")
         log "released the lease ($code)"
       else

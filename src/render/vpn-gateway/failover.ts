@@ -14,6 +14,17 @@ export const MEMBER_LABEL = 'tunnelwright.io/gateway-member';
 export const FAILOVER_PERIOD_SECONDS = 2;
 
 const AGENT_SCRIPT = inlineScript(asset(__dirname, 'failover-agent.sh'));
+const READY_SCRIPT = inlineScript(asset(__dirname, 'failover-ready.sh'));
+
+/**
+ * The agent container's readinessProbe: its verdict (failover-ready.sh), so a pod is Ready while its tunnel is healthy
+ * by the agent's checks (gluetun's health server, the tunnel interface, the probe through it), holder or standby.
+ * gluetun's own readinessProbe (its health server) alone stays Ready after OpenVPN exited. A healthy holder goes not
+ * Ready only after three failed execs in a row, 5 s apart, each allowed 5 s: a slow exec on a loaded kubelet is not a
+ * dead tunnel. Its clients never see that lag: the agent unlabels the holder (out of the Service) in the check that
+ * turns its verdict unhealthy.
+ */
+export const FAILOVER_READINESS = { periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3, successThreshold: 1 } as const;
 
 /** The two members: StatefulSet name and its one pod's name (fixed: the RBAC names them). */
 export function standbyMembers(f: Pick<VpnGatewaySpec, 'name'>): { member: 'a' | 'b'; statefulSet: string; pod: string }[] {
@@ -37,9 +48,12 @@ function agentContainer(f: VpnGatewaySpec, sb: StandbySpec, peer: string): ICont
       { name: 'LEASE_SECONDS', value: String(sb.leaseSeconds) },
       { name: 'ACQUIRE_AFTER', value: String(sb.acquireAfter) },
       { name: 'RELEASE_AFTER', value: String(sb.releaseAfter) },
-      // The probe through the tunnel (none without PROBE_URL; its URLs separated by spaces, the model refuses a space in one): gluetun's VPN_INTERFACE, which the agent shares (one pod, one network namespace).
-      ...(sb.probeUrls ? [{ name: 'PROBE_URL', value: sb.probeUrls.join(' ') }, { name: 'PROBE_INTERFACE', value: VPN_INTERFACE }] : []),
+      // The tunnel interface, which must exist and be up, with or without a probe: gluetun's VPN_INTERFACE, which the agent shares (one pod, one network namespace).
+      { name: 'PROBE_INTERFACE', value: VPN_INTERFACE },
+      // The probe out of it (none without PROBE_URL; its URLs separated by spaces, the model refuses a space in one).
+      ...(sb.probeUrls ? [{ name: 'PROBE_URL', value: sb.probeUrls.join(' ') }] : []),
     ],
+    readinessProbe: { exec: { command: ['/bin/sh', '-c', READY_SCRIPT] }, ...FAILOVER_READINESS },
     // Root with NET_ADMIN only: it takes the pod's vxlan0 down and up (curlimages/curl runs as uid 100 by default).
     securityContext: { runAsUser: 0, runAsNonRoot: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['NET_ADMIN'] } },
     resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
@@ -183,8 +197,14 @@ export function withStandby(f: VpnGatewaySpec, objects: KubeObject[]): KubeObjec
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
       metadata: meta(f.name),
-      // One of the two at a time: a drain never takes both tunnels (a standby whose tunnel is down does not count).
-      spec: { minAvailable: 1, selector: { matchLabels: f.podLabels } },
+      // One of the two at a time: a drain never takes both tunnels. A pod is healthy here while Ready, i.e. while its
+      // tunnel is (the agent's readinessProbe). A pod whose tunnel is down serves no one, so it is always evictable
+      // (AlwaysAllow; the default IfHealthyBudget would refuse it while no pod is healthy and hang the drain on two
+      // dead tunnels); the healthy holder beside a dead standby is not (currentHealthy 1, minAvailable 1: its drain
+      // waits for the standby). k8s.io/api policy/v1 types.go, PodDisruptionBudgetSpec.UnhealthyPodEvictionPolicy
+      // (beta and on from 1.27, GA 1.31); pkg/registry/core/pod/storage/eviction.go, canIgnorePDB and the
+      // IfHealthyBudget check.
+      spec: { minAvailable: 1, selector: { matchLabels: f.podLabels }, unhealthyPodEvictionPolicy: 'AlwaysAllow' },
     } as unknown as KubeObject,
   );
   return out;
