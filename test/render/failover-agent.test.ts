@@ -338,6 +338,8 @@ maybe('the failover agent', () => {
     const verdictFile = path.join(a.home, 'state', 'verdict');
     expect(until(() => a.verdict().startsWith('unhealthy '), 5)).not.toBeNaN();
     expect(probeExit(verdictFile)).not.toBe(0);
+    // Never healthy: said once, after RELEASE_AFTER failed checks (the runbook's first step reads it).
+    expect(until(() => a.output().includes('verdict: unhealthy (3 checks: tun0 is gone or down)'), 10)).not.toBeNaN();
     const up0 = showCalls(a);
     a.tunnel('up');
     expect(until(() => a.verdict().startsWith('healthy '), 10)).not.toBeNaN();
@@ -416,6 +418,7 @@ maybe('the failover agent', () => {
     expect(holderChanges().map((h) => `${h.from}>${h.to}`)).toEqual(['>gw-a-0', 'gw-a-0>', '>gw-b-0']);
     expect(a.link()).toBe('down');
     expect(a.verdict().startsWith('unhealthy ')).toBe(true);
+    expect(a.output()).toMatch(/verdict: unhealthy \(\d+ checks: tun0 is gone or down\)/);
     expect(probeExit(path.join(a.home, 'state', 'verdict'))).not.toBe(0);
     expect(probeExit(path.join(b.home, 'state', 'verdict'))).toBe(0);
     expect(activeSets().every((x) => x.length <= 1)).toBe(true);

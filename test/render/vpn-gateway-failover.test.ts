@@ -286,6 +286,13 @@ describeWithTools('the failover alerts under promtool', ['promtool'], () => {
   // another namespace ("other") is the control in each.
   const owner = (ns: string, holder: string, values: string) => ({ series: `kube_lease_owner{lease="vpn-gateway", namespace="${ns}", owner_kind="", owner_name="", lease_holder="${holder}"}`, values });
   const ready = (ns: string, pod: string, values: string) => ({ series: `kube_pod_status_ready{namespace="${ns}", pod="${pod}", uid="u-${pod}", condition="true"}`, values });
+  // kube-state-metrics writes one series per condition value (internal/store/pod.go, kube_pod_status_ready: true, false,
+  // unknown), the one that holds at 1: a pod not ready is condition="false" 1 and condition="true" 0.
+  const readyAll = (ns: string, pod: string, trueValues: string, falseValues: string) => [
+    ready(ns, pod, trueValues),
+    { series: `kube_pod_status_ready{namespace="${ns}", pod="${pod}", uid="u-${pod}", condition="false"}`, values: falseValues },
+    { series: `kube_pod_status_ready{namespace="${ns}", pod="${pod}", uid="u-${pod}", condition="unknown"}`, values: '0x30' },
+  ];
   const address = (ns: string, ip: string, values: string) => ({ series: `kube_endpoint_address{namespace="${ns}", endpoint="vpn-gateway", port_protocol="UDP", port_number="4789", port_name="vxlan", ip="${ip}", ready="true"}`, values });
   const tests = [
     {
@@ -295,6 +302,21 @@ describeWithTools('the failover alerts under promtool', ['promtool'], () => {
         { eval_time: '3m', alertname: 'VPNGatewayRoleMoved', exp_alerts: [] },
         { eval_time: '6m', alertname: 'VPNGatewayRoleMoved', exp_alerts: fired('VPNGatewayRoleMoved', { namespace: 'vpn-gateway', lease: 'vpn-gateway' }) },
         { eval_time: '24m', alertname: 'VPNGatewayRoleMoved', exp_alerts: [] },
+      ],
+    },
+    {
+      // The standby's agent verdict unhealthy (its tunnel interface gone while gluetun still answers 200): its pod is
+      // not ready from 2m on, for good in this namespace; in the other, a standby not ready for 4 minutes only (a
+      // reconnect shorter than standbyFor) and the holder ready throughout.
+      name: 'the standby not ready from 2m on, condition series as kube-state-metrics writes them; a 4-minute gap in the other namespace',
+      input_series: [
+        ...readyAll('vpn-gateway', 'vpn-gateway-a-0', '1x30', '0x30'), ...readyAll('vpn-gateway', 'vpn-gateway-b-0', '1x2 0x28', '0x2 1x28'),
+        ...readyAll('other', 'vpn-gateway-a-0', '1x30', '0x30'), ...readyAll('other', 'vpn-gateway-b-0', '1x2 0x3 1x24', '0x2 1x3 0x24'),
+      ],
+      alert_rule_test: [
+        { eval_time: '11m', alertname: 'VPNGatewayNoHealthyStandby', exp_alerts: [] },
+        { eval_time: '13m', alertname: 'VPNGatewayNoHealthyStandby', exp_alerts: fired('VPNGatewayNoHealthyStandby', { namespace: 'vpn-gateway' }) },
+        { eval_time: '29m', alertname: 'VPNGatewayNoHealthyStandby', exp_alerts: fired('VPNGatewayNoHealthyStandby', { namespace: 'vpn-gateway' }) },
       ],
     },
     {

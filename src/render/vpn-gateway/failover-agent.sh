@@ -176,6 +176,7 @@ trap stop TERM INT
 healthy=0
 failed=0
 why=""
+said=""
 last_renew=0
 seen_rv=""
 seen_at=$(now)
@@ -184,8 +185,13 @@ log "started as $POD_NAME (peer ${PEER_POD:-none}), lease $NAMESPACE/$LEASE"
 while :; do
   if [ "$role" = active ] && [ "$(cat "$STATE_DIR/role")" != active ]; then fence "the watchdog fenced: no renewal for $((LEASE_SECONDS - RENEW_MARGIN)) s"; fi
   if tunnel_ok; then healthy=$((healthy + 1)); failed=0; else failed=$((failed + 1)); healthy=0; fi
-  if [ "$verdict" != healthy ] && [ "$healthy" -ge "$ACQUIRE_AFTER" ]; then verdict=healthy; log "verdict: healthy ($healthy checks)"; fi
-  if [ "$verdict" != unhealthy ] && [ "$failed" -ge "$RELEASE_AFTER" ]; then verdict=unhealthy; log "verdict: unhealthy ($failed checks: $why)"; fi
+  if [ "$verdict" != healthy ] && [ "$healthy" -ge "$ACQUIRE_AFTER" ]; then verdict=healthy; fi
+  if [ "$verdict" != unhealthy ] && [ "$failed" -ge "$RELEASE_AFTER" ]; then verdict=unhealthy; fi
+  # Logged at each change, and once for a pod whose tunnel never was healthy: the runbooks' first step reads it.
+  if [ "$verdict" != "$said" ] && { [ "$verdict" = healthy ] || [ "$failed" -ge "$RELEASE_AFTER" ]; }; then
+    said=$verdict
+    if [ "$verdict" = healthy ]; then log "verdict: healthy ($healthy checks)"; else log "verdict: unhealthy ($failed checks: $why)"; fi
+  fi
   write_verdict
   t=$(now)
   code=$(api GET "$lease_path")

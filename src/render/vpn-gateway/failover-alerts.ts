@@ -10,8 +10,10 @@ import { standbyMembers } from './failover';
  * renew time carries only `lease`, no namespace), `kube_endpoint_address{namespace, endpoint, ip, ready}` (KSM ≥ 2.14
  * has only this one; internal/store/endpoint.go) and `kube_pod_status_ready{namespace, pod, condition}`.
  *   - VPNGatewayRoleMoved: more than one holder in `movedWithin` (info: a tunnel failed and the standby took over).
- *   - VPNGatewayNoHealthyStandby: fewer than two gateway pods ready for `standbyFor` (ready = gluetun's health): the
- *     next tunnel failure is an outage.
+ *   - VPNGatewayNoHealthyStandby: fewer than two gateway pods ready for `standbyFor`: the next tunnel failure is an
+ *     outage. Ready follows the failover agent's verdict (its readinessProbe, failover.ts): gluetun's health server,
+ *     the tunnel interface and the probe through it; never gluetun's health server alone, which stays 200 after
+ *     OpenVPN exited (internal/vpn/tunnelup.go:89-95 at v3.41.1).
  *   - VPNGatewayTwoHolders: the gateway's name resolves to two pods for a minute: new routed pods cannot start
  *     (pod-gateway's client_init.sh exits with two addresses).
  *   - VPNGatewayLeaseNotRenewed: nobody renewed the Lease for twice its duration (no gateway holds the role: every
@@ -37,7 +39,7 @@ export function failoverAlertGroups(props: VpnGatewayProps, opts: { movedWithin?
       expr: `sum by (namespace) (kube_pod_status_ready{namespace="${ns}", pod=~"${pods}", condition="true"}) < 2`,
       for: opts.standbyFor ?? '10m',
       labels: { severity: 'warning' },
-      annotations: { summary: 'the VPN gateway has no healthy standby', description: `${ns}: fewer than two of ${pods.replace('|', ', ')} are ready (ready follows gluetun's tunnel health): the next tunnel failure is an outage.` },
+      annotations: { summary: 'the VPN gateway has no healthy standby', description: `${ns}: fewer than two of ${pods.replace('|', ', ')} are ready (ready follows the failover agent's verdict: gluetun's health, the tunnel interface, the probe): the next tunnel failure is an outage.` },
     },
     {
       alert: 'VPNGatewayTwoHolders',
@@ -67,8 +69,9 @@ const FAILOVER_RUNBOOKS = {
     '2. kubectl -n <namespace> logs <old holder> -c gluetun: why its tunnel failed. It does not take the role back while the new holder is healthy.',
   ].join('\n'),
   VPNGatewayNoHealthyStandby: [
-    '1. kubectl -n <namespace> get pods -l app.kubernetes.io/component=vpn-gateway -o wide: which pod is not ready, on which node (they never share one).',
-    '2. kubectl -n <namespace> logs <pod> -c gluetun: a tunnel that does not come up (the standby\'s own key or login: standby.wireguardPrivateKeySecret, standby.openvpnCredentialsSecret; an OpenVPN AUTH_FAILED is a wrong login, a session that keeps restarting on both pods is one login the server allows once).',
+    '1. kubectl -n <namespace> logs <pod> -c failover-agent for each gateway pod: "verdict: unhealthy (N checks: ...)" says which check failed: gluetun\'s health server, the tunnel interface gone or down (gluetun\'s VPN client stopped), or no answer through it (the probe). No verdict line and a pod not ready: its agent has not passed acquireAfter checks yet, or it hangs (its verdict expired).',
+    '2. kubectl -n <namespace> get pods -l app.kubernetes.io/component=vpn-gateway -o wide: which pod is not ready, on which node (they never share one).',
+    '3. kubectl -n <namespace> logs <pod> -c gluetun: a tunnel that does not come up (the standby\'s own key or login: standby.wireguardPrivateKeySecret, standby.openvpnCredentialsSecret; an OpenVPN AUTH_FAILED is a wrong login, a session that keeps restarting on both pods is one login the server allows once).',
   ].join('\n'),
   VPNGatewayTwoHolders: [
     '1. kubectl -n <namespace> get pods -L tunnelwright.io/role and get lease <name>: the Lease names the holder; the other pod keeps a stale label.',
