@@ -86,8 +86,11 @@ export interface VpnGatewayStandbyProps {
    * (internal/healthcheck/checker.go:89-175 at v3.41.1); the probe notices it in three checks. Give an `http://` or
    * `https://` URL by IP address (a name is resolved by gluetun's resolver, and a DNS outage then reads as a dead
    * tunnel) that answers quickly and does not mind one request each 2 s from each pod, e.g. your provider's own
-   * check page; never a URL with a credential (it is written into the pod spec). `false`: no probe, gluetun's health
-   * server only. @default ['http://1.1.1.1/', 'http://8.8.8.8/'] (Cloudflare's and Google's resolvers, gluetun's own ICMP check
+   * check page; never a URL with a credential (it is written into the pod spec). The agent also requires gluetun's
+   * tunnel interface (`tun0`) to exist and be up, with or without a probe. `false`: no probe; gluetun's health server
+   * and `tun0` still catch a VPN client that stopped (its interface goes; gluetun's server alone keeps answering 200,
+   * internal/vpn/tunnelup.go:89-95 at v3.41.1), but a tunnel that dies silently (the far end stops answering, `tun0`
+   * stays up) is seen only 60 to 180 s late. @default ['http://1.1.1.1/', 'http://8.8.8.8/'] (Cloudflare's and Google's resolvers, gluetun's own ICMP check
    * targets: internal/configuration/settings/health.go)
    */
   readonly probeUrl?: string | string[] | false;
