@@ -53,7 +53,12 @@ const holderChanges = () => entries().filter((e) => e.op === 'holder');
 const activeSets = () => entries().filter((e) => e.op === 'endpoints').map((e) => e.active!);
 
 /** Starts the agent of pod `me`; its files (health, links, calls, output) are under <dir>/<me>. */
-/** tun0's flags as busybox's ip prints them: up, down (`ip link set tun0 down`), a TUN kept by persist-tun whose process is gone. */
+/**
+ * tun0's flags as busybox's ip prints them: up, down (`ip link set tun0 down`), a TUN kept by persist-tun whose process
+ * is gone. Seen with busybox 1.35 in a network namespace: wireguard-go running and OpenVPN 2.6.14 running (even with no
+ * peer) print the `up` flags; a persistent TUN (`ip tuntap add`) set up with no process prints `no-carrier`'s; after
+ * wireguard-go was killed, or OpenVPN (no persist-tun) got SIGTERM, "ip: can't find device 'tun0'".
+ */
 const TUN_FLAGS = { up: 'POINTOPOINT,MULTICAST,NOARP,UP,LOWER_UP', down: 'POINTOPOINT,MULTICAST,NOARP', 'no-carrier': 'NO-CARRIER,POINTOPOINT,MULTICAST,NOARP,UP' } as const;
 type Agent = { home: string; healthy(on: boolean): void; tunnel(state: keyof typeof TUN_FLAGS | 'gone'): void; link(): string; output(): string; verdict(): string };
 
