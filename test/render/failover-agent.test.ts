@@ -77,6 +77,8 @@ function startAgent(me: string, peer: string, env: Record<string, string> = {}):
       POD_NAME: me, PEER_POD: peer, NAMESPACE: 'vpn', LEASE: 'gw', PERIOD: '1', LEASE_SECONDS: '6', ACQUIRE_AFTER: '3', RELEASE_AFTER: '2', ...env,
     },
     stdio: ['ignore', fs.openSync(path.join(home, 'out'), 'a'), fs.openSync(path.join(home, 'out'), 'a')],
+    // Its own process group: killing the agent kills its watchdog and a curl under way too, as a container's end does.
+    detached: true,
   });
   agents.push(child);
   return {
@@ -99,6 +101,10 @@ function until(pred: () => boolean, limit = 20): number {
   }
 }
 const wait = (s: number) => spawnSync('sleep', [String(s)]);
+/** Kills an agent and every process it started (its process group, when it has one of its own). */
+const killAll = (a: ChildProcess) => {
+  try { process.kill(-a.pid!, 'SIGKILL'); } catch { a.kill('SIGKILL'); }
+};
 
 /** The failover-agent container's readinessProbe as the plan emits it. */
 const readinessCommand = (): string[] => {
@@ -139,7 +145,7 @@ beforeAll(() => {
 });
 
 afterEach(() => {
-  for (const a of agents.splice(0)) a.kill('SIGKILL');
+  for (const a of agents.splice(0)) killAll(a);
   api?.kill('SIGKILL');
 });
 
@@ -436,7 +442,7 @@ maybe('the failover agent', () => {
     expect(until(() => holderChanges().at(-1)?.to === 'gw-a-0' && a.link() === 'up', 10)).not.toBeNaN();
     const env = { LEASE_SECONDS: '30' };
     // The container is killed (no release) and restarted: the same home, so the same state dir, its verdict healthy.
-    agents.pop()!.kill('SIGKILL');
+    killAll(agents.pop()!);
     const renewals = () => entries().filter((e) => e.op === 'renew').length;
     const r0 = renewals();
     const again = startAgent('gw-a-0', 'gw-b-0', env);
@@ -444,9 +450,8 @@ maybe('the failover agent', () => {
     expect(until(() => renewals() >= r0 + 3 && again.link() === 'up', 10)).not.toBeNaN();
     expect(holderChanges()).toHaveLength(1); // kept: never released
     // The pod is replaced (a new emptyDir): its first check finds the Lease its own and an unproven tunnel.
-    agents.pop()!.kill('SIGKILL');
-    fs.rmSync(path.join(a.home, 'state'), { recursive: true, force: true });
-    const fresh = startAgent('gw-a-0', 'gw-b-0', env);
+    killAll(agents.pop()!);
+    const fresh = startAgent('gw-a-0', 'gw-b-0', { ...env, STATE_DIR: path.join(a.home, 'state-new-pod') });
     fresh.healthy(true);
     expect(until(() => holderChanges().length >= 3, 15)).not.toBeNaN();
     expect(holderChanges().map((h) => `${h.from}>${h.to}`)).toEqual(['>gw-a-0', 'gw-a-0>', '>gw-a-0']);
