@@ -340,6 +340,29 @@ maybe('the failover agent', () => {
     expect(t0 + fencedAfter - lastRenew()).toBeLessThan(6);
     expect(a.output()).not.toContain(TOKEN);
   });
+  it('a standby cut off from the API is not ready (it could not take the role; Ready would let a drain evict the holder); ready again once it reads the Lease', () => {
+    startApi();
+    const a = startAgent('gw-a-0', 'gw-b-0');
+    a.healthy(true);
+    expect(until(() => holderChanges().at(-1)?.to === 'gw-a-0', 10)).not.toBeNaN();
+    const b = startAgent('gw-b-0', 'gw-a-0');
+    b.healthy(true);
+    const bReady = () => probeExit(path.join(b.home, 'state', 'verdict')) === 0;
+    expect(until(bReady, 10)).not.toBeNaN();
+    // Control: with the API answering, a healthy standby stays ready (LEASE_SECONDS 6 and more).
+    for (let i = 0; i < 8; i += 1) { expect(bReady()).toBe(true); wait(1); }
+    api.kill('SIGSTOP'); // the API hangs for both: requests time out
+    try {
+      expect(until(() => !bReady(), 15)).not.toBeNaN();
+    } finally {
+      api.kill('SIGCONT');
+    }
+    expect(b.output()).toMatch(/not ready: no Lease read for \d+ s/);
+    expect(b.verdict().startsWith('unhealthy ')).toBe(true);
+    expect(until(bReady, 10)).not.toBeNaN();
+    expect(b.output()).toContain('the API answers again');
+  });
+
   it('the verdict turns healthy after ACQUIRE_AFTER good checks and unhealthy after RELEASE_AFTER bad ones; the readinessProbe follows it', () => {
     startApi();
     // A standby's view (no peer to take from, and no Lease needed for the verdict): 4 to acquire, 3 to release.

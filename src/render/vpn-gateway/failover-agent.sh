@@ -15,7 +15,8 @@
 # the probe (the round trip crossed the tunnel); no answer fails it.
 #   - the verdict (healthy after ACQUIRE_AFTER good checks in a row, unhealthy after RELEASE_AFTER bad ones) is written
 #     at every check to STATE_DIR/verdict ("healthy|unhealthy EXPIRES", EXPIRES in seconds since boot), which the
-#     container's readinessProbe reads (failover-ready.sh): the pod is Ready while its tunnel is, holder or standby.
+#     container's readinessProbe reads (failover-ready.sh): the pod is Ready while its tunnel is, holder or standby,
+#     and it has read the Lease within LEASE_SECONDS (a pod cut off from the API could not take the role);
 #     The role never outlives the verdict: the check that turns a holder's verdict unhealthy fences it and frees the Lease;
 #   - a standby takes the role only after ACQUIRE_AFTER healthy checks in a row, and only when the Lease is free or
 #     has not changed for LEASE_SECONDS by its own clock (client-go's leaderelection observedTime: no clock is shared);
@@ -135,9 +136,21 @@ label_pod() {
 set_role() { role=$1; echo "$1" >"$STATE_DIR/role"; }
 # The verdict, written whole (a temporary file renamed over it): the readinessProbe never reads half a line. A
 # restarted container (the emptyDir outlives it) goes on from the verdict its earlier run wrote.
+# A pod that has not read the Lease for LEASE_SECONDS is not ready however healthy its tunnel: a standby cut off from
+# the API could not take the role, and a Ready one would let a drain evict the holder (the PodDisruptionBudget).
 write_verdict() {
-  printf '%s %s\n' "$verdict" $(($(now) + VERDICT_TTL)) >"$STATE_DIR/verdict.tmp" && mv "$STATE_DIR/verdict.tmp" "$STATE_DIR/verdict"
+  ready=$verdict
+  if [ $(($(now) - api_ok_at)) -ge "$LEASE_SECONDS" ]; then
+    ready=unhealthy
+    if [ "$api_said" != cut ]; then api_said="cut"; log "not ready: no Lease read for $(($(now) - api_ok_at)) s (the API answered ${code:-nothing})"; fi
+  elif [ "$api_said" = cut ]; then
+    api_said=""; log "the API answers again"
+  fi
+  printf '%s %s\n' "$ready" $(($(now) + VERDICT_TTL)) >"$STATE_DIR/verdict.tmp" && mv "$STATE_DIR/verdict.tmp" "$STATE_DIR/verdict"
 }
+api_ok_at=$(now)
+api_said=""
+code=""
 verdict=unhealthy
 if [ -r "$STATE_DIR/verdict" ] && [ "$(cut -d' ' -f1 "$STATE_DIR/verdict")" = healthy ]; then verdict=healthy; fi
 # The watchdog: the link goes down once the last renewal (written before the link ever goes up) is too old.
@@ -196,6 +209,7 @@ while :; do
   t=$(now)
   code=$(api GET "$lease_path")
   if [ "$code" = 200 ]; then
+    api_ok_at=$t
     rv=$(field resourceVersion)
     holder=$(field holderIdentity)
     transitions=$(field leaseTransitions)
