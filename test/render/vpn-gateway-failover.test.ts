@@ -192,10 +192,14 @@ describe('VpnGateway standby: the plan', () => {
       expect(agent.volumeMounts.find((m: { name: string }) => m.name === 'failover-state').mountPath).toBe('/run/failover');
       expect(agent.env.map((e: { name: string }) => e.name)).not.toContain('STATE_DIR');
     }
-    // Headless, only ready addresses: CoreDNS answers the gateway's name with the holder only while it is Ready.
+    // Headless, the role's pod whether Ready or not: the label is the health decision, and a holder not Ready for
+    // another reason (a kubelet restart, a container restart) stays the name's answer. Control: a gateway without
+    // standby keeps readiness as its only decision.
     const svc = objs.find((o) => o.kind === 'Service')!;
     expect(svc.spec.clusterIP).toBe('None');
-    expect(svc.spec.publishNotReadyAddresses ?? false).toBe(false);
+    expect(svc.spec.publishNotReadyAddresses).toBe(true);
+    const alone = planVpnGateway(nordvpnGateway()).objects.find((o) => o.kind === 'Service') as unknown as { spec: { publishNotReadyAddresses?: boolean } };
+    expect(alone.spec.publishNotReadyAddresses ?? false).toBe(false);
     const pdb = objs.find((o) => o.kind === 'PodDisruptionBudget')!;
     expect(pdb.spec).toMatchObject({ minAvailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
   });

@@ -135,7 +135,12 @@ export function withStandby(f: VpnGatewaySpec, objects: KubeObject[]): KubeObjec
   for (const o of objects) {
     if (o.kind === 'Service') {
       const s = o as unknown as IService;
-      out.push({ ...s, spec: { ...s.spec, selector: { ...s.spec!.selector, [ROLE_LABEL]: 'active' } } } as unknown as KubeObject);
+      // publishNotReadyAddresses: the role label is the health decision (the agent's, with its hysteresis), so the name
+      // resolves to the holder even while it is not Ready for another reason: a kubelet restart (readiness starts at
+      // Failure), a gluetun or sidecar container restart, slow readiness execs. Without it the EndpointSlice controller
+      // marks the holder not ready (endpointslice/utils.go podToEndpoint) and CoreDNS drops it: pod-gateway's
+      // client_init.sh:53 gets no address and new routed pods fail to start while the role stays put.
+      out.push({ ...s, spec: { ...s.spec, publishNotReadyAddresses: true, selector: { ...s.spec!.selector, [ROLE_LABEL]: 'active' } } } as unknown as KubeObject);
     } else if (o.kind === 'Deployment') {
       const d = o as unknown as IDeployment;
       const template = d.spec!.template;
