@@ -43,10 +43,14 @@ export interface FailoverTiming {
   /** How the floor is made, in the user's words (for a refusal). */
   readonly floorWhy: string;
   /**
-   * Seconds R5 waits after R4 before it stops the holder: the agents' window of failed checks plus one probe (3 s),
-   * so that the holder's agent has counted its restarted tunnel healthy again. Without it, the failed checks it counted
-   * while R3 stopped the tunnel carry over (a good check resets them), and the holder gives the role up after fewer
-   * checks than a fresh failure needs: a switch measured shorter than it is (0.73 s in the project's lab, with 3 checks of 1 s).
+   * Seconds R5 waits, once every candidate's tunnel is healthy again after R4 (which it waits for first, up to
+   * `recoverySeconds`), before it stops the holder: the longer of the agents' windows × the interval, plus one probe
+   * (3 s); for a steering max(`healthyChecks`, `unhealthyChecks`) × `checkIntervalSeconds` + 3. A restarted candidate
+   * takes the role only after `healthyChecks` good checks in a row (egress-failover-agent.sh); and the failed checks the
+   * holder's agent counted while R3 stopped its tunnel carry over until a good check resets them, so the holder would
+   * give the role up after fewer checks than a fresh failure needs: a switch measured shorter than it is (0.73 s in
+   * the project's lab, with 3 checks of 1 s). R5 also waits this long after the restart before it reads the holder
+   * for a failback.
    */
   readonly settleSeconds: number;
 }
@@ -74,7 +78,7 @@ export function steeringFailoverTiming(steering: Record<string, unknown>): Failo
   const bad = num(fo.unhealthyChecks, FAILOVER_DEFAULTS.unhealthyChecks);
   const good = num(fo.healthyChecks, FAILOVER_DEFAULTS.healthyChecks);
   const floor = bad * interval;
-  return { floor, defaultSeconds: lease + floor + good * interval + 30, settleSeconds: floor + 3, floorWhy: `failover.unhealthyChecks ${bad} × failover.checkIntervalSeconds ${interval}, after which the holder gives the role up` };
+  return { floor, defaultSeconds: lease + floor + good * interval + 30, settleSeconds: Math.max(good, bad) * interval + 3, floorWhy: `failover.unhealthyChecks ${bad} × failover.checkIntervalSeconds ${interval}, after which the holder gives the role up` };
 }
 
 /**

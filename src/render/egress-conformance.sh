@@ -12,12 +12,13 @@
 #      (an echo outage cannot pass as a kill switch; an answer naming any address is a leak)
 #   R4 tunnel started again: vpn-class egress back inside the VPN ranges within RECOVERY_SECONDS, from a new
 #      tunnel interface (EgressSteering: the node's uplink label names it)
-#   R5 failover (a gateway with standby, a steering with failover): after FAILOVER_SETTLE_SECONDS (the agents count
-#      the tunnel R4 restarted healthy again), the tunnel of the role's holder (the Lease's holderIdentity) stopped,
-#      vpn-class egress back inside the VPN ranges through a standby within FAILOVER_SECONDS of the stop's start (the
-#      line gives the measured switch time), no vpn-class packet counted on any candidate's WAN (EgressSteering:
-#      a counter on every candidate node); then the stopped tunnel is started again and must be healthy within
-#      RECOVERY_SECONDS. The role is not expected back: the agents never take it from a healthy holder (no failback)
+#   R5 failover (a gateway with standby, a steering with failover): once every candidate's tunnel is healthy again
+#      (within RECOVERY_SECONDS of R4) and FAILOVER_SETTLE_SECONDS later (the agents count it healthy), the tunnel of
+#      the role's holder (the Lease's holderIdentity) stopped, vpn-class egress back inside the VPN ranges through a
+#      standby within FAILOVER_SECONDS of the stop's start (an answer after the bound fails; the line gives the
+#      measured switch time), no vpn-class packet counted on any candidate's WAN (EgressSteering: a counter on every
+#      candidate node); then the stopped tunnel is started again and must be healthy within RECOVERY_SECONDS, and
+#      FAILOVER_SETTLE_SECONDS later the Lease must still name the new holder (the agents never fail back)
 #   R6 every tunnel stopped is started again (an EXIT trap), and the output says so; a dead-man restore armed on the
 #      target before each stop starts it DEADMAN_SECONDS later when this shell is killed outright
 set -u
@@ -37,7 +38,7 @@ FAILOVER_SETTLE_SECONDS=${FAILOVER_SETTLE_SECONDS:-}
 # one tunnel a line (check_source's arguments joined by "|").
 failures=0
 sources=0
-# The tunnel stopped and not yet back: "<kind>|<label>|<namespace>|<deployment>|<container>|<unit>|<dead-man name>".
+# The tunnel stopped and not yet back: "<kind>|<label>|<namespace>|<deployment>|<container>|<unit>|<dead-man name>[|<its seconds>]".
 stopped=''
 
 if [ "${1:-}" != --destructive ]; then
@@ -250,19 +251,20 @@ on_target() {
   "$KUBECTL" -n "$on_ns" exec "$(ref_of "$on_dep")" -c "$on_ctr" -- "$@"
 }
 
-# deadman <arm|disarm> <kind> <namespace> <deployment> <container> <unit> <name>: on the target itself, a start of the
-# tunnel DEADMAN_SECONDS from now, which survives this shell (SIGKILL, a lost API connection, a laptop put to sleep).
+# deadman <arm|disarm> <kind> <namespace> <deployment> <container> <unit> <name> [<seconds>]: on the target itself, a
+# start of the tunnel <seconds> (DEADMAN_SECONDS) from now, which survives this shell (SIGKILL, a lost API connection, a laptop put to sleep).
 # On the gateway node, a transient systemd timer (systemd-run --on-active), gone once elapsed or stopped; in the gluetun
 # container, a detached sleeper (its PID in /tmp/<name>.pid) that sends PUT running, as the stop did.
 deadman() {
+  dm_secs=${8:-$DEADMAN_SECONDS}
   case $2:$1 in
-    steering:arm) on_target "$2" "$3" "$4" "$5" systemd-run --quiet --collect --unit="$7" --on-active="$DEADMAN_SECONDS" --timer-property=RemainAfterElapsed=no systemctl start "$6" ;;
+    steering:arm) on_target "$2" "$3" "$4" "$5" systemd-run --quiet --collect --unit="$7" --on-active="$dm_secs" --timer-property=RemainAfterElapsed=no systemctl start "$6" ;;
     steering:disarm) on_target "$2" "$3" "$4" "$5" systemctl stop "$7.timer" ;;
     *:arm)
       # shellcheck disable=SC2016 # expanded by the shells in the container
       on_target "$2" "$3" "$4" "$5" sh -c 'nohup sh -c "$1" sh "$2" "$3" "$4" "$5" </dev/null >/dev/null 2>&1 & echo $! > "/tmp/$2.pid"' sh \
         'sleep "$2" && rm -f "/tmp/$1.pid" && exec wget -q -t 3 -T 30 -O - --method=PUT --header=Content-Type:application/json --body-data="$4" "$3"' \
-        "$7" "$DEADMAN_SECONDS" "$CONTROL_URL/v1/vpn/status" '{"status":"running"}' ;;
+        "$7" "$dm_secs" "$CONTROL_URL/v1/vpn/status" '{"status":"running"}' ;;
     *)
       # shellcheck disable=SC2016
       on_target "$2" "$3" "$4" "$5" sh -c 'kill "$(cat "/tmp/$1.pid")" && rm -f "/tmp/$1.pid"' sh "$7" ;;
@@ -286,7 +288,7 @@ restore_all() {
     say "RESTORED [$2]: the tunnel was started again after a failed or interrupted step${out:+ ($(oneline "$out"))}$(disarmed "$1" "$3" "$4" "$5" "${6:-}" "$7")"
   else
     failures=$((failures + 1))
-    say "NOT RESTORED [$2]: starting the tunnel failed: $(oneline "$out"); its dead-man restore $7 starts it ${DEADMAN_SECONDS}s after the stop, if the target is reachable: check that it did, or start it yourself now"
+    say "NOT RESTORED [$2]: starting the tunnel failed: $(oneline "$out"); its dead-man restore $7 starts it ${8:-$DEADMAN_SECONDS}s after the stop, if the target is reachable: check that it did, or start it yourself now"
   fi
 }
 # The node agents this run scaled up: "<namespace>/<deployment> …", scaled back to 0 once every tunnel is restored.
@@ -488,10 +490,25 @@ tunnel_healthy() {
 # standby within fsecs, with a WAN counter on every candidate node (EgressSteering), then start the stopped tunnel
 # again and wait until it is healthy. The counter sees the probe's pod address and each candidate's own tunnel address.
 failover_step() {
-  # The holder's agent counted failed checks while R3 stopped its tunnel; only a good check resets them. Stopped again
-  # before that, it gives the role up after fewer checks than a fresh failure needs, and the switch is measured short.
+  # Every candidate's tunnel healthy again before anything is stopped: R4 passes on the first answer from VPN_CIDRS,
+  # which may be a standby's (the role moved during R3) while the tunnel R4 restarted is still coming up; stopping the
+  # holder then leaves no candidate that may take the role. Bounded by RECOVERY_SECONDS from here.
+  t1=$(date +%s)
+  for c in $cands; do
+    ready "$cns" "${c#*=}" || { result FAIL R5 "$label" "the candidate ${c%%=*} ($cns/${c#*=}) is not ready, so no tunnel was stopped"; return 0; }
+    until tunnel_healthy "$kind" "$cns" "${c#*=}" "$cctr" "$unit" "$iface"; do
+      if [ $(( $(date +%s) - t1 )) -ge "$RECOVERY_SECONDS" ]; then
+        result FAIL R5 "$label" "the tunnel on ${c%%=*} is not healthy within ${RECOVERY_SECONDS}s after R4, so no tunnel was stopped (with no candidate able to take the role the step would prove nothing)"
+        return 0
+      fi
+      sleep 1
+    done
+  done
+  # Then the agents' own count: a restarted candidate takes the role only after its healthy checks in a row, and the
+  # holder's agent counted failed checks while R3 stopped its tunnel (only a good check resets them; stopped again
+  # before that, it gives the role up after fewer checks than a fresh failure needs, and the switch is measured short).
   if [ "$settle" -gt 0 ]; then
-    say "   R5: waiting ${settle}s for the agents to count the restarted tunnel healthy (their window of failed checks and a probe)"
+    say "   R5: every candidate's tunnel healthy; waiting ${settle}s for the agents to count it healthy (their window of checks and a probe)"
     sleep "$settle"
   fi
   old=$(lease_holder "$lease")
@@ -518,12 +535,15 @@ failover_step() {
     done
   fi
   dm="tunnelwright-conformance-restore-$RUN_ID-failover-$sources"
-  if ! out=$(deadman arm "$kind" "$cns" "$oc" "$cctr" "$unit" "$dm" 2>&1); then
+  # Armed past R5's own wait (fsecs), with DEADMAN_SECONDS on top for the requests and kubectl calls around it: a
+  # restore firing inside the wait would start the stopped holder while the switch is being measured.
+  dm_after=$((fsecs + DEADMAN_SECONDS))
+  if ! out=$(deadman arm "$kind" "$cns" "$oc" "$cctr" "$unit" "$dm" "$dm_after" 2>&1); then
     wan_counter_remove
     result FAIL R5 "$label" "the dead-man restore could not be armed on $old, so its tunnel was not stopped: $(oneline "$out")"
     return 0
   fi
-  stopped="$kind|$label|$cns|$oc|$cctr|$unit|$dm"
+  stopped="$kind|$label|$cns|$oc|$cctr|$unit|$dm|$dm_after"
   # The switch is timed from before the stop: the tunnel goes down early in it, and the stop returns only after its
   # hooks (wg-quick down's PostDown re-steer writes two labels) and kubectl exec's round trip; in the project's lab the
   # standby carried the traffic before the stop returned.
@@ -561,6 +581,7 @@ failover_step() {
   elif [ -n "$unread" ]; then result FAIL R5 "$label" "the WAN packet counter could not be read on$unread, so no leak can be ruled out"
   elif [ -z "$back" ]; then result FAIL R5 "$label" "vpn-class egress not back inside $VPN_CIDRS within ${fsecs}s of stopping the holder's tunnel ($old); the Lease names ${new:-no holder}"
   elif [ -z "$new" ] || [ "$new" = "$old" ]; then result FAIL R5 "$label" "vpn-class egress back after ${took}s (the echo saw $back), but the Lease still names ${new:-no holder}, not a standby: not a failover"
+  elif [ "$took" -gt "$fsecs" ]; then result FAIL R5 "$label" "vpn-class egress back through the standby $new after ${took}s, beyond the bound ${fsecs}s (a request sent before the bound was answered after it)"
   else result PASS R5 "$label" "failover: vpn-class egress back through the standby $new after ${took}s (the holder $old stopped; bound ${fsecs}s; the echo saw $back)${counted_on:+; 0 vpn-class packets left by the WAN on any candidate (${counted_on#, })}"; fi
 
   out=$(tunnel start "$kind" "$cns" "$oc" "$cctr" "$unit" 2>&1) || {
@@ -579,7 +600,14 @@ failover_step() {
     return 0
   fi
   stopped=''
-  say "RESTORED [$label]: the tunnel on $old is healthy again after $(( $(date +%s) - t1 ))s; the role stays with $(lease_holder "$lease" || true) (no failback expected: the agents never take the role from a healthy holder)$(disarmed "$kind" "$cns" "$oc" "$cctr" "$unit" "$dm")"
+  say "RESTORED [$label]: the tunnel on $old is healthy again after $(( $(date +%s) - t1 ))s$(disarmed "$kind" "$cns" "$oc" "$cctr" "$unit" "$dm")"
+  # No failback: the agents never take the role from a healthy holder, so the Lease still names the new holder.
+  # Read once the agents had their settle seconds to count the restarted tunnel healthy (a failback would come then).
+  [ -n "$back" ] && [ -n "$new" ] && [ "$new" != "$old" ] || return 0
+  [ "$settle" -gt 0 ] && sleep "$settle"
+  after=$(lease_holder "$lease")
+  if [ "$after" = "$new" ]; then say "   R5: the role stays with $new after the restart (no failback)"
+  else result FAIL R5 "$label" "after $old's tunnel was healthy again the Lease names ${after:-no holder}, not the new holder $new: the role failed back or was dropped (the agents never take it from a healthy holder)"; fi
 }
 
 # Each tunnel in turn, one line of SOURCES each (its fields joined by "|"); the fields split without globbing, and

@@ -61,6 +61,14 @@ describe('the failover step\'s props (R5)', () => {
     expect(scriptOf(steeringCheck({ failover: false }))).not.toContain('vpn-egress-gateway');
     expect(scriptOf(homelabConformance())).not.toMatch(/=pod\/|=egress-conformance-s\d-agent/);
   });
+
+  it.each([
+    ['healthyChecks 5 above unhealthyChecks 3: the restarted candidate takes the role only after 5 good checks (5 × 2 + 3)', { healthyChecks: 5 }, 13],
+    ['unhealthyChecks 4 above healthyChecks 3: the failed checks R3 left must be reset first (4 × 2 + 3)', { unhealthyChecks: 4 }, 11],
+  ])('the settle seconds count the longer of the agents\' windows: %s', (_what, failover, settle) => {
+    const props = { ...steeringCheck(), egressSteerings: [{ steering: { ...failoverSteering(), namespaces: ['media'], failover: { ...failoverSteering().failover!, ...failover } }, probeNamespace: 'media', failoverSeconds: 60 }] };
+    expect(scriptOf(props)).toMatch(new RegExp(`\\|60\\|${settle}'\n`));
+  });
 });
 
 describe('what the failover step emits', () => {
@@ -124,17 +132,23 @@ function runSteering(env: Record<string, string>, script = scriptOf(steeringChec
 d=${dir}
 echo "$*" >> $d/log
 [ "$1" = -n ] && shift 2
-h=$(cat $d/holder)
-if [ -n "\${SWITCH_AFTER:-}" ] && [ "$(cat $d/state-$h)" = stopped ] && [ "$(cat $d/stops)" -ge "\${SWITCH_FROM_STOP:-2}" ] && [ $(( $(date +%s) - $(cat $d/stopped-at) )) -ge "$SWITCH_AFTER" ]; then
-  for n in gw-1 gw-2; do [ $n != "$h" ] && [ "$(cat $d/state-$n)" = running ] && { echo $n > $d/holder; echo "switched $h $n" >> $d/log; break; }; done
-fi
+# healthy <node>: its unit running and, with HEALTHY_DELAY, started at least that long ago (systemctl is-active says
+# "activating", exit 3, before; the agent counts healthyChecks good checks before it may take the role).
+healthy() { [ "$(cat $d/state-$1)" = running ] && { [ -z "\${HEALTHY_DELAY:-}" ] || [ ! -e $d/started-$1 ] || [ $(( $(date +%s) - $(cat $d/started-$1) )) -ge "$HEALTHY_DELAY" ]; }; }
+switch() {
+  h=$(cat $d/holder)
+  if [ -n "\${SWITCH_AFTER:-}" ] && [ "$(cat $d/state-$h)" = stopped ] && [ "$(cat $d/stops)" -ge "\${SWITCH_FROM_STOP:-2}" ] && [ $(( $(date +%s) - $(cat $d/stopped-at) )) -ge "$SWITCH_AFTER" ]; then
+    for n in gw-1 gw-2; do [ $n != "$h" ] && healthy $n && { echo $n > $d/holder; echo "switched $h $n" >> $d/log; break; }; done
+  fi
+}
+switch
 case $1 in
   scale|rollout|wait) exit 0 ;;
   get) case $2 in pods) echo 10.42.1.5 ;; lease) cat $d/holder | tr -d '\\n' ;; node) cat $d/label-$3 ;; esac; exit 0 ;;
   exec) dep=\${2#deploy/}; shift 2; [ "$1" = -c ] && shift 2; [ "$1" = -- ] && shift
     case $dep in *-agent) n=gw-1 a=10.2.0.2 ;; *-agent1) n=gw-2 a=10.2.0.3 ;; esac
     case "$1 $*" in
-      curl*) case $dep in *-direct) echo 203.0.113.7 ;; *) h=$(cat $d/holder); [ "$(cat $d/state-$h)" = running ] && { echo 185.236.200.9; exit 0; }
+      curl*) case $dep in *-direct) echo 203.0.113.7 ;; *) [ -n "\${ECHO_SLOW:-}" ] && [ "$(cat $d/stops)" -ge 2 ] && { sleep "$ECHO_SLOW"; switch; }; h=$(cat $d/holder); [ "$(cat $d/state-$h)" = running ] && { echo 185.236.200.9; exit 0; }
           [ "$(cat $d/stops)" -ge "\${OTHER_ROUTE_FROM_STOP:-99}" ] && { echo 185.236.201.1; exit 0; }; exit 28 ;; esac ;;
       cat*) [ "$(cat $d/state-$n)" = running ] && cat $d/ifindex-$n ;;
       *"ip -4 -o addr show dev tun0"*) [ "$(cat $d/state-$n)" = running ] && echo "5: tun0    inet $a/32 scope global tun0" ;;
@@ -146,11 +160,11 @@ case $1 in
       *"nft delete table netdev"*) [ -e $d/nft-$n ] || { echo "Error: No such file or directory" >&2; exit 1; }; rm -f $d/nft-$n ;;
       *systemd-run*) ;;
       *"systemctl stop tunnelwright-conformance-restore-"*) ;;
-      *"systemctl is-active"*) [ "$(cat $d/state-$n)" = running ] || exit 3 ;;
+      *"systemctl is-active"*) healthy $n || exit 3 ;;
       *"systemctl stop"*) echo "stop $(date +%s.%N)" >> $d/times; echo stopped > $d/state-$n; date +%s > $d/stopped-at; echo $(( $(cat $d/stops) + 1 )) > $d/stops
         if [ "$(cat $d/stops)" -ge 2 ]; then sleep "\${STOP_SECONDS:-0}"; fi ;;
       *"systemctl start"*) echo "start $(date +%s.%N)" >> $d/times; [ -n "\${NEVER_HEALTHY:-}" ] && [ "$(cat $d/stops)" -ge 2 ] && exit 0
-        echo running > $d/state-$n; i=$(( $(cat $d/ifindex-$n) + 1 )); echo $i > $d/ifindex-$n; printf '10.2.0.x-%s' $i > $d/label-$n ;;
+        echo running > $d/state-$n; date +%s > $d/started-$n; [ -n "\${FAILBACK:-}" ] && [ "$(cat $d/stops)" -ge 2 ] && echo $n > $d/holder; i=$(( $(cat $d/ifindex-$n) + 1 )); echo $i > $d/ifindex-$n; printf '10.2.0.x-%s' $i > $d/label-$n ;;
     esac ;;
 esac
 `, { mode: 0o755 });
@@ -171,7 +185,8 @@ describe('the failover step over a kubectl stand-in (a steering, gw-1 and its st
     expect(R5(r.lines)).toEqual([expect.stringMatching(new RegExp(`^PASS R5 \\[${LABEL}\\]: failover: vpn-class egress back through the standby gw-2 after (\\d+)s \\(the holder gw-1 stopped; bound 20s; the echo saw 185\\.236\\.200\\.9\\); 0 vpn-class packets left by the WAN on any candidate \\(gw-1 by eth0, gw-2 by eth0\\)$`))]);
     const took = Number(/after (\d+)s/.exec(R5(r.lines)[0])![1]);
     expect(took).toBeGreaterThanOrEqual(2);
-    expect(r.lines).toContainEqual(expect.stringMatching(new RegExp(`^RESTORED \\[${LABEL}\\]: the tunnel on gw-1 is healthy again after \\d+s; the role stays with gw-2 \\(no failback expected`)));
+    expect(r.lines).toContainEqual(expect.stringMatching(new RegExp(`^RESTORED \\[${LABEL}\\]: the tunnel on gw-1 is healthy again after \\d+s$`)));
+    expect(r.lines).toContain('   R5: the role stays with gw-2 after the restart (no failback)');
     expect(r.lines.at(-1)).toBe('conformance: PASS (every requirement holds)');
     expect(r.status).toBe(0);
     // The counter on both candidates before the stop, and removed from both; both tunnels running at the end.
@@ -192,7 +207,7 @@ describe('the failover step over a kubectl stand-in (a steering, gw-1 and its st
     const r = runSteering({ SWITCH_AFTER: '1', FAILOVER_SECONDS: '20', FAILOVER_SETTLE_SECONDS: '2' });
     expect(r.times.map((x) => x.what)).toEqual(['stop', 'start', 'stop', 'start']);
     expect(r.times[2].t - r.times[1].t).toBeGreaterThanOrEqual(2);
-    expect(r.lines).toContain('   R5: waiting 2s for the agents to count the restarted tunnel healthy (their window of failed checks and a probe)');
+    expect(r.lines).toContain('   R5: every candidate\'s tunnel healthy; waiting 2s for the agents to count it healthy (their window of checks and a probe)');
     expect(R5(r.lines)).toEqual([expect.stringMatching(/^PASS R5 /)]);
     expect(r.status).toBe(0);
   });
@@ -252,6 +267,42 @@ describe('the failover step over a kubectl stand-in (a steering, gw-1 and its st
   ] as const)('an answer from the VPN ranges while the Lease still names the stopped holder is no failover (%s)', (step, from, line) => {
     const r = runSteering({ OTHER_ROUTE_FROM_STOP: from, FAILOVER_SECONDS: '4' });
     expect(r.lines.filter((l) => new RegExp(`^(PASS|FAIL) ${step} `).test(l))).toEqual([expect.stringMatching(line)]);
+    expect(r.status).toBe(1);
+  });
+
+  it('waits, before it stops anything, until every candidate\'s tunnel is healthy again: the role moved during R3, R4 passed on the standby\'s answer while the restarted gw-1 was still coming up (3 s), and R5 stops the holder gw-2 only after gw-1 is healthy', () => {
+    const r = runSteering({ SWITCH_AFTER: '0', SWITCH_FROM_STOP: '1', HEALTHY_DELAY: '3', FAILOVER_SECONDS: '20' });
+    expect(r.times.map((x) => x.what)).toEqual(['stop', 'start', 'stop', 'start']);
+    expect(r.times[2].t - r.times[1].t).toBeGreaterThanOrEqual(3);
+    expect(R5(r.lines)).toEqual([expect.stringMatching(/^PASS R5 .*back through the standby gw-1 after \d+s \(the holder gw-2 stopped/)]);
+    expect(r.status).toBe(0);
+  });
+
+  it('a candidate that does not become healthy after R4 fails R5 saying which, and nothing more is stopped', () => {
+    const r = runSteering({ SWITCH_AFTER: '0', SWITCH_FROM_STOP: '1', HEALTHY_DELAY: '100', FAILOVER_SECONDS: '20', RECOVERY_SECONDS: '2' });
+    expect(R5(r.lines)).toEqual([`FAIL R5 [${LABEL}]: the tunnel on gw-1 is not healthy within 2s after R4, so no tunnel was stopped (with no candidate able to take the role the step would prove nothing)`]);
+    expect(r.times.map((x) => x.what)).toEqual(['stop', 'start']);
+    expect(r.status).toBe(1);
+  });
+
+  it('fails when the answer comes after the bound, though its request was sent before it (a 4 s request, the bound 3 s); control: the same answer within a 10 s bound passes', () => {
+    const r = runSteering({ SWITCH_AFTER: '1', ECHO_SLOW: '4', FAILOVER_SECONDS: '3' });
+    expect(R5(r.lines)).toEqual([expect.stringMatching(new RegExp(`^FAIL R5 \\[${LABEL}\\]: vpn-class egress back through the standby gw-2 after \\d+s, beyond the bound 3s`))]);
+    expect(r.status).toBe(1);
+    const control = runSteering({ SWITCH_AFTER: '1', ECHO_SLOW: '4', FAILOVER_SECONDS: '10' });
+    expect(R5(control.lines)).toEqual([expect.stringMatching(/^PASS R5 /)]);
+  });
+
+  it('arms R5\'s dead-man restore past its bound (bound + DEADMAN_SECONDS), R3\'s at DEADMAN_SECONDS', () => {
+    const r = runSteering({ SWITCH_AFTER: '1', FAILOVER_SECONDS: '100' });
+    const armed = r.log.filter((c) => c.includes('systemd-run')).map((c) => [c.includes('-failover-') ? 'R5' : 'R3', Number(/--on-active=(\d+)/.exec(c)![1])]);
+    expect(armed).toEqual([['R3', 62], ['R5', 162]]);
+    expect(R5(r.lines)).toEqual([expect.stringMatching(/^PASS R5 /)]);
+  });
+
+  it('fails when the role goes back to the restarted holder (failback); the control is the first test: the role stays with gw-2', () => {
+    const r = runSteering({ SWITCH_AFTER: '1', FAILOVER_SECONDS: '20', FAILBACK: '1' });
+    expect(R5(r.lines)).toEqual([expect.stringMatching(/^PASS R5 /), `FAIL R5 [${LABEL}]: after gw-1's tunnel was healthy again the Lease names gw-1, not the new holder gw-2: the role failed back or was dropped (the agents never take it from a healthy holder)`]);
     expect(r.status).toBe(1);
   });
 
