@@ -2,6 +2,7 @@ import type { ClusterRole as IClusterRole } from 'kubernetes-types/rbac/v1';
 import type { ConformanceGatewaySpec, ConformanceSteeringSpec } from '../model/egress-conformance-spec';
 import { boundedName } from '../model/labels';
 import { KubeObject } from '../types';
+import { activeLabel } from '../model/egress-steering-failover';
 import { candidatesOf, failoverLeaseName } from './egress-steering-failover';
 import { standbyMembers } from './vpn-gateway/failover';
 
@@ -15,6 +16,8 @@ export interface ConformanceFailover {
   readonly seconds: number;
   /** How long the step waits after R4 before it stops the holder (`FailoverTiming.settleSeconds`). */
   readonly settle: number;
+  /** EgressSteering: the label the CiliumEgressGatewayPolicy selects, which exactly the new holder's CiliumNode must carry. */
+  readonly activeLabel?: string;
 }
 
 /**
@@ -38,17 +41,18 @@ export function steeringFailover(s: ConformanceSteeringSpec, prefix: string): Co
   if (seconds === undefined) return undefined;
   const st = s.steering;
   const lease = `${st.failover!.leaseNamespace}/${failoverLeaseName(st.name)}`;
-  return { lease, candidates: candidatesOf(st).map((c, k) => ({ identity: c.node, control: boundedName(prefix, k === 0 ? '-agent' : `-agent${k}`) })), seconds, settle: s.failoverSettleSeconds ?? 0 };
+  return { lease, candidates: candidatesOf(st).map((c, k) => ({ identity: c.node, control: boundedName(prefix, k === 0 ? '-agent' : `-agent${k}`) })), seconds, settle: s.failoverSettleSeconds ?? 0, activeLabel: activeLabel(st.name) };
 }
 
-/** The failover fields of a SOURCES line: lease, candidates ("<identity>=<control>" each), seconds, settle seconds. */
+/** The failover fields of a SOURCES line: lease, candidates ("<identity>=<control>" each), seconds, settle seconds, active label (or empty). */
 export function failoverFields(f: ConformanceFailover | undefined): string[] {
-  return f ? [f.lease, f.candidates.map((c) => `${c.identity}=${c.control}`).join(' '), String(f.seconds), String(f.settle)] : [];
+  return f ? [f.lease, f.candidates.map((c) => `${c.identity}=${c.control}`).join(' '), String(f.seconds), String(f.settle), f.activeLabel ?? ''] : [];
 }
 
 /**
  * What the failover step needs beyond the rest of the check (which already execs into the probes and agents and
- * scales the agents): `get` on each Lease it reads the holder from, by name. A ClusterRole, bound by you to whoever
+ * scales the agents): `get` on each Lease it reads the holder from, by name, and with an EgressSteering `list` on
+ * CiliumNodes (which carry the active label). A ClusterRole, bound by you to whoever
  * runs the check (a Lease may sit in kube-system, outside the check's namespaces, where it creates nothing):
  * `kubectl create rolebinding -n <lease namespace> --clusterrole=<name>-failover --user=<you>`.
  */
@@ -59,7 +63,10 @@ export function failoverRunnerRole(name: string, failovers: ConformanceFailover[
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: { name: `${name}-failover`, labels: { 'app.kubernetes.io/managed-by': 'tunnelwright', 'app.kubernetes.io/component': 'egress-conformance' } },
-    rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: names, verbs: ['get'] }],
+    rules: [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: names, verbs: ['get'] },
+      ...(failovers.some((f) => f.activeLabel !== undefined) ? [{ apiGroups: ['cilium.io'], resources: ['ciliumnodes'], verbs: ['list'] }] : []),
+    ],
   };
   return [role as KubeObject];
 }

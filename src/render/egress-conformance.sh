@@ -323,11 +323,11 @@ control_of() {
   return 1
 }
 
-# check_source <kind> <label> <probe ns> <vpn probe> <direct probe> <control ns> <control deploy> <container> <iface> <node> <unit> <uplink label> [<lease ns/name> <candidates> <failover seconds> <settle seconds>]
+# check_source <kind> <label> <probe ns> <vpn probe> <direct probe> <control ns> <control deploy> <container> <iface> <node> <unit> <uplink label> [<lease ns/name> <candidates> <failover seconds> <settle seconds> <active label>]
 check_source() {
   kind=$1 label=$2 pns=$3 vpnp=$4 dirp=$5 cns=$6 cdep=$7 cctr=$8 iface=$9
   shift 9
-  node=${1:-} unit=${2:-} uplink=${3:-} lease=${4:-} cands=${5:-} fsecs=${6:-} settle=${FAILOVER_SETTLE_SECONDS:-${7:-0}}
+  node=${1:-} unit=${2:-} uplink=${3:-} lease=${4:-} cands=${5:-} fsecs=${6:-} settle=${FAILOVER_SETTLE_SECONDS:-${7:-0}} alabel=${8:-}
   [ -z "$fsecs" ] || fsecs=${FAILOVER_SECONDS:-$fsecs}
   say "== $label"
   for d in "$vpnp" "$dirp"; do
@@ -486,6 +486,13 @@ tunnel_healthy() {
   fi
 }
 
+# carriers <label>: the CiliumNodes whose <label> is "true", by name, one line (every CiliumNode listed, the labels read
+# here: a selector the server ignored would name them all).
+carriers() {
+  "$KUBECTL" get ciliumnodes -o 'jsonpath={range .items[*]}{.metadata.name}{" "}{.metadata.labels}{"\n"}{end}' 2>/dev/null \
+    | grep -F "\"$1\":\"true\"" | sed 's/ .*//' | sort | tr '\n' ' ' | sed 's/ *$//'
+}
+
 # R5 (check_source's variables): stop the holder's tunnel, wait for vpn-class egress from the VPN ranges through a
 # standby within fsecs, with a WAN counter on every candidate node (EgressSteering), then start the stopped tunnel
 # again and wait until it is healthy. The counter sees the probe's pod address and each candidate's own tunnel address.
@@ -565,6 +572,9 @@ failover_step() {
   done
   took=$(( $(date +%s) - t0 ))
   new=$(lease_holder "$lease")
+  # EgressSteering: the path is the label Cilium selects the gateway by; exactly the new holder's CiliumNode carries it.
+  on=''
+  [ -z "$alabel" ] || on=$(carriers "$alabel")
   leaks='' unread=''
   for w in $wan_on; do
     old_ifs=$IFS
@@ -581,6 +591,7 @@ failover_step() {
   elif [ -n "$unread" ]; then result FAIL R5 "$label" "the WAN packet counter could not be read on$unread, so no leak can be ruled out"
   elif [ -z "$back" ]; then result FAIL R5 "$label" "vpn-class egress not back inside $VPN_CIDRS within ${fsecs}s of stopping the holder's tunnel ($old); the Lease names ${new:-no holder}"
   elif [ -z "$new" ] || [ "$new" = "$old" ]; then result FAIL R5 "$label" "vpn-class egress back after ${took}s (the echo saw $back), but the Lease still names ${new:-no holder}, not a standby: not a failover"
+  elif [ -n "$alabel" ] && [ "$on" != "$new" ]; then result FAIL R5 "$label" "vpn-class egress back after ${took}s (the echo saw $back) and the Lease names $new, but the CiliumNodes carrying $alabel are: ${on:-none} (exactly $new's must: Cilium takes the first labelled node by name)"
   elif [ "$took" -gt "$fsecs" ]; then result FAIL R5 "$label" "vpn-class egress back through the standby $new after ${took}s, beyond the bound ${fsecs}s (a request sent before the bound was answered after it)"
   else result PASS R5 "$label" "failover: vpn-class egress back through the standby $new after ${took}s (the holder $old stopped; bound ${fsecs}s; the echo saw $back)${counted_on:+; 0 vpn-class packets left by the WAN on any candidate (${counted_on#, })}"; fi
 

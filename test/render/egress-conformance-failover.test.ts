@@ -55,9 +55,9 @@ describe('the failover step\'s props (R5)', () => {
   });
 
   it('runs the step by default where there is a standby, with the default bound and the settle seconds (failed checks × interval + a 3 s probe: 3 × 2 + 3) in SOURCES; none without one, and none when failover is false', () => {
-    expect(scriptOf(steeringCheck())).toContain('|kube-system/vpn-egress-gateway|gw-1=egress-conformance-s0-agent gw-2=egress-conformance-s0-agent1|57|9\'');
-    expect(scriptOf(gatewayCheck())).toContain('|vpn-gateway/vpn-gateway|vpn-gateway-a-0=pod/vpn-gateway-a-0 vpn-gateway-b-0=pod/vpn-gateway-b-0|231|9\'');
-    expect(scriptOf({ ...steeringCheck(), failoverSeconds: 90 })).toMatch(/\|90\|9'\n/);
+    expect(scriptOf(steeringCheck())).toContain('|kube-system/vpn-egress-gateway|gw-1=egress-conformance-s0-agent gw-2=egress-conformance-s0-agent1|57|9|egress-active.tunnelwright.dev/vpn-egress\'');
+    expect(scriptOf(gatewayCheck())).toContain('|vpn-gateway/vpn-gateway|vpn-gateway-a-0=pod/vpn-gateway-a-0 vpn-gateway-b-0=pod/vpn-gateway-b-0|231|9|\'');
+    expect(scriptOf({ ...steeringCheck(), failoverSeconds: 90 })).toMatch(/\|90\|9\|egress-active\.tunnelwright\.dev\/vpn-egress'\n/);
     expect(scriptOf(steeringCheck({ failover: false }))).not.toContain('vpn-egress-gateway');
     expect(scriptOf(homelabConformance())).not.toMatch(/=pod\/|=egress-conformance-s\d-agent/);
   });
@@ -67,7 +67,7 @@ describe('the failover step\'s props (R5)', () => {
     ['unhealthyChecks 4 above healthyChecks 3: the failed checks R3 left must be reset first (4 × 2 + 3)', { unhealthyChecks: 4 }, 11],
   ])('the settle seconds count the longer of the agents\' windows: %s', (_what, failover, settle) => {
     const props = { ...steeringCheck(), egressSteerings: [{ steering: { ...failoverSteering(), namespaces: ['media'], failover: { ...failoverSteering().failover!, ...failover } }, probeNamespace: 'media', failoverSeconds: 60 }] };
-    expect(scriptOf(props)).toMatch(new RegExp(`\\|60\\|${settle}'\n`));
+    expect(scriptOf(props)).toMatch(new RegExp(`\\|60\\|${settle}\\|egress-active`));
   });
 });
 
@@ -83,14 +83,19 @@ describe('what the failover step emits', () => {
     ]);
   });
 
-  it('RBAC: a ClusterRole with get on the Leases it reads the holder from, by name, and nothing else; none without a failover step', () => {
+  it('RBAC: a ClusterRole with get on the Leases it reads the holder from, by name, list on CiliumNodes (a steering\'s active label), and nothing else; none without a failover step', () => {
     const both = planEgressConformance({ ...steeringCheck(), vpnGateways: gatewayCheck().vpnGateways });
     const roles = both.objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role' || o.kind.endsWith('Binding'));
     expect(roles).toEqual([expect.objectContaining({
       kind: 'ClusterRole',
       metadata: expect.objectContaining({ name: 'egress-conformance-failover' }),
-      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['vpn-egress-gateway', 'vpn-gateway'], verbs: ['get'] }],
+      rules: [
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['vpn-egress-gateway', 'vpn-gateway'], verbs: ['get'] },
+        { apiGroups: ['cilium.io'], resources: ['ciliumnodes'], verbs: ['list'] },
+      ],
     })]);
+    const gatewayOnly = planEgressConformance(gatewayCheck()).objects.find((o) => o.kind === 'ClusterRole') as unknown as { rules: unknown[] };
+    expect(gatewayOnly.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['vpn-gateway'], verbs: ['get'] }]);
     expect(planEgressConformance(homelabConformance()).objects.filter((o) => o.kind === 'ClusterRole')).toEqual([]);
   });
 
@@ -144,7 +149,8 @@ switch() {
 switch
 case $1 in
   scale|rollout|wait) exit 0 ;;
-  get) case $2 in pods) echo 10.42.1.5 ;; lease) cat $d/holder | tr -d '\\n' ;; node) cat $d/label-$3 ;; esac; exit 0 ;;
+  get) case $2 in pods) echo 10.42.1.5 ;; lease) cat $d/holder | tr -d '\\n' ;; node) cat $d/label-$3 ;;
+      ciliumnodes) h=$(cat $d/holder); for n in gw-1 gw-2; do l=''; { [ "$n" = "$h" ] || [ "$n" = "\${ALSO_LABELLED:-}" ]; } && l=',"egress-active.tunnelwright.dev/vpn-egress":"true"'; echo "$n {\"kubernetes.io/hostname\":\"$n\"$l}"; done ;; esac; exit 0 ;;
   exec) dep=\${2#deploy/}; shift 2; [ "$1" = -c ] && shift 2; [ "$1" = -- ] && shift
     case $dep in *-agent) n=gw-1 a=10.2.0.2 ;; *-agent1) n=gw-2 a=10.2.0.3 ;; esac
     case "$1 $*" in
@@ -298,6 +304,13 @@ describe('the failover step over a kubectl stand-in (a steering, gw-1 and its st
     const armed = r.log.filter((c) => c.includes('systemd-run')).map((c) => [c.includes('-failover-') ? 'R5' : 'R3', Number(/--on-active=(\d+)/.exec(c)![1])]);
     expect(armed).toEqual([['R3', 62], ['R5', 162]]);
     expect(R5(r.lines)).toEqual([expect.stringMatching(/^PASS R5 /)]);
+  });
+
+  it('fails when the old holder\'s CiliumNode still carries the active label beside the new holder\'s (Cilium takes the first by name); control: the first test, only gw-2 labelled, passes', () => {
+    const r = runSteering({ SWITCH_AFTER: '1', FAILOVER_SECONDS: '20', ALSO_LABELLED: 'gw-1' });
+    expect(R5(r.lines)[0]).toMatch(new RegExp(`^FAIL R5 \\[${LABEL}\\]: vpn-class egress back after \\d+s \\(the echo saw 185\\.236\\.200\\.9\\) and the Lease names gw-2, but the CiliumNodes carrying egress-active\\.tunnelwright\\.dev/vpn-egress are: gw-1 gw-2 `));
+    expect(r.log.filter((c) => c.startsWith('get ciliumnodes -o jsonpath='))).toHaveLength(1);
+    expect(r.status).toBe(1);
   });
 
   it('fails when the role goes back to the restarted holder (failback); the control is the first test: the role stays with gw-2', () => {
