@@ -17,9 +17,15 @@ export interface ConformanceFailoverOptions {
   readonly failover?: boolean;
   /**
    * The bound on the switch: seconds from the holder's stop until vpn-class egress comes from `vpnCidrs` again.
-   * Refused below the agents' own bound: the failed checks × the check interval after which the stopped holder's
-   * agent gives the role up (a standby takes it at its next check, without waiting for the Lease to expire: 5.4-5.7 s
-   * in the project's lab with 3 checks of 1 s and a 14 s lease).
+   * Refused below the agents' own switch, (failed checks + 1) × the check interval: the stopped holder's agent gives
+   * the role up after its failed checks, and a standby takes it at its own next check (without waiting for the Lease
+   * to expire); a steering `(failover.unhealthyChecks + 1) × failover.checkIntervalSeconds`, a gateway
+   * `(standby.releaseAfter + 1) × 2 s`. Warned below a realistic switch, that floor plus what follows the agents: a
+   * steering + 1 s (Cilium's `egress-gateway-reconciliation-trigger-interval`, 1 s by default), a gateway + 30 s
+   * (pod-gateway's clients: a 10 s heartbeat, then DHCP again; 20-23 s in the project's lab); then + one of R5's
+   * tries that began in the gap (`requestTimeoutSeconds` × the number of `targets`) + 1 s (R5's pause between tries).
+   * Data point: 5.4-5.7 s measured in the project's lab with 3 checks of 1 s (floor 4 s; realistic with 2 targets of
+   * 3 s: 12 s).
    * @default - `EgressConformanceProps.failoverSeconds`, else the lease duration (a holder that cannot give the role up)
    * + the agents' bound, plus what lies beyond them: for a steering, + healthy checks × interval + 30 s (Cilium re-reading the nodes' labels); for a gateway, + 180 s
    * (gluetun's health server changes only on its own check, every 60 s, a failure retried up to 120 s) + 30 s
@@ -36,8 +42,12 @@ export const failoverOptionFields = {
 
 /** What the step needs of one source's agents, and the bound it is held to. */
 export interface FailoverTiming {
-  /** The agents' own lower bound: failed checks × interval (the holder's agent gives the role up itself). */
+  /** The agents' own switch: (failed checks + 1) × interval (the holder's agent gives the role up itself, a standby takes it at its next check). */
   readonly floor: number;
+  /** What follows the agents before traffic moves (Cilium's reconcile for a steering; pod-gateway's clients for a gateway), in seconds. */
+  readonly beyond: number;
+  /** `beyond` in the user's words (for a warning). */
+  readonly beyondWhy: string;
   /** The default bound (the floor with what lies beyond the agents). */
   readonly defaultSeconds: number;
   /** How the floor is made, in the user's words (for a refusal). */
@@ -64,9 +74,14 @@ export function gatewayFailoverTiming(gateway: Record<string, unknown>): Failove
   const sb = gateway.standby;
   if (!isRecord(sb)) return undefined;
   const lease = num(sb.leaseSeconds, 15);
-  const release = num(sb.releaseAfter, 3);
-  const floor = release * GATEWAY_PERIOD_SECONDS;
-  return { floor, defaultSeconds: lease + floor + 180 + 30, settleSeconds: floor + 3, floorWhy: `standby.releaseAfter ${release} × the agent's ${GATEWAY_PERIOD_SECONDS} s check, after which the holder gives the role up` };
+  const release_ = num(sb.releaseAfter, 3);
+  const release = release_ * GATEWAY_PERIOD_SECONDS;
+  const floor = release + GATEWAY_PERIOD_SECONDS;
+  return {
+    floor, beyond: 30, beyondWhy: '30 s for pod-gateway\'s clients (a 10 s heartbeat, then DHCP again)',
+    defaultSeconds: lease + release + 180 + 30, settleSeconds: release + 3,
+    floorWhy: `(standby.releaseAfter ${release_} + 1) × the agent's ${GATEWAY_PERIOD_SECONDS} s check: the holder gives the role up after its failed checks, a standby takes it at its next check`,
+  };
 }
 
 /** An EgressSteering's failover timing, or undefined without `failover`. */
@@ -77,16 +92,24 @@ export function steeringFailoverTiming(steering: Record<string, unknown>): Failo
   const interval = num(fo.checkIntervalSeconds, FAILOVER_DEFAULTS.checkIntervalSeconds);
   const bad = num(fo.unhealthyChecks, FAILOVER_DEFAULTS.unhealthyChecks);
   const good = num(fo.healthyChecks, FAILOVER_DEFAULTS.healthyChecks);
-  const floor = bad * interval;
-  return { floor, defaultSeconds: lease + floor + good * interval + 30, settleSeconds: Math.max(good, bad) * interval + 3, floorWhy: `failover.unhealthyChecks ${bad} × failover.checkIntervalSeconds ${interval}, after which the holder gives the role up` };
+  const floor = (bad + 1) * interval;
+  return {
+    floor, beyond: 1, beyondWhy: '1 s for Cilium\'s egress-gateway-reconciliation-trigger-interval',
+    defaultSeconds: lease + bad * interval + good * interval + 30, settleSeconds: Math.max(good, bad) * interval + 3,
+    floorWhy: `(failover.unhealthyChecks ${bad} + 1) × failover.checkIntervalSeconds ${interval}: the holder gives the role up after its failed checks, a standby takes it at its next check`,
+  };
 }
 
 /**
  * The failover step's refusals: a step asked for where there is no standby, and a bound below the agents' own
- * (global `failoverSeconds` checked against every source that runs the step without a bound of its own).
+ * (global `failoverSeconds` checked against every source that runs the step without a bound of its own); and its
+ * warnings: a bound at or above that floor but below a realistic switch (`ConformanceFailoverOptions.failoverSeconds`).
  */
-export function checkConformanceFailover(input: Record<string, unknown>): Problem[] {
+export function checkConformanceFailover(input: Record<string, unknown>): { problems: Problem[]; warnings: Problem[] } {
   const problems: Problem[] = [];
+  const warnings: Problem[] = [];
+  const timeout = typeof input.requestTimeoutSeconds === 'number' ? input.requestTimeoutSeconds : 5;
+  const targets = Math.max(1, asArray(input.targets).length);
   const global = typeof input.failoverSeconds === 'number' ? input.failoverSeconds : undefined;
   const each = (list: unknown, at: string, inner: 'gateway' | 'steering', timing: (r: Record<string, unknown>) => FailoverTiming | undefined, what: string, remedy: string) => {
     asArray(list).forEach((s, i) => {
@@ -105,14 +128,24 @@ export function checkConformanceFailover(input: Record<string, unknown>): Proble
         problems.push({
           path: own !== undefined ? `${path}.failoverSeconds` : 'failoverSeconds',
           code: 'failover-seconds',
-          message: `expected at least ${t.floor} s for ${path} (${t.floorWhy}: a standby may take the role no sooner), ${received(bound)}; give ${t.floor} or more, or shorten the agents' timing`,
+          message: `expected at least ${t.floor} s for ${path} (${t.floorWhy}: a switch faster than that needs the checks' phases to line up), ${received(bound)}; give ${t.floor} or more, or shorten the agents' timing`,
+        });
+        return;
+      }
+      const tries = timeout * targets + 1;
+      const realistic = t.floor + t.beyond + tries;
+      if (bound !== undefined && bound < realistic) {
+        warnings.push({
+          path: own !== undefined ? `${path}.failoverSeconds` : 'failoverSeconds',
+          code: 'failover-seconds-tight',
+          message: `${bound} s for ${path} is below a realistic switch of ${realistic} s: the agents' ${t.floor} s, ${t.beyondWhy}, and ${tries} s for one of R5's tries begun in the gap (requestTimeoutSeconds ${timeout} × ${targets} target(s), and its 1 s pause): R5 may fail a sound failover; give ${realistic} or more`,
         });
       }
     });
   };
   each(input.vpnGateways, 'vpnGateways', 'gateway', gatewayFailoverTiming, 'gateway', 'standby');
   each(input.egressSteerings, 'egressSteerings', 'steering', steeringFailoverTiming, 'steering', 'failover (standbys)');
-  return problems;
+  return { problems, warnings };
 }
 
 /** The bound a source's step is held to, or undefined when it runs no failover step. @internal */

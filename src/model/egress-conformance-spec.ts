@@ -61,6 +61,8 @@ export interface EgressConformanceSpec {
   readonly agentImage: string;
   readonly vpnGateways: readonly ConformanceGatewaySpec[];
   readonly egressSteerings: readonly ConformanceSteeringSpec[];
+  /** The props' warnings (`checkEgressConformance`), carried to the plan. */
+  readonly warnings?: readonly Problem[];
 }
 
 /** The class the direct-class control probe carries: 'direct', or the first class other than the vpn class that the steering's label enforcement admits. */
@@ -117,7 +119,7 @@ function specOf(p: EgressConformanceProps, gateways: readonly (VpnGatewaySpec | 
 export function parseEgressConformance(input: unknown): { problems: Problem[]; warnings: Problem[]; spec?: EgressConformanceSpec } {
   const checked = inspectEgressConformance(input);
   if (!checked.value) return { problems: checked.problems, warnings: checked.warnings };
-  const spec = specOf(checked.value, checked.gateways, checked.steerings);
+  const spec = { ...specOf(checked.value, checked.gateways, checked.steerings), ...(checked.warnings.length > 0 ? { warnings: checked.warnings } : {}) };
   const route = spec.vpnGateways.flatMap((g) => checkRoute(g.gateway.portForwarding?.workload, g.route)).map((p) => ({ ...p, path: 'name' }));
   if (route.length > 0) return { problems: route, warnings: checked.warnings };
   return { problems: [], warnings: checked.warnings, spec };

@@ -129,6 +129,7 @@ export function inspectEgressConformance(input: unknown): { problems: Problem[];
   const steeringSpecs: (EgressSteeringSpec | undefined)[] = [];
   const parsed = parseWith<EgressConformanceProps>(egressConformanceSchema, input);
   const problems: Problem[] = parsed.ok ? [] : [...parsed.problems];
+  const warnings: Problem[] = [];
   const push = (path: string, code: string, message: string) => problems.push({ path, code, message });
   if (isRecord(input)) {
     if (input.destructive === false) push('destructive', 'destructive', 'expected true: the check stops each tunnel and vpn-class egress pauses until it recovers; set destructive: true to say you accept that');
@@ -202,7 +203,9 @@ export function inspectEgressConformance(input: unknown): { problems: Problem[];
       }
       if (st.tunnel === undefined && s.tunnelUnit === undefined) push(`egressSteerings[${i}].tunnelUnit`, 'required', 'required when the steering renders no tunnel: the systemd unit of your own tunnel on the gateway node');
     });
-    problems.push(...checkConformanceFailover(input));
+    const failover = checkConformanceFailover(input);
+    problems.push(...failover.problems);
+    warnings.push(...failover.warnings);
   }
-  return { problems: sortProblems(problems), warnings: [], value: problems.length === 0 && parsed.ok ? parsed.value : undefined, gateways: gatewaySpecs, steerings: steeringSpecs };
+  return { problems: sortProblems(problems), warnings, value: problems.length === 0 && parsed.ok ? parsed.value : undefined, gateways: gatewaySpecs, steerings: steeringSpecs };
 }

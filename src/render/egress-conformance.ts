@@ -205,5 +205,5 @@ export function renderEgressConformance(p: EgressConformanceSpec): Plan {
   };
   objects.push(cm as KubeObject);
   const command = `kubectl -n ${p.namespaces[0]} get configmap ${name} -o jsonpath='{.data.${CONFORMANCE_SCRIPT.replace(/\./g, '\\.')}}' > ${CONFORMANCE_SCRIPT} && sh ${CONFORMANCE_SCRIPT} --destructive`;
-  return { objects: withConfigHashes(objects), hosts: [], values: { egressConformance: { script, command } }, warnings: [] };
+  return { objects: withConfigHashes(objects), hosts: [], values: { egressConformance: { script, command } }, warnings: [...(p.warnings ?? [])] };
 }

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { EgressConformanceProps, planEgressConformance, validateEgressConformance } from '../../src';
+import { checkEgressConformance } from '../../src/model/egress-conformance';
 import { EgressConformance, EgressSteering } from '../../src/cdk8s';
 import type { VpnGatewayProps } from '../../src/model/vpn-gateway';
 import { checkKubeObjects } from '../../src/testing';
@@ -35,7 +36,9 @@ describe('the failover step\'s props (R5)', () => {
     ['a failover step asked for a steering without failover', { ...steeringCheck(), egressSteerings: [{ steering: { ...wireguardSteering(), namespaces: ['media'] }, probeNamespace: 'media', failover: true }] }, 'egressSteerings[0].failover', 'no-standby'],
     ['failoverSeconds on a steering without failover', { ...steeringCheck(), egressSteerings: [{ steering: { ...wireguardSteering(), namespaces: ['media'] }, probeNamespace: 'media', failoverSeconds: 60 }] }, 'egressSteerings[0].failoverSeconds', 'no-standby'],
     ['a steering\'s bound below 3 failed checks × 2 s', steeringCheck({ failoverSeconds: 5 }), 'egressSteerings[0].failoverSeconds', 'failover-seconds'],
+    ['a steering\'s bound at the holder\'s own 3 failed checks × 2 s (6 s), with no time for a standby\'s check ((3 + 1) × 2 s)', steeringCheck({ failoverSeconds: 7 }), 'egressSteerings[0].failoverSeconds', 'failover-seconds'],
     ['a gateway\'s bound below releaseAfter 3 × 2 s', gatewayCheck({ failoverSeconds: 5 }), 'vpnGateways[0].failoverSeconds', 'failover-seconds'],
+    ['a gateway\'s bound at releaseAfter 3 × 2 s (6 s), with no time for the standby\'s check ((3 + 1) × 2 s)', gatewayCheck({ failoverSeconds: 7 }), 'vpnGateways[0].failoverSeconds', 'failover-seconds'],
     ['the global bound below a steering\'s agents', { ...steeringCheck(), failoverSeconds: 5 }, 'failoverSeconds', 'failover-seconds'],
     ['a bound below the steering\'s own agents\' longer window (10 failed checks × 2 s)', { ...steeringCheck({ failoverSeconds: 19 }), egressSteerings: [{ steering: { ...failoverSteering(), namespaces: ['media'], failover: { ...failoverSteering().failover!, unhealthyChecks: 10 } }, probeNamespace: 'media', failoverSeconds: 19 }] }, 'egressSteerings[0].failoverSeconds', 'failover-seconds'],
   ])('refuses %s, at its path, with a remedy', (_what, props, at, code) => {
@@ -45,13 +48,30 @@ describe('the failover step\'s props (R5)', () => {
   });
 
   it.each<[string, EgressConformanceProps]>([
-    ['the steering\'s floor itself (6 s)', steeringCheck({ failoverSeconds: 6 })],
-    ['the gateway\'s floor itself (6 s)', gatewayCheck({ failoverSeconds: 6 })],
+    ['the steering\'s floor itself ((3 + 1) × 2 s = 8 s)', steeringCheck({ failoverSeconds: 8 })],
+    ['the gateway\'s floor itself ((3 + 1) × 2 s = 8 s)', gatewayCheck({ failoverSeconds: 8 })],
     ['a bound below the lease: the stopped holder\'s agent gives the role up itself (the failover lab: 5.4-5.7 s with a 14 s lease)', { ...steeringCheck({ failoverSeconds: 10 }), egressSteerings: [{ steering: { ...failoverSteering(), namespaces: ['media'], failover: { ...failoverSteering().failover!, leaseDurationSeconds: 40 } }, probeNamespace: 'media', failoverSeconds: 10 }] }],
     ['a low global bound where the only standby source opts out', { ...steeringCheck({ failover: false }), failoverSeconds: 10 }],
     ['no bound: the default', steeringCheck()],
   ])('control: accepts %s', (_what, props) => {
     expect(validateEgressConformance(props)).toEqual([]);
+  });
+
+  it.each<[string, EgressConformanceProps, string, number | undefined]>([
+    ['a steering at its floor (8 s): below 8 + 1 s (Cilium) + 1 s × 2 targets + 1 s', steeringCheck({ failoverSeconds: 8 }), 'egressSteerings[0].failoverSeconds', 12],
+    ['a steering 1 s below the realistic switch', steeringCheck({ failoverSeconds: 11 }), 'egressSteerings[0].failoverSeconds', 12],
+    ['control: a steering at the realistic switch', steeringCheck({ failoverSeconds: 12 }), '', undefined],
+    ['the global bound, with 5 s requests: 8 + 1 + 5 × 2 + 1', { ...steeringCheck(), requestTimeoutSeconds: 5, failoverSeconds: 19 }, 'failoverSeconds', 20],
+    ['control: the global bound at that', { ...steeringCheck(), requestTimeoutSeconds: 5, failoverSeconds: 20 }, '', undefined],
+    ['a gateway at its floor (8 s): below 8 + 30 s (pod-gateway\'s clients) + 1 s × 2 targets + 1 s', gatewayCheck({ failoverSeconds: 8 }), 'vpnGateways[0].failoverSeconds', 41],
+    ['control: a gateway at the realistic switch', gatewayCheck({ failoverSeconds: 41 }), '', undefined],
+    ['control: no bound (the default, 57 s)', steeringCheck(), '', undefined],
+  ])('warns of a bound the agents may meet but a switch seldom does: %s', (_what, props, at, realistic) => {
+    const { problems, warnings } = checkEgressConformance(props);
+    expect(problems).toEqual([]);
+    expect(warnings.map((w) => [w.path, w.code, Number(/realistic switch of (\d+) s/.exec(w.message)?.[1])])).toEqual(realistic === undefined ? [] : [[at, 'failover-seconds-tight', realistic]]);
+    // The core plan carries them (the adapters print a plan's warnings).
+    expect(planEgressConformance(props).warnings.map((w) => w.code)).toEqual(realistic === undefined ? [] : ['failover-seconds-tight']);
   });
 
   it('runs the step by default where there is a standby, with the default bound and the settle seconds (failed checks × interval + a 3 s probe: 3 × 2 + 3) in SOURCES; none without one, and none when failover is false', () => {

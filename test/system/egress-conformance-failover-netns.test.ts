@@ -30,9 +30,10 @@ const RUNS = Math.max(1, Number(process.env.CONFORMANCE_FAILOVER_RUNS ?? 1) || 1
 const RUN_LIST = Array.from({ length: RUNS }, (_, i) => i + 1);
 const LABEL = 'egress-steering vpn-egress';
 /**
- * The bound the check is synthesized with: above the model's floor for the lab's agents (3 failed checks × 1 s) and
- * below the floor it had before this lab (14 s lease + 3 × 1 s = 17 s, which refused the lab's own 5.4-5.7 s switches).
- * Not 10 s: one loaded run at 10 s found the Lease with no holder 10 s after the stop (not diagnosed).
+ * The bound the check is synthesized with: above the model's floor for the lab's agents ((3 failed checks + 1) × 1 s)
+ * and its realistic switch (4 s + 1 s + 2 targets × 3 s + 1 s = 12 s: no warning), and below the floor it had before
+ * this lab (14 s lease + 3 × 1 s = 17 s, which refused the lab's own 5.4-5.7 s switches). One loaded run at 10 s found
+ * the Lease with no holder 10 s after the stop, before R5 waited for every candidate's tunnel to be healthy (issue 43).
  */
 const BOUND = 15;
 
