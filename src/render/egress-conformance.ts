@@ -11,6 +11,7 @@ import { renderRoute, routePodSpec } from './vpn-gateway';
 import * as conformanceModel from '../model/egress-conformance';
 import { asset, withSettings } from '../assets';
 import { ConformanceFailover, failoverFields, failoverRunnerRole, gatewayFailover, steeringFailover } from './egress-conformance-failover';
+import { candidatesOf } from './egress-steering-failover';
 
 const CONFORMANCE_BODY = asset(__dirname, 'egress-conformance.sh');
 
@@ -168,11 +169,16 @@ export function renderEgressConformance(p: EgressConformanceSpec): Plan {
   p.egressSteerings.forEach((st, j) => {
     const source = sources[p.vpnGateways.length + j];
     const classLabel = st.steering.classLabel;
-    objects.push(deployment(st.vpnProbe, st.probeNamespace, probeSpec(), { [classLabel]: st.steering.vpnClass }));
+    // Off every candidate gateway node (required): there Cilium leaves a local pod's packet to the kernel, the WAN
+    // counter counts it although it went through the tunnel, and failover.dropPodTrafficOffTunnel's fence drops it.
+    const off: Pick<IPodSpec, 'affinity'> = { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{
+      matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'NotIn', values: candidatesOf(st.steering).map((c) => c.node) }],
+    }] } } } };
+    objects.push(deployment(st.vpnProbe, st.probeNamespace, { ...probeSpec(), ...off }, { [classLabel]: st.steering.vpnClass }));
     // The steering's own Kyverno policy (enforceLabels) refuses any Pod in its namespaces without an admitted class:
     // the control probe and the agent carry its direct class (the agent is hostNetwork: no class steers it).
     const direct = { [classLabel]: st.directClass };
-    objects.push(deployment(st.directProbe, st.probeNamespace, probeSpec(), direct));
+    objects.push(deployment(st.directProbe, st.probeNamespace, { ...probeSpec(), ...off }, direct));
     // The node agent: on the gateway node, in the host's PID and network namespaces, to stop and start the unit
     // (nsenter -t 1) and read the tunnel's ifindex.
     // At 0 replicas: the script scales it to 1 for its run and back to 0 after restoring every tunnel, so no

@@ -103,6 +103,18 @@ describe('what the failover step emits', () => {
     ]);
   });
 
+  it('the probes are kept off every candidate gateway node (required node affinity: kubernetes.io/hostname NotIn the candidates), where the pod fence would drop the steered probe', () => {
+    type Pod = { metadata: { name: string }; spec: { template: { spec: { affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: { matchExpressions: { key: string; operator: string; values: string[] }[] }[] } } } } } } };
+    const probes = plan.objects.filter((o) => o.kind === 'Deployment' && /-(vpn|direct)$/.test(o.metadata.name!)) as unknown as Pod[];
+    expect(probes.map((d) => [d.metadata.name, d.spec.template.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms])).toEqual(
+      ['egress-conformance-s0-vpn', 'egress-conformance-s0-direct'].map((n) => [n, [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'NotIn', values: ['gw-1', 'gw-2'] }] }]]),
+    );
+    // Without failover: off the gateway node alone.
+    const single = planEgressConformance({ ...steeringCheck(), egressSteerings: [{ steering: { ...wireguardSteering(), namespaces: ['media'] }, probeNamespace: 'media' }] });
+    const vpn = single.objects.find((o) => o.metadata.name === 'egress-conformance-s0-vpn') as unknown as Pod;
+    expect(vpn.spec.template.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms[0].matchExpressions[0].values).toEqual([wireguardSteering().gatewayNode]);
+  });
+
   it('RBAC: a ClusterRole with get on the Leases it reads the holder from, by name, list on CiliumNodes (a steering\'s active label), and nothing else; none without a failover step', () => {
     const both = planEgressConformance({ ...steeringCheck(), vpnGateways: gatewayCheck().vpnGateways });
     const roles = both.objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role' || o.kind.endsWith('Binding'));
