@@ -18,7 +18,7 @@ describe('Pulumi EgressConformance with a failover step (R5)', () => {
     const c = new tw.EgressConformance('check', props);
     const plan = planEgressConformance(props);
     expect(c.egressConformanceScript).toBe((plan.values.egressConformance as { script: string }).script);
-    expect(c.egressConformanceScript).toContain('|kube-system/vpn-egress-gateway|gw-1=egress-conformance-s0-agent gw-2=egress-conformance-s0-agent1|40|9\'');
+    expect(c.egressConformanceScript).toContain('|kube-system/vpn-egress-gateway|gw-1=egress-conformance-s0-agent gw-2=egress-conformance-s0-agent1|40|9|egress-active.tunnelwright.dev/vpn-egress\'');
     await settle();
     const children = seen.filter((r) => r.type !== 'tunnelwright:index:EgressConformance');
     expect(children.map((r) => r.name).sort()).toEqual(plan.objects.map((o) => tw.childName('check', o)).sort());
@@ -26,6 +26,6 @@ describe('Pulumi EgressConformance with a failover step (R5)', () => {
   });
 
   it('refuses a bound below the agents\' own, at its path', () => {
-    expect(() => new tw.EgressConformance('bad', { ...props, egressSteerings: [{ ...props.egressSteerings[0], failoverSeconds: 5 }] })).toThrow(/egressSteerings\[0\]\.failoverSeconds: expected at least 6 s/);
+    expect(() => new tw.EgressConformance('bad', { ...props, egressSteerings: [{ ...props.egressSteerings[0], failoverSeconds: 5 }] })).toThrow(/egressSteerings\[0\]\.failoverSeconds: expected at least 8 s/);
   });
 });
