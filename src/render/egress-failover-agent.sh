@@ -103,10 +103,20 @@ metrics() {
   } > "$TEXTFILE.$$" && mv "$TEXTFILE.$$" "$TEXTFILE"
 }
 
-# Stopped (systemctl stop, a planned reboot: systemd sends TERM): when this node holds the Lease, fence and release it
-# so a healthy standby takes the role at its next check instead of after LEASE_DURATION. The unit is ordered after
-# the tunnel's, so at shutdown this runs while the tunnel is still up.
+# Stopped while the system shuts down (systemd sends TERM; systemctl is-system-running says "stopping"), or where the
+# system's state cannot be read: when this node holds the Lease, fence and release it so a healthy standby takes the
+# role at its next check instead of after LEASE_DURATION. The unit is ordered after the tunnel's, so at shutdown this
+# runs while the tunnel is still up.
+# Stopped while the system runs (systemctl restart of this unit, host files re-delivered, an operator's stop): the role
+# stays (the Lease and the label as they are; the tunnel still carries the traffic). A restarted agent renews a Lease
+# that names it at its first check (holding=1 below); one that does not come back loses the role when the Lease is
+# LEASE_DURATION old, to a healthy standby, which removes this node's label.
 on_stop() {
+  case $(systemctl is-system-running 2>/dev/null) in
+    running|degraded|starting|initializing|maintenance)
+      echo "egress-failover: stopped while the system runs: the role stays as it is (a restarted agent renews it)" >&2
+      exit 0 ;;
+  esac
   if read=$(k get lease "$LEASE" -n "$LEASE_NAMESPACE" -o jsonpath='{.metadata.resourceVersion}{" "}{.spec.holderIdentity}') && [ "${read#* }" = "$NODE" ]; then
     unlabel "$NODE"
     patch_lease "${read%% *}" '{"holderIdentity":null}' >/dev/null && echo "egress-failover: stopping: released the role" >&2

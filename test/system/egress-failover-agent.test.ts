@@ -34,6 +34,14 @@ h=$(cat "$d/handshake"); [ "$h" = now ] && h=$(date +%s)
 printf '%s\\t%s\\n' '${KEYS.b.publicKey}' "$h"
 `;
 
+// systemctl is-system-running: the state in <tools>/system-state, exit 0 only for "running" (as systemctl's own:
+// src/systemctl/systemctl-is-system-running.c, non-zero unless running).
+const SYSTEMCTL = `#!/bin/sh
+d=$(dirname "$0")
+[ "$1" = is-system-running ] || { echo "systemctl stand-in: unsupported: $*" >&2; exit 1; }
+s=$(cat "$d/system-state"); echo "$s"; [ "$s" = running ]
+`;
+
 interface Lab {
   dir: string;
   api: ChildProcess;
@@ -75,6 +83,9 @@ async function startLab(): Promise<Lab> {
     fs.writeFileSync(path.join(tools(node), 'wg'), WG, { mode: 0o755 });
     fs.writeFileSync(path.join(tools(node), 'link'), 'UNKNOWN');
     fs.writeFileSync(path.join(tools(node), 'handshake'), 'now');
+    fs.writeFileSync(path.join(tools(node), 'systemctl'), SYSTEMCTL, { mode: 0o755 });
+    // Shutting down unless a test says otherwise: a TERM then releases the role.
+    fs.writeFileSync(path.join(tools(node), 'system-state'), 'stopping');
   }
   const objects = (): Record<string, { metadata: { labels?: Record<string, string> }; spec?: { holderIdentity?: string } }> => {
     try {
@@ -288,7 +299,7 @@ exec ${kubectl} "$@"
   });
 
   it.each([
-    ['TERM to the holder (systemctl stop): it removes its label and releases the Lease, and the standby takes the role within its checks', 'SIGTERM', 2.5],
+    ['TERM to the holder while the system shuts down (systemctl is-system-running: stopping): it removes its label and releases the Lease, and the standby takes the role within its checks', 'SIGTERM', 2.5],
     // Control: killed without a chance to clean up, the Lease stays the dead holder's until its duration runs out.
     ['control: KILL to the holder: the standby waits for the Lease to expire', 'SIGKILL', NaN],
   ] as const)('%s', async (_what, signal, within) => {
@@ -302,6 +313,27 @@ exec ${kubectl} "$@"
     const released = await until(() => lab.holder() !== 'gw-1' && !lab.labelled('nodes').includes('gw-1') && lab.holder() !== undefined, 2.5);
     expect(Number.isNaN(released)).toBe(Number.isNaN(within));
     expect(await until(() => lab.holder() === 'gw-2' && lab.cilium() === 'gw-2', 15)).not.toBeNaN();
+  });
+
+  it.each([['running'], ['degraded']])('TERM to the holder while the system is %s (a restart of its unit): the role stays with it, and the restarted agent renews the Lease past its duration; control: the same TERM while shutting down releases it', async (state) => {
+    const run = async (systemState: string) => {
+      lab.start('gw-1', agentScript('gw-1', { LEASE_DURATION: '4' }));
+      expect(await until(() => lab.cilium() === 'gw-1', 30)).not.toBeNaN();
+      lab.start('gw-2', agentScript('gw-2', { LEASE_DURATION: '4' }));
+      await sleep(1500);
+      fs.writeFileSync(path.join(lab.tools('gw-1'), 'system-state'), systemState);
+      process.kill(-lab.agents.get('gw-1')!.pid!, 'SIGTERM');
+      // 1.5 s down (within the lease), then started again as systemd's Restart does; watched for 2 leases.
+      const seen = new Set<string>();
+      await until(() => false, 1.5, () => seen.add(`${lab.holder() ?? 'none'}/${lab.cilium()}`));
+      lab.start('gw-1', agentScript('gw-1', { LEASE_DURATION: '4' }));
+      await until(() => false, 8, () => seen.add(`${lab.holder() ?? 'none'}/${lab.cilium()}`));
+      return [...seen];
+    };
+    expect(await run(state)).toEqual(['gw-1/gw-1']);
+    lab.stop();
+    lab = await startLab();
+    expect(await run('stopping')).toContain('gw-2/gw-2');
   });
 
   it.each([
