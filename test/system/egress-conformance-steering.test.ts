@@ -358,7 +358,7 @@ done`;
     expect(inPod(node, 'cat /tmp/systemctl.log').stdout).toMatch(new RegExp(`timer ${RESTORE_UNIT_PREFIX}\\d+-\\d+-1 elapsed\\n`));
     waitFor('vpn-class egress back through the tunnel after the dead-man', viaTunnel);
     // Control: the same kill, the check without its dead-man (arming is a no-op).
-    const disarmedCheck = script.replace(/systemd-run --quiet --collect --unit="\$7" --on-active="\$DEADMAN_SECONDS" --timer-property=RemainAfterElapsed=no systemctl start "\$6"/, 'true');
+    const disarmedCheck = script.replace(/systemd-run --quiet --collect --unit="\$7" --on-active="\$dm_secs" --timer-property=RemainAfterElapsed=no systemctl start "\$6"/, 'true');
     expect(disarmedCheck).not.toBe(script);
     const none = killed(disarmedCheck, 'killed (SIGKILL) while stopped, no dead-man (control)');
     expect(none.downAfterKill).toBe(true);
